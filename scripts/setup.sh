@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Creates or updates .venv with the pinned dependencies and builds ttnn_moe._C.
+# Sourced by scripts/test.sh and scripts/demo.sh; safe to run again (incremental).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PYTHON="${PYTHON:-python3}"
+VENV="$ROOT/.venv"
+
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "[setup] creating virtual environment in .venv"
+    "$PYTHON" -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+
+# Reinstall the pinned requirements only when requirements.txt changed.
+STAMP="$VENV/.requirements.sha256"
+WANT="$(sha256sum requirements.txt | cut -d' ' -f1)"
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
+    echo "[setup] installing pinned requirements (first run takes a few minutes)"
+    "$PY" -m pip install --quiet --disable-pip-version-check -r requirements.txt
+    echo "$WANT" > "$STAMP"
+fi
+
+echo "[setup] building ttnn_moe._C (incremental)"
+"$PY" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e "$ROOT"
+"$PY" -c "import ttnn_moe, ttnn_moe._C; print('[setup] ttnn_moe ready:', ttnn_moe._C.__file__)"

@@ -1,0 +1,11 @@
+"""ttnn_moe: Mixture-of-Experts ops for Tenstorrent meshes.
+
+`ttnn_moe._C` is the native extension (program descriptions, the Tensix
+emulator, the ops' program factories). `ttnn_moe.golden` holds the torch
+references every op is checked against.
+"""
+
+from ttnn_moe import _C  # noqa: F401  (the extension must load with the package)
+from ttnn_moe._C import program  # noqa: F401
+
+__all__ = ["program"]
