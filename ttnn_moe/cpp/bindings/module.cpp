@@ -6,6 +6,7 @@
 PYBIND11_MODULE(_C, m) {
     m.doc() = "ttnn_moe native extension: program descriptions, the Tensix emulator and the MoE ops";
     ttnn_moe::bindings::bind_program(m);
+    ttnn_moe::bindings::bind_numerics(m);
     ttnn_moe::bindings::bind_emu(m);
     ttnn_moe::bindings::bind_ops(m);
 }

@@ -1,0 +1,59 @@
+// Tile numerics of the emulator: data formats, tile layout and tile math.
+//
+// Pure functions, no emulator state. Tiles in compute are 32x32 row-major
+// floats (index r*32+c); in memory they are tt-metal's tilized layout (four
+// 16x16 faces: top-left, top-right, bottom-left, bottom-right, row-major in a
+// face). For integer formats (UInt32, Int32, UInt16) the float storage holds
+// the raw bit pattern (memcpy, no conversion), so copies are exact and any
+// arithmetic on them is rejected by the caller.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "program/program_descriptor.hpp"
+
+namespace ttnn_moe::emu::numerics {
+
+using program::DataFormat;
+
+inline constexpr uint32_t TILE_DIM = 32;
+inline constexpr uint32_t FACE_DIM = 16;
+inline constexpr uint32_t TILE_ELEMENTS = TILE_DIM * TILE_DIM;
+
+// Bytes of one tile in memory (bf16 2048, fp32/uint32/int32 4096, uint16 2048, bfp8_b 1088).
+uint32_t tile_bytes(DataFormat format);
+// Bytes of one element for non-block formats; throws for block-float formats.
+uint32_t element_bytes(DataFormat format);
+bool is_integer_format(DataFormat format);
+
+// Tilized tile bytes in `format` -> 32x32 row-major floats.
+void unpack_tile(DataFormat format, const void* tile, float* out);
+// 32x32 row-major floats -> tilized tile bytes, rounding as the packer does
+// (bf16: round to nearest even; bfp8_b: shared exponent per face row of 16).
+void pack_tile(DataFormat format, const float* in, void* tile);
+
+// n contiguous elements (a ROW_MAJOR page) <-> floats. Not for block formats.
+void unpack_elements(DataFormat format, const void* src, float* out, size_t n);
+void pack_elements(DataFormat format, const float* in, void* dst, size_t n);
+
+// Rounds n values in place to what `format` can hold (DST without fp32 accumulation keeps bf16).
+void round_in_place(DataFormat format, float* data, size_t n);
+
+// c += a @ b for 32x32 row-major tiles, fp32 accumulation.
+void matmul_tile_accumulate(const float* a, const float* b, float* c);
+
+enum class BinaryOp : uint8_t { Add, Sub, Mul };
+// Row: b's first row is broadcast down the columns; Col: b's first column across the rows; Scalar: b[0].
+enum class Broadcast : uint8_t { None, Row, Col, Scalar };
+void binary_tile(BinaryOp op, Broadcast bcast, const float* a, const float* b, float* out);
+
+enum class UnaryOp : uint8_t { Silu, Sigmoid, Exp, Relu, Recip, Neg };
+void unary_tile(UnaryOp op, float* inout);
+
+// Host-side layout conversion of a whole matrix (rows, cols multiples of 32)
+// between row-major floats and tile pages in `format` (tile order: row-major over tiles).
+void tilize(DataFormat format, const float* src, uint32_t rows, uint32_t cols, void* dst);
+void untilize(DataFormat format, const void* src, uint32_t rows, uint32_t cols, float* dst);
+
+}  // namespace ttnn_moe::emu::numerics
