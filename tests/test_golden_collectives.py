@@ -51,8 +51,10 @@ def test_reduce_scatter_sums_then_splits(mesh_shape, cluster_axis):
 
 
 def test_reduce_scatter_adds_in_ascending_position_order():
-    """fp32 addition is not associative: ((1 + 1e8) - 1e8) is 0 in fp32, any other order gives 1."""
-    values = [torch.full((1, 3), v) for v in (1.0, 1e8, -1e8)]
+    """fp32 addition is not associative, so the order is observable. Column c holds device d's
+    value values[d][c]; left to right every column sums to 0, while other orders give 1 somewhere:
+    column 0 catches (d0 + d2) + d1, column 1 catches (d2 + d1) + d0 and d0 + (d1 + d2)."""
+    values = [torch.tensor([[1e8, 1.0, 1.0]]), torch.tensor([[1.0, -1e8, 1e8]]), torch.tensor([[-1e8, 1e8, -1e8]])]
     got = reduce_scatter(values, (3, 1), 1, 0)
     assert [t.tolist() for t in got] == [[[0.0]], [[0.0]], [[0.0]]]
 

@@ -336,3 +336,20 @@ def test_combine_bad_inputs_raise():
         all_to_all_combine_dense([reduced[0], torch.zeros(32, 32)], source, slots, *args)
     with pytest.raises(ValueError, match="seq must be positive, got 0"):
         all_to_all_combine_dense(reduced, source, slots, mesh_shape, 1, 1, 0)
+
+
+def test_combine_sums_senders_in_ascending_position_order():
+    """All three devices send a partial for device 0's only token. fp32 addition is not
+    associative: left to right both columns sum to 0, any other order gives 1 in one of them."""
+    partial_of_sender = [[1e8, 1.0], [1.0, -1e8], [-1e8, 1e8]]
+    reduced = [torch.zeros(32, 2) for _ in range(3)]
+    for sender, values in enumerate(partial_of_sender):
+        reduced[sender][0] = torch.tensor(values)
+    source = [torch.zeros(32, 2, dtype=torch.int32) for _ in range(3)]  # slot 0 -> (position 0, token 0)
+    slots = [torch.tensor([1], dtype=torch.int32) for _ in range(3)]
+    out = all_to_all_combine_dense(reduced, source, slots, (3, 1), 0, 1, 1)
+    assert out[0].tolist() == [[[0.0, 0.0]]]
+    assert out[1].tolist() == out[2].tolist() == [[[0.0, 0.0]]]
+    partials = all_to_all_combine_dense(reduced, source, slots, (3, 1), 0, 1, 1, return_partials=True)
+    assert partials[0].reshape(3, 2).tolist() == partial_of_sender
+    assert not partials[1].any() and not partials[2].any()
