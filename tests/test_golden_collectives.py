@@ -47,7 +47,8 @@ def test_reduce_scatter_sums_then_splits(mesh_shape, cluster_axis):
         width = total.shape[3] // group_size
         position = group.index(d)
         assert out.dtype == torch.float32 and out.shape == (1, 1, 4, width)
-        torch.testing.assert_close(out.double(), total[..., position * width : (position + 1) * width], rtol=1e-6, atol=1e-6)
+        chunk = total[..., position * width : (position + 1) * width]
+        torch.testing.assert_close(out.double(), chunk, rtol=1e-6, atol=1e-6)
 
 
 def test_reduce_scatter_adds_in_ascending_position_order():

@@ -72,7 +72,8 @@ def loop_received(mesh, ids, ws, owner):
                     continue
                 dest = owner[e]
                 if mesh.same_group(src, dest):
-                    received[dest][experts_of[dest].index(e)].append((mesh.position(src), token, k, src, flat_w[token][k]))
+                    item = (mesh.position(src), token, k, src, flat_w[token][k])
+                    received[dest][experts_of[dest].index(e)].append(item)
     for lists in received:
         for items in lists:
             items.sort()
@@ -120,7 +121,8 @@ def check_dispatch(mesh, xs, ids, ws, mapping, capacity, outputs):
         for field, value in expected.items():
             assert_equal_exact(value, getattr(out, field), f"device {d} {field}")
         assert out.tokens.dtype == torch.bfloat16 and out.routed_token_weights.dtype == torch.bfloat16
-        assert all(getattr(out, f).dtype == torch.int32 for f in expected if f not in ("tokens", "routed_token_weights"))
+        index_fields = [f for f in expected if f not in ("tokens", "routed_token_weights")]
+        assert all(getattr(out, f).dtype == torch.int32 for f in index_fields)
 
 
 def identity_expert_combine(mesh, outputs, **kwargs):
@@ -228,7 +230,8 @@ def test_repeated_experts_and_custom_placement():
     combined = identity_expert_combine(mesh, outputs)
     expected = loop_partials(mesh, xs, ids, ws, owner)
     for d in range(mesh.size):
-        torch.testing.assert_close(combined[d].double(), expected[d].sum(0).reshape(BATCH, SEQ, HIDDEN), rtol=1e-5, atol=1e-5)
+        per_token = expected[d].sum(0).reshape(BATCH, SEQ, HIDDEN)
+        torch.testing.assert_close(combined[d].double(), per_token, rtol=1e-5, atol=1e-5)
 
 
 def test_default_capacity_formula():

@@ -154,7 +154,8 @@ def test_local_reduce_grouped_is_bitwise_the_ordered_loop():
 
     idx[65] = 20  # expert 3 now owns rows [64, 66)
     with pytest.raises(ValueError, match=r"token_idx_map\[65\] = 20 is outside \[0, 20\)"):
-        local_reduce_moe_output(y, idx, weights, torch.tensor([[5], [0], [40], [2]]), num_slots, expert_offsets=expert_offsets)
+        num_routed = torch.tensor([[5], [0], [40], [2]])
+        local_reduce_moe_output(y, idx, weights, num_routed, num_slots, expert_offsets=expert_offsets)
 
 
 def test_local_reduce_bad_index_names_it():

@@ -125,7 +125,7 @@ def test_uint32_ids_above_int32_range_are_invalid():
     assert count_invalid_expert_ids(sel, 4) == 1
     with pytest.raises(ValueError, match="3000000000"):
         prepare_moe_routing_tensors(sel, weights, torch.arange(4, dtype=torch.int32), 4)
-    counts, tokens, _, _ = prepare_moe_routing_tensors(sel, weights, torch.arange(4, dtype=torch.int32), 4, strict=False)
+    counts = prepare_moe_routing_tensors(sel, weights, torch.arange(4, dtype=torch.int32), 4, strict=False)[0]
     assert counts[:, 0].tolist() == [0, 1, 0, 0]
 
 
