@@ -1,7 +1,7 @@
 """all_to_all_dispatch_dense / all_to_all_combine_dense against per-assignment loops.
 
 Dispatch: every device's outputs are rebuilt from a loop over all (source device, b, s, k).
-Combine: with identity experts, combine(local_reduce(dispatch(x))) must equal, per token, the
+Combine: with identity experts, combine(local_reduce(moe_bmm(dispatch(x)))) must equal, per token, the
 sum of weight * x over the token's assignments to experts inside its dispatch group.
 """
 
@@ -16,6 +16,7 @@ from ttnn_moe.golden import (
     default_dispatch_capacity,
     expert_mapping_for_mesh,
     local_reduce_moe_output,
+    moe_bmm,
 )
 from ttnn_moe.testing import assert_equal_exact, assert_pcc
 
@@ -126,16 +127,27 @@ def check_dispatch(mesh, xs, ids, ws, mapping, capacity, outputs):
 
 
 def identity_expert_combine(mesh, outputs, **kwargs):
+    """Experts are identity matrices run through moe_bmm's grouped mode, so each expert output
+    row is its token row."""
+    expert_out = [
+        moe_bmm(
+            out.tokens,
+            torch.eye(HIDDEN).repeat(out.num_routed_tokens.shape[0], 1, 1),  # (E_l, H, H)
+            out.num_routed_tokens,
+            expert_offsets=out.expert_offsets,
+        )
+        for out in outputs
+    ]
     reduced = [
         local_reduce_moe_output(
-            out.tokens,
+            y,
             out.token_idx_map,
             out.routed_token_weights,
             out.num_routed_tokens,
             out.tokens.shape[0],
             expert_offsets=out.expert_offsets,
         )
-        for out in outputs
+        for y, out in zip(expert_out, outputs)
     ]
     return all_to_all_combine_dense(
         reduced,
