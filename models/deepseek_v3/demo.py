@@ -57,7 +57,7 @@ def _log_stage(stage: str, tensors: Sequence[torch.Tensor]) -> None:
                 f" | all {len(tensors)} devices: {summary}")
 
 
-def _expert_load(backend: MeshOpBackend, counts_per_device: Sequence[torch.Tensor], num_experts: int
+def expert_load_from_dispatch(backend: MeshOpBackend, counts_per_device: Sequence[torch.Tensor], num_experts: int
                  ) -> torch.Tensor:
     """Per-device dispatch counts (E_l, 1) in local-slot order -> (E,) assignments per global expert."""
     mapping = backend.expert_mapping_for_mesh(num_experts, len(counts_per_device))
@@ -69,7 +69,7 @@ def _expert_load(backend: MeshOpBackend, counts_per_device: Sequence[torch.Tenso
     return load
 
 
-def _log_expert_load(load: torch.Tensor, rows_per_device: Sequence[int]) -> None:
+def _logexpert_load_from_dispatch(load: torch.Tensor, rows_per_device: Sequence[int]) -> None:
     loads = load.float()
     logger.info(f"tokens per expert: min {int(load.min())}, max {int(load.max())}, mean {loads.mean():.2f}, "
                 f"idle experts {int((load == 0).sum())} of {load.numel()}, total assignments {int(load.sum())}")
@@ -114,8 +114,8 @@ def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed
                            backend=backend, observer=observe), (rows, cols))              # (T, H)
 
     counts = stage_tensors["dispatch.num_routed_tokens"]                                  # per device (E_l, 1)
-    load = _expert_load(backend, counts, config.n_routed_experts)
-    _log_expert_load(load, [int(c.sum()) for c in counts])
+    load = expert_load_from_dispatch(backend, counts, config.n_routed_experts)
+    _logexpert_load_from_dispatch(load, [int(c.sum()) for c in counts])
 
     passed, pcc = comp_pcc(reference_moe(x, state_dict, config), y_mesh, PCC_BAR)
     logger.info(f"PCC mesh vs reference_moe: {pcc:.7f} ({'PASS' if passed else 'FAIL'}, bar {PCC_BAR})")
@@ -136,7 +136,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logger.remove()
-    logger.add(sys.stderr, format="<green>{time:HH:mm:ss}</green> {message}", level="INFO")
+    # Look sys.stderr up per message: callers (tests) may swap it after main() configured the logger.
+    logger.add(lambda message: sys.stderr.write(message), format="{time:HH:mm:ss} {message}", level="INFO")
     try:
         result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.backend, args.allow_large)
     except ValueError as error:
