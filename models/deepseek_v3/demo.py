@@ -57,8 +57,8 @@ def _log_stage(stage: str, tensors: Sequence[torch.Tensor]) -> None:
                 f" | all {len(tensors)} devices: {summary}")
 
 
-def expert_load_from_dispatch(backend: MeshOpBackend, counts_per_device: Sequence[torch.Tensor], num_experts: int
-                 ) -> torch.Tensor:
+def expert_load_from_dispatch(backend: MeshOpBackend, counts_per_device: Sequence[torch.Tensor],
+                              num_experts: int) -> torch.Tensor:
     """Per-device dispatch counts (E_l, 1) in local-slot order -> (E,) assignments per global expert."""
     mapping = backend.expert_mapping_for_mesh(num_experts, len(counts_per_device))
     load = torch.zeros(num_experts, dtype=torch.int64)
@@ -69,7 +69,7 @@ def expert_load_from_dispatch(backend: MeshOpBackend, counts_per_device: Sequenc
     return load
 
 
-def _logexpert_load_from_dispatch(load: torch.Tensor, rows_per_device: Sequence[int]) -> None:
+def _log_expert_load(load: torch.Tensor, rows_per_device: Sequence[int]) -> None:
     loads = load.float()
     logger.info(f"tokens per expert: min {int(load.min())}, max {int(load.max())}, mean {loads.mean():.2f}, "
                 f"idle experts {int((load == 0).sum())} of {load.numel()}, total assignments {int(load.sum())}")
@@ -115,7 +115,7 @@ def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed
 
     counts = stage_tensors["dispatch.num_routed_tokens"]                                  # per device (E_l, 1)
     load = expert_load_from_dispatch(backend, counts, config.n_routed_experts)
-    _logexpert_load_from_dispatch(load, [int(c.sum()) for c in counts])
+    _log_expert_load(load, [int(c.sum()) for c in counts])
 
     passed, pcc = comp_pcc(reference_moe(x, state_dict, config), y_mesh, PCC_BAR)
     logger.info(f"PCC mesh vs reference_moe: {pcc:.7f} ({'PASS' if passed else 'FAIL'}, bar {PCC_BAR})")
@@ -135,6 +135,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    # The mini layer's tensors are small: extra torch threads only spin on shared cores.
+    torch.set_num_threads(1)
     logger.remove()
     # Look sys.stderr up per message: callers (tests) may swap it after main() configured the logger.
     logger.add(lambda message: sys.stderr.write(message), format="{time:HH:mm:ss} {message}", level="INFO")

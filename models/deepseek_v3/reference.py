@@ -188,12 +188,13 @@ def reference_moe_mesh(x_per_device: Sequence[torch.Tensor], state_dict: Mapping
     # 2. Gate on every device; the inputs of a row are identical, so is the routing.
     routing = [moe_gate(x, state_dict["gate.weight"], state_dict["gate.e_score_correction_bias"], config)
                for x in x_full]
-    topk_indices = [indices.view(B, 1, K) for indices, _ in routing]                  # (B, S=1, K) int64
+    topk_indices = [indices.to(torch.int32).view(B, 1, K) for indices, _ in routing]  # (B, S=1, K) int32
     topk_weights = [weights.to(torch.bfloat16).view(B, 1, K) for _, weights in routing]  # (B, S=1, K) bf16
     notify("gate.topk_indices", topk_indices)
 
-    # 3. Dense dispatch down each column (axis 0). Column c's devices own their own experts only,
-    #    so each column handles a disjoint expert set and no (token, expert) pair is computed twice.
+    # 3. Dense dispatch along axis 0: the group of device (r, c) is column c, and it only routes to
+    #    experts placed on column c's devices. The columns split the experts, so every (token, expert)
+    #    pair is computed exactly once on the mesh. Tokens travel in bf16, the device payload dtype.
     expert_mapping = backend.expert_mapping_for_mesh(E, num_devices)                  # (1, 1, E, R*C)
     dispatched = backend.all_to_all_dispatch_dense(
         [x.to(torch.bfloat16).view(B, 1, H) for x in x_full],                         # (B, S=1, H) bf16
@@ -202,7 +203,8 @@ def reference_moe_mesh(x_per_device: Sequence[torch.Tensor], state_dict: Mapping
     notify("dispatch.num_routed_tokens", [d.num_routed_tokens for d in dispatched])    # (E_l, 1)
 
     # 4. Local experts on the packed rows: grouped moe_bmm reads expert l's block at expert_offsets[l].
-    # 5a. Local reduce: weight each row and sum the rows of a (source device, token) slot.
+    # 5a. Local reduce: weight each row (the only place routing weights are applied) and sum the
+    #     rows of each (source device, token) slot.
     reduced = []
     for device, d in enumerate(dispatched):
         w1, w3, w2 = local_expert_weights(state_dict, backend.local_expert_slots(expert_mapping, device))
