@@ -20,10 +20,14 @@ def squeeze_to_rank(t: torch.Tensor, rank: int, name: str) -> torch.Tensor:
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     if t.dim() < rank or t.dim() > max(rank, MAX_RANK):
-        raise ValueError(f"{name} must be {rank}-D (or padded with leading 1s to {MAX_RANK}-D), got shape {tuple(t.shape)}")
+        raise ValueError(
+            f"{name} must be {rank}-D (or padded with leading 1s to {MAX_RANK}-D), got shape {tuple(t.shape)}"
+        )
     extra = t.shape[: t.dim() - rank]
     if any(d != 1 for d in extra):
-        raise ValueError(f"{name} must be {rank}-D; its leading dims {tuple(extra)} of shape {tuple(t.shape)} must be 1")
+        raise ValueError(
+            f"{name} must be {rank}-D; its leading dims {tuple(extra)} of shape {tuple(t.shape)} must be 1"
+        )
     return t.reshape(t.shape[t.dim() - rank :])
 
 
@@ -78,17 +82,22 @@ def grouped_offsets(expert_offsets: torch.Tensor, counts: torch.Tensor, num_rows
     offsets = squeeze_to_rank(expert_offsets, 2, "expert_offsets")
     require_int(offsets, "expert_offsets")
     if tuple(offsets.shape) != (counts.numel(), 1):
-        raise ValueError(f"expert_offsets must have shape ({counts.numel()}, 1) like num_routed_tokens, got {tuple(offsets.shape)}")
+        raise ValueError(
+            f"expert_offsets must have shape ({counts.numel()}, 1) like num_routed_tokens, got {tuple(offsets.shape)}"
+        )
     offsets = offsets[:, 0].to(torch.int64)
-    for l, (off, count) in enumerate(zip(offsets.tolist(), counts.tolist())):
+    spans = list(zip(offsets.tolist(), counts.tolist()))
+    for l, (off, count) in enumerate(spans):
         if off < 0 or off % TILE:
             raise ValueError(f"expert_offsets[{l}] = {off} must be a non-negative multiple of {TILE}")
         if off + count > num_rows:
             raise ValueError(f"expert {l}: rows [{off}, {off + count}) exceed the {num_rows} rows of the input")
-    blocks = sorted((off, off + count, l) for l, (off, count) in enumerate(zip(offsets.tolist(), counts.tolist())) if count)
+    blocks = sorted((off, off + count, l) for l, (off, count) in enumerate(spans) if count)
     for (_, end_a, la), (start_b, _, lb) in zip(blocks, blocks[1:]):
         if start_b < end_a:
-            raise ValueError(f"expert blocks overlap: expert {la} ends at row {end_a}, expert {lb} starts at row {start_b}")
+            raise ValueError(
+                f"expert blocks overlap: expert {la} ends at row {end_a}, expert {lb} starts at row {start_b}"
+            )
     return offsets
 
 

@@ -25,7 +25,9 @@ def _check(tensors, mesh_shape, dim, cluster_axis) -> tuple[list[torch.Tensor], 
     return tensors, dim % rank
 
 
-def all_gather(tensors: list[torch.Tensor], mesh_shape: Sequence[int], dim: int, cluster_axis: int) -> list[torch.Tensor]:
+def all_gather(
+    tensors: list[torch.Tensor], mesh_shape: Sequence[int], dim: int, cluster_axis: int
+) -> list[torch.Tensor]:
     """Each device gets its group's tensors concatenated along `dim` in position order (dtype kept)."""
     tensors, dim = _check(tensors, mesh_shape, dim, cluster_axis)
     out: list[torch.Tensor | None] = [None] * len(tensors)
@@ -36,7 +38,9 @@ def all_gather(tensors: list[torch.Tensor], mesh_shape: Sequence[int], dim: int,
     return out
 
 
-def reduce_scatter(tensors: list[torch.Tensor], mesh_shape: Sequence[int], dim: int, cluster_axis: int) -> list[torch.Tensor]:
+def reduce_scatter(
+    tensors: list[torch.Tensor], mesh_shape: Sequence[int], dim: int, cluster_axis: int
+) -> list[torch.Tensor]:
     """fp32 sum over the group in ascending position, split into D chunks along `dim`; chunk i goes
     to the device at position i."""
     tensors, dim = _check(tensors, mesh_shape, dim, cluster_axis)

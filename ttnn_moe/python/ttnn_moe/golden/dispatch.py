@@ -107,7 +107,7 @@ def _slot_on_owner(owners: torch.Tensor) -> torch.Tensor:
 
 def _receive(x, ids, weights, owners, slot, device, num_local, capacity, strict) -> DispatchOutput:
     """One destination device. x (D, T, H), ids / weights (D, T, K) of its group, by position."""
-    group_size, num_tokens, top_k = ids.shape
+    _, num_tokens, top_k = ids.shape
     flat_ids = ids.reshape(-1)  # (D*T*K,) in (position, token, k) order
     valid = (flat_ids >= 0) & (flat_ids < owners.numel())
     mine = torch.zeros_like(valid)
@@ -180,7 +180,9 @@ def all_to_all_dispatch_dense(
     owners = expert_owners(expert_mapping)
     mapped_devices = squeeze_to_rank(expert_mapping, 2, "expert_mapping").shape[1]
     if mapped_devices != num_devices:
-        raise ValueError(f"expert_mapping covers {mapped_devices} devices, the {mesh_rows}x{mesh_cols} mesh has {num_devices}")
+        raise ValueError(
+            f"expert_mapping covers {mapped_devices} devices, the {mesh_rows}x{mesh_cols} mesh has {num_devices}"
+        )
     if strict:
         _raise_on_first_invalid(ids, owners.numel(), seq)
     num_local = torch.bincount(owners, minlength=num_devices).tolist()

@@ -61,7 +61,9 @@ def moe_bmm(
     x = squeeze_to_rank(x, 2 if grouped else 3, "x (grouped: (M, Kd))" if grouped else "x (padded: (E_l, T, Kd))")
     require_float(x, "x")
     if x.shape[-1] != depth:
-        raise ValueError(f"inner dims differ: x {tuple(x.shape)} has Kd={x.shape[-1]}, w {tuple(w.shape)} has Kd={depth}")
+        raise ValueError(
+            f"inner dims differ: x {tuple(x.shape)} has Kd={x.shape[-1]}, w {tuple(w.shape)} has Kd={depth}"
+        )
     if not grouped and x.shape[0] != num_local:
         raise ValueError(f"x has {x.shape[0]} experts, w has {num_local}")
     rows_per_block = x.shape[-2]

@@ -55,7 +55,9 @@ def expert_owners(expert_mapping: torch.Tensor) -> torch.Tensor:
     bad = (owners_per_expert != 1).nonzero()
     if bad.numel():
         e = int(bad[0, 0])
-        raise ValueError(f"expert {e} is placed on {int(owners_per_expert[e])} devices; expert_mapping must be one-hot per expert")
+        raise ValueError(
+            f"expert {e} is placed on {int(owners_per_expert[e])} devices; expert_mapping must be one-hot per expert"
+        )
     return mapping.to(torch.int64).argmax(dim=1)
 
 
