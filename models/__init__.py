@@ -1,0 +1,1 @@
+"""Model implementations built on the ttnn_moe ops."""

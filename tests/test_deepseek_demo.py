@@ -1,0 +1,42 @@
+"""The demo end to end, in-process: runs, logs, passes the PCC bar; refuses what it should."""
+
+import torch
+
+from models.deepseek_v3 import demo
+from models.deepseek_v3.config import DeepseekV3MoEConfig
+
+
+def test_main_passes_and_logs_stages_histogram_and_pcc(capsys):
+    assert demo.main(["--mesh", "t3k", "--tokens", "8", "--seed", "3"]) == 0
+    log = capsys.readouterr().err
+    for text in ("dispatch.tokens", "reduce_scatter", "tokens per expert", "idle experts", "PCC mesh vs reference_moe"):
+        assert text in log
+    pcc_line = next(line for line in log.splitlines() if "PCC mesh vs reference_moe" in line)
+    assert float(pcc_line.split("reference_moe: ")[1].split()[0]) >= demo.PCC_BAR
+
+
+def test_run_demo_returns_pcc_load_and_shapes():
+    result = demo.run_demo(mesh="tg", tokens=16, seed=1)
+    assert result.passed and result.pcc >= 0.999
+    assert result.expert_load.shape == (256,)
+    assert int(result.expert_load.sum()) == 16 * 8  # every token reaches its 8 experts exactly once
+    assert result.stage_shapes["input"] == [(4, 32)] * 32
+    assert result.stage_shapes["reduce_scatter"] == [(4, 32)] * 32
+
+
+def test_refuses_full_config_without_allow_large(capsys):
+    assert demo.main(["--config", "full"]) == 2
+    assert "--allow-large" in capsys.readouterr().err
+    assert demo.weight_bytes(DeepseekV3MoEConfig()) > 20 * 2**30
+
+
+def test_rejects_tokens_not_divisible_by_rows(capsys):
+    assert demo.main(["--mesh", "quad", "--tokens", "20"]) == 2
+    assert "--tokens 20" in capsys.readouterr().err
+
+
+def test_expert_load_maps_device_counts_to_global_experts():
+    backend = demo.get_backend("golden")
+    # 4 experts on 2 devices: device 0 owns experts 0, 1; device 1 owns experts 2, 3.
+    counts = [torch.tensor([[3], [0]], dtype=torch.int32), torch.tensor([[1], [5]], dtype=torch.int32)]
+    assert demo.expert_load_from_dispatch(backend, counts, 4).tolist() == [3, 0, 1, 5]
