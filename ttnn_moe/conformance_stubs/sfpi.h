@@ -47,8 +47,11 @@ struct Vector : VectorBase {
 
     unsigned get() const { return 0; }
     void in_use() const {}
-    template <typename T>
-    Vector& mode(const T&) { return *this; }
+    // Addressing mode and/or data layout of a DST access.
+    template <typename... A>
+    Vector& mode(const A&...) { return *this; }
+    template <DataLayout Layout, typename... A>
+    Vector& mode(const A&...) { return *this; }
 
     template <typename T> Vector& operator+=(const T&) { return *this; }
     template <typename T> Vector& operator-=(const T&) { return *this; }
@@ -172,7 +175,6 @@ SFPI_STANDIN_INTRINSIC(addexp)
 SFPI_STANDIN_INTRINSIC(copyman)
 SFPI_STANDIN_INTRINSIC(min)
 SFPI_STANDIN_INTRINSIC(max)
-SFPI_STANDIN_INTRINSIC(min_max)
 SFPI_STANDIN_INTRINSIC(clamp)
 SFPI_STANDIN_INTRINSIC(symmetric_clamp)
 SFPI_STANDIN_INTRINSIC(shft)
@@ -200,6 +202,14 @@ SFPI_STANDIN_INTRINSIC(subvec_transp)
 SFPI_STANDIN_INTRINSIC(vec_swap)
 SFPI_STANDIN_INTRINSIC(vec_min_max)
 #undef SFPI_STANDIN_INTRINSIC
+
+// min_max yields both results (auto [lo, hi] = min_max(a, b)).
+struct VectorPair {
+    vFloat min;
+    vFloat max;
+};
+template <typename... A>
+sfpi_inline VectorPair min_max(const A&...) { return {}; }
 
 // Instruction modifier immediates used by the LLK SFPU code. Values are distinct
 // (they appear as switch labels); they are never encoded into instructions here.
