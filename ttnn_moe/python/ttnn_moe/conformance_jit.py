@@ -11,7 +11,7 @@ into the kernel's build directory and compiles a firmware wrapper from the wheel
   `chlkc_descriptors.h` (plus math fidelity, approx mode, DST accumulation and
   sync mode), and `defines_generated.h` with the user defines.
 
-This module writes those files and builds the g++ command with the include
+This module writes those files and builds the compiler command with the include
 directories and defines of a Wormhole B0 build (arch, processor, NOC, bank counts),
 so the check parses exactly the code the device build would. Only `sfpi.h` and
 `lltt.h`, which come with the RISC-V toolchain rather than the wheel, are replaced
@@ -276,7 +276,7 @@ def compiler_command(
     named_args: dict[str, int],
     defines: dict[str, str],
 ) -> list[str]:
-    """The g++ -fsyntax-only command that parses `kernel` as `processor` would build it."""
+    """The -fsyntax-only command that parses `kernel` as `processor` would build it."""
     includes = [gen_dir, kernel.parent] + [wheel_root / d for d in _COMMON_INCLUDES]
     if kind == "compute":
         includes += [wheel_root / d for d in _COMPUTE_INCLUDES]
