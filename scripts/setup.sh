@@ -22,6 +22,19 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
     echo "$WANT" > "$STAMP"
 fi
 
+# The kernel conformance check compiles against the real tt-metal 0.81.1 headers,
+# which need clang >= 17 (Debian 12's g++ 12 rejects their templates).
+if ! command -v clang++-19 >/dev/null 2>&1 && [ -z "${TTNN_MOE_CONFORMANCE_CXX:-}" ]; then
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+        echo "[setup] installing clang-19 for the kernel conformance check"
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-19 >/dev/null
+    else
+        echo "[setup] warning: clang++-19 not found; install it (apt-get install clang-19) or set" \
+             "TTNN_MOE_CONFORMANCE_CXX to a clang >= 17 / g++ >= 13, or the conformance tests fail" >&2
+    fi
+fi
+
 echo "[setup] building ttnn_moe._C (incremental)"
 "$PY" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e "$ROOT"
 "$PY" -c "import ttnn_moe, ttnn_moe._C; print('[setup] ttnn_moe ready:', ttnn_moe._C.__file__)"
