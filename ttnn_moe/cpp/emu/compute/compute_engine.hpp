@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "emu/numerics/numerics.hpp"
 #include "program/program_descriptor.hpp"
@@ -80,22 +81,41 @@ class ComputeEngine {
     // not meet arithmetic or a float format.
     enum class SlotKind : uint8_t { Zero, Float, Integer };
 
-    void require_phase(Phase want, const char* op) const;
+    static const char* phase_description(Phase phase);
+    void require_phase(Phase want, const char* op, const char* rule) const;
     float* dst_slot(uint32_t dst, const char* op);
-    void unpack_front(uint32_t cb, uint32_t tile_index, float* out);
-    void require_float_cb(uint32_t cb, const char* op);
+    // Format of a CB read or written as tiles (supported, page size = one tile).
+    program::DataFormat tile_format(uint32_t cb, const char* op);
+    program::DataFormat float_tile_format(uint32_t cb, const char* op);
+    program::DataFormat row_major_format(uint32_t cb, const char* op);
+    void require_integer_fits_dst(uint32_t cb, program::DataFormat format, const char* op) const;
+    void require_not_integer_slot(uint32_t dst, const char* op) const;
+    void require_same_kind(uint32_t cb_in, program::DataFormat in, uint32_t cb_out, program::DataFormat out,
+                           const char* op) const;
+    // Start of `bytes` contiguous bytes at the CB's front / back (error if they wrap the ring).
+    const uint8_t* front_span(uint32_t cb, size_t bytes, const char* op);
+    uint8_t* back_span(uint32_t cb, uint32_t first_page, size_t bytes, const char* op);
+    void unpack_b_operand(program::DataFormat format, uint32_t cb, uint32_t tile_index, bool transpose, float* out);
+    void accumulate_product(uint32_t dst, const float* a, const float* b);
+    // Marks a DST tile as float and rounds it to what DST holds (bf16 without fp32_dest_acc_en).
     void finish_math(uint32_t dst);
-    void accumulate_product(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose_b);
+    void through_dst(float* tile) const;
+
+    using Tile = std::array<float, numerics::TILE_ELEMENTS>;
 
     CbTileAccess& cbs_;
     bool fp32_dest_;
+    bool full_sync_;
     uint32_t dst_capacity_;
     Phase phase_ = Phase::Idle;
-    std::array<std::array<float, numerics::TILE_ELEMENTS>, DST_SLOTS> dst_{};
+    std::array<Tile, DST_SLOTS> dst_{};
     std::array<SlotKind, DST_SLOTS> slot_kind_{};
-    // Scratch for unpacked operands (32x32 each).
-    std::array<float, numerics::TILE_ELEMENTS> operand_a_{};
-    std::array<float, numerics::TILE_ELEMENTS> operand_b_{};
+    // Unpacked operands and staging (32x32 row-major each); block_b_ holds one B row of a matmul block.
+    Tile operand_a_{};
+    Tile operand_b_{};
+    Tile scratch_{};
+    std::vector<float> block_b_;
+    // Next sequential back slot of each CB for pack_tile without an index.
     std::unordered_map<uint32_t, uint32_t> pack_position_;
     uint64_t tile_matmuls_ = 0;
     uint64_t tiles_packed_ = 0;
