@@ -1,3 +1,4 @@
+// conformance: kind=compute named=cb_a:0,cb_b:1,cb_out:16
 // count output tiles, each the sum over Kt of cb_a tile @ cb_b tile, packed to cb_out.
 // Runtime args: Kt, count.
 #include <cstdint>

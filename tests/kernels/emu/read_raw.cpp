@@ -1,3 +1,4 @@
+// conformance: kind=dataflow
 // Reads `size` bytes from DRAM bank 0 at a raw bank address into CB 0.
 // Runtime args: bank address, size, L1 offset into the CB page.
 #include "api/dataflow/dataflow_api.h"

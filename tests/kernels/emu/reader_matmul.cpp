@@ -1,3 +1,4 @@
+// conformance: kind=dataflow ct_args=2,2048,2,2048 named=cb_a:0,cb_b:1
 // For each output tile t in [start, start + count) of C = A @ B (tile grid
 // Mt x Nt, inner Kt), streams A(mt, k) into CB "cb_a" and B(k, nt) into CB
 // "cb_b" for k = 0..Kt-1. Compile-time args: TensorAccessorArgs of A, then of B.

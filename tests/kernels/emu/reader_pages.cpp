@@ -1,3 +1,4 @@
+// conformance: kind=dataflow ct_args=2,2048 named=cb_out:0
 // Reads pages [start, start + count) of an interleaved DRAM tensor into CB
 // "cb_out", `block` pages per reservation (object API).
 // Compile-time args: TensorAccessorArgs at 0. Runtime args: src address, start page, page count, block.

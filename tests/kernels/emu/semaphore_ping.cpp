@@ -1,3 +1,4 @@
+// conformance: kind=dataflow
 // Semaphore exchange between a "sender" and a "receiver" core.
 // Runtime args: role (0 sender, 1 receiver), peer noc x, peer noc y, rounds, result DRAM address.
 // The sender increments the receiver's semaphore 0 once per round, each time

@@ -1,3 +1,4 @@
+// conformance: kind=dataflow named=cb_in:0
 // Waits for one page of CB "cb_in" that no kernel ever pushes.
 #include "api/dataflow/dataflow_api.h"
 

@@ -1,3 +1,4 @@
+// conformance: kind=dataflow ct_args=2,2048 named=cb_in:16
 // Writes pages [start, start + count) of an interleaved DRAM tensor from CB
 // "cb_in", one page at a time (free-function API).
 // Compile-time args: TensorAccessorArgs at 0. Runtime args: dst address, start page, page count.
