@@ -230,8 +230,8 @@ class EngineHarness {
 };
 
 // Tile matmuls per second through the whole ComputeEngine path as a matmul
-// kernel drives it: bf16 CBs, 8 output tiles in DST, k_tiles accumulation
-// steps per acquire, then 8 packs.
+// kernel drives it: bf16 CBs, 4 output tiles in DST, k_tiles accumulation
+// steps per acquire, then 4 packs.
 double engine_matmul_benchmark(uint32_t iterations, uint32_t k_tiles, bool fp32_dest_acc_en) {
     if (iterations == 0 || k_tiles == 0)
         throw py::value_error("engine_matmul_benchmark: iterations and k_tiles must be positive, got " +
