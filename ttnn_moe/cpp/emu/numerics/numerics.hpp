@@ -33,14 +33,8 @@ uint32_t tile_bytes(DataFormat format);
 uint32_t element_bytes(DataFormat format);
 bool is_integer_format(DataFormat format);
 
-// Element offset of (row, col) of a 32x32 tile in the tilized layout.
-constexpr uint32_t tilized_offset(uint32_t row, uint32_t col) {
-    const uint32_t face = (row / FACE_DIM) * 2 + col / FACE_DIM;
-    return face * FACE_DIM * FACE_DIM + (row % FACE_DIM) * FACE_DIM + col % FACE_DIM;
-}
-
 // bfloat16 <-> float. To bf16: round to nearest, ties to even; every NaN
-// becomes the quiet NaN 0x7FC0 (what torch produces); subnormals are kept.
+// becomes the quiet NaN 0x7FC0 (as tt-metal's host bfloat16); subnormals are kept.
 uint16_t float_to_bf16_bits(float value);
 float bf16_bits_to_float(uint16_t bits);
 
@@ -55,6 +49,8 @@ void unpack_elements(DataFormat format, const void* src, float* out, size_t n);
 void pack_elements(DataFormat format, const float* in, void* dst, size_t n);
 
 // Rounds n values in place to what `format` can hold (DST without fp32 accumulation keeps bf16).
+// Bfp8_b: n is a multiple of 16 and every 16 consecutive values form one block (for a row-major
+// tile these are exactly its face rows). Integer formats throw: their storage holds bits, not values.
 void round_in_place(DataFormat format, float* data, size_t n);
 
 // c += a @ b for 32x32 row-major tiles, fp32 accumulation. For every c[i][j]
