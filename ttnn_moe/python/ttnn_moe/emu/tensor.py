@@ -179,7 +179,10 @@ def _encode_shards(shards: Sequence[torch.Tensor], dtype: DataType, layout: Layo
         if shard.shape != shape:
             raise ValueError(f"shards must share one shape, got {list(shape)} and {list(shard.shape)}")
     encoded = {}  # replicated shards are one tensor object: encode it once
-    return [encoded.setdefault(id(s), _pages.to_pages(s, dtype, layout)) for s in shards]
+    for s in shards:
+        if id(s) not in encoded:
+            encoded[id(s)] = _pages.to_pages(s, dtype, layout)
+    return [encoded[id(s)] for s in shards]
 
 
 def _place(shard_pages: list[np.ndarray], shape: Shape, dtype, layout, memory_config, device) -> Tensor:
