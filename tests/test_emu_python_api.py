@@ -241,3 +241,51 @@ def test_closed_device_refuses_tensors():
         ttnn.to_torch(t)
     with pytest.raises(RuntimeError, match="closed"):
         ttnn.from_torch(torch.zeros(4), dtype=ttnn.float32, device=dev)
+
+
+# --- bfloat8_b: one shared exponent per 16 values of a face row ---------------------------------------
+
+
+def _blocks_of_16(x: torch.Tensor) -> torch.Tensor:
+    """(..., rows, cols) -> (..., rows, cols/16 rounded up, 16): the values sharing one exponent
+    (16 consecutive columns of a row inside a face), zero-padded like the tile."""
+    pad = (-x.shape[-1]) % 16
+    return torch.nn.functional.pad(x, (0, pad)).reshape(*x.shape[:-1], -1, 16)
+
+
+def test_bfloat8_b_values_on_the_grid_round_trip_exactly(device):
+    # Per block: exponent e, magnitudes k * 2^(e-6) with |k| <= 127 and one |k| >= 64 so that
+    # 2^e is the block's largest power of two: every value is representable.
+    g = torch.Generator().manual_seed(5)
+    e = torch.randint(-30, 30, (64, 4, 1), generator=g).double()
+    k = torch.randint(-127, 128, (64, 4, 16), generator=g).double()
+    k[..., 0] = torch.randint(64, 128, (64, 4), generator=g).double()
+    x = (k * torch.pow(2.0, e - 6)).reshape(64, 64).float()
+    t = ttnn.from_torch(x, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device)
+    assert t.page_size == 1088 and t.num_pages == 4
+    y = ttnn.to_torch(t)
+    assert y.dtype == torch.float32
+    assert torch.equal(y, x)
+
+
+def test_bfloat8_b_error_is_within_one_step_of_the_shared_exponent(device):
+    g = torch.Generator().manual_seed(6)
+    scale = torch.pow(2.0, torch.randint(-12, 12, (2, 45, 1), generator=g).float())
+    x = torch.randn(2, 45, 70, generator=g) * scale
+    t = ttnn.from_torch(x, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device)
+    y = ttnn.to_torch(t)
+    assert y.shape == x.shape  # padding is invisible
+    xb, yb = _blocks_of_16(x.double()), _blocks_of_16(y.double())
+    shared_exponent = torch.floor(torch.log2(xb.abs().amax(dim=-1, keepdim=True)))
+    step = torch.pow(2.0, shared_exponent - 6)  # 7 magnitude bits below the shared exponent
+    assert ((yb - xb).abs() <= step).all()
+    assert ((yb - xb).abs() > 0).any()  # it does quantize
+
+
+def test_bfloat8_b_zeros_and_mesh_replication():
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), grid=(1, 1))
+    x = torch.zeros(40, 40)
+    x[3, 5] = 1.5
+    t = ttnn.from_torch(x, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=mesh)
+    back = ttnn.to_torch(t, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
+    assert torch.equal(back, torch.cat([x, x]))

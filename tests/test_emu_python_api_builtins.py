@@ -62,6 +62,14 @@ def test_linear_with_bias_and_activation(device):
     _close(ttnn.to_torch(out), pre * torch.sigmoid(pre))
 
 
+def test_matmul_with_bfloat8_b_weights(device):
+    x, w = _rand(32, 64, seed=16), torch.randn(64, 64, generator=torch.Generator().manual_seed(17))
+    wt = _tile(w, device, dtype=ttnn.bfloat8_b)
+    quantized = ttnn.to_torch(wt).double()  # the weights as stored
+    assert not torch.equal(quantized, w.double())
+    _close(ttnn.to_torch(ttnn.matmul(_tile(x, device), wt)), x.double() @ quantized)
+
+
 def test_matmul_runs_per_device_on_a_mesh(mesh):
     x = _rand(8, 32, 64, seed=6)
     w = _rand(8, 64, 32, seed=7)
