@@ -289,3 +289,10 @@ def test_bfloat8_b_zeros_and_mesh_replication():
     t = ttnn.from_torch(x, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=mesh)
     back = ttnn.to_torch(t, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
     assert torch.equal(back, torch.cat([x, x]))
+
+
+def test_non_contiguous_input(device):
+    x = (torch.randn(40, 50, generator=torch.Generator().manual_seed(8)) * 100).to(torch.bfloat16)
+    view = x.T[::2]  # strided, transposed
+    t = ttnn.from_torch(view, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    assert torch.equal(ttnn.to_torch(t), view)

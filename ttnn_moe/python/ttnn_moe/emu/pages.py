@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ttnn_moe._C import numerics as _numerics
 from ttnn_moe.emu.types import TILE_SIZE, DataType, Layout, Shape
 
 FACE_SIZE = 16
@@ -154,6 +155,7 @@ def decode_values(bits: np.ndarray, dtype: DataType) -> torch.Tensor:
 
 # --- tiles --------------------------------------------------------------------------------------
 
+
 def _face_rows(matrices: np.ndarray) -> np.ndarray:
     """(B, H, W) -> (B, H, W/16) opaque units of one face row (16 elements), so the tile
     permutation moves 32- or 64-byte blocks instead of single elements (several times faster)."""
@@ -178,14 +180,6 @@ def _untilize(raw: np.ndarray, element_dtype, b: int, h: int, w: int) -> np.ndar
     return matrices.view(element_dtype).reshape(b, h, w)
 
 
-def _numerics():
-    from ttnn_moe._C import numerics
-
-    if not hasattr(numerics, "tilize"):
-        raise NotImplementedError("bfloat8_b needs _C.numerics.tilize/untilize, not built into this extension")
-    return numerics
-
-
 def to_pages(t: torch.Tensor, dtype: DataType, layout: Layout) -> np.ndarray:
     """Logical tensor -> the bytes of all its pages in page order (uint8, 1-D)."""
     shape = check_shape(t.shape)
@@ -199,7 +193,7 @@ def to_pages(t: torch.Tensor, dtype: DataType, layout: Layout) -> np.ndarray:
     padded[:, :h, :w] = values.reshape(b, h, w)
     if dtype.is_block_float:
         # Tiles of consecutive 32-row bands are consecutive pages, so the batch folds into rows.
-        pages = _numerics().tilize(dtype.data_format, padded.reshape(b * hp, wp))
+        pages = _numerics.tilize(dtype.data_format, padded.reshape(b * hp, wp))
         return np.ascontiguousarray(pages, dtype=np.uint8).reshape(-1)
     return _tilize(padded)
 
@@ -215,7 +209,7 @@ def from_pages(raw: np.ndarray, shape, dtype: DataType, layout: Layout) -> torch
     if dtype.is_block_float:
         b, h, w = matrix_view(shape)
         hp, wp = _round_up(h, TILE_SIZE), _round_up(w, TILE_SIZE)
-        flat = np.asarray(_numerics().untilize(dtype.data_format, raw, b * hp, wp), dtype=np.float32)
+        flat = np.asarray(_numerics.untilize(dtype.data_format, raw, b * hp, wp), dtype=np.float32)
         return decode_values(flat.reshape(b, hp, wp)[:, :h, :w].reshape(shape), dtype)
     element_dtype = _BITS[dtype.name]
     if layout is Layout.ROW_MAJOR:
