@@ -202,6 +202,7 @@ def test_bad_dtype_and_layout_are_type_errors(device):
 
 
 def test_bfloat8_b_requires_tile_layout(device):
+    assert ttnn.from_torch(torch.zeros(32, 32), dtype=ttnn.bfloat8_b, device=device).layout is ttnn.TILE_LAYOUT
     with pytest.raises(ValueError, match="bfloat8_b.*ROW_MAJOR"):
         ttnn.from_torch(torch.zeros(32, 32), dtype=ttnn.bfloat8_b, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
 

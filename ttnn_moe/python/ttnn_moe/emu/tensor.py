@@ -226,7 +226,7 @@ def from_torch(
     """torch tensor -> emulator tensor, like ttnn.from_torch.
 
     dtype defaults to ttnn's inference from the torch dtype; layout defaults to
-    ROW_MAJOR_LAYOUT. On a mesh without a mapper the tensor is replicated.
+    ROW_MAJOR_LAYOUT (TILE_LAYOUT for bfloat8_b). On a mesh without a mapper the tensor is replicated.
     Integer dtypes reject values outside their range (ValueError).
     """
     if isinstance(tensor, np.ndarray):
@@ -234,7 +234,9 @@ def from_torch(
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"from_torch expects a torch.Tensor, got {type(tensor).__name__}")
     dtype = infer_dtype(tensor.dtype) if dtype is None else check_dtype(dtype)
-    layout = Layout.ROW_MAJOR if layout is None else check_layout(layout)
+    if layout is None:  # ttnn's default; block floats exist only as tiles
+        layout = Layout.TILE if dtype.is_block_float else Layout.ROW_MAJOR
+    layout = check_layout(layout)
     memory_config = check_memory_config(memory_config)
     if device is not None and not isinstance(device, _DeviceGroup):
         raise TypeError(f"device must be an emulator Device or MeshDevice, got {device!r}")
