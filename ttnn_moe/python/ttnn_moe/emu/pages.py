@@ -137,7 +137,7 @@ def encode_values(t: torch.Tensor, dtype: DataType) -> np.ndarray:
     if dtype.is_integer:
         # Two's complement wrap of the in-range values gives the unsigned formats' bits.
         return _integer_values(x, dtype).astype(_BITS[dtype.name])
-    x = x.astype(np.float32)
+    x = x.astype(np.float32, copy=False)
     if dtype.is_block_float:
         return x
     if dtype.name == "bfloat16":
