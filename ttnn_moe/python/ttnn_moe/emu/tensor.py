@@ -120,11 +120,6 @@ class Tensor:
     def nbytes(self) -> int:
         return self.page_size * self.num_pages
 
-    @property
-    def num_shards(self) -> int:
-        """Devices this tensor lives on (or host shards it holds)."""
-        return len(self._device._chips) if self._device is not None else len(self._host_pages)
-
     def is_allocated(self) -> bool:
         return self._buffers is not None and self._buffers.alive
 
