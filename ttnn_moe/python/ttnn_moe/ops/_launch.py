@@ -22,10 +22,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-import torch
-
-from ttnn_moe import _C
+from ttnn_moe import _C, emu
 from ttnn_moe.paths import kernels_dir
+
+# The dtypes op outputs can have, by their data format.
+_EMU_DTYPE_OF_FORMAT = {
+    _C.program.DataFormat.Float16_b: emu.bfloat16,
+    _C.program.DataFormat.Bfp8_b: emu.bfloat8_b,
+    _C.program.DataFormat.Float32: emu.float32,
+    _C.program.DataFormat.UInt32: emu.uint32,
+    _C.program.DataFormat.UInt16: emu.uint16,
+    _C.program.DataFormat.Int32: emu.int32,
+}
 
 
 class Backend(Protocol):
@@ -47,67 +55,35 @@ class Backend(Protocol):
 
 
 class EmulatorBackend:
-    """`ttnn_moe.emu` tensors; programs run in the Tensix emulator."""
+    """`ttnn_moe.emu` tensors; programs run in the Tensix emulator (single devices here)."""
 
     name = "emulator"
 
-    @staticmethod
-    def _emu():
-        from ttnn_moe import emu  # imported late: the emulator package is optional at import time
-
-        return emu
-
     def owns(self, tensor: Any) -> bool:
-        try:
-            emu = self._emu()
-        except ImportError:  # a build without the emulator's Python package owns no tensor
-            return False
         return isinstance(tensor, emu.Tensor)
 
     def device_of(self, tensor: Any) -> Any:
-        return tensor.device
+        device = tensor.device()
+        if isinstance(device, emu.MeshDevice):
+            raise ValueError(f"a single-device op got a tensor on the mesh {device!r}")
+        return device
 
     def grid_of(self, device: Any) -> tuple[int, int]:
-        x, y = device.grid_size
-        return int(x), int(y)
+        grid = device.compute_with_storage_grid_size()
+        return int(grid.x), int(grid.y)
 
     def to_arg(self, tensor: Any) -> _C.program.TensorArg:
         return tensor.to_arg()
 
     def allocate(self, spec: _C.program.TensorArg, device: Any, memory_config: Any) -> Any:
-        emu = self._emu()
-        dtype = getattr(emu, _EMU_DTYPE_OF_FORMAT[spec.dtype])
         layout = emu.TILE_LAYOUT if spec.layout == _C.program.Layout.TILE else emu.ROW_MAJOR_LAYOUT
-        if hasattr(emu, "allocate_tensor_on_device"):
-            return emu.allocate_tensor_on_device(list(spec.shape), dtype, layout, device, memory_config=memory_config)
-        # Emulator API without uninitialised allocation: a zero tensor costs one host write.
-        zeros = torch.zeros(list(spec.shape), dtype=_TORCH_DTYPE_OF_FORMAT[spec.dtype])
-        return emu.from_torch(zeros, dtype=dtype, layout=layout, device=device, memory_config=memory_config)
+        return emu.allocate_tensor_on_device(
+            list(spec.shape), _EMU_DTYPE_OF_FORMAT[spec.dtype], layout, device, memory_config=memory_config
+        )
 
     def run(self, io_tensors: list[Any], program: _C.program.ProgramDescriptor) -> None:
-        self._emu().generic_op(io_tensors, program)
+        emu.generic_op(io_tensors, program)
 
-
-_DF = _C.program.DataFormat
-# Output dtypes the ops produce, by name in ttnn_moe.emu (the names ttnn uses).
-_EMU_DTYPE_OF_FORMAT = {
-    _DF.Float16_b: "bfloat16",
-    _DF.Bfp8_b: "bfloat8_b",
-    _DF.Float32: "float32",
-    _DF.UInt32: "uint32",
-    _DF.UInt16: "uint16",
-    _DF.Int32: "int32",
-}
-
-
-_TORCH_DTYPE_OF_FORMAT = {
-    _DF.Float16_b: torch.bfloat16,
-    _DF.Bfp8_b: torch.float32,
-    _DF.Float32: torch.float32,
-    _DF.UInt32: torch.int32,
-    _DF.UInt16: torch.int32,
-    _DF.Int32: torch.int32,
-}
 
 _BACKENDS: list[Backend] = [EmulatorBackend()]
 
