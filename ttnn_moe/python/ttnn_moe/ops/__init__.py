@@ -11,3 +11,7 @@ from collections.abc import Callable
 OPS: dict[str, Callable] = {}
 
 __all__ = ["OPS"]
+
+from ttnn_moe.ops.moe_bmm import moe_bmm  # noqa: E402  (registers after OPS exists)
+
+OPS["moe_bmm"] = moe_bmm
