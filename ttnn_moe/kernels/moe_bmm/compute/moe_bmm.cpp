@@ -4,6 +4,9 @@
 //
 // Named compile-time args: cb_x, cb_w, cb_work, cb_out.
 // Common runtime args: Kt (inner tiles), inner_block (k tiles per CB push; divides Kt).
+//
+// conformance: kind=compute named=cb_x:0,cb_w:1,cb_work:2,cb_out:16 formats=2:uint32 label=bf16-weights
+// conformance: kind=compute named=cb_x:0,cb_w:1,cb_work:2,cb_out:16 formats=1:bfloat8_b,2:uint32 fp32_dest_acc=1 math_fidelity=HiFi2 label=bfp8-weights-fp32-acc
 #include <cstdint>
 
 #include "api/compute/cb_api.h"

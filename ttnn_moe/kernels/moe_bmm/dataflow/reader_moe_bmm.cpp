@@ -9,6 +9,9 @@
 // Common runtime args: see moe_bmm::common_arg, then x, w, num_routed_tokens and
 //   expert_offsets addresses (grouped mode only; 0 in padded mode).
 // Per-core runtime args: core_index, num_cores.
+//
+// conformance: kind=dataflow ct_args=2,2048,2,2048,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3 formats=2:uint32,3:uint32 label=bf16-weights
+// conformance: kind=dataflow ct_args=2,2048,2,1088,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3 formats=1:bfloat8_b,2:uint32,3:uint32 label=bfp8-weights
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

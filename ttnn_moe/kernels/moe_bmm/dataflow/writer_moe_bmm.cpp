@@ -10,6 +10,8 @@
 // Common runtime args: see moe_bmm::common_arg, then output, num_routed_tokens and
 //   expert_offsets addresses (grouped mode only; 0 in padded mode).
 // Per-core runtime args: core_index, num_cores.
+//
+// conformance: kind=dataflow ct_args=2,32,2,2048 named=cb_out:16,cb_zero:5,cb_routing:4 formats=4:uint32
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
