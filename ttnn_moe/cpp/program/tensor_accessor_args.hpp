@@ -1,7 +1,7 @@
-// Compile-time args of a TensorAccessor, as tt-metal's host
-// TensorAccessorArgs(buffer).append_to(compile_time_args) produces them for an
-// interleaved buffer: the ArgConfig word (IsDram = 1 << 1) and the aligned page size.
-// (Interim copy until the emulator branch's version of this header is merged.)
+// Host side of TensorAccessorArgs: the compile-time args tt-metal 0.81.1's
+// TensorAccessorArgs(buffer).append_to(compile_time_args) produces for an
+// interleaved buffer, so program factories build identical kernels for the
+// emulator and for hardware: [ArgsConfig bits (IsDram = 2), aligned page size].
 #pragma once
 
 #include <cstdint>
@@ -11,13 +11,20 @@
 
 namespace ttnn_moe::program {
 
+inline constexpr uint32_t TENSOR_ACCESSOR_IS_DRAM = 1u << 1;
+inline constexpr uint32_t DRAM_PAGE_ALIGNMENT = 32;  // Wormhole
+inline constexpr uint32_t L1_PAGE_ALIGNMENT = 16;
+
+// Page size rounded up to the allocator alignment of the buffer's memory.
+inline uint32_t aligned_page_size(const TensorArg& tensor) {
+    const uint32_t a = tensor.is_dram ? DRAM_PAGE_ALIGNMENT : L1_PAGE_ALIGNMENT;
+    return (tensor.page_size + a - 1) / a * a;
+}
+
+// Appends the interleaved tensor's accessor args (2 words) to compile_time_args.
 inline void append_tensor_accessor_args(const TensorArg& tensor, std::vector<uint32_t>& compile_time_args) {
-    constexpr uint32_t kIsDram = 1u << 1;
-    constexpr uint32_t kDramAlignment = 32;
-    constexpr uint32_t kL1Alignment = 16;
-    const uint32_t alignment = tensor.is_dram ? kDramAlignment : kL1Alignment;
-    compile_time_args.push_back(tensor.is_dram ? kIsDram : 0u);
-    compile_time_args.push_back((tensor.page_size + alignment - 1) / alignment * alignment);
+    compile_time_args.push_back(tensor.is_dram ? TENSOR_ACCESSOR_IS_DRAM : 0u);
+    compile_time_args.push_back(aligned_page_size(tensor));
 }
 
 }  // namespace ttnn_moe::program
