@@ -1,8 +1,8 @@
-// moe_bmm reader: derives this core's share of the active
-// output tiles from the device-resident counts, tells the compute kernel how many
-// tiles it will produce (cb_work), then streams, per output tile (expert l, row
-// tile r, column tile n), the Kt tiles of x's row tile and of w[l]'s column n in
-// blocks of `inner_block` tiles. Weights of experts without tokens are never read.
+// moe_bmm reader: derives this core's share of the active output tiles from the
+// device-resident counts, tells the compute kernel how many tiles it will produce
+// (cb_work), then streams, per output tile (expert l, row tile r, column tile n), the
+// Kt tiles of x's row tile and of w[l]'s column n in blocks of `inner_block` tiles.
+// Weights of experts without tokens are never read.
 //
 // Compile-time args: TensorAccessorArgs of x, w, num_routed_tokens (in that order);
 //   named: cb_x, cb_w, cb_work, cb_routing.

@@ -1,9 +1,9 @@
-// moe_bmm writer: derives the same share of active output
-// tiles as this core's reader and writes the compute kernel's results to them. In
-// padded mode it also writes zero tiles to its even share of the inactive row tiles
-// of every expert's T range (row tiles ceil(count_l / 32) .. Mt - 1), so the whole
-// (E_l, T, N) output is defined. Grouped mode writes active row tiles only: rows
-// outside them are left as they were (nobody reads them: see the op's docstring).
+// moe_bmm writer: derives the same share of active output tiles as this core's reader
+// and writes the compute kernel's results to them. In padded mode it also writes zero
+// tiles to its even share of the inactive row tiles of every expert's T range (row
+// tiles ceil(count_l / 32) .. Mt - 1), so the whole (E_l, T, N) output is defined.
+// Grouped mode writes active row tiles only: rows outside them are left as they were
+// (nobody reads them: see the op's docstring).
 //
 // Compile-time args: TensorAccessorArgs of num_routed_tokens, then of the output;
 //   named: cb_out, cb_zero, cb_routing.
