@@ -1,3 +1,4 @@
+// conformance: kind=dataflow ct_args=2,2048,2,2048 named=cb_scratch:0
 // Adds a constant to every uint32 of pages [start, start + count) of an interleaved
 // DRAM tensor and writes them to the same pages of another tensor: read a page into
 // L1, add in place, write it out.
