@@ -7,7 +7,15 @@ tensors and, after `ttnn_moe.attach(ttnn)`, on ttnn tensors.
 
 from collections.abc import Callable
 
-# name -> op function; `ttnn_moe.attach` sets each of these on the ttnn module.
-OPS: dict[str, Callable] = {}
+from ttnn_moe.ops.local_reduce_moe_output import local_reduce_moe_output
+from ttnn_moe.ops.prepare_moe_routing_tensors import prepare_moe_routing_tensors
+from ttnn_moe.ops.scatter_moe_input import scatter_moe_input
 
-__all__ = ["OPS"]
+# name -> op function; `ttnn_moe.attach` sets each of these on the ttnn module.
+OPS: dict[str, Callable] = {
+    "prepare_moe_routing_tensors": prepare_moe_routing_tensors,
+    "scatter_moe_input": scatter_moe_input,
+    "local_reduce_moe_output": local_reduce_moe_output,
+}
+
+__all__ = ["OPS", *OPS]
