@@ -8,7 +8,10 @@
 #include "emu/device.hpp"
 #include "emu/device_params.hpp"
 #include "emu/error.hpp"
+#include "emu/jit.hpp"
+#include "emu/runtime.hpp"
 #include "program/program_descriptor.hpp"
+#include "program/tensor_accessor_args.hpp"
 
 namespace py = pybind11;
 using namespace ttnn_moe::emu;
@@ -54,6 +57,44 @@ py::array_t<uint8_t> read_buffer(Device& dev, uint32_t address, uint32_t page_si
 void write_buffer(Device& dev, uint32_t address, uint32_t page_size,
                   py::array_t<uint8_t, py::array::c_style | py::array::forcecast> data) {
     dev.dram().write_pages(address, page_size, data.data(), static_cast<size_t>(data.size()));
+}
+
+// The JIT needs the emulator's device headers; ttnn_moe.paths knows where they are.
+void ensure_include_dir() {
+    auto& jit = KernelJit::instance();
+    if (!jit.has_include_dir()) {
+        auto dir = py::module_::import("ttnn_moe.paths").attr("emulator_include_dir")();
+        jit.set_include_dir(py::str(dir).cast<std::string>());
+    }
+}
+
+py::dict run_on_device(Device& device, const program::ProgramDescriptor& program) {
+    ensure_include_dir();
+    Counters c;
+    {
+        py::gil_scoped_release release;
+        c = run_program(device, program);
+    }
+    return counters_to_dict(c);
+}
+
+// Totals over the devices, plus "devices": {device id: counters}.
+py::dict run_on_mesh(Mesh& mesh, const program::MeshProgramDescriptor& program) {
+    ensure_include_dir();
+    std::vector<std::pair<uint32_t, Counters>> per_device;
+    {
+        py::gil_scoped_release release;
+        per_device = run_mesh_program(mesh, program);
+    }
+    Counters total;
+    py::dict devices;
+    for (const auto& [id, c] : per_device) {
+        total.add(c);
+        devices[py::int_(id)] = counters_to_dict(c);
+    }
+    py::dict d = counters_to_dict(total);
+    d["devices"] = devices;
+    return d;
 }
 
 }  // namespace
@@ -103,24 +144,33 @@ void bind_emu(py::module_& parent) {
         [](uint32_t device_id, GridArg grid) { return std::make_shared<Device>(device_id, grid.first, grid.second); },
         py::arg("device_id") = 0, py::arg("grid") = GridArg{8, 8});
 
-    m.def(
-        "run_program",
-        [](Device&, const program::ProgramDescriptor&) -> py::dict {
-            throw EmuError("run_program: program execution is not implemented yet");
-        },
-        py::arg("device"), py::arg("program"));
-    m.def(
-        "run_mesh_program",
-        [](Mesh&, const program::MeshProgramDescriptor&) -> py::dict {
-            throw EmuError("run_mesh_program: program execution is not implemented yet");
-        },
-        py::arg("mesh"), py::arg("program"));
+    m.def("run_program", &run_on_device, py::arg("device"), py::arg("program"),
+          "Runs a program on one device; returns the counters of this run.");
+    m.def("run_mesh_program", &run_on_mesh, py::arg("mesh"), py::arg("program"),
+          "Runs one program per device of the mesh; returns total counters and per-device counters.");
     m.def("jit_stats", []() {
+        const JitStats s = KernelJit::instance().stats();
         py::dict d;
-        d["builds"] = 0;
-        d["cache_hits"] = 0;
+        d["builds"] = s.builds;
+        d["cache_hits"] = s.cache_hits;
         return d;
-    });
+    }, "Kernel builds (compiler runs) and cache hits of this process.");
+    m.def("set_kernel_include_dirs", [](std::vector<std::string> dirs) {
+        KernelJit::instance().set_extra_include_dirs(std::move(dirs));
+    }, py::arg("dirs"), "Extra include directories for kernel builds (part of the build cache key).");
+    m.def(
+        "tensor_accessor_args",
+        [](uint32_t page_size, bool is_dram) {
+            program::TensorArg t;
+            t.page_size = page_size;
+            t.is_dram = is_dram;
+            std::vector<uint32_t> args;
+            program::append_tensor_accessor_args(t, args);
+            return args;
+        },
+        py::arg("page_size"), py::arg("is_dram") = true,
+        "Compile-time args of an interleaved tensor's TensorAccessorArgs (as tt-metal's append_to).");
+    m.def("kernel_include_dirs", []() { return KernelJit::instance().extra_include_dirs(); });
 }
 
 }  // namespace ttnn_moe::bindings

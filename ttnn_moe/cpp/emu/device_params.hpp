@@ -3,15 +3,17 @@
 
 #include <cstdint>
 
+#include "emu/include/ttnn_moe_emu/abi.h"
+
 namespace ttnn_moe::emu::params {
 
 // Per-core L1 (Wormhole: 1464 KiB).
 inline constexpr uint32_t L1_SIZE = 1464 * 1024;
 // Circular buffers are allocated upward from here (below: firmware, mailboxes,
 // kernel text on hardware); semaphores live in a small region just below it.
-inline constexpr uint32_t L1_SEMAPHORE_BASE = 0x18000;
-inline constexpr uint32_t L1_NUM_SEMAPHORES = 16;
-inline constexpr uint32_t L1_SEMAPHORE_STRIDE = 16;  // one L1 alignment unit per semaphore
+inline constexpr uint32_t L1_SEMAPHORE_BASE = ttnn_moe_emu::L1_SEMAPHORE_BASE;
+inline constexpr uint32_t L1_NUM_SEMAPHORES = ttnn_moe_emu::L1_NUM_SEMAPHORES;
+inline constexpr uint32_t L1_SEMAPHORE_STRIDE = ttnn_moe_emu::L1_SEMAPHORE_STRIDE;
 inline constexpr uint32_t L1_CB_BASE = 0x19000;
 inline constexpr uint32_t L1_ALIGNMENT = 16;
 
@@ -40,6 +42,6 @@ inline constexpr uint32_t NOC_L1_ALIGNMENT = 16;
 inline constexpr uint32_t DRAM_NOC_X[2] = {0, 5};
 inline constexpr uint32_t NON_WORKER_NOC_Y[2] = {0, 6};
 
-inline constexpr uint32_t MAX_CIRCULAR_BUFFERS = 32;  // NUM_CIRCULAR_BUFFERS on Wormhole
+inline constexpr uint32_t MAX_CIRCULAR_BUFFERS = ttnn_moe_emu::NUM_CIRCULAR_BUFFERS;
 
 }  // namespace ttnn_moe::emu::params
