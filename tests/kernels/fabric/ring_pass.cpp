@@ -6,6 +6,8 @@
 // Runtime args: has_prev, has_next, is_start, n_bytes, max_packet, dram_in,
 // dram_out, then the fabric connection args (has_next only).
 // CBs: c_0 the buffer (n_bytes), c_1 the packet header.
+// conformance: kind=dataflow defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

@@ -8,6 +8,8 @@
 // Runtime args: role (0 sender, 1 receiver), count, wait_for, dram_out, then
 // the fabric connection args (sender). CBs: c_0 source chunks (count * 64 B),
 // c_1 packet header, c_2 the 4 receive slots.
+// conformance: kind=dataflow defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

@@ -7,6 +7,8 @@
 // Runtime args: send, recv, route (hops in 1D, destination chip in 2D),
 // n_bytes, max_packet, dram_in, dram_out, expect, then the fabric connection
 // args (send only). CBs: c_0 send buffer, c_1 packet header, c_2 receive buffer.
+// conformance: kind=dataflow defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
