@@ -73,8 +73,8 @@ def test_ring_wraps_over_the_closing_link():
 
 
 def _mesh_2d(rows, cols, seed=None):
-    mesh = emu.Mesh(rows, cols, grid=(1, 1))
-    mesh.fabric_topology = emu.Topology.Mesh
+    mesh = emu.Mesh(rows, cols, grid=(1, 1), topology=emu.Topology.Mesh)
+    assert mesh.fabric_topology == emu.Topology.Mesh
     if seed is not None:
         mesh.set_fabric_seed(seed)
     return mesh
