@@ -289,3 +289,14 @@ def test_connection_misuse_is_an_error(mode, message):
     }
     with pytest.raises(emu.EmulatorError, match=message):
         emu.run_mesh_program(mesh, mesh_program(mesh, programs))
+
+
+def test_mesh_device_forwards_fabric_settings():
+    import ttnn_moe.emu as ttnn
+
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 4))
+    node_ids = [mesh.get_fabric_node_id(pd.MeshCoordinate(r, c)).chip_id for r in range(2) for c in range(4)]
+    assert node_ids == list(range(8))
+    assert mesh.fabric_topology == ttnn.Topology.Linear
+    mesh.fabric_topology = ttnn.Topology.Ring
+    assert mesh.chip_mesh.fabric_topology == ttnn.Topology.Ring

@@ -17,6 +17,7 @@ from ttnn_moe.emu.builtins import add, linear, matmul, mul, sigmoid, silu, topk
 from ttnn_moe.emu.collectives import all_gather, reduce_scatter
 from ttnn_moe.emu.conversions import reshape, to_layout, typecast
 from ttnn_moe.emu.device import Device, MeshDevice, close_device, close_mesh_device, open_device, open_mesh_device
+from ttnn_moe.emu.fabric import FabricNodeId, Topology, setup_fabric_connection
 from ttnn_moe.emu.generic_op import generic_op, last_run_counters
 from ttnn_moe.emu.mesh import (
     ConcatMesh2dToTensor,
@@ -58,6 +59,7 @@ from ttnn_moe.emu.types import (
 __all__ = [
     "add", "linear", "matmul", "mul", "sigmoid", "silu", "topk",
     "all_gather", "reduce_scatter",
+    "FabricNodeId", "Topology", "setup_fabric_connection",
     "reshape", "to_layout", "typecast",
     "Device", "MeshDevice", "close_device", "close_mesh_device", "open_device", "open_mesh_device",
     "generic_op", "last_run_counters",

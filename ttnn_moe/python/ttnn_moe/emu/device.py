@@ -108,6 +108,27 @@ class MeshDevice(_DeviceGroup):
             raise ValueError(f"mesh coordinate ({row}, {col}) is outside the {rows}x{cols} mesh")
         return self._devices[row * cols + col]
 
+    # tt-fabric of the emulated mesh (see ttnn_moe.emu.fabric).
+    def get_fabric_node_id(self, coord: _program.MeshCoordinate):
+        return self._mesh.get_fabric_node_id(coord)
+
+    @property
+    def fabric_topology(self):
+        return self._mesh.fabric_topology
+
+    @fabric_topology.setter
+    def fabric_topology(self, topology) -> None:
+        self._mesh.fabric_topology = topology
+
+    def set_fabric_seed(self, seed: int) -> None:
+        """Seed of the fabric's random delivery delays (results must not depend on it)."""
+        self._mesh.set_fabric_seed(seed)
+
+    @property
+    def chip_mesh(self):
+        """The underlying `ttnn_moe._C.emu.Mesh` (for run_mesh_program)."""
+        return self._mesh
+
     def __repr__(self) -> str:
         return f"emu.MeshDevice({self.shape[0]}x{self.shape[1]}, grid={self._chips[0].grid_size})"
 
