@@ -192,3 +192,14 @@ def test_mesh_program_runs_each_device():
     np.testing.assert_array_equal(d1.read(dst1, page, pages * page), data1)
     assert counters["noc_bytes_read_dram"] == 2 * pages * page
     assert set(counters["devices"]) == {0, 1}
+
+
+def test_row_pages_smaller_than_dram_alignment_stride_like_hardware():
+    # 48-byte rows sit in each DRAM bank at a 64-byte stride; a kernel that passes
+    # the raw 48-byte page size to its TensorAccessor must still find every page.
+    dev = emu.open_device()
+    page, pages = 48, 30
+    data, src, dst = _filled(dev, pages, page, seed=3)
+    # A one-page ring keeps every L1 side of the transfers at the same 32-byte phase as DRAM.
+    emu.run_program(dev, copy_program(src, dst, page, pages, [(0, 0), (1, 0)], cb_pages=1))
+    np.testing.assert_array_equal(dev.read(dst, page, pages * page), data)

@@ -65,7 +65,10 @@ struct TensorAccessor {
 
     uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t noc = noc_index) const {
         const uint32_t bank = page_id % NUM_DRAM_BANKS;
-        const uint32_t addr = bank_base_address + (page_id / NUM_DRAM_BANKS) * aligned_page_size + offset;
+        // Like the real interleaved accessor (InterleavedAddrGen), pages sit in a bank at a stride of the
+        // page size rounded up to the DRAM alignment, whatever page size the kernel passed.
+        const uint32_t bank_stride = align_power_of_2<uint32_t>(aligned_page_size, DRAM_ALIGNMENT);
+        const uint32_t addr = bank_base_address + (page_id / NUM_DRAM_BANKS) * bank_stride + offset;
         return ttnn_moe_emu::noc_xy_addr(ttnn_moe_emu::dram_bank_x(bank), ttnn_moe_emu::dram_bank_y(bank), addr);
     }
 
