@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from emu_programs import BF16, TILE_BYTES, cb, kernel, tilize_bf16, untilize_bf16
+from emu_programs import BF16, TILE_BYTES, cb, kernel, tilize, untilize
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
 
@@ -40,10 +40,10 @@ def test_matmul_matches_torch_with_exact_counters(M, K, N, cores):
     a = dev.allocate(Mt * Kt * TILE_BYTES, TILE_BYTES)
     b = dev.allocate(Kt * Nt * TILE_BYTES, TILE_BYTES)
     c = dev.allocate(Mt * Nt * TILE_BYTES, TILE_BYTES)
-    dev.write(a, TILE_BYTES, tilize_bf16(A))
-    dev.write(b, TILE_BYTES, tilize_bf16(B))
+    dev.write(a, TILE_BYTES, tilize(A))
+    dev.write(b, TILE_BYTES, tilize(B))
     counters = emu.run_program(dev, matmul_program(a, b, c, Mt, Kt, Nt, cores))
-    got = untilize_bf16(dev.read(c, TILE_BYTES, Mt * Nt * TILE_BYTES), M, N)
+    got = untilize(dev.read(c, TILE_BYTES, Mt * Nt * TILE_BYTES), M, N)
     want = A.float() @ B.float()
     # fp32 accumulation in DST, one rounding to bf16 at pack.
     torch.testing.assert_close(got, want.to(torch.bfloat16).float(), rtol=0, atol=0.02 * want.abs().max().item())
