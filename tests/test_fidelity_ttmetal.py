@@ -95,14 +95,14 @@ def pcc(got: torch.Tensor, want: torch.Tensor) -> float:
 # ---------------------------------------------------------------- matmul
 
 def matmul_program(wheel: Path, a: int, b: int, c: int, Mt: int, Kt: int, Nt: int, batch: int, bcast_b: bool,
-                   grid: tuple[int, int], fp32_dest_acc_en: bool, in0_last_ktile_w: int = 0,
+                   grid: tuple[int, int], fp32_dest_acc_en: bool, in0_last_ktile: tuple[int, int] = (0, 0),
                    in0_format: pd.DataFormat = pd.DataFormat.Float16_b) -> pd.ProgramDescriptor:
     """The multi-core matmul program (bf16 in1 and output): one output tile per bmm iteration."""
     split = split_work_to_cores(*grid, batch * Mt * Nt)
     all_cores = core_range_set([core for core, _, _ in split])
     in0_tile = 4096 if in0_format == pd.DataFormat.Float32 else TILE_BYTES
-    # in0_last_ktile_w, in0_last_ktile_h (the factory's transpose_a path, not taken here), then the accessors.
-    reader_ct = [in0_last_ktile_w, 0] + emu.tensor_accessor_args(in0_tile, True) + emu.tensor_accessor_args(TILE_BYTES)
+    # in0_last_ktile_w, in0_last_ktile_h (the factory's transpose_a path), then the accessors.
+    reader_ct = list(in0_last_ktile) + emu.tensor_accessor_args(in0_tile, True) + emu.tensor_accessor_args(TILE_BYTES)
     reader_rt = [(core, [a, b, Mt, Kt, Nt, Mt * Kt, Kt * Nt, batch, int(bcast_b), start, n, Mt * Nt])
                  for core, n, start in split]
     writer_ct = [CB_MATMUL_OUT] + emu.tensor_accessor_args(TILE_BYTES, True)
@@ -124,7 +124,7 @@ def matmul_program(wheel: Path, a: int, b: int, c: int, Mt: int, Kt: int, Nt: in
     return pd.ProgramDescriptor(kernels=kernels, cbs=cbs)
 
 
-def run_matmul(wheel, A: torch.Tensor, B: torch.Tensor, grid, fp32_dest_acc_en, in0_last_ktile_w=0):
+def run_matmul(wheel, A: torch.Tensor, B: torch.Tensor, grid, fp32_dest_acc_en, in0_last_ktile=(0, 0)):
     """A: (batch, M, K) padded, bf16 or fp32; B: (1 or batch, K, N) bf16. Returns (C float32, counters)."""
     batch, M, K = A.shape
     N = B.shape[-1]
@@ -136,7 +136,7 @@ def run_matmul(wheel, A: torch.Tensor, B: torch.Tensor, grid, fp32_dest_acc_en, 
     dev.write(a, in0_page, np.concatenate([tilize(m, A.dtype) for m in A]))
     dev.write(b, TILE_BYTES, np.concatenate([tilize(m) for m in B]))
     program = matmul_program(wheel, a, b, c, M // 32, K // 32, N // 32, batch, B.shape[0] == 1, grid,
-                             fp32_dest_acc_en, in0_last_ktile_w, FORMATS[A.dtype])
+                             fp32_dest_acc_en, in0_last_ktile, FORMATS[A.dtype])
     counters = emu.run_program(dev, program)
     pages = dev.read(c, TILE_BYTES, batch * M * N * 2).reshape(batch, -1)
     return torch.stack([untilize(p, M, N) for p in pages]), counters
@@ -196,17 +196,24 @@ def test_matmul_kernels_match_torch(wheel, batch, M, K, N, bcast_b, grid, fp32_d
 
 
 @pytest.mark.parametrize("in0_dtype", [torch.bfloat16, torch.float32], ids=["bf16_in0", "fp32_in0"])
-def test_matmul_reader_pads_the_last_k_tile(wheel, in0_dtype):
-    """K = 80 of a padded 96: pad_last_ktile must zero A's 16 padding columns, which hold NaN here."""
-    M, K, K_padded, N = 64, 80, 96, 64
+@pytest.mark.parametrize("padded", ["columns", "rows"])
+def test_matmul_reader_pads_the_last_k_tile(wheel, in0_dtype, padded):
+    """A's last K tile keeps 16 valid columns (pad_last_ktile) or, as the transpose_a path lays K out, 16 valid
+    rows (pad_last_transposed_ktile). The padding holds NaN here: the reader must zero it in the CB."""
+    M, K, N = 64, 96, 64
     gen = torch.Generator().manual_seed(5)
-    A = torch.full((1, M, K_padded), float("nan"))
-    A[..., :K] = torch.randn(1, M, K, generator=gen).to(torch.bfloat16).float()
-    B = torch.randn(1, K_padded, N, generator=gen).to(torch.bfloat16)  # padding rows: finite garbage
-    got, _ = run_matmul(wheel, A.to(in0_dtype), B, (2, 3), True, in0_last_ktile_w=K % 32)
+    A = torch.randn(1, M, K, generator=gen).to(torch.bfloat16).float()
+    B = torch.randn(1, K, N, generator=gen).to(torch.bfloat16)
+    padding = torch.zeros(1, M, K, dtype=torch.bool)
+    if padded == "columns":
+        padding[..., K - 16:] = True
+    else:
+        padding[..., K - 32:] = (torch.arange(M) % 32 >= 16)[:, None]
+    got, _ = run_matmul(wheel, A.masked_fill(padding, float("nan")).to(in0_dtype), B, (2, 3), True,
+                        (16, 0) if padded == "columns" else (0, 16))
 
     assert not got.isnan().any()
-    assert_fp32_accumulated_then_rounded(got, A[..., :K], B[..., :K, :])
+    assert_fp32_accumulated_then_rounded(got, A.masked_fill(padding, 0.0), B)
 
 
 # ---------------------------------------------------------------- eltwise unary
