@@ -14,7 +14,9 @@ runtime args that tt-metal's host code gives them:
   `writer_unary_interleaved_start_id.cpp`, as the unary factory builds them
   (input CB c_0, output CB c_2, the op chain as SFPU_OP_* defines).
 
-Goldens are torch. Exactness, measured: matmul with fp32_dest_acc_en equals torch's
+Every kernel configuration run here also builds against the wheel's real device
+headers (the conformance check), so the args and defines are ones tt-metal's JIT
+accepts. Goldens are torch. Exactness, measured: matmul with fp32_dest_acc_en equals torch's
 fp32 matmul rounded to bf16 except where the fp32 sum sits on a bf16 rounding
 boundary (different summation order), which moves the result by one bf16 step;
 with a 16-bit DST it follows a golden that rounds the running sum to bf16 after
@@ -31,8 +33,10 @@ import pytest
 import torch
 
 from emu_programs import TILE_BYTES, cb, tilize, untilize
+from ttnn_moe import conformance
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
+from ttnn_moe.conformance_jit import ComputeConfig
 from ttnn_moe.tt_wheel import ensure_ttnn_wheel
 
 MATMUL_KERNELS = "ttnn/cpp/ttnn/operations/matmul/device/kernels"
@@ -292,3 +296,41 @@ def test_unary_copy_of_fp32_is_bit_exact_on_a_full_grid(wheel):
     # 4 KiB pages: the reader and writer size their transfers from get_local_cb_interface(cb).fifo_page_size.
     x = torch.randn(150 * 32, 32, generator=torch.Generator().manual_seed(3))
     assert torch.equal(run_unary(wheel, x, "copy", (8, 8)), x)
+
+
+# ---------------------------------------------------------------- the same configurations on the real headers
+
+def conformance_specs(program: pd.ProgramDescriptor) -> list[dict]:
+    """check_kernel arguments for each kernel of a program: its args, defines, CB formats and compute config."""
+    formats = {f.buffer_index: f.data_format.name for c in program.cbs for f in c.format_descriptors}
+    specs = []
+    for k in program.kernels:
+        spec = {"path": k.kernel_source, "compile_time_args": tuple(k.compile_time_args),
+                "named_args": dict(k.named_compile_time_args), "defines": dict(k.defines), "cb_formats": formats}
+        if isinstance(k.config, pd.ComputeConfigDescriptor):
+            spec.update(kind="compute", compute_config=ComputeConfig(
+                math_fidelity=k.config.math_fidelity.name, fp32_dest_acc_en=k.config.fp32_dest_acc_en,
+                math_approx_mode=k.config.math_approx_mode, dst_full_sync_en=k.config.dst_full_sync_en))
+        else:
+            spec.update(kind="dataflow")
+        specs.append(spec)
+    return specs
+
+
+def test_the_programs_build_against_the_real_headers(wheel):
+    # One program per distinct kernel configuration above (addresses are runtime args: any will do).
+    programs = [matmul_program(wheel, 0, 0, 0, 2, 4, 3, 1, True, (2, 3), fp32) for fp32 in (True, False)]
+    programs += [matmul_program(wheel, 0, 0, 0, 2, 3, 2, 1, True, (2, 3), True, (16, 0), pd.DataFormat.Float32),
+                 matmul_program(wheel, 0, 0, 0, 2, 3, 2, 1, True, (2, 3), True, (0, 16))]
+    programs += [unary_program(wheel, 0, 0, 6, (2, 3), op, torch.bfloat16) for op in sorted(UNARY_OPS)]
+    programs.append(unary_program(wheel, 0, 0, 6, (2, 3), "copy", torch.float32))
+    checked, failures = set(), []
+    for spec in (s for p in programs for s in conformance_specs(p)):
+        key = repr(sorted(spec.items(), key=lambda item: item[0]))
+        if key in checked:
+            continue
+        checked.add(key)
+        result = conformance.check_kernel(spec.pop("path"), spec.pop("kind"), wheel_root=wheel, **spec)
+        if not result.ok:
+            failures.append(result.report())
+    assert not failures, "\n".join(failures)
