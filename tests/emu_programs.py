@@ -2,11 +2,30 @@
 
 from pathlib import Path
 
+import numpy as np
+import torch
+
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
 
 KERNELS = Path(__file__).resolve().parent / "kernels" / "emu"
 BF16 = pd.DataFormat.Float16_b
+TILE_BYTES = 2048  # bf16 32x32 tile
+
+
+def tilize(m: torch.Tensor, dtype: torch.dtype = torch.bfloat16) -> np.ndarray:
+    """(R, C) -> the bytes of its tile pages (row-major over tiles), each four 16x16 faces TL, TR, BL, BR."""
+    r, c = m.shape
+    t = m.to(dtype).reshape(r // 32, 2, 16, c // 32, 2, 16)  # [tr, fr, row, tc, fc, col]
+    t = t.permute(0, 3, 1, 4, 2, 5).contiguous()  # [tr, tc, fr, fc, row, col]
+    return t.view(torch.uint8).numpy().reshape(-1)
+
+
+def untilize(pages: np.ndarray, r: int, c: int, dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    """The bytes of an (r, c) matrix's tile pages -> (r, c) float32 (exact for bf16 and fp32)."""
+    t = torch.from_numpy(pages.copy()).view(dtype)
+    t = t.reshape(r // 32, c // 32, 2, 2, 16, 16).permute(0, 2, 4, 1, 3, 5)
+    return t.reshape(r, c).float()
 
 
 def core_set(x0, y0, x1=None, y1=None):

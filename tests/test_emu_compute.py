@@ -4,25 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from emu_programs import BF16, cb, kernel
+from emu_programs import BF16, TILE_BYTES, cb, kernel, tilize, untilize
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
-
-TILE_BYTES = 2048  # bf16 32x32
-
-
-def tilize_bf16(m: torch.Tensor) -> np.ndarray:
-    """(R, C) -> tile pages (row-major over tiles), each four 16x16 faces TL, TR, BL, BR."""
-    r, c = m.shape
-    t = m.to(torch.bfloat16).reshape(r // 32, 2, 16, c // 32, 2, 16)  # [tr, fr, row, tc, fc, col]
-    t = t.permute(0, 3, 1, 4, 2, 5).contiguous()  # [tr, tc, fr, fc, row, col]
-    return t.view(torch.int16).numpy().view(np.uint8).reshape(-1)
-
-
-def untilize_bf16(pages: np.ndarray, r: int, c: int) -> torch.Tensor:
-    t = torch.from_numpy(pages.view(np.int16).copy()).view(torch.bfloat16)
-    t = t.reshape(r // 32, c // 32, 2, 2, 16, 16).permute(0, 2, 4, 1, 3, 5)
-    return t.reshape(r, c).float()
 
 
 def matmul_program(a, b, c, Mt, Kt, Nt, cores):
@@ -56,10 +40,10 @@ def test_matmul_matches_torch_with_exact_counters(M, K, N, cores):
     a = dev.allocate(Mt * Kt * TILE_BYTES, TILE_BYTES)
     b = dev.allocate(Kt * Nt * TILE_BYTES, TILE_BYTES)
     c = dev.allocate(Mt * Nt * TILE_BYTES, TILE_BYTES)
-    dev.write(a, TILE_BYTES, tilize_bf16(A))
-    dev.write(b, TILE_BYTES, tilize_bf16(B))
+    dev.write(a, TILE_BYTES, tilize(A))
+    dev.write(b, TILE_BYTES, tilize(B))
     counters = emu.run_program(dev, matmul_program(a, b, c, Mt, Kt, Nt, cores))
-    got = untilize_bf16(dev.read(c, TILE_BYTES, Mt * Nt * TILE_BYTES), M, N)
+    got = untilize(dev.read(c, TILE_BYTES, Mt * Nt * TILE_BYTES), M, N)
     want = A.float() @ B.float()
     # fp32 accumulation in DST, one rounding to bf16 at pack.
     torch.testing.assert_close(got, want.to(torch.bfloat16).float(), rtol=0, atol=0.02 * want.abs().max().item())

@@ -81,6 +81,12 @@ struct Instance {
     const volatile uint32_t* wait_addr = nullptr;
     uint32_t wait_value = 0;
 
+    // get_local_cb_interface views handed to this kernel (bit i: CB i), and the
+    // values the runtime last wrote into them (to see what the kernel changed).
+    uint32_t cb_views_handed = 0;
+    std::array<ttnn_moe_emu::CbInterface, params::MAX_CIRCULAR_BUFFERS> cb_views{};
+    std::array<ttnn_moe_emu::CbInterface, params::MAX_CIRCULAR_BUFFERS> cb_views_written{};
+
     std::unique_ptr<CbTileAccessImpl> cb_access;  // compute kernels only
     std::unique_ptr<ComputeEngine> compute;
     uint32_t matmul_transpose = 0;  // set by matmul_init, used by matmul_tiles

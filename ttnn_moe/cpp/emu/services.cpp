@@ -52,7 +52,10 @@ CbState& cb(uint32_t index) {
     if (index >= params::MAX_CIRCULAR_BUFFERS || !t_inst->core->cbs[index].configured) {
         fail("circular buffer " + std::to_string(index) + " is not configured on this core");
     }
-    return t_inst->core->cbs[index];
+    CbState& s = t_inst->core->cbs[index];
+    absorb_cb_view_writes(index, s);
+    refresh_cb_view(index, s);
+    return s;
 }
 
 namespace {
@@ -101,6 +104,7 @@ void cb_push_back(uint32_t index, uint32_t n) {
     s.wr += n * s.page_size;
     if (s.wr > s.end()) fail("cb_push_back(cb " + std::to_string(index) + ") moved the write pointer past the ring");
     if (s.wr == s.end()) s.wr = s.base;
+    refresh_cb_view(index, s);
 }
 
 void cb_wait_front(uint32_t index, uint32_t n) {
@@ -123,6 +127,7 @@ void cb_pop_front(uint32_t index, uint32_t n) {
     s.rd += n * s.page_size;
     if (s.rd > s.end()) fail("cb_pop_front(cb " + std::to_string(index) + ") moved the read pointer past the ring");
     if (s.rd == s.end()) s.rd = s.base;
+    refresh_cb_view(index, s);
 }
 
 }  // namespace services
@@ -269,6 +274,7 @@ void svc_cb_set_ptr(uint32_t cb, uint32_t addr, bool write) {
         fail("CB " + std::to_string(cb) + " pointer set to " + hex(addr) + ", outside its ring");
     }
     (write ? s.wr : s.rd) = offset;
+    services::refresh_cb_view(cb, s);
 }
 void svc_cb_set_write_ptr(uint32_t cb, uint32_t addr) { svc_cb_set_ptr(cb, addr, true); }
 void svc_cb_set_read_ptr(uint32_t cb, uint32_t addr) { svc_cb_set_ptr(cb, addr, false); }
@@ -445,6 +451,7 @@ ttnn_moe_emu::Services make_table() {
     t.cb_set_write_ptr = &svc_cb_set_write_ptr;
     t.cb_set_read_ptr = &svc_cb_set_read_ptr;
     t.cb_info = &svc_cb_info;
+    t.cb_interface = &services::cb_interface;
     t.noc_read = &svc_noc_read;
     t.noc_write = &svc_noc_write;
     t.noc_write_multicast = &svc_noc_write_multicast;

@@ -22,6 +22,13 @@ void cb_push_back(uint32_t cb, uint32_t n);
 void cb_wait_front(uint32_t cb, uint32_t n);
 void cb_pop_front(uint32_t cb, uint32_t n);
 
+// get_local_cb_interface (cb_interface.cpp): the running kernel's view of a CB,
+// refreshed from the ring after each CB call; pointer moves the kernel made in
+// it are applied to the ring first (absorb), other writes are rejected.
+ttnn_moe_emu::CbInterface* cb_interface(uint32_t cb);
+void absorb_cb_view_writes(uint32_t cb, CbState& state);
+void refresh_cb_view(uint32_t cb, const CbState& state);
+
 // Fills the compute entries of the table (compute_services.cpp).
 void fill_compute_services(ttnn_moe_emu::Services& table);
 

@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 3;
+inline constexpr uint32_t ABI_VERSION = 4;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -37,6 +37,26 @@ struct KernelEnv {
 
 // What a CB query returns (cb_info).
 enum class CbField : uint32_t { PageSize = 0, NumPages = 1, TotalSize = 2, Configured = 3 };
+
+// A kernel's view of one CB, laid out as tt-metal's LocalCBInterface
+// (get_local_cb_interface). Addresses, sizes and the page size are in bytes on
+// the data movement processors and in 16-byte units on TRISC (cb_addr_shift).
+struct CbInterface {
+    uint32_t fifo_size;
+    uint32_t fifo_limit;  // fifo start + fifo_size
+    uint32_t fifo_page_size;
+    uint32_t fifo_num_pages;
+    uint32_t fifo_rd_ptr;
+    uint32_t fifo_wr_ptr;
+    union {
+        uint32_t tiles_acked_received_init;
+        struct {
+            uint16_t tiles_acked;
+            uint16_t tiles_received;
+        };
+    };
+    uint32_t fifo_wr_tile_ptr;
+};
 
 // Which barrier (noc_barrier).
 enum class Barrier : uint32_t { Read = 0, Write = 1, WritesFlushed = 2, Atomic = 3, Full = 4 };
@@ -67,6 +87,10 @@ struct Services {
     void (*cb_set_write_ptr)(uint32_t cb, uint32_t addr);
     void (*cb_set_read_ptr)(uint32_t cb, uint32_t addr);
     uint32_t (*cb_info)(uint32_t cb, CbField field);
+    // The running kernel's CbInterface of `cb`, valid for the whole run. The
+    // runtime refreshes it on every CB call of that kernel; a kernel that moves
+    // fifo_rd_ptr / fifo_wr_ptr in it moves the CB's pointer.
+    CbInterface* (*cb_interface)(uint32_t cb);
 
     // NOC. Local addresses are host addresses of the issuing core's L1 (or raw L1 offsets).
     void (*noc_read)(uint64_t src_noc_addr, uint32_t dst_local_addr, uint32_t size);

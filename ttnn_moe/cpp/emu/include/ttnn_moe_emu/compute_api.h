@@ -10,6 +10,7 @@
 #include "api/debug/assert.h"
 #include "api/debug/dprint.h"
 #include "emu_kernel_config.h"
+#include "internal/circular_buffer_interface.h"
 #include "ttnn_moe_emu/kernel_args.h"
 #include "ttnn_moe_emu/kernel_common.h"
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "hostdevcommon/kernel_structs.h"
 #include "ttnn_moe_emu/abi.h"
 
 #ifndef FORCE_INLINE

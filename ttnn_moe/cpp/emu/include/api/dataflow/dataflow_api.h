@@ -12,6 +12,7 @@
 #include "api/debug/dprint.h"
 #include "api/debug/waypoint.h"
 #include "api/tensor/tensor_accessor.h"
+#include "internal/circular_buffer_interface.h"
 #include "emu_kernel_config.h"
 #include "ttnn_moe_emu/kernel_args.h"
 #include "ttnn_moe_emu/kernel_common.h"
