@@ -103,10 +103,88 @@ def bench_moe_bmm(device) -> list[Row]:
     return rows
 
 
-BENCHMARKS: dict[str, Callable] = {"moe_bmm": bench_moe_bmm}
+@dataclass
+class DataRow:
+    """A data-movement op: wall time and DRAM traffic, with the bytes its contract needs."""
+
+    case: str
+    wall_ms: float
+    dram_bytes_read: int
+    dram_bytes_written: int
+    payload_bytes_read: int    # bytes of the main operand the op read (x rows / y rows)
+    payload_bytes_needed: int  # bytes of that operand the assignments need
+
+
+def _routing_tables(kind: str, seed: int = 0):
+    """(T, K) ids over E global experts (local 0..E_l-1 as in routing_counts) and bf16 weights."""
+    gen = torch.Generator().manual_seed(seed)
+    probs = torch.ones(NUM_EXPERTS) if kind == "uniform" else 1.0 / torch.arange(1, NUM_EXPERTS + 1).float()
+    ids = torch.multinomial(probs.expand(TOKENS, -1), TOP_K, replacement=False, generator=gen).int()
+    weights = torch.rand(TOKENS, TOP_K, generator=gen).bfloat16()
+    mapping = torch.full((NUM_EXPERTS,), -1, dtype=torch.int32)
+    mapping[:NUM_LOCAL_EXPERTS] = torch.arange(NUM_LOCAL_EXPERTS, dtype=torch.int32)
+    return ids, weights, mapping
+
+
+def bench_routing_ops(device) -> list[DataRow]:
+    """prepare_moe_routing_tensors, scatter_moe_input and local_reduce_moe_output, uniform and skewed.
+
+    payload: x rows read by scatter vs assignments * H * 2; y rows read by local_reduce vs the
+    same (1.00 = only assigned rows are touched: work linear in assignments)."""
+    rows = []
+
+    def rm(t, dtype):
+        return ttnn.from_torch(t, dtype=dtype, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+
+    for kind in ("uniform", "skewed"):
+        ids, weights, mapping = _routing_tables(kind)
+        ids_d, weights_d, mapping_d = rm(ids, ttnn.uint32), rm(weights, ttnn.bfloat16), rm(mapping, ttnn.int32)
+        tables = ttnn_moe.prepare_moe_routing_tensors(ids_d, weights_d, mapping_d, NUM_EXPERTS,
+                                                      num_local_experts=NUM_LOCAL_EXPERTS, strict=False)
+        counts, tokens, token_weights, idx_map = tables
+        assignments = int(ttnn.to_torch(counts).sum())
+        needed = assignments * HIDDEN * 2
+        x = rm(torch.randn(TOKENS, HIDDEN).bfloat16(), ttnn.bfloat16)
+        y = rm(torch.randn(NUM_LOCAL_EXPERTS, TOKENS, HIDDEN).bfloat16(), ttnn.bfloat16)
+        cases = (
+            ("prepare_moe_routing_tensors", None, lambda: ttnn_moe.prepare_moe_routing_tensors(
+                ids_d, weights_d, mapping_d, NUM_EXPERTS, num_local_experts=NUM_LOCAL_EXPERTS, strict=False)),
+            ("scatter_moe_input", x, lambda: ttnn_moe.scatter_moe_input(x, counts, tokens)),
+            ("local_reduce_moe_output", y, lambda: ttnn_moe.local_reduce_moe_output(
+                y, idx_map, token_weights, counts, TOKENS)),
+        )
+        for name, payload, run in cases:
+            wall_ms, counters = _timed(run)
+            payload_read = 0
+            if payload is not None:
+                payload_read = counters["dram_buffers"].get(payload.to_arg().address, {"bytes_read": 0})["bytes_read"]
+            rows.append(DataRow(
+                case=f"{name} {kind} assignments={assignments}",
+                wall_ms=wall_ms,
+                dram_bytes_read=counters["noc_bytes_read_dram"],
+                dram_bytes_written=counters["noc_bytes_written_dram"],
+                payload_bytes_read=payload_read,
+                payload_bytes_needed=needed if payload is not None else 0,
+            ))
+    return rows
+
+
+BENCHMARKS: dict[str, Callable] = {"moe_bmm": bench_moe_bmm, "routing_ops": bench_routing_ops}
+
+
+def print_data_table(name: str, rows: list[DataRow]) -> None:
+    print(f"\n== {name} (E_l={NUM_LOCAL_EXPERTS} of E={NUM_EXPERTS}, T={TOKENS}, H={HIDDEN}, top-{TOP_K}, 8x8 cores)")
+    print(f"{'case':<62} {'wall ms':>8} {'DRAM rd KB':>10} {'DRAM wr KB':>10} {'payload rd/needed':>18}")
+    for r in rows:
+        ratio = f"{r.payload_bytes_read / r.payload_bytes_needed:.2f}" if r.payload_bytes_needed else "-"
+        print(f"{r.case:<62} {r.wall_ms:8.1f} {r.dram_bytes_read / 1e3:10.1f} {r.dram_bytes_written / 1e3:10.1f} "
+              f"{ratio:>18}")
 
 
 def print_table(name: str, rows: list[Row]) -> None:
+    if rows and isinstance(rows[0], DataRow):
+        print_data_table(name, rows)
+        return
     print(f"\n== {name} (E_l={NUM_LOCAL_EXPERTS} of E={NUM_EXPERTS}, T={TOKENS}, H={HIDDEN}, I={INTERMEDIATE}, "
           f"top-{TOP_K}, 8x8 cores)")
     print(f"{'case':<62} {'wall ms':>8} {'matmuls':>8} {'needed':>8} {'ratio':>6} "

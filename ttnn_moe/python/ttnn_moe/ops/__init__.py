@@ -7,11 +7,17 @@ tensors and, after `ttnn_moe.attach(ttnn)`, on ttnn tensors.
 
 from collections.abc import Callable
 
+from ttnn_moe.ops.local_reduce_moe_output import local_reduce_moe_output
+from ttnn_moe.ops.moe_bmm import moe_bmm
+from ttnn_moe.ops.prepare_moe_routing_tensors import prepare_moe_routing_tensors
+from ttnn_moe.ops.scatter_moe_input import scatter_moe_input
+
 # name -> op function; `ttnn_moe.attach` sets each of these on the ttnn module.
-OPS: dict[str, Callable] = {}
+OPS: dict[str, Callable] = {
+    "prepare_moe_routing_tensors": prepare_moe_routing_tensors,
+    "scatter_moe_input": scatter_moe_input,
+    "moe_bmm": moe_bmm,
+    "local_reduce_moe_output": local_reduce_moe_output,
+}
 
-__all__ = ["OPS"]
-
-from ttnn_moe.ops.moe_bmm import moe_bmm  # noqa: E402  (registers after OPS exists)
-
-OPS["moe_bmm"] = moe_bmm
+__all__ = ["OPS", *OPS]
