@@ -1,5 +1,176 @@
+// Python bindings of the emulator: ttnn_moe._C.emu. The ttnn-shaped Python
+// API (ttnn_moe.emu) is built on exactly this surface; keep it stable.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
 #include "bindings/bindings.hpp"
+#include "emu/device.hpp"
+#include "emu/device_params.hpp"
+#include "emu/error.hpp"
+#include "emu/jit.hpp"
+#include "emu/runtime.hpp"
+#include "program/program_descriptor.hpp"
+#include "program/tensor_accessor_args.hpp"
+
+namespace py = pybind11;
+using namespace ttnn_moe::emu;
 
 namespace ttnn_moe::bindings {
-void bind_emu(pybind11::module_& m) { m.def_submodule("emu", "The Tensix emulator"); }
+
+namespace {
+
+using GridArg = std::pair<uint32_t, uint32_t>;
+
+py::dict counters_to_dict(const Counters& c) {
+    py::dict d;
+    d["tile_matmuls"] = c.tile_matmuls;
+    d["tiles_packed"] = c.tiles_packed;
+    d["noc_bytes_read_dram"] = c.noc_bytes_read_dram;
+    d["noc_bytes_read_l1"] = c.noc_bytes_read_l1;
+    d["noc_bytes_written_dram"] = c.noc_bytes_written_dram;
+    d["noc_bytes_written_l1"] = c.noc_bytes_written_l1;
+    d["kernel_builds"] = c.kernel_builds;
+    d["kernel_cache_hits"] = c.kernel_cache_hits;
+    py::dict buffers;
+    for (const auto& [addr, t] : c.dram_buffers) {
+        py::dict b;
+        b["unique_pages_read"] = t.unique_pages_read();
+        b["page_reads"] = t.page_reads;
+        b["bytes_read"] = t.bytes_read;
+        b["bytes_written"] = t.bytes_written;
+        buffers[py::int_(addr)] = b;
+    }
+    d["dram_buffers"] = buffers;
+    py::dict busy;
+    for (const auto& [core, n] : c.core_busy) busy[py::make_tuple(core.first, core.second)] = n;
+    d["core_busy"] = busy;
+    return d;
+}
+
+py::array_t<uint8_t> read_buffer(Device& dev, uint32_t address, uint32_t page_size, size_t nbytes) {
+    py::array_t<uint8_t> out(static_cast<py::ssize_t>(nbytes));
+    dev.dram().read_pages(address, page_size, out.mutable_data(), nbytes);
+    return out;
+}
+
+void write_buffer(Device& dev, uint32_t address, uint32_t page_size,
+                  py::array_t<uint8_t, py::array::c_style | py::array::forcecast> data) {
+    dev.dram().write_pages(address, page_size, data.data(), static_cast<size_t>(data.size()));
+}
+
+// The JIT needs the emulator's device headers; ttnn_moe.paths knows where they are.
+void ensure_include_dir() {
+    auto& jit = KernelJit::instance();
+    if (!jit.has_include_dir()) {
+        auto dir = py::module_::import("ttnn_moe.paths").attr("emulator_include_dir")();
+        jit.set_include_dir(py::str(dir).cast<std::string>());
+    }
+}
+
+py::dict run_on_device(Device& device, const program::ProgramDescriptor& program) {
+    ensure_include_dir();
+    Counters c;
+    {
+        py::gil_scoped_release release;
+        c = run_program(device, program);
+    }
+    return counters_to_dict(c);
+}
+
+// Totals over the devices, plus "devices": {device id: counters}.
+py::dict run_on_mesh(Mesh& mesh, const program::MeshProgramDescriptor& program) {
+    ensure_include_dir();
+    std::vector<std::pair<uint32_t, Counters>> per_device;
+    {
+        py::gil_scoped_release release;
+        per_device = run_mesh_program(mesh, program);
+    }
+    Counters total;
+    py::dict devices;
+    for (const auto& [id, c] : per_device) {
+        total.add(c);
+        devices[py::int_(id)] = counters_to_dict(c);
+    }
+    py::dict d = counters_to_dict(total);
+    d["devices"] = devices;
+    return d;
+}
+
+}  // namespace
+
+void bind_emu(py::module_& parent) {
+    auto m = parent.def_submodule("emu", "The Tensix emulator");
+    py::register_exception<EmuError>(m, "EmulatorError", PyExc_RuntimeError);
+
+    py::class_<Device, std::shared_ptr<Device>>(m, "Device")
+        .def_property_readonly("id", &Device::id)
+        .def_property_readonly("grid_size", [](const Device& d) { return py::make_tuple(d.grid_x(), d.grid_y()); })
+        .def_property_readonly("num_dram_banks", [](const Device&) { return params::NUM_DRAM_BANKS; })
+        .def_property_readonly("l1_size", [](const Device&) { return params::L1_SIZE; })
+        .def("allocate", [](Device& d, uint64_t size, uint32_t page) { return d.dram().allocate(size, page); },
+             py::arg("size_bytes"), py::arg("page_size"),
+             "Allocates an interleaved DRAM buffer; returns its address.")
+        .def("deallocate", [](Device& d, uint32_t address) { d.dram().deallocate(address); }, py::arg("address"))
+        .def("write", &write_buffer, py::arg("address"), py::arg("page_size"), py::arg("data"),
+             "Writes pages (in page order) into an interleaved DRAM buffer.")
+        .def("read", &read_buffer, py::arg("address"), py::arg("page_size"), py::arg("nbytes"),
+             "Reads nbytes of pages (in page order) from an interleaved DRAM buffer.")
+        .def("worker_core_from_logical_core",
+             [](const Device& d, uint32_t x, uint32_t y) {
+                 NocCoord c = d.worker_core_from_logical_core(x, y);
+                 return py::make_tuple(c.x, c.y);
+             },
+             py::arg("x"), py::arg("y"))
+        .def("counters", [](Device& d) { return counters_to_dict(d.counters()); }, "Cumulative counters.")
+        .def("reset_counters", &Device::reset_counters)
+        .def("__repr__", [](const Device& d) {
+            return "emu.Device(id=" + std::to_string(d.id()) + ", grid=" + std::to_string(d.grid_x()) + "x" +
+                   std::to_string(d.grid_y()) + ")";
+        });
+
+    py::class_<Mesh, std::shared_ptr<Mesh>>(m, "Mesh")
+        .def(py::init([](uint32_t rows, uint32_t cols, GridArg grid) {
+                 return std::make_shared<Mesh>(rows, cols, grid.first, grid.second);
+             }),
+             py::arg("rows"), py::arg("cols"), py::arg("grid") = GridArg{8, 8})
+        .def_property_readonly("shape", [](const Mesh& mesh) { return py::make_tuple(mesh.rows(), mesh.cols()); })
+        .def_property_readonly("num_devices", &Mesh::num_devices)
+        .def("device", &Mesh::device, py::arg("row"), py::arg("col"))
+        .def("devices", &Mesh::devices);
+
+    m.def(
+        "open_device",
+        [](uint32_t device_id, GridArg grid) { return std::make_shared<Device>(device_id, grid.first, grid.second); },
+        py::arg("device_id") = 0, py::arg("grid") = GridArg{8, 8});
+
+    m.def("run_program", &run_on_device, py::arg("device"), py::arg("program"),
+          "Runs a program on one device; returns the counters of this run.");
+    m.def("run_mesh_program", &run_on_mesh, py::arg("mesh"), py::arg("program"),
+          "Runs one program per device of the mesh; returns total counters and per-device counters.");
+    m.def("jit_stats", []() {
+        const JitStats s = KernelJit::instance().stats();
+        py::dict d;
+        d["builds"] = s.builds;
+        d["cache_hits"] = s.cache_hits;
+        return d;
+    }, "Kernel builds (compiler runs) and cache hits of this process.");
+    m.def("set_kernel_include_dirs", [](std::vector<std::string> dirs) {
+        KernelJit::instance().set_extra_include_dirs(std::move(dirs));
+    }, py::arg("dirs"), "Extra include directories for kernel builds (part of the build cache key).");
+    m.def(
+        "tensor_accessor_args",
+        [](uint32_t page_size, bool is_dram) {
+            program::TensorArg t;
+            t.page_size = page_size;
+            t.is_dram = is_dram;
+            std::vector<uint32_t> args;
+            program::append_tensor_accessor_args(t, args);
+            return args;
+        },
+        py::arg("page_size"), py::arg("is_dram") = true,
+        "Compile-time args of an interleaved tensor's TensorAccessorArgs (as tt-metal's append_to).");
+    m.def("kernel_include_dirs", []() { return KernelJit::instance().extra_include_dirs(); });
+}
+
 }  // namespace ttnn_moe::bindings

@@ -48,6 +48,10 @@ void bind_program(py::module_& parent) {
     py::enum_<DataMovementProcessor>(m, "DataMovementProcessor")
         .value("RISCV_0", DataMovementProcessor::RISCV_0)
         .value("RISCV_1", DataMovementProcessor::RISCV_1);
+    // NOC_0 / NOC_1 share these values, so pybind can name each value once.
+    py::enum_<NOC>(m, "NOC")
+        .value("RISCV_0_default", NOC::RISCV_0_default)
+        .value("RISCV_1_default", NOC::RISCV_1_default);
 
     py::class_<CoreCoord>(m, "CoreCoord")
         .def(py::init<>())
@@ -124,8 +128,12 @@ void bind_program(py::module_& parent) {
     py::class_<ReaderConfigDescriptor>(m, "ReaderConfigDescriptor").def(py::init<>());
     py::class_<WriterConfigDescriptor>(m, "WriterConfigDescriptor").def(py::init<>());
     py::class_<DataMovementConfigDescriptor>(m, "DataMovementConfigDescriptor")
-        .def(py::init<>())
-        .def_readwrite("processor", &DataMovementConfigDescriptor::processor);
+        .def(py::init([](DataMovementProcessor processor, NOC noc) {
+                 return DataMovementConfigDescriptor{processor, noc};
+             }),
+             py::arg("processor") = DataMovementProcessor::RISCV_0, py::arg("noc") = NOC::RISCV_0_default)
+        .def_readwrite("processor", &DataMovementConfigDescriptor::processor)
+        .def_readwrite("noc", &DataMovementConfigDescriptor::noc);
     py::class_<ComputeConfigDescriptor>(m, "ComputeConfigDescriptor")
         .def(py::init([](MathFidelity math_fidelity, bool fp32_dest_acc_en, bool dst_full_sync_en,
                          std::vector<UnpackToDestMode> unpack_to_dest_mode, bool bfp8_pack_precise,

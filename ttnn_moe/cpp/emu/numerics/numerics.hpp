@@ -21,11 +21,28 @@ inline constexpr uint32_t TILE_DIM = 32;
 inline constexpr uint32_t FACE_DIM = 16;
 inline constexpr uint32_t TILE_ELEMENTS = TILE_DIM * TILE_DIM;
 
+// Formats the emulator computes with: Float32, Float16_b, Float16, Bfp8_b,
+// UInt32, Int32, UInt16. Every function below throws std::invalid_argument
+// (naming the format) for any other format.
+bool is_supported_format(DataFormat format);
+const char* format_name(DataFormat format);
+
 // Bytes of one tile in memory (bf16 2048, fp32/uint32/int32 4096, uint16 2048, bfp8_b 1088).
 uint32_t tile_bytes(DataFormat format);
 // Bytes of one element for non-block formats; throws for block-float formats.
 uint32_t element_bytes(DataFormat format);
 bool is_integer_format(DataFormat format);
+
+// Element offset of (row, col) of a 32x32 tile in the tilized layout.
+constexpr uint32_t tilized_offset(uint32_t row, uint32_t col) {
+    const uint32_t face = (row / FACE_DIM) * 2 + col / FACE_DIM;
+    return face * FACE_DIM * FACE_DIM + (row % FACE_DIM) * FACE_DIM + col % FACE_DIM;
+}
+
+// bfloat16 <-> float. To bf16: round to nearest, ties to even; every NaN
+// becomes the quiet NaN 0x7FC0 (what torch produces); subnormals are kept.
+uint16_t float_to_bf16_bits(float value);
+float bf16_bits_to_float(uint16_t bits);
 
 // Tilized tile bytes in `format` -> 32x32 row-major floats.
 void unpack_tile(DataFormat format, const void* tile, float* out);
@@ -40,8 +57,12 @@ void pack_elements(DataFormat format, const float* in, void* dst, size_t n);
 // Rounds n values in place to what `format` can hold (DST without fp32 accumulation keeps bf16).
 void round_in_place(DataFormat format, float* data, size_t n);
 
-// c += a @ b for 32x32 row-major tiles, fp32 accumulation.
+// c += a @ b for 32x32 row-major tiles, fp32 accumulation. For every c[i][j]
+// the products are added one by one in k order 0..31, with no fused
+// multiply-add, so the result does not depend on the host's vector ISA.
 void matmul_tile_accumulate(const float* a, const float* b, float* c);
+// out = in^T for 32x32 row-major tiles (in and out must not alias).
+void transpose_tile(const float* in, float* out);
 
 enum class BinaryOp : uint8_t { Add, Sub, Mul };
 // Row: b's first row is broadcast down the columns; Col: b's first column across the rows; Scalar: b[0].

@@ -1,0 +1,194 @@
+"""Emulated dataflow: multi-core copies over CB rings, semaphores, and the diagnostics."""
+
+import time
+
+import numpy as np
+import pytest
+
+from emu_programs import KERNELS, cb, copy_program, core_set, kernel
+from ttnn_moe._C import emu
+from ttnn_moe._C import program as pd
+
+
+def _filled(dev, pages, page_size, seed=0):
+    data = np.random.default_rng(seed).integers(0, 256, pages * page_size, dtype=np.uint8)
+    src = dev.allocate(pages * page_size, page_size)
+    dev.write(src, page_size, data)
+    dst = dev.allocate(pages * page_size, page_size)
+    return data, src, dst
+
+
+def test_multi_core_split_copy_and_counters():
+    dev = emu.open_device()
+    page, pages = 2048, 50
+    data, src, dst = _filled(dev, pages, page)
+    cores = [(0, 0), (3, 1), (7, 7), (2, 5)]
+    counters = emu.run_program(dev, copy_program(src, dst, page, pages, cores))
+    np.testing.assert_array_equal(dev.read(dst, page, pages * page), data)
+    assert counters["noc_bytes_read_dram"] == pages * page
+    assert counters["noc_bytes_written_dram"] == pages * page
+    assert counters["noc_bytes_read_l1"] == 0
+    traffic = counters["dram_buffers"][src]
+    assert traffic["unique_pages_read"] == pages and traffic["page_reads"] == pages
+    assert counters["dram_buffers"][dst]["bytes_written"] == pages * page
+    assert set(counters["core_busy"]) == set(cores)
+    assert all(n > 0 for n in counters["core_busy"].values())
+    # The device accumulates what its runs counted.
+    assert dev.counters()["noc_bytes_read_dram"] == pages * page
+
+
+def test_cb_ring_smaller_than_the_stream_wraps():
+    dev = emu.open_device()
+    page, pages = 64, 37  # row pages; 37 pages through a 3-page ring
+    data, src, dst = _filled(dev, pages, page, seed=1)
+    emu.run_program(dev, copy_program(src, dst, page, pages, [(1, 1)], cb_pages=3))
+    np.testing.assert_array_equal(dev.read(dst, page, pages * page), data)
+
+
+def test_reader_blocks_of_pages_through_a_ring():
+    dev = emu.open_device()
+    page, pages = 2048, 24
+    data, src, dst = _filled(dev, pages, page, seed=2)
+    emu.run_program(dev, copy_program(src, dst, page, pages, [(0, 0)], cb_pages=4, block=2))
+    np.testing.assert_array_equal(dev.read(dst, page, pages * page), data)
+
+
+def test_reservation_that_would_wrap_is_an_error():
+    dev = emu.open_device()
+    page, pages = 2048, 6
+    _, src, dst = _filled(dev, pages, page)
+    # Blocks of 2 pages in a 3-page ring: the second reservation straddles the ring end.
+    with pytest.raises(emu.EmulatorError, match=r"reader_pages\.cpp.*core \(0, 0\).*write past the end of the ring"):
+        emu.run_program(dev, copy_program(src, dst, page, pages, [(0, 0)], cb_pages=3, block=2))
+
+
+def _semaphore_program(dev, result, rounds):
+    a, b = (0, 0), (5, 3)
+    ax, ay = dev.worker_core_from_logical_core(*a)
+    bx, by = dev.worker_core_from_logical_core(*b)
+    both = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(*a), pd.CoreCoord(*a)),
+                            pd.CoreRange(pd.CoreCoord(*b), pd.CoreCoord(*b))])
+    rt = [(pd.CoreCoord(*a), [0, bx, by, rounds, result]), (pd.CoreCoord(*b), [1, ax, ay, rounds, result])]
+    return pd.ProgramDescriptor(
+        kernels=[kernel("semaphore_ping.cpp", both, pd.WriterConfigDescriptor(), runtime_args=rt)],
+        semaphores=[pd.SemaphoreDescriptor(id=i, core_ranges=both, initial_value=0) for i in range(3)],
+    )
+
+
+def test_semaphores_local_set_remote_inc_and_wait():
+    dev = emu.open_device()
+    result = dev.allocate(32, 32)
+    emu.run_program(dev, _semaphore_program(dev, result, rounds=9))
+    words = dev.read(result, 32, 32).view(np.uint32)
+    assert list(words[:2]) == [9, 9]
+
+
+def test_deadlock_names_core_kernel_and_cb_quickly():
+    dev = emu.open_device()
+    cores = core_set(2, 3)
+    program = pd.ProgramDescriptor(
+        kernels=[kernel("wait_forever.cpp", cores, pd.ReaderConfigDescriptor(), named=[("cb_in", 5)])],
+        cbs=[cb(5, 2, 2048, cores)],
+    )
+    emu.run_program(dev, pd.ProgramDescriptor(kernels=[], cbs=[]))  # warm, empty
+    start = time.monotonic()
+    with pytest.raises(emu.EmulatorError) as err:
+        emu.run_program(dev, program)
+    elapsed = time.monotonic() - start
+    msg = str(err.value)
+    assert "deadlock" in msg
+    assert "wait_forever.cpp" in msg and "core (2, 3)" in msg
+    assert "cb_wait_front(cb 5, 1 pages) but 0 of 2 pages are filled" in msg
+    assert elapsed < 5  # the build may be cached or not; the detection itself is immediate
+
+
+def test_l1_overflow_names_the_cbs():
+    dev = emu.open_device()
+    cores = core_set(0, 0)
+    program = pd.ProgramDescriptor(
+        kernels=[kernel("wait_forever.cpp", cores, pd.ReaderConfigDescriptor(), named=[("cb_in", 0)])],
+        cbs=[cb(0, 300, 2048, cores), cb(1, 500, 2048, cores)],  # 600 KiB + 1000 KiB > 1464 KiB
+    )
+    with pytest.raises(emu.EmulatorError) as err:
+        emu.run_program(dev, program)
+    msg = str(err.value)
+    assert "L1 overflow" in msg and "core (0, 0)" in msg
+    assert "CB 0: 614400 bytes" in msg and "CB 1: 1024000 bytes" in msg
+
+
+def _raw_read_program(bank_addr, size, l1_offset):
+    cores = core_set(4, 2)
+    return pd.ProgramDescriptor(
+        kernels=[kernel("read_raw.cpp", cores, pd.ReaderConfigDescriptor(),
+                        runtime_args=[(pd.CoreCoord(4, 2), [bank_addr, size, l1_offset])])],
+        cbs=[cb(0, 1, 4096, cores)],
+    )
+
+
+def test_out_of_bounds_dram_read_names_kernel_and_core():
+    dev = emu.open_device()
+    buf = dev.allocate(12 * 2048, 2048)  # one page per bank: 2048 bytes of bank span
+    emu.run_program(dev, _raw_read_program(buf, 2048, 0))  # the whole span is fine
+    with pytest.raises(emu.EmulatorError) as err:
+        emu.run_program(dev, _raw_read_program(buf + 1024, 2048, 0))
+    msg = str(err.value)
+    assert "read_raw.cpp" in msg and "core (4, 2)" in msg and "out of bounds" in msg
+
+
+def test_misaligned_dram_read_is_an_error():
+    dev = emu.open_device()
+    buf = dev.allocate(12 * 2048, 2048)
+    emu.run_program(dev, _raw_read_program(buf + 64, 64, 0))  # same alignment: fine
+    with pytest.raises(emu.EmulatorError, match=r"read_raw\.cpp.*misaligned NOC transfer.*32 bytes"):
+        emu.run_program(dev, _raw_read_program(buf + 8, 64, 0))
+
+
+def test_runtime_arg_out_of_range_is_an_error():
+    dev = emu.open_device()
+    cores = core_set(1, 0)
+    program = pd.ProgramDescriptor(
+        kernels=[kernel("read_raw.cpp", cores, pd.ReaderConfigDescriptor(),
+                        runtime_args=[(pd.CoreCoord(1, 0), [0])])],
+        cbs=[cb(0, 1, 4096, cores)],
+    )
+    with pytest.raises(emu.EmulatorError, match=r"get_arg_val\(1\) but only 1 runtime args"):
+        emu.run_program(dev, program)
+
+
+def test_missing_kernel_source_is_a_value_error():
+    dev = emu.open_device()
+    program = pd.ProgramDescriptor(
+        kernels=[kernel(str(KERNELS / "no_such_kernel.cpp"), core_set(0, 0), pd.ReaderConfigDescriptor())])
+    with pytest.raises(ValueError, match="no_such_kernel.cpp"):
+        emu.run_program(dev, program)
+
+
+def test_core_outside_grid_is_a_value_error():
+    dev = emu.open_device(grid=(2, 2))
+    program = pd.ProgramDescriptor(
+        kernels=[kernel("wait_forever.cpp", core_set(2, 0), pd.ReaderConfigDescriptor())])
+    with pytest.raises(ValueError, match=r"\(2, 0\).*2x2 grid"):
+        emu.run_program(dev, program)
+
+
+def test_tensor_accessor_args_encoding():
+    # [ArgsConfig (IsDram = 2), page size aligned to 32 B (DRAM) or 16 B (L1)]
+    assert emu.tensor_accessor_args(2048, True) == [2, 2048]
+    assert emu.tensor_accessor_args(6, True) == [2, 32]
+    assert emu.tensor_accessor_args(6, False) == [0, 16]
+
+
+def test_mesh_program_runs_each_device():
+    mesh = emu.Mesh(1, 2, grid=(2, 2))
+    d0, d1 = mesh.devices()
+    page, pages = 2048, 5
+    data0, src0, dst0 = _filled(d0, pages, page, seed=3)
+    data1, src1, dst1 = _filled(d1, pages, page, seed=4)
+    assert (src0, dst0) == (src1, dst1)  # same allocation sequence: one program serves both
+    prog = copy_program(src0, dst0, page, pages, [(0, 0), (1, 1)])
+    rng = pd.MeshCoordinateRange(pd.MeshCoordinate(0, 0), pd.MeshCoordinate(0, 1))
+    counters = emu.run_mesh_program(mesh, pd.MeshProgramDescriptor([(rng, prog)]))
+    np.testing.assert_array_equal(d0.read(dst0, page, pages * page), data0)
+    np.testing.assert_array_equal(d1.read(dst1, page, pages * page), data1)
+    assert counters["noc_bytes_read_dram"] == 2 * pages * page
+    assert set(counters["devices"]) == {0, 1}

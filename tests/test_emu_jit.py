@@ -1,0 +1,91 @@
+"""Kernel builds: disk cache, build counting, compile errors."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from emu_programs import cb, copy_program, core_set, kernel
+from ttnn_moe._C import emu
+from ttnn_moe._C import program as pd
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_second_run_builds_nothing():
+    dev = emu.open_device()
+    src = dev.allocate(4 * 64, 64)
+    dst = dev.allocate(4 * 64, 64)
+    emu.run_program(dev, copy_program(src, dst, 64, 4, [(0, 0)]))
+    before = emu.jit_stats()
+    counters = emu.run_program(dev, copy_program(src, dst, 64, 4, [(0, 0)]))
+    assert counters["kernel_builds"] == 0
+    assert counters["kernel_cache_hits"] == 2  # reader and writer
+    assert emu.jit_stats()["builds"] == before["builds"]
+
+
+_RUN_TWICE = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {tests!r})
+    from emu_programs import copy_program
+    from ttnn_moe._C import emu
+    dev = emu.open_device()
+    src = dev.allocate(4 * 96, 96)
+    dst = dev.allocate(4 * 96, 96)
+    print(emu.run_program(dev, copy_program(src, dst, 96, 4, [(0, 0)]))["kernel_builds"])
+    """
+)
+
+
+def test_disk_cache_survives_the_process(tmp_path):
+    env = dict(os.environ, TTNN_MOE_CACHE=str(tmp_path / "cache"))
+    script = _RUN_TWICE.format(tests=str(TESTS))
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert first.stdout.strip() == "2"
+    assert second.stdout.strip() == "0"
+    assert len(list((tmp_path / "cache" / "emu_kernels").glob("*/kernel.so"))) == 2
+
+
+def test_compile_error_shows_path_and_line(tmp_path):
+    bad = tmp_path / "bad_kernel.cpp"
+    bad.write_text('#include "api/dataflow/dataflow_api.h"\n\nvoid kernel_main() {\n    undeclared_call(1);\n}\n')
+    program = pd.ProgramDescriptor(kernels=[kernel(str(bad), core_set(0, 0), pd.ReaderConfigDescriptor())])
+    with pytest.raises(emu.EmulatorError) as err:
+        emu.run_program(emu.open_device(), program)
+    msg = str(err.value)
+    assert "kernel build failed" in msg
+    assert f"{bad}:4:" in msg and "undeclared_call" in msg
+
+
+def test_source_code_kernels_and_defines():
+    dev = emu.open_device()
+    out = dev.allocate(32, 32)
+    code = textwrap.dedent(
+        """
+        #include "api/dataflow/dataflow_api.h"
+        void kernel_main() {
+            const uint32_t scratch = get_semaphore(0);
+            auto* p = reinterpret_cast<volatile uint32_t*>(scratch);
+            p[0] = MAGIC + get_compile_time_arg_val(0) + get_named_compile_time_arg_val("extra");
+            noc_async_write(scratch, get_noc_addr_from_bank_id<true>(0, get_arg_val<uint32_t>(0)), 4);
+        }
+        """
+    )
+    k = pd.KernelDescriptor(
+        kernel_source=code,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=core_set(1, 1),
+        compile_time_args=[100],
+        named_compile_time_args=[("extra", 20)],
+        defines=[("MAGIC", "3")],
+        runtime_args=[(pd.CoreCoord(1, 1), [out])],
+        config=pd.WriterConfigDescriptor(),
+    )
+    emu.run_program(dev, pd.ProgramDescriptor(kernels=[k]))
+    assert dev.read(out, 32, 32).view(np.uint32)[0] == 123

@@ -1,0 +1,367 @@
+// The compute engine of one emulated core. Semantic decisions, each taken
+// from the 0.81.1 compute API / LLK sources:
+//
+// - DST capacity: 8 tiles (half-sync, 16-bit DST), 4 (half-sync, fp32 DST),
+//   16 / 8 in full-sync (dst_full_sync_en). Any index at or past it is an error.
+// - Ownership is linear: acquire -> math -> commit -> wait -> pack -> release.
+//   The three TRISCs run as one sequential context here, so a second acquire
+//   before release (legal on hardware in half-sync, where math may run one
+//   section ahead of the packer) is rejected rather than modelled.
+// - tile_regs_acquire hands out a zeroed DST section (hardware clears a
+//   section when the packer releases it), so matmul accumulation starts at 0.
+// - Unpack converts the CB's format to fp32 exactly (Bfp8_b dequantized
+//   exactly, fp32 kept at full precision: the srcA/srcB 19-bit path of real
+//   hardware is not modelled). Math is fp32. Without fp32_dest_acc_en DST
+//   holds bf16, so the touched DST tiles are rounded to bf16 (nearest even)
+//   after every math op; a tile matmul is one op (hardware rounds within the
+//   K=32 reduction as well; we round once per tile product).
+// - matmul_tiles / matmul_block: in0 (cb_a) is the left operand A, in1 (cb_b)
+//   the right operand B; `transpose` transposes each B tile. One matmul_block
+//   call is one inner-dimension step, exactly as the LLK unpacker walks it:
+//   A tile for output row r = ia + r*kt_dim, B tile for column c = ib + c,
+//   DST tile = dst + r*ct_dim + c. Each 32x32x32 product counts as one tile matmul.
+// - Binary ops overwrite DST with A op bcast(B). Row broadcast uses B's row 0
+//   for every row, Col uses B's column 0 for every column, Scalar B[0][0]
+//   (BroadcastType::ROW / COL / SCALAR of bcast.h).
+// - Integer CBs (UInt32, Int32, UInt16) move raw bits: copy_tile and pack_tile
+//   preserve them; any arithmetic on them, or mixing integer DST tiles with
+//   float CBs, is an error. 32-bit integers need fp32_dest_acc_en (a 16-bit
+//   DST cannot hold them on hardware, where ttnn enables it for such dtypes).
+// - pack_tile rounds to the output CB's format. Without an explicit index it
+//   writes the CB's next sequential back slot (llk_pack's internal tile
+//   pointer, reset by cb_push_back); an explicit index (out-of-order pack)
+//   does not move that pointer.
+// - tilize_block / untilize_block manage DST themselves (they acquire and
+//   release a section per tile in tilize.h / untilize.h), so they must be
+//   called with DST free. Data passes through DST, so without
+//   fp32_dest_acc_en it is rounded to bf16 on the way. tilize_block writes
+//   its tiles out of order at back indices 0..n-1 (its output_tile_index
+//   default); untilize_block packs sequentially and advances the pointer.
+#include "emu/compute/compute_engine.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "emu/error.hpp"
+
+namespace ttnn_moe::emu {
+
+using numerics::TILE_DIM;
+using numerics::TILE_ELEMENTS;
+using program::DataFormat;
+
+namespace {
+
+uint32_t capacity_for(const program::ComputeConfigDescriptor& config) {
+    const uint32_t half_sync = config.fp32_dest_acc_en ? 4 : 8;
+    return config.dst_full_sync_en ? 2 * half_sync : half_sync;
+}
+
+std::string cb_name(uint32_t cb) { return "CB " + std::to_string(cb); }
+
+bool is_32bit_integer(DataFormat format) { return format == DataFormat::UInt32 || format == DataFormat::Int32; }
+
+}  // namespace
+
+ComputeEngine::ComputeEngine(CbTileAccess& cbs, const program::ComputeConfigDescriptor& config)
+    : cbs_(cbs),
+      fp32_dest_(config.fp32_dest_acc_en),
+      full_sync_(config.dst_full_sync_en),
+      dst_capacity_(capacity_for(config)) {}
+
+// ---- DST ownership ----------------------------------------------------------
+
+const char* ComputeEngine::phase_description(Phase phase) {
+    switch (phase) {
+        case Phase::Idle: return "free (not acquired)";
+        case Phase::Math: return "acquired for math (between tile_regs_acquire and tile_regs_commit)";
+        case Phase::Committed: return "committed, not yet taken by the packer (tile_regs_wait)";
+        case Phase::Pack: return "held by the packer (between tile_regs_wait and tile_regs_release)";
+    }
+    return "?";
+}
+
+void ComputeEngine::require_phase(Phase want, const char* op, const char* rule) const {
+    if (phase_ != want)
+        throw EmuError(std::string(op) + ": " + rule + "; DST is " + phase_description(phase_));
+}
+
+void ComputeEngine::tile_regs_acquire() {
+    require_phase(Phase::Idle, "tile_regs_acquire",
+                  "DST must be released (tile_regs_commit, tile_regs_wait, tile_regs_release) before it is acquired again");
+    for (uint32_t i = 0; i < DST_SLOTS; ++i) {
+        if (slot_kind_[i] != SlotKind::Zero) {
+            dst_[i].fill(0.0f);
+            slot_kind_[i] = SlotKind::Zero;
+        }
+    }
+    phase_ = Phase::Math;
+}
+
+void ComputeEngine::tile_regs_commit() {
+    require_phase(Phase::Math, "tile_regs_commit", "needs a preceding tile_regs_acquire");
+    phase_ = Phase::Committed;
+}
+
+void ComputeEngine::tile_regs_wait() {
+    require_phase(Phase::Committed, "tile_regs_wait",
+                  "needs a preceding tile_regs_commit (on hardware the packer would wait forever)");
+    phase_ = Phase::Pack;
+}
+
+void ComputeEngine::tile_regs_release() {
+    require_phase(Phase::Pack, "tile_regs_release", "needs a preceding tile_regs_wait");
+    phase_ = Phase::Idle;
+}
+
+// ---- helpers -------------------------------------------------------------------
+
+float* ComputeEngine::dst_slot(uint32_t dst, const char* op) {
+    if (dst >= dst_capacity_)
+        throw EmuError(std::string(op) + ": DST index " + std::to_string(dst) + " is out of range: DST holds " +
+                       std::to_string(dst_capacity_) + " tiles (" + (full_sync_ ? "full" : "half") + "-sync, " +
+                       (fp32_dest_ ? "fp32_dest_acc_en" : "16-bit DST") + ")");
+    return dst_[dst].data();
+}
+
+DataFormat ComputeEngine::tile_format(uint32_t cb, const char* op) {
+    const DataFormat format = cbs_.format(cb);
+    if (!numerics::is_supported_format(format))
+        throw EmuError(std::string(op) + ": " + cb_name(cb) + " has data format " + numerics::format_name(format) +
+                       ", which the emulator does not support");
+    const uint32_t want = numerics::tile_bytes(format);
+    const uint32_t have = cbs_.tile_size(cb);
+    if (have != want)
+        throw EmuError(std::string(op) + ": " + cb_name(cb) + " pages are " + std::to_string(have) + " bytes, not a " +
+                       numerics::format_name(format) + " tile (" + std::to_string(want) + " bytes)");
+    return format;
+}
+
+DataFormat ComputeEngine::float_tile_format(uint32_t cb, const char* op) {
+    const DataFormat format = tile_format(cb, op);
+    if (numerics::is_integer_format(format))
+        throw EmuError(std::string(op) + ": " + cb_name(cb) + " holds " + numerics::format_name(format) +
+                       " (integer) data; only copy_tile and pack_tile may move integer tiles");
+    return format;
+}
+
+void ComputeEngine::require_integer_fits_dst(uint32_t cb, DataFormat format, const char* op) const {
+    if (is_32bit_integer(format) && !fp32_dest_)
+        throw EmuError(std::string(op) + ": " + cb_name(cb) + " holds 32-bit " + numerics::format_name(format) +
+                       " data but DST is 16-bit; set fp32_dest_acc_en (hardware would lose the upper bits)");
+}
+
+void ComputeEngine::require_not_integer_slot(uint32_t dst, const char* op) const {
+    if (slot_kind_[dst] == SlotKind::Integer)
+        throw EmuError(std::string(op) + ": DST tile " + std::to_string(dst) +
+                       " holds integer bits (copied from an integer CB); arithmetic on it is not emulated");
+}
+
+void ComputeEngine::finish_math(uint32_t dst) {
+    slot_kind_[dst] = SlotKind::Float;
+    if (!fp32_dest_) numerics::round_in_place(DataFormat::Float16_b, dst_[dst].data(), TILE_ELEMENTS);
+}
+
+void ComputeEngine::through_dst(float* tile) const {
+    if (!fp32_dest_) numerics::round_in_place(DataFormat::Float16_b, tile, TILE_ELEMENTS);
+}
+
+const uint8_t* ComputeEngine::front_span(uint32_t cb, size_t bytes, const char* op) {
+    const uint32_t page = cbs_.tile_size(cb);
+    const size_t pages = (bytes + page - 1) / page;
+    const uint8_t* first = cbs_.front_tile(cb, 0);
+    if (pages > 1 && cbs_.front_tile(cb, static_cast<uint32_t>(pages - 1)) != first + (pages - 1) * page)
+        throw EmuError(std::string(op) + ": the " + std::to_string(pages) + " pages read from " + cb_name(cb) +
+                       " wrap around the end of its ring (the hardware unpacker reads them as one contiguous block)");
+    return first;
+}
+
+uint8_t* ComputeEngine::back_span(uint32_t cb, uint32_t first_page, size_t bytes, const char* op) {
+    const uint32_t page = cbs_.tile_size(cb);
+    const size_t pages = (bytes + page - 1) / page;
+    uint8_t* first = cbs_.back_tile(cb, first_page);
+    if (pages > 1 &&
+        cbs_.back_tile(cb, static_cast<uint32_t>(first_page + pages - 1)) != first + (pages - 1) * page)
+        throw EmuError(std::string(op) + ": the " + std::to_string(pages) + " pages written to " + cb_name(cb) +
+                       " wrap around the end of its ring (the hardware packer writes them as one contiguous block)");
+    return first;
+}
+
+// ---- math ----------------------------------------------------------------------
+
+void ComputeEngine::copy_tile(uint32_t cb, uint32_t tile_index, uint32_t dst) {
+    require_phase(Phase::Math, "copy_tile", "math ops run between tile_regs_acquire and tile_regs_commit");
+    float* out = dst_slot(dst, "copy_tile");
+    const DataFormat format = tile_format(cb, "copy_tile");
+    if (numerics::is_integer_format(format)) {
+        require_integer_fits_dst(cb, format, "copy_tile");
+        numerics::unpack_tile(format, cbs_.front_tile(cb, tile_index), out);
+        slot_kind_[dst] = SlotKind::Integer;
+        return;
+    }
+    numerics::unpack_tile(format, cbs_.front_tile(cb, tile_index), out);
+    finish_math(dst);
+}
+
+void ComputeEngine::accumulate_product(uint32_t dst, const float* a, const float* b) {
+    require_not_integer_slot(dst, "matmul");
+    numerics::matmul_tile_accumulate(a, b, dst_[dst].data());
+    ++tile_matmuls_;
+    finish_math(dst);
+}
+
+void ComputeEngine::unpack_b_operand(DataFormat format, uint32_t cb, uint32_t tile_index, bool transpose,
+                                     float* out) {
+    if (!transpose) {
+        numerics::unpack_tile(format, cbs_.front_tile(cb, tile_index), out);
+        return;
+    }
+    numerics::unpack_tile(format, cbs_.front_tile(cb, tile_index), scratch_.data());
+    numerics::transpose_tile(scratch_.data(), out);
+}
+
+void ComputeEngine::matmul_tiles(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst,
+                                 bool transpose_b) {
+    require_phase(Phase::Math, "matmul_tiles", "math ops run between tile_regs_acquire and tile_regs_commit");
+    dst_slot(dst, "matmul_tiles");
+    const DataFormat format_a = float_tile_format(cb_a, "matmul_tiles");
+    const DataFormat format_b = float_tile_format(cb_b, "matmul_tiles");
+    numerics::unpack_tile(format_a, cbs_.front_tile(cb_a, ia), operand_a_.data());
+    unpack_b_operand(format_b, cb_b, ib, transpose_b, operand_b_.data());
+    accumulate_product(dst, operand_a_.data(), operand_b_.data());
+}
+
+void ComputeEngine::matmul_block(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose,
+                                 uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim) {
+    require_phase(Phase::Math, "matmul_block", "math ops run between tile_regs_acquire and tile_regs_commit");
+    if (ct_dim == 0 || rt_dim == 0)
+        throw EmuError("matmul_block: ct_dim and rt_dim must be at least 1, got ct_dim=" + std::to_string(ct_dim) +
+                       ", rt_dim=" + std::to_string(rt_dim));
+    const uint64_t last = uint64_t(dst) + uint64_t(rt_dim) * ct_dim - 1;
+    if (last >= dst_capacity_)
+        throw EmuError("matmul_block: output block of " + std::to_string(rt_dim) + "x" + std::to_string(ct_dim) +
+                       " tiles at DST " + std::to_string(dst) + " needs DST index " + std::to_string(last) +
+                       ", past the " + std::to_string(dst_capacity_) + " tiles DST holds");
+    const DataFormat format_a = float_tile_format(cb_a, "matmul_block");
+    const DataFormat format_b = float_tile_format(cb_b, "matmul_block");
+    // The B row of the block (ct_dim tiles) is unpacked once and reused for every A tile.
+    if (block_b_.size() < size_t(ct_dim) * TILE_ELEMENTS) block_b_.resize(size_t(ct_dim) * TILE_ELEMENTS);
+    for (uint32_t c = 0; c < ct_dim; ++c)
+        unpack_b_operand(format_b, cb_b, ib + c, transpose, block_b_.data() + size_t(c) * TILE_ELEMENTS);
+    for (uint32_t r = 0; r < rt_dim; ++r) {
+        numerics::unpack_tile(format_a, cbs_.front_tile(cb_a, ia + r * kt_dim), operand_a_.data());
+        for (uint32_t c = 0; c < ct_dim; ++c)
+            accumulate_product(dst + r * ct_dim + c, operand_a_.data(), block_b_.data() + size_t(c) * TILE_ELEMENTS);
+    }
+}
+
+void ComputeEngine::binary_tiles(numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t cb_a, uint32_t cb_b,
+                                 uint32_t ia, uint32_t ib, uint32_t dst) {
+    require_phase(Phase::Math, "binary op", "math ops run between tile_regs_acquire and tile_regs_commit");
+    float* out = dst_slot(dst, "binary op");
+    const DataFormat format_a = float_tile_format(cb_a, "binary op");
+    const DataFormat format_b = float_tile_format(cb_b, "binary op");
+    numerics::unpack_tile(format_a, cbs_.front_tile(cb_a, ia), operand_a_.data());
+    numerics::unpack_tile(format_b, cbs_.front_tile(cb_b, ib), operand_b_.data());
+    numerics::binary_tile(op, bcast, operand_a_.data(), operand_b_.data(), out);
+    finish_math(dst);
+}
+
+void ComputeEngine::unary_tile(numerics::UnaryOp op, uint32_t dst) {
+    require_phase(Phase::Math, "unary op", "math ops run between tile_regs_acquire and tile_regs_commit");
+    float* inout = dst_slot(dst, "unary op");
+    require_not_integer_slot(dst, "unary op");
+    numerics::unary_tile(op, inout);
+    finish_math(dst);
+}
+
+// ---- pack ----------------------------------------------------------------------
+
+void ComputeEngine::pack_tile(uint32_t dst, uint32_t cb, std::optional<uint32_t> out_tile_index) {
+    require_phase(Phase::Pack, "pack_tile", "packing runs between tile_regs_wait and tile_regs_release");
+    const float* in = dst_slot(dst, "pack_tile");
+    const DataFormat format = tile_format(cb, "pack_tile");
+    const bool integer_cb = numerics::is_integer_format(format);
+    if (slot_kind_[dst] == SlotKind::Integer && !integer_cb)
+        throw EmuError("pack_tile: DST tile " + std::to_string(dst) + " holds integer bits but " + cb_name(cb) +
+                       " is " + numerics::format_name(format) + "; integer/float conversion is not emulated");
+    if (slot_kind_[dst] == SlotKind::Float && integer_cb)
+        throw EmuError("pack_tile: DST tile " + std::to_string(dst) + " holds float values but " + cb_name(cb) +
+                       " is " + numerics::format_name(format) + "; float/integer conversion is not emulated");
+    uint32_t index;
+    if (out_tile_index) {
+        index = *out_tile_index;
+    } else {
+        index = pack_position_[cb]++;
+    }
+    numerics::pack_tile(format, in, cbs_.back_tile(cb, index));
+    ++tiles_packed_;
+}
+
+void ComputeEngine::on_push_back(uint32_t cb) { pack_position_[cb] = 0; }
+
+// ---- tilize / untilize -----------------------------------------------------------
+
+void ComputeEngine::require_same_kind(uint32_t cb_in, DataFormat in, uint32_t cb_out, DataFormat out,
+                                      const char* op) const {
+    if (numerics::is_integer_format(in) != numerics::is_integer_format(out))
+        throw EmuError(std::string(op) + ": " + cb_name(cb_in) + " (" + numerics::format_name(in) + ") and " +
+                       cb_name(cb_out) + " (" + numerics::format_name(out) +
+                       ") mix integer and float formats; conversion is not emulated");
+    if (numerics::is_integer_format(in)) require_integer_fits_dst(cb_in, in, op);
+}
+
+DataFormat ComputeEngine::row_major_format(uint32_t cb, const char* op) {
+    const DataFormat format = cbs_.format(cb);
+    if (!numerics::is_supported_format(format) || format == DataFormat::Bfp8_b)
+        throw EmuError(std::string(op) + ": row-major " + cb_name(cb) + " has data format " +
+                       numerics::format_name(format) + "; it needs an element format (not a block format)");
+    return format;
+}
+
+void ComputeEngine::tilize_block(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out) {
+    require_phase(Phase::Idle, "tilize_block", "it acquires and releases DST itself, so DST must be free");
+    const DataFormat in_format = row_major_format(cb_in, "tilize_block");
+    const DataFormat out_format = tile_format(cb_out, "tilize_block");
+    require_same_kind(cb_in, in_format, cb_out, out_format, "tilize_block");
+    const bool integer = numerics::is_integer_format(in_format);
+    // cb_in: 32 rows x (ntiles*32) elements, row-major.
+    const uint32_t row_elements = ntiles * TILE_DIM;
+    const uint32_t element = numerics::element_bytes(in_format);
+    const uint8_t* rows = front_span(cb_in, size_t(TILE_DIM) * row_elements * element, "tilize_block");
+    for (uint32_t t = 0; t < ntiles; ++t) {
+        for (uint32_t r = 0; r < TILE_DIM; ++r)
+            numerics::unpack_elements(in_format, rows + (size_t(r) * row_elements + t * TILE_DIM) * element,
+                                      scratch_.data() + r * TILE_DIM, TILE_DIM);
+        if (!integer) through_dst(scratch_.data());
+        numerics::pack_tile(out_format, scratch_.data(), cbs_.back_tile(cb_out, t));
+        ++tiles_packed_;
+    }
+}
+
+void ComputeEngine::untilize_block(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out) {
+    require_phase(Phase::Idle, "untilize_block", "it acquires and releases DST itself, so DST must be free");
+    const DataFormat in_format = tile_format(cb_in, "untilize_block");
+    const DataFormat out_format = row_major_format(cb_out, "untilize_block");
+    require_same_kind(cb_in, in_format, cb_out, out_format, "untilize_block");
+    const bool integer = numerics::is_integer_format(in_format);
+    // cb_out: 32 rows x (ntiles*32) elements, row-major, at the sequential pack position.
+    const uint32_t row_elements = ntiles * TILE_DIM;
+    const uint32_t element = numerics::element_bytes(out_format);
+    const size_t bytes = size_t(TILE_DIM) * row_elements * element;
+    uint32_t& position = pack_position_[cb_out];
+    uint8_t* rows = back_span(cb_out, position, bytes, "untilize_block");
+    for (uint32_t t = 0; t < ntiles; ++t) {
+        numerics::unpack_tile(in_format, cbs_.front_tile(cb_in, t), scratch_.data());
+        if (!integer) through_dst(scratch_.data());
+        for (uint32_t r = 0; r < TILE_DIM; ++r)
+            numerics::pack_elements(out_format, scratch_.data() + r * TILE_DIM,
+                                    rows + (size_t(r) * row_elements + t * TILE_DIM) * element, TILE_DIM);
+        ++tiles_packed_;
+    }
+    const uint32_t page = cbs_.tile_size(cb_out);
+    position += static_cast<uint32_t>((bytes + page - 1) / page);
+}
+
+}  // namespace ttnn_moe::emu

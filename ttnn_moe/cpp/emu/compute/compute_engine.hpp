@@ -1,0 +1,124 @@
+// The compute side of one emulated Tensix core: the DST register file, the
+// unpack -> math -> pack path, and the acquire/commit/wait/release discipline.
+//
+// The three TRISCs of a compute kernel run as ONE sequential context in the
+// emulator, so the kernel-API layer calls this engine in program order. The
+// engine owns no circular buffers: it reads and writes tiles through
+// CbTileAccess (the emulator's CB rings), which also tells it each CB's format.
+//
+// Numerics (see numerics.hpp): unpack converts the CB format to fp32, math is
+// fp32, DST is rounded to bf16 after every math op unless fp32_dest_acc_en,
+// and pack rounds to the output CB's format.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "emu/numerics/numerics.hpp"
+#include "program/program_descriptor.hpp"
+
+namespace ttnn_moe::emu {
+
+// The emulator's circular buffers as the compute engine sees them. Tile
+// indices are relative to the CB's read pointer (front) or write pointer
+// (back), exactly like the tile_index arguments of the compute API.
+struct CbTileAccess {
+    virtual ~CbTileAccess() = default;
+    virtual const uint8_t* front_tile(uint32_t cb, uint32_t tile_index) = 0;
+    virtual uint8_t* back_tile(uint32_t cb, uint32_t tile_index) = 0;
+    virtual program::DataFormat format(uint32_t cb) = 0;
+    virtual uint32_t tile_size(uint32_t cb) = 0;
+};
+
+class ComputeEngine {
+   public:
+    // Physical DST: 16 tiles of 32x32 values; how many a kernel may use depends on the config.
+    static constexpr uint32_t DST_SLOTS = 16;
+
+    ComputeEngine(CbTileAccess& cbs, const program::ComputeConfigDescriptor& config);
+
+    // DST ownership, in this order: acquire (zeroes DST) -> math ops -> commit
+    // -> wait -> pack_tile -> release. Anything else is an EmuError.
+    void tile_regs_acquire();
+    void tile_regs_commit();
+    void tile_regs_wait();
+    void tile_regs_release();
+
+    void copy_tile(uint32_t cb, uint32_t tile_index, uint32_t dst);
+    // DST[dst] += A @ B (B transposed when transpose_b), A = cb_a[ia], B = cb_b[ib].
+    void matmul_tiles(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose_b);
+    // One inner-dimension step of a block matmul, as the 0.81.1 LLK does it:
+    // for r < rt_dim, c < ct_dim: DST[dst + r*ct_dim + c] += A[ia + r*kt_dim] @ B[ib + c].
+    void matmul_block(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose,
+                      uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim);
+    // DST[dst] = A op bcast(B) (overwrites DST, like the FPU eltwise path).
+    void binary_tiles(numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t cb_a, uint32_t cb_b, uint32_t ia,
+                      uint32_t ib, uint32_t dst);
+    void unary_tile(numerics::UnaryOp op, uint32_t dst);
+
+    // Packs DST[dst] into cb's back. out_tile_index nullopt: the next sequential
+    // slot since the last push_back of that CB.
+    void pack_tile(uint32_t dst, uint32_t cb, std::optional<uint32_t> out_tile_index);
+    // The kernel pushed cb: its sequential pack position restarts at 0.
+    void on_push_back(uint32_t cb);
+
+    // cb_in front: 32 row-major rows of ntiles*32 elements -> ntiles tiles at cb_out's back.
+    void tilize_block(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
+    // cb_in front: ntiles tiles -> 32 row-major rows of ntiles*32 elements at cb_out's back.
+    void untilize_block(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
+
+    uint64_t tile_matmuls() const { return tile_matmuls_; }
+    uint64_t tiles_packed() const { return tiles_packed_; }
+    // DST slots usable under this config (8/4 half-sync, 16/8 full-sync).
+    uint32_t dst_capacity() const { return dst_capacity_; }
+
+   private:
+    enum class Phase : uint8_t { Idle, Math, Committed, Pack };
+    // What a DST slot holds since the last acquire: integer bit patterns must
+    // not meet arithmetic or a float format.
+    enum class SlotKind : uint8_t { Zero, Float, Integer };
+
+    static const char* phase_description(Phase phase);
+    void require_phase(Phase want, const char* op, const char* rule) const;
+    float* dst_slot(uint32_t dst, const char* op);
+    // Format of a CB read or written as tiles (supported, page size = one tile).
+    program::DataFormat tile_format(uint32_t cb, const char* op);
+    program::DataFormat float_tile_format(uint32_t cb, const char* op);
+    program::DataFormat row_major_format(uint32_t cb, const char* op);
+    void require_integer_fits_dst(uint32_t cb, program::DataFormat format, const char* op) const;
+    void require_not_integer_slot(uint32_t dst, const char* op) const;
+    void require_same_kind(uint32_t cb_in, program::DataFormat in, uint32_t cb_out, program::DataFormat out,
+                           const char* op) const;
+    // Start of `bytes` contiguous bytes at the CB's front / back (error if they wrap the ring).
+    const uint8_t* front_span(uint32_t cb, size_t bytes, const char* op);
+    uint8_t* back_span(uint32_t cb, uint32_t first_page, size_t bytes, const char* op);
+    void unpack_b_operand(program::DataFormat format, uint32_t cb, uint32_t tile_index, bool transpose, float* out);
+    void accumulate_product(uint32_t dst, const float* a, const float* b);
+    // Marks a DST tile as float and rounds it to what DST holds (bf16 without fp32_dest_acc_en).
+    void finish_math(uint32_t dst);
+    void through_dst(float* tile) const;
+
+    using Tile = std::array<float, numerics::TILE_ELEMENTS>;
+
+    CbTileAccess& cbs_;
+    bool fp32_dest_;
+    bool full_sync_;
+    uint32_t dst_capacity_;
+    Phase phase_ = Phase::Idle;
+    std::array<Tile, DST_SLOTS> dst_{};
+    std::array<SlotKind, DST_SLOTS> slot_kind_{};
+    // Unpacked operands and staging (32x32 row-major each); block_b_ holds one B row of a matmul block.
+    Tile operand_a_{};
+    Tile operand_b_{};
+    Tile scratch_{};
+    std::vector<float> block_b_;
+    // Next sequential back slot of each CB for pack_tile without an index.
+    std::unordered_map<uint32_t, uint32_t> pack_position_;
+    uint64_t tile_matmuls_ = 0;
+    uint64_t tiles_packed_ = 0;
+};
+
+}  // namespace ttnn_moe::emu

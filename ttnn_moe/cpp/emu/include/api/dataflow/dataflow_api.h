@@ -1,0 +1,364 @@
+// The emulator's dataflow kernel API (tt-metal 0.81.1 names and signatures):
+// runtime args, circular buffers, NOC addressing, transfers, barriers and
+// semaphores. Address arithmetic runs here; transfers, CB bookkeeping and
+// waits go through the services table to the runtime.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "api/compile_time_args.h"
+#include "api/debug/assert.h"
+#include "api/debug/dprint.h"
+#include "api/debug/waypoint.h"
+#include "api/tensor/tensor_accessor.h"
+#include "emu_kernel_config.h"
+#include "ttnn_moe_emu/kernel_common.h"
+
+// ---------------------------------------------------------------- arguments
+
+static FORCE_INLINE uintptr_t get_arg_addr(int arg_idx) {
+    const auto& env = ttnn_moe_emu::env();
+    if (arg_idx < 0 || static_cast<uint32_t>(arg_idx) >= env.num_runtime_args) {
+        ttnn_moe_emu::services->arg_out_of_range(static_cast<uint32_t>(arg_idx), 0);
+    }
+    return reinterpret_cast<uintptr_t>(env.runtime_args + arg_idx);
+}
+
+static FORCE_INLINE uintptr_t get_common_arg_addr(int arg_idx) {
+    const auto& env = ttnn_moe_emu::env();
+    if (arg_idx < 0 || static_cast<uint32_t>(arg_idx) >= env.num_common_args) {
+        ttnn_moe_emu::services->arg_out_of_range(static_cast<uint32_t>(arg_idx), 1);
+    }
+    return reinterpret_cast<uintptr_t>(env.common_args + arg_idx);
+}
+
+template <typename T>
+FORCE_INLINE T get_arg_val(int arg_idx) {
+    static_assert(sizeof(T) == 4, "only 4-byte args are supported");
+    T value;
+    std::memcpy(&value, reinterpret_cast<const void*>(get_arg_addr(arg_idx)), 4);
+    return value;
+}
+
+template <typename T>
+FORCE_INLINE T get_common_arg_val(int arg_idx) {
+    static_assert(sizeof(T) == 4, "only 4-byte args are supported");
+    T value;
+    std::memcpy(&value, reinterpret_cast<const void*>(get_common_arg_addr(arg_idx)), 4);
+    return value;
+}
+
+inline uint8_t get_absolute_logical_x() { return static_cast<uint8_t>(ttnn_moe_emu::env().logical_x); }
+inline uint8_t get_absolute_logical_y() { return static_cast<uint8_t>(ttnn_moe_emu::env().logical_y); }
+inline uint8_t get_relative_logical_x() { return get_absolute_logical_x(); }
+inline uint8_t get_relative_logical_y() { return get_absolute_logical_y(); }
+
+// ---------------------------------------------------------------- circular buffers
+
+FORCE_INLINE void cb_reserve_back(int32_t operand, int32_t num_pages) {
+    ttnn_moe_emu::services->cb_reserve_back(static_cast<uint32_t>(operand), static_cast<uint32_t>(num_pages));
+}
+FORCE_INLINE void cb_push_back(const int32_t operand, const int32_t num_pages) {
+    ttnn_moe_emu::services->cb_push_back(static_cast<uint32_t>(operand), static_cast<uint32_t>(num_pages));
+}
+FORCE_INLINE void cb_wait_front(int32_t operand, int32_t num_pages) {
+    ttnn_moe_emu::services->cb_wait_front(static_cast<uint32_t>(operand), static_cast<uint32_t>(num_pages));
+}
+FORCE_INLINE void cb_pop_front(int32_t operand, int32_t num_pages) {
+    ttnn_moe_emu::services->cb_pop_front(static_cast<uint32_t>(operand), static_cast<uint32_t>(num_pages));
+}
+FORCE_INLINE bool cb_pages_reservable_at_back(int32_t operand, int32_t num_pages) {
+    return ttnn_moe_emu::services->cb_pages_reservable_at_back(static_cast<uint32_t>(operand),
+                                                               static_cast<uint32_t>(num_pages)) != 0;
+}
+FORCE_INLINE bool cb_pages_available_at_front(int32_t operand, int32_t num_pages) {
+    return ttnn_moe_emu::services->cb_pages_available_at_front(static_cast<uint32_t>(operand),
+                                                               static_cast<uint32_t>(num_pages)) != 0;
+}
+FORCE_INLINE uint32_t get_write_ptr(uint32_t operand) { return ttnn_moe_emu::services->cb_write_ptr(operand); }
+FORCE_INLINE uint32_t get_read_ptr(uint32_t operand) { return ttnn_moe_emu::services->cb_read_ptr(operand); }
+
+// Compile-time CB facts (the real build generates these tables per kernel).
+constexpr inline std::int32_t get_tile_size(const std::int32_t operand) {
+    return static_cast<std::int32_t>(ttnn_moe_emu_config::cb_tile_size[operand]);
+}
+constexpr inline uint32_t get_tile_hw(const std::int32_t operand) {
+    return static_cast<uint32_t>(ttnn_moe_emu_config::cb_tile_r_dim[operand]) * ttnn_moe_emu_config::cb_tile_c_dim[operand];
+}
+constexpr inline uint32_t get_tile_num_faces(const std::int32_t operand) {
+    return get_tile_hw(operand) >= 1024 ? 4u : get_tile_hw(operand) / 256u;
+}
+constexpr inline DataFormat get_dataformat(const std::int32_t operand) {
+    return static_cast<DataFormat>(ttnn_moe_emu_config::cb_format[operand]);
+}
+
+// ---------------------------------------------------------------- NOC addresses
+
+FORCE_INLINE uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr, uint8_t noc = noc_index) {
+    return ttnn_moe_emu::noc_xy_addr(noc_x, noc_y, addr);
+}
+FORCE_INLINE std::uint64_t get_noc_addr(std::uint32_t addr, uint8_t noc = noc_index) {
+    return ttnn_moe_emu::noc_xy_addr(my_x[noc], my_y[noc], addr);
+}
+FORCE_INLINE std::uint64_t get_noc_addr_helper(std::uint32_t noc_xy, std::uint32_t addr) {
+    return (static_cast<uint64_t>(noc_xy) << NOC_ADDR_LOCAL_BITS) | addr;
+}
+// Multicast rectangle: [36, 42) x_end, [42, 48) y_end, [48, 54) x_start, [54, 60) y_start.
+FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t noc_x_start, uint32_t noc_y_start, uint32_t noc_x_end,
+                                             uint32_t noc_y_end, uint32_t addr, uint8_t noc = noc_index) {
+    return (static_cast<uint64_t>(noc_y_start) << 54) | (static_cast<uint64_t>(noc_x_start) << 48) |
+           (static_cast<uint64_t>(noc_y_end) << 42) | (static_cast<uint64_t>(noc_x_end) << 36) | addr;
+}
+
+template <bool DRAM>
+FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_address_offset,
+                                                uint8_t noc = noc_index) {
+    if constexpr (DRAM) {
+        if (bank_id >= NUM_DRAM_BANKS) ttnn_moe_emu::fail("get_noc_addr_from_bank_id: DRAM bank id out of range");
+        return ttnn_moe_emu::noc_xy_addr(ttnn_moe_emu::dram_bank_x(bank_id), ttnn_moe_emu::dram_bank_y(bank_id),
+                                         bank_address_offset);
+    } else {
+        ttnn_moe_emu::fail("get_noc_addr_from_bank_id<false>: L1 banks are not emulated");
+    }
+}
+
+namespace interleaved_addr_gen {
+template <bool DRAM>
+FORCE_INLINE uint64_t bank_noc_addr(uint32_t id, uint32_t bank_base_address, uint32_t aligned_page_size,
+                                    uint32_t offset) {
+    if constexpr (!DRAM) ttnn_moe_emu::fail("L1-interleaved address generators are not emulated");
+    const uint32_t bank = id % NUM_DRAM_BANKS;
+    return ttnn_moe_emu::noc_xy_addr(ttnn_moe_emu::dram_bank_x(bank), ttnn_moe_emu::dram_bank_y(bank),
+                                     bank_base_address + (id / NUM_DRAM_BANKS) * aligned_page_size + offset);
+}
+}  // namespace interleaved_addr_gen
+
+template <bool DRAM>
+struct InterleavedAddrGen {
+    static constexpr bool is_dram = DRAM;
+    uint32_t bank_base_address;
+    const uint32_t page_size;
+    const uint32_t aligned_page_size = align_power_of_2(page_size, DRAM ? DRAM_ALIGNMENT : L1_ALIGNMENT);
+
+    FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id, const uintptr_t offset = 0,
+                                            uint8_t noc = noc_index) const {
+        return interleaved_addr_gen::bank_noc_addr<DRAM>(id, bank_base_address, aligned_page_size,
+                                                         static_cast<uint32_t>(offset));
+    }
+};
+
+template <bool DRAM>
+struct InterleavedPow2AddrGen {
+    static constexpr bool is_dram = DRAM;
+    const uint32_t bank_base_address;
+    const uint32_t log_base_2_of_page_size;
+    const uint32_t aligned_log_base_2_of_page_size =
+        log_base_2_of_page_size > (DRAM ? 5u : 4u) ? log_base_2_of_page_size : (DRAM ? 5u : 4u);
+
+    FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id, const uint32_t offset = 0,
+                                            uint8_t noc = noc_index) const {
+        return interleaved_addr_gen::bank_noc_addr<DRAM>(id, bank_base_address, 1u << aligned_log_base_2_of_page_size,
+                                                         offset);
+    }
+};
+
+template <bool DRAM, uint32_t tile_hw = 1024>
+struct InterleavedAddrGenFast {
+    static constexpr bool is_dram = DRAM;
+    uint32_t bank_base_address;
+    uint32_t page_size;
+    DataFormat data_format;
+
+    FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id, const uint32_t offset = 0,
+                                            uint8_t noc = noc_index) const {
+        return interleaved_addr_gen::bank_noc_addr<DRAM>(id, bank_base_address,
+                                                         align_power_of_2(page_size, DRAM ? DRAM_ALIGNMENT : L1_ALIGNMENT),
+                                                         offset);
+    }
+};
+
+template <bool DRAM>
+struct InterleavedPow2AddrGenFast {
+    static constexpr bool is_dram = DRAM;
+    uint32_t bank_base_address;
+    const uint32_t log_base_2_of_page_size;
+    const uint32_t aligned_log_base_2_of_page_size =
+        log_base_2_of_page_size > (DRAM ? 5u : 4u) ? log_base_2_of_page_size : (DRAM ? 5u : 4u);
+
+    FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id, const uint32_t offset = 0,
+                                            uint8_t noc = noc_index) const {
+        return interleaved_addr_gen::bank_noc_addr<DRAM>(id, bank_base_address, 1u << aligned_log_base_2_of_page_size,
+                                                         offset);
+    }
+};
+
+template <typename AddrGen>
+FORCE_INLINE uint64_t get_noc_addr(const uint32_t id, const AddrGen& addrgen, uint32_t offset = 0,
+                                   uint8_t noc = noc_index,
+                                   decltype(std::declval<AddrGen>().get_noc_addr(0u))* resolver = nullptr) {
+    return addrgen.get_noc_addr(id, offset, noc);
+}
+
+namespace ttnn_moe_emu {
+// Bytes per page of an address generator, as tt-metal's page helpers pick it.
+template <typename AddrGen>
+uint32_t page_size_of(const AddrGen& addrgen) {
+    if constexpr (requires { addrgen.get_aligned_page_size(); }) {
+        return addrgen.get_aligned_page_size();
+    } else if constexpr (requires { addrgen.page_size; }) {
+        return addrgen.page_size;
+    } else {
+        return 1u << addrgen.log_base_2_of_page_size;
+    }
+}
+}  // namespace ttnn_moe_emu
+
+// ---------------------------------------------------------------- transfers
+
+template <bool enable_noc_tracing = true>
+FORCE_INLINE void noc_async_read_one_packet(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size,
+                                            uint8_t noc = noc_index, uint32_t read_req_vc = NOC_UNICAST_WRITE_VC) {
+    ttnn_moe_emu::services->noc_read(src_noc_addr, dst_local_l1_addr, size);
+}
+
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true>
+inline void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size,
+                           uint8_t noc = noc_index, uint32_t read_req_vc = NOC_UNICAST_WRITE_VC) {
+    ttnn_moe_emu::services->noc_read(src_noc_addr, dst_local_l1_addr, size);
+}
+
+template <bool enable_noc_tracing = true, bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet(std::uint32_t src_local_l1_addr, std::uint64_t dst_noc_addr,
+                                             std::uint32_t size, uint8_t noc = noc_index,
+                                             uint32_t vc = NOC_UNICAST_WRITE_VC) {
+    ttnn_moe_emu::services->noc_write(src_local_l1_addr, dst_noc_addr, size);
+}
+
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true, bool posted = false>
+inline void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size,
+                            uint8_t noc = noc_index, uint32_t vc = NOC_UNICAST_WRITE_VC) {
+    ttnn_moe_emu::services->noc_write(src_local_l1_addr, dst_noc_addr, size);
+}
+
+template <bool enable_noc_tracing = true>
+FORCE_INLINE void noc_async_write_multicast_one_packet(std::uint32_t src_local_l1_addr,
+                                                       std::uint64_t dst_noc_addr_multicast, std::uint32_t size,
+                                                       std::uint32_t num_dests, bool linked = false,
+                                                       uint8_t noc = noc_index) {
+    ttnn_moe_emu::services->noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, 0);
+}
+
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1>
+inline void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast, uint32_t size,
+                                      uint32_t num_dests, bool linked = false, uint8_t noc = noc_index,
+                                      uint8_t vc = NOC_MULTICAST_WRITE_VC) {
+    ttnn_moe_emu::services->noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, 0);
+}
+
+inline void noc_async_write_multicast_loopback_src(std::uint32_t src_local_l1_addr,
+                                                   std::uint64_t dst_noc_addr_multicast, std::uint32_t size,
+                                                   std::uint32_t num_dests, bool linked = false,
+                                                   uint8_t noc = noc_index) {
+    ttnn_moe_emu::services->noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, 1);
+}
+
+template <typename AddrGen, bool enable_noc_tracing = true>
+FORCE_INLINE void noc_async_read_page(const uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
+                                      uint32_t offset = 0, uint8_t noc = noc_index) {
+    noc_async_read(addrgen.get_noc_addr(id, offset, noc), dst_local_l1_addr, ttnn_moe_emu::page_size_of(addrgen), noc);
+}
+
+template <typename AddrGen>
+FORCE_INLINE void noc_async_read_tile(const uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
+                                      uint32_t offset = 0, uint8_t noc = noc_index) {
+    noc_async_read_page(id, addrgen, dst_local_l1_addr, offset, noc);
+}
+
+template <typename AddrGen, bool enable_noc_tracing = true, bool posted = false>
+FORCE_INLINE void noc_async_write_page(const uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
+                                       uint32_t size = 0, uint32_t offset = 0, uint8_t noc = noc_index) {
+    const uint32_t bytes = size ? size : ttnn_moe_emu::page_size_of(addrgen);
+    noc_async_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset, noc), bytes, noc);
+}
+
+template <typename AddrGen>
+FORCE_INLINE void noc_async_write_tile(const uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
+                                       uint8_t noc = noc_index) {
+    noc_async_write_page(id, addrgen, src_local_l1_addr, 0, 0, noc);
+}
+
+// Transfers complete when issued: barriers only count as API calls.
+FORCE_INLINE void noc_async_read_barrier(uint8_t noc = noc_index) {
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::Read);
+}
+FORCE_INLINE void noc_async_write_barrier(uint8_t noc = noc_index) {
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::Write);
+}
+FORCE_INLINE void noc_async_writes_flushed(uint8_t noc = noc_index) {
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::WritesFlushed);
+}
+FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t noc = noc_index) {
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::WritesFlushed);
+}
+FORCE_INLINE void noc_async_atomic_barrier(uint8_t noc_idx = noc_index) {
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::Atomic);
+}
+FORCE_INLINE void noc_async_full_barrier(uint8_t noc_idx = noc_index) {
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::Full);
+}
+
+// ---------------------------------------------------------------- semaphores
+
+template <ProgrammableCoreType type = ProgrammableCoreType::TENSIX>
+FORCE_INLINE uintptr_t get_semaphore(uint32_t semaphore_id) {
+    if (semaphore_id >= ttnn_moe_emu::L1_NUM_SEMAPHORES) ttnn_moe_emu::fail("get_semaphore: id out of range");
+    return static_cast<uintptr_t>(ttnn_moe_emu::env().l1_base) + ttnn_moe_emu::L1_SEMAPHORE_BASE +
+           semaphore_id * ttnn_moe_emu::L1_SEMAPHORE_STRIDE;
+}
+
+FORCE_INLINE void noc_semaphore_wait(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
+    ttnn_moe_emu::services->wait_l1_value(sem_addr, val, 0);
+}
+FORCE_INLINE void noc_semaphore_wait_min(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
+    ttnn_moe_emu::services->wait_l1_value(sem_addr, val, 1);
+}
+FORCE_INLINE void noc_semaphore_set(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) { *sem_addr = val; }
+
+template <bool posted = false>
+FORCE_INLINE void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t noc_id = noc_index,
+                                    uint8_t vc = NOC_UNICAST_WRITE_VC) {
+    ttnn_moe_emu::services->noc_atomic_inc(addr, incr);
+}
+
+template <bool posted = false>
+FORCE_INLINE void noc_semaphore_inc_multicast(uint64_t addr, uint32_t incr, uint32_t num_dests,
+                                              uint8_t noc_id = noc_index, uint8_t vc = NOC_MULTICAST_WRITE_VC) {
+    ttnn_moe_emu::services->noc_atomic_inc_multicast(addr, incr, num_dests);
+}
+
+inline void noc_semaphore_set_remote(std::uint32_t src_local_l1_addr, std::uint64_t dst_noc_addr,
+                                     uint8_t noc = noc_index) {
+    ttnn_moe_emu::services->noc_write(src_local_l1_addr, dst_noc_addr, 4);
+}
+
+inline void noc_semaphore_set_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
+                                        uint32_t num_dests, bool linked = false, uint8_t noc = noc_index,
+                                        uint8_t vc = NOC_MULTICAST_WRITE_VC) {
+    ttnn_moe_emu::services->noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, 0);
+}
+
+inline void noc_semaphore_set_multicast_loopback_src(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
+                                                     uint32_t num_dests, bool linked = false,
+                                                     uint8_t noc = noc_index,
+                                                     uint8_t vc = NOC_MULTICAST_WRITE_VC) {
+    ttnn_moe_emu::services->noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, 1);
+}
+
+enum class InlineWriteDst : uint8_t { DEFAULT = 0, L1 = 1, REG = 2 };
+
+template <InlineWriteDst dst_type = InlineWriteDst::DEFAULT, bool posted = false, bool flush = true>
+FORCE_INLINE void noc_inline_dw_write(uint64_t addr, uint32_t val, uint8_t be = 0xF, uint8_t noc = noc_index,
+                                      uint8_t vc = NOC_UNICAST_WRITE_VC, uint32_t customized_src_addr = 0) {
+    ttnn_moe_emu::services->noc_inline_write(addr, val, be);
+}

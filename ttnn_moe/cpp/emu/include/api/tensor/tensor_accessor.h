@@ -1,0 +1,93 @@
+// TensorAccessor: page id -> NOC address of an interleaved tensor (page i in
+// bank i % banks at base + (i / banks) * aligned_page_size). DRAM tensors are
+// emulated; L1-interleaved and sharded tensors fail when accessed.
+#pragma once
+
+#include <cstdint>
+
+#include "api/tensor/tensor_accessor_args.h"
+#include "ttnn_moe_emu/kernel_common.h"
+
+namespace tensor_accessor {
+
+// One page of a tensor, as iteration yields it.
+struct Page {
+    uint64_t noc_addr_ = 0;
+    uint32_t page_id_ = 0;
+    uint64_t noc_addr() const { return noc_addr_; }
+    uint32_t page_id() const { return page_id_; }
+};
+
+template <typename Accessor>
+class Pages {
+ public:
+    Pages(const Accessor& accessor, uint32_t start, uint32_t end) : accessor_(accessor), start_(start), end_(end) {}
+    class iterator {
+     public:
+        iterator(const Accessor& a, uint32_t id) : accessor_(&a), id_(id) {}
+        Page operator*() const { return Page{accessor_->get_noc_addr(id_), id_}; }
+        iterator& operator++() {
+            ++id_;
+            return *this;
+        }
+        bool operator!=(const iterator& o) const { return id_ != o.id_; }
+        bool operator==(const iterator& o) const { return id_ == o.id_; }
+
+     private:
+        const Accessor* accessor_;
+        uint32_t id_;
+    };
+    iterator begin() const { return iterator(accessor_, start_); }
+    iterator end() const { return iterator(accessor_, end_); }
+
+ private:
+    const Accessor& accessor_;
+    uint32_t start_;
+    uint32_t end_;
+};
+
+}  // namespace tensor_accessor
+
+template <typename Args>
+struct TensorAccessor {
+    static constexpr bool is_dram = Args::is_dram;
+    static constexpr bool is_sharded = Args::is_sharded;
+
+    TensorAccessor(const Args& args, uint32_t bank_base_address_in, uint32_t page_size_in)
+        : bank_base_address(bank_base_address_in), aligned_page_size(page_size_in) {
+        check_emulated();
+    }
+    TensorAccessor(const Args& args, uint32_t bank_base_address_in)
+        : TensorAccessor(args, bank_base_address_in, args.get_aligned_page_size()) {}
+
+    uint32_t get_aligned_page_size() const { return aligned_page_size; }
+    constexpr uint32_t get_bank_base_address() const { return bank_base_address; }
+
+    uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t noc = noc_index) const {
+        const uint32_t bank = page_id % NUM_DRAM_BANKS;
+        const uint32_t addr = bank_base_address + (page_id / NUM_DRAM_BANKS) * aligned_page_size + offset;
+        return ttnn_moe_emu::noc_xy_addr(ttnn_moe_emu::dram_bank_x(bank), ttnn_moe_emu::dram_bank_y(bank), addr);
+    }
+
+    tensor_accessor::Pages<TensorAccessor> pages(uint32_t start_page_id, uint32_t end_page_id,
+                                                 uint8_t noc = noc_index) const {
+        return tensor_accessor::Pages<TensorAccessor>(*this, start_page_id, end_page_id);
+    }
+
+ private:
+    static void check_emulated() {
+        if constexpr (Args::is_sharded) {
+            ttnn_moe_emu::fail("TensorAccessor: sharded tensors are not emulated");
+        } else if constexpr (!Args::is_dram) {
+            ttnn_moe_emu::fail("TensorAccessor: L1-interleaved tensors are not emulated");
+        }
+    }
+
+    uint32_t bank_base_address = 0;
+    uint32_t aligned_page_size = 0;
+};
+
+template <std::size_t A, std::size_t B>
+TensorAccessor(const TensorAccessorArgs<A, B>&, uint32_t) -> TensorAccessor<TensorAccessorArgs<A, B>>;
+template <std::size_t A, std::size_t B>
+TensorAccessor(const TensorAccessorArgs<A, B>&, uint32_t, uint32_t) -> TensorAccessor<TensorAccessorArgs<A, B>>;

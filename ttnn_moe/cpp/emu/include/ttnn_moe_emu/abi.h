@@ -1,0 +1,102 @@
+// The kernel ABI of the emulator: what a JIT-built kernel .so and the runtime
+// in ttnn_moe._C share. A kernel .so exports
+//   extern "C" void ttnn_moe_emu_kernel_entry(const ttnn_moe_emu::Services*);
+// which stores the table and calls kernel_main(). Every device API call of a
+// kernel forwards through this table, so the heavy work runs in _C (-O3) and
+// the kernel side stays header-only. Bump ABI_VERSION on any layout change.
+#pragma once
+
+#include <cstdint>
+
+namespace ttnn_moe_emu {
+
+inline constexpr uint32_t ABI_VERSION = 1;
+
+// L1 layout shared by runtime and kernels: semaphore i lives at
+// L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
+inline constexpr uint32_t L1_SEMAPHORE_BASE = 0x18000;
+inline constexpr uint32_t L1_SEMAPHORE_STRIDE = 16;
+inline constexpr uint32_t L1_NUM_SEMAPHORES = 16;
+inline constexpr uint32_t NUM_CIRCULAR_BUFFERS = 32;  // Wormhole
+
+// Per kernel instance (one kernel on one core), owned by the runtime.
+struct KernelEnv {
+    const uint32_t* runtime_args;
+    uint32_t num_runtime_args;
+    const uint32_t* common_args;
+    uint32_t num_common_args;
+    uint8_t noc_x[2];  // my_x[noc] / my_y[noc]: this core's NOC coordinates
+    uint8_t noc_y[2];
+    uint32_t logical_x;
+    uint32_t logical_y;
+    uint32_t l1_base;   // host address of this core's L1 byte 0 (below 4 GiB)
+    uint64_t api_calls; // busy counter, incremented by the runtime
+};
+
+// What a CB query returns (cb_info).
+enum class CbField : uint32_t { PageSize = 0, NumPages = 1, TotalSize = 2, Configured = 3 };
+
+// Which barrier (noc_barrier).
+enum class Barrier : uint32_t { Read = 0, Write = 1, WritesFlushed = 2, Atomic = 3, Full = 4 };
+
+// Binary/unary ops and broadcasts of the compute services; values match
+// ttnn_moe::emu::numerics::BinaryOp / Broadcast / UnaryOp.
+enum class BinaryOp : uint32_t { Add = 0, Sub = 1, Mul = 2 };
+enum class Broadcast : uint32_t { None = 0, Row = 1, Col = 2, Scalar = 3 };
+enum class UnaryOp : uint32_t { Silu = 0, Sigmoid = 1, Exp = 2, Relu = 3, Recip = 4, Neg = 5 };
+
+struct Services {
+    uint32_t abi_version;
+    KernelEnv* const* current;  // *current is the running kernel's env
+
+    // Errors: both throw (never return) an EmuError naming kernel and core.
+    void (*fail)(const char* message);
+    void (*arg_out_of_range)(uint32_t index, uint32_t is_common);
+
+    // Circular buffers (dataflow and compute).
+    void (*cb_reserve_back)(uint32_t cb, uint32_t num_pages);
+    void (*cb_push_back)(uint32_t cb, uint32_t num_pages);
+    void (*cb_wait_front)(uint32_t cb, uint32_t num_pages);
+    void (*cb_pop_front)(uint32_t cb, uint32_t num_pages);
+    uint32_t (*cb_pages_reservable_at_back)(uint32_t cb, uint32_t num_pages);
+    uint32_t (*cb_pages_available_at_front)(uint32_t cb, uint32_t num_pages);
+    uint32_t (*cb_write_ptr)(uint32_t cb);  // host address (fits 32 bits)
+    uint32_t (*cb_read_ptr)(uint32_t cb);
+    void (*cb_set_write_ptr)(uint32_t cb, uint32_t addr);
+    void (*cb_set_read_ptr)(uint32_t cb, uint32_t addr);
+    uint32_t (*cb_info)(uint32_t cb, CbField field);
+
+    // NOC. Local addresses are host addresses of the issuing core's L1 (or raw L1 offsets).
+    void (*noc_read)(uint64_t src_noc_addr, uint32_t dst_local_addr, uint32_t size);
+    void (*noc_write)(uint32_t src_local_addr, uint64_t dst_noc_addr, uint32_t size);
+    void (*noc_write_multicast)(uint32_t src_local_addr, uint64_t dst_mcast_addr, uint32_t size, uint32_t num_dests,
+                                uint32_t include_src);
+    void (*noc_atomic_inc)(uint64_t dst_noc_addr, uint32_t incr);
+    void (*noc_atomic_inc_multicast)(uint64_t dst_mcast_addr, uint32_t incr, uint32_t num_dests);
+    void (*noc_inline_write)(uint64_t dst_noc_addr, uint32_t value, uint32_t byte_enable);
+    void (*noc_barrier)(Barrier which);
+
+    // Blocks (yields) until *addr == value (at_least = 0) or *addr >= value (at_least = 1).
+    void (*wait_l1_value)(const volatile uint32_t* addr, uint32_t value, uint32_t at_least);
+    // Lets the other kernels run (spin loops on L1 call it).
+    void (*yield)();
+
+    // Compute (one context runs UNPACK, MATH and PACK).
+    void (*compute_hw_startup)(uint32_t icb0, uint32_t icb1, uint32_t ocb);
+    void (*tile_regs_acquire)();
+    void (*tile_regs_commit)();
+    void (*tile_regs_wait)();
+    void (*tile_regs_release)();
+    void (*copy_tile)(uint32_t cb, uint32_t tile_index, uint32_t dst);
+    void (*matmul_tiles)(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, uint32_t transpose);
+    void (*matmul_block)(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, uint32_t transpose,
+                         uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim);
+    void (*binary_tiles)(BinaryOp op, Broadcast bcast, uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib,
+                         uint32_t dst);
+    void (*unary_tile)(UnaryOp op, uint32_t dst);
+    void (*pack_tile)(uint32_t dst, uint32_t cb, uint32_t out_tile_index, uint32_t out_of_order);
+    void (*tilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
+    void (*untilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
+};
+
+}  // namespace ttnn_moe_emu

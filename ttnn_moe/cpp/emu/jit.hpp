@@ -1,0 +1,87 @@
+// Kernel build (JIT): each distinct (source, compile-time args, named args,
+// defines, kernel kind, CB formats, compute config) is compiled by the host
+// C++ compiler into a shared object, cached on disk under
+// $TTNN_MOE_CACHE/emu_kernels (default ~/.cache/ttnn_moe) by a hash of
+// everything that goes into it, and loaded once per process.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "emu/device_params.hpp"
+#include "program/program_descriptor.hpp"
+#include "emu/include/ttnn_moe_emu/abi.h"
+
+namespace ttnn_moe::emu {
+
+enum class KernelKind : uint8_t { BRISC = 0, NCRISC = 1, COMPUTE = 2 };
+const char* kernel_kind_name(KernelKind kind);
+
+// What the kernel sees of one CB at compile time (get_dataformat, get_tile_size, ...).
+struct CbCompileInfo {
+    program::DataFormat format = program::DataFormat::Invalid;
+    uint32_t page_size = 0;
+    uint32_t tile_height = 32;
+    uint32_t tile_width = 32;
+    bool operator==(const CbCompileInfo&) const = default;
+};
+
+struct KernelBuildSpec {
+    std::string source;  // a path, or the code itself when source_is_code
+    bool source_is_code = false;
+    KernelKind kind = KernelKind::BRISC;
+    uint32_t noc_index = 0;
+    std::vector<uint32_t> compile_time_args;
+    std::vector<std::pair<std::string, uint32_t>> named_compile_time_args;
+    std::vector<std::pair<std::string, std::string>> defines;
+    std::array<CbCompileInfo, params::MAX_CIRCULAR_BUFFERS> cbs{};
+    program::ComputeConfigDescriptor compute;  // compute kernels only
+};
+
+using KernelEntry = void (*)(const ttnn_moe_emu::Services*);
+
+struct JitStats {
+    uint64_t builds = 0;       // compiler runs
+    uint64_t cache_hits = 0;   // found on disk or already loaded
+};
+
+class KernelJit {
+ public:
+    static KernelJit& instance();
+
+    // Root of the emulator's device headers (api/...); must be set before the first build.
+    void set_include_dir(const std::string& dir);
+    bool has_include_dir();
+    // Extra include directories for kernels (e.g. a tt-metal source tree); part of the cache key.
+    void set_extra_include_dirs(std::vector<std::string> dirs);
+    std::vector<std::string> extra_include_dirs();
+
+    // Builds (or finds) every spec, compiling misses in parallel (2 workers).
+    // Adds to `stats` what this call needed.
+    std::vector<KernelEntry> load(const std::vector<KernelBuildSpec>& specs, JitStats& stats);
+
+    JitStats stats();
+
+ private:
+    KernelJit() = default;
+    std::string cache_dir();
+    uint64_t include_tree_hash();
+    std::string compiler();
+    std::string compiler_version();
+
+    std::mutex mutex_;
+    std::string include_dir_;
+    std::vector<std::string> extra_include_dirs_;
+    uint64_t include_tree_hash_ = 0;
+    bool include_tree_hashed_ = false;
+    std::string compiler_version_;
+    std::unordered_map<std::string, KernelEntry> loaded_;  // by build hash
+    JitStats stats_;
+};
+
+}  // namespace ttnn_moe::emu

@@ -1,0 +1,193 @@
+// Element formats: sizes, scalar conversions, row-major pages and rounding.
+//
+// Rounding choices (why):
+// - Float16_b: round to nearest, ties to even, every NaN -> 0x7FC0. This is
+//   exactly torch's float -> bfloat16 conversion, which is what ttnn.from_torch
+//   produces for bf16 tensors, so host tensors and emulator packs agree bit for
+//   bit. Subnormals are rounded like any other value (bf16 shares fp32's
+//   exponent range, so nothing is flushed).
+// - Float16: the compiler's _Float16 conversion (IEEE round to nearest even).
+// - Integer formats: the float storage carries the raw bit pattern (UInt16:
+//   zero-extended to 32 bits), so nothing is ever rounded.
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "emu/numerics/bfp8.hpp"
+#include "emu/numerics/numerics.hpp"
+
+namespace ttnn_moe::emu::numerics {
+
+namespace {
+
+[[noreturn]] void unsupported(const char* what, DataFormat format) {
+    throw std::invalid_argument(std::string(what) + ": unsupported data format " + format_name(format));
+}
+
+uint16_t float_to_fp16_bits(float value) { return std::bit_cast<uint16_t>(static_cast<_Float16>(value)); }
+float fp16_bits_to_float(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
+
+float raw_bits_to_storage(uint32_t bits) { return std::bit_cast<float>(bits); }
+uint32_t storage_to_raw_bits(float value) { return std::bit_cast<uint32_t>(value); }
+
+}  // namespace
+
+bool is_supported_format(DataFormat format) {
+    switch (format) {
+        case DataFormat::Float32:
+        case DataFormat::Float16_b:
+        case DataFormat::Float16:
+        case DataFormat::Bfp8_b:
+        case DataFormat::UInt32:
+        case DataFormat::Int32:
+        case DataFormat::UInt16: return true;
+        default: return false;
+    }
+}
+
+const char* format_name(DataFormat format) {
+    switch (format) {
+        case DataFormat::Float32: return "Float32";
+        case DataFormat::Float16: return "Float16";
+        case DataFormat::Bfp8: return "Bfp8";
+        case DataFormat::Bfp4: return "Bfp4";
+        case DataFormat::Tf32: return "Tf32";
+        case DataFormat::Float16_b: return "Float16_b";
+        case DataFormat::Bfp8_b: return "Bfp8_b";
+        case DataFormat::Bfp4_b: return "Bfp4_b";
+        case DataFormat::Int32: return "Int32";
+        case DataFormat::UInt16: return "UInt16";
+        case DataFormat::Int8: return "Int8";
+        case DataFormat::UInt32: return "UInt32";
+        case DataFormat::UInt8: return "UInt8";
+        case DataFormat::Invalid: return "Invalid";
+    }
+    return "DataFormat(?)";
+}
+
+uint32_t tile_bytes(DataFormat format) {
+    if (format == DataFormat::Bfp8_b) return BFP8_TILE_BYTES;
+    return element_bytes(format) * TILE_ELEMENTS;
+}
+
+uint32_t element_bytes(DataFormat format) {
+    switch (format) {
+        case DataFormat::Float32:
+        case DataFormat::UInt32:
+        case DataFormat::Int32: return 4;
+        case DataFormat::Float16_b:
+        case DataFormat::Float16:
+        case DataFormat::UInt16: return 2;
+        case DataFormat::Bfp8_b:
+            throw std::invalid_argument("element_bytes: Bfp8_b is a block format (no per-element size)");
+        default: unsupported("element_bytes", format);
+    }
+}
+
+bool is_integer_format(DataFormat format) {
+    return format == DataFormat::UInt32 || format == DataFormat::Int32 || format == DataFormat::UInt16;
+}
+
+uint16_t float_to_bf16_bits(float value) {
+    const uint32_t bits = std::bit_cast<uint32_t>(value);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+    // Adding 0x7FFF plus the lowest kept bit rounds to nearest with ties to even;
+    // a carry out of the mantissa correctly bumps the exponent (up to inf).
+    return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+float bf16_bits_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+
+void unpack_elements(DataFormat format, const void* src, float* out, size_t n) {
+    const auto* bytes = static_cast<const uint8_t*>(src);
+    switch (format) {
+        case DataFormat::Float32:
+        case DataFormat::UInt32:
+        case DataFormat::Int32: std::memcpy(out, bytes, n * 4); return;
+        case DataFormat::Float16_b:
+            for (size_t i = 0; i < n; ++i) {
+                uint16_t h;
+                std::memcpy(&h, bytes + 2 * i, 2);
+                out[i] = bf16_bits_to_float(h);
+            }
+            return;
+        case DataFormat::Float16:
+            for (size_t i = 0; i < n; ++i) {
+                uint16_t h;
+                std::memcpy(&h, bytes + 2 * i, 2);
+                out[i] = fp16_bits_to_float(h);
+            }
+            return;
+        case DataFormat::UInt16:
+            for (size_t i = 0; i < n; ++i) {
+                uint16_t h;
+                std::memcpy(&h, bytes + 2 * i, 2);
+                out[i] = raw_bits_to_storage(h);
+            }
+            return;
+        default: unsupported("unpack_elements", format);
+    }
+}
+
+void pack_elements(DataFormat format, const float* in, void* dst, size_t n) {
+    auto* bytes = static_cast<uint8_t*>(dst);
+    switch (format) {
+        case DataFormat::Float32:
+        case DataFormat::UInt32:
+        case DataFormat::Int32: std::memcpy(bytes, in, n * 4); return;
+        case DataFormat::Float16_b:
+            for (size_t i = 0; i < n; ++i) {
+                const uint16_t h = float_to_bf16_bits(in[i]);
+                std::memcpy(bytes + 2 * i, &h, 2);
+            }
+            return;
+        case DataFormat::Float16:
+            for (size_t i = 0; i < n; ++i) {
+                const uint16_t h = float_to_fp16_bits(in[i]);
+                std::memcpy(bytes + 2 * i, &h, 2);
+            }
+            return;
+        case DataFormat::UInt16:
+            for (size_t i = 0; i < n; ++i) {
+                const auto h = static_cast<uint16_t>(storage_to_raw_bits(in[i]));
+                std::memcpy(bytes + 2 * i, &h, 2);
+            }
+            return;
+        default: unsupported("pack_elements", format);
+    }
+}
+
+void round_in_place(DataFormat format, float* data, size_t n) {
+    switch (format) {
+        case DataFormat::Float32: return;
+        case DataFormat::Float16_b:
+            for (size_t i = 0; i < n; ++i) data[i] = bf16_bits_to_float(float_to_bf16_bits(data[i]));
+            return;
+        case DataFormat::Float16:
+            for (size_t i = 0; i < n; ++i) data[i] = fp16_bits_to_float(float_to_fp16_bits(data[i]));
+            return;
+        case DataFormat::Bfp8_b: {
+            // Consecutive groups of 16 of a row-major 32x32 tile are exactly its face rows.
+            if (n % BFP8_BLOCK != 0)
+                throw std::invalid_argument("round_in_place: Bfp8_b needs a multiple of 16 values, got " +
+                                            std::to_string(n));
+            uint8_t exponent;
+            uint8_t mantissas[BFP8_BLOCK];
+            for (size_t i = 0; i < n; i += BFP8_BLOCK) {
+                encode_bfp8_block(data + i, &exponent, mantissas);
+                decode_bfp8_block(exponent, mantissas, data + i);
+            }
+            return;
+        }
+        case DataFormat::UInt32:
+        case DataFormat::Int32:
+        case DataFormat::UInt16:
+            throw std::invalid_argument(std::string("round_in_place: ") + format_name(format) +
+                                        " holds raw integer bits; there is nothing to round");
+        default: unsupported("round_in_place", format);
+    }
+}
+
+}  // namespace ttnn_moe::emu::numerics

@@ -1,0 +1,461 @@
+// The dataflow services kernels call through the ABI table: CB bookkeeping,
+// NOC transfers with address decoding, bounds and alignment checks, and
+// blocking waits.
+#include "emu/services.hpp"
+
+#include <cstring>
+#include <sstream>
+
+#include "emu/error.hpp"
+#include "emu/l1_pool.hpp"
+
+namespace ttnn_moe::emu {
+
+namespace {
+thread_local Run* t_run = nullptr;
+thread_local Instance* t_inst = nullptr;
+thread_local ttnn_moe_emu::KernelEnv* t_env = nullptr;
+
+std::string hex(uint64_t v) {
+    std::ostringstream o;
+    o << "0x" << std::hex << v;
+    return o.str();
+}
+}  // namespace
+
+RunScope::RunScope(Run* run) : previous_run_(t_run) { t_run = run; }
+RunScope::~RunScope() {
+    t_run = previous_run_;
+    t_inst = nullptr;
+    t_env = nullptr;
+}
+void RunScope::enter(Instance* inst) {
+    t_inst = inst;
+    t_env = &inst->env;
+}
+void RunScope::leave() {
+    t_inst = nullptr;
+    t_env = nullptr;
+}
+
+namespace services {
+
+Run& run() { return *t_run; }
+Instance& instance() { return *t_inst; }
+void count_call() { ++t_env->api_calls; }
+
+void fail(const std::string& message) { throw EmuError(message); }
+
+CbState& cb(uint32_t index) {
+    if (index >= params::MAX_CIRCULAR_BUFFERS || !t_inst->core->cbs[index].configured) {
+        fail("circular buffer " + std::to_string(index) + " is not configured on this core");
+    }
+    return t_inst->core->cbs[index];
+}
+
+namespace {
+
+// Parks the running kernel until the scheduler sees its condition hold.
+void block(WaitKind kind) {
+    Instance& inst = *t_inst;
+    inst.wait = kind;
+    Fiber::yield();
+    // The scheduler resumes a kernel only when its condition holds (run.cpp: condition_holds).
+    inst.wait = WaitKind::None;
+}
+
+void check_count(const CbState& s, uint32_t index, uint32_t n, const char* op) {
+    if (n > s.num_pages) {
+        fail(std::string(op) + "(cb " + std::to_string(index) + ", " + std::to_string(n) +
+             " pages) can never complete: the CB holds " + std::to_string(s.num_pages) + " pages");
+    }
+}
+
+}  // namespace
+
+void cb_reserve_back(uint32_t index, uint32_t n) {
+    CbState& s = cb(index);
+    check_count(s, index, n, "cb_reserve_back");
+    if (s.wr + n * s.page_size > s.end()) {
+        fail("cb_reserve_back(cb " + std::to_string(index) + ", " + std::to_string(n) +
+             " pages) would write past the end of the ring (" + std::to_string(s.num_pages) +
+             " pages): producers must not wrap inside a reservation");
+    }
+    if (s.num_pages - s.filled() < n) {
+        t_inst->wait_cb = index;
+        t_inst->wait_count = n;
+        block(WaitKind::CbBack);
+    }
+}
+
+void cb_push_back(uint32_t index, uint32_t n) {
+    CbState& s = cb(index);
+    s.received += n;
+    if (s.filled() > s.num_pages) {
+        fail("cb_push_back(cb " + std::to_string(index) + ", " + std::to_string(n) + ") overfills the CB: " +
+             std::to_string(s.filled()) + " of " + std::to_string(s.num_pages) +
+             " pages filled (missing cb_reserve_back?)");
+    }
+    s.wr += n * s.page_size;
+    if (s.wr > s.end()) fail("cb_push_back(cb " + std::to_string(index) + ") moved the write pointer past the ring");
+    if (s.wr == s.end()) s.wr = s.base;
+}
+
+void cb_wait_front(uint32_t index, uint32_t n) {
+    CbState& s = cb(index);
+    check_count(s, index, n, "cb_wait_front");
+    if (s.filled() < n) {
+        t_inst->wait_cb = index;
+        t_inst->wait_count = n;
+        block(WaitKind::CbFront);
+    }
+}
+
+void cb_pop_front(uint32_t index, uint32_t n) {
+    CbState& s = cb(index);
+    if (n > s.filled()) {
+        fail("cb_pop_front(cb " + std::to_string(index) + ", " + std::to_string(n) + ") pops more than the " +
+             std::to_string(s.filled()) + " filled pages (missing cb_wait_front?)");
+    }
+    s.acked += n;
+    s.rd += n * s.page_size;
+    if (s.rd > s.end()) fail("cb_pop_front(cb " + std::to_string(index) + ") moved the read pointer past the ring");
+    if (s.rd == s.end()) s.rd = s.base;
+}
+
+}  // namespace services
+
+namespace {
+
+using services::fail;
+
+// ---------------------------------------------------------------- L1 and NOC addressing
+
+// The L1 offset of a local address: a raw offset below L1 size, or a host
+// address inside any core's L1 slot (every core has the same layout).
+uint32_t l1_offset(uint64_t addr, uint32_t size, const char* what) {
+    if (addr + size <= params::L1_SIZE) return static_cast<uint32_t>(addr);
+    uint32_t slot = 0, offset = 0;
+    if (L1Pool::instance().locate(addr, slot, offset) && static_cast<uint64_t>(offset) + size <= params::L1_SIZE) {
+        return offset;
+    }
+    fail(std::string(what) + ": L1 address " + hex(addr) + " (+" + std::to_string(size) +
+         " bytes) is outside L1 (" + std::to_string(params::L1_SIZE) + " bytes)");
+}
+
+// Where a NOC address lands.
+struct Endpoint {
+    bool dram = false;
+    uint8_t* ptr = nullptr;
+    uint64_t local = 0;  // address inside the endpoint (for alignment)
+    DramBuffer* buffer = nullptr;
+    uint32_t bank = 0;
+    uint32_t bank_addr = 0;
+};
+
+Endpoint resolve(uint64_t noc_addr, uint32_t size, const char* what) {
+    Run& run = services::run();
+    const CoreState& self = *t_inst->core;
+    const uint32_t device_field = static_cast<uint32_t>(noc_addr >> params::NOC_ADDR_DEVICE_SHIFT) & 0xfff;
+    size_t d = self.device_index;
+    if (device_field != 0) {
+        const int idx = run.device_index_of(device_field - 1);
+        if (idx < 0) {
+            fail(std::string(what) + ": NOC address " + hex(noc_addr) + " targets device " +
+                 std::to_string(device_field - 1) + ", which is not part of this run");
+        }
+        d = static_cast<size_t>(idx);
+    }
+    const uint32_t x = static_cast<uint32_t>(noc_addr >> params::NOC_ADDR_LOCAL_BITS) & params::NOC_COORD_MASK;
+    const uint32_t y = static_cast<uint32_t>(noc_addr >> (params::NOC_ADDR_LOCAL_BITS + params::NOC_ADDR_NODE_ID_BITS)) &
+                       params::NOC_COORD_MASK;
+    const uint64_t local = noc_addr & params::NOC_ADDR_LOCAL_MASK;
+    Endpoint ep;
+    ep.local = local;
+    const int bank = Device::dram_bank_from_noc(x, y);
+    if (bank >= 0) {
+        ep.dram = true;
+        ep.bank = static_cast<uint32_t>(bank);
+        DramBuffer* buf = local + size <= 0xffffffffull
+                              ? run.device(d).dram().find(static_cast<uint32_t>(local), size)
+                              : nullptr;
+        if (!buf) {
+            fail(std::string(what) + " of " + std::to_string(size) + " bytes at DRAM bank " + std::to_string(bank) +
+                 " address " + hex(local) + " is outside every allocated buffer (out of bounds)");
+        }
+        ep.buffer = buf;
+        ep.bank_addr = static_cast<uint32_t>(local);
+        ep.ptr = buf->at(ep.bank, ep.bank_addr);
+        return ep;
+    }
+    CoreState* core = run.core_at_noc(d, x, y);
+    if (!core) {
+        auto logical = run.device(d).logical_core_from_noc(x, y);
+        if (logical) {
+            fail(std::string(what) + ": NOC address " + hex(noc_addr) + " targets core (" +
+                 std::to_string(logical->first) + ", " + std::to_string(logical->second) +
+                 "), which runs nothing in this program");
+        }
+        fail(std::string(what) + ": NOC address " + hex(noc_addr) + " targets NOC (" + std::to_string(x) + ", " +
+             std::to_string(y) + "), where there is no worker core or DRAM bank");
+    }
+    ep.ptr = core->l1 + l1_offset(local, size, what);
+    return ep;
+}
+
+void check_alignment(const Endpoint& remote, uint64_t local_addr, const char* what) {
+    const uint32_t alignment = remote.dram ? params::NOC_DRAM_ALIGNMENT : params::NOC_L1_ALIGNMENT;
+    if ((remote.local & (alignment - 1)) != (local_addr & (alignment - 1))) {
+        fail(std::string(what) + ": misaligned NOC transfer: " + (remote.dram ? "DRAM" : "L1") + " address " +
+             hex(remote.local) + " and local L1 address " + hex(local_addr) + " differ modulo " +
+             std::to_string(alignment) + " bytes");
+    }
+}
+
+void count_dram(Counters& c, const Endpoint& ep, uint32_t size, bool read) {
+    DramBufferTraffic& t = c.dram_buffers[ep.buffer->address];
+    if (!read) {
+        t.bytes_written += size;
+        return;
+    }
+    t.bytes_read += size;
+    if (size == 0) return;
+    const uint32_t page = ep.buffer->aligned_page_size;
+    const uint32_t first = (ep.bank_addr - ep.buffer->address) / page;
+    const uint32_t last = (ep.bank_addr + size - 1 - ep.buffer->address) / page;
+    const size_t pages_total = static_cast<size_t>(ep.buffer->bank_span / page) * params::NUM_DRAM_BANKS;
+    if (t.page_read.size() < pages_total) t.page_read.resize(pages_total, 0);
+    for (uint32_t p = first; p <= last; ++p) {
+        t.page_read[static_cast<size_t>(p) * params::NUM_DRAM_BANKS + ep.bank] = 1;
+        ++t.page_reads;
+    }
+}
+
+// ---------------------------------------------------------------- the services
+
+[[noreturn]] void svc_fail(const char* message) { fail(message); }
+
+[[noreturn]] void svc_arg_out_of_range(uint32_t index, uint32_t is_common) {
+    const auto& env = *t_env;
+    fail(std::string(is_common ? "get_common_arg_val(" : "get_arg_val(") + std::to_string(index) + ") but only " +
+         std::to_string(is_common ? env.num_common_args : env.num_runtime_args) +
+         (is_common ? " common runtime args are set" : " runtime args are set for this core"));
+}
+
+void svc_cb_reserve_back(uint32_t cb, uint32_t n) { services::count_call(), services::cb_reserve_back(cb, n); }
+void svc_cb_push_back(uint32_t cb, uint32_t n) { services::count_call(), services::cb_push_back(cb, n); }
+void svc_cb_wait_front(uint32_t cb, uint32_t n) { services::count_call(), services::cb_wait_front(cb, n); }
+void svc_cb_pop_front(uint32_t cb, uint32_t n) { services::count_call(), services::cb_pop_front(cb, n); }
+
+uint32_t svc_cb_pages_reservable_at_back(uint32_t cb, uint32_t n) {
+    const CbState& s = services::cb(cb);
+    return s.num_pages - s.filled() >= n;
+}
+uint32_t svc_cb_pages_available_at_front(uint32_t cb, uint32_t n) { return services::cb(cb).filled() >= n; }
+uint32_t svc_cb_write_ptr(uint32_t cb) { return t_inst->core->l1_host + services::cb(cb).wr; }
+uint32_t svc_cb_read_ptr(uint32_t cb) { return t_inst->core->l1_host + services::cb(cb).rd; }
+
+void svc_cb_set_ptr(uint32_t cb, uint32_t addr, bool write) {
+    CbState& s = services::cb(cb);
+    const uint32_t offset = l1_offset(addr, 0, "setting a CB pointer");
+    if (offset < s.base || offset >= s.end()) {
+        fail("CB " + std::to_string(cb) + " pointer set to " + hex(addr) + ", outside its ring");
+    }
+    (write ? s.wr : s.rd) = offset;
+}
+void svc_cb_set_write_ptr(uint32_t cb, uint32_t addr) { svc_cb_set_ptr(cb, addr, true); }
+void svc_cb_set_read_ptr(uint32_t cb, uint32_t addr) { svc_cb_set_ptr(cb, addr, false); }
+
+uint32_t svc_cb_info(uint32_t cb, ttnn_moe_emu::CbField field) {
+    using F = ttnn_moe_emu::CbField;
+    if (field == F::Configured) {
+        return cb < params::MAX_CIRCULAR_BUFFERS && t_inst->core->cbs[cb].configured;
+    }
+    const CbState& s = services::cb(cb);
+    switch (field) {
+        case F::PageSize: return s.page_size;
+        case F::NumPages: return s.num_pages;
+        case F::TotalSize: return s.size;
+        default: return 0;
+    }
+}
+
+void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
+    services::count_call();
+    CoreState& self = *t_inst->core;
+    const Endpoint ep = resolve(src, size, "noc read");
+    check_alignment(ep, dst_local, "noc read");
+    uint8_t* dst = self.l1 + l1_offset(dst_local, size, "noc read destination");
+    std::memmove(dst, ep.ptr, size);
+    Counters& c = services::run().counters_of(self);
+    if (ep.dram) {
+        c.noc_bytes_read_dram += size;
+        count_dram(c, ep, size, true);
+    } else {
+        c.noc_bytes_read_l1 += size;
+    }
+}
+
+void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
+    services::count_call();
+    CoreState& self = *t_inst->core;
+    const uint8_t* src = self.l1 + l1_offset(src_local, size, "noc write source");
+    const Endpoint ep = resolve(dst, size, "noc write");
+    check_alignment(ep, src_local, "noc write");
+    std::memmove(ep.ptr, src, size);
+    Counters& c = services::run().counters_of(self);
+    if (ep.dram) {
+        c.noc_bytes_written_dram += size;
+        count_dram(c, ep, size, false);
+    } else {
+        c.noc_bytes_written_l1 += size;
+    }
+}
+
+// Multicast NOC address: [0, 36) local, [36, 42) x_end, [42, 48) y_end, [48, 54) x_start, [54, 60) y_start.
+template <typename F>
+void for_each_mcast_core(uint64_t mcast, uint32_t size, uint32_t num_dests, bool include_src, const char* what,
+                         F&& apply) {
+    Run& run = services::run();
+    CoreState& self = *t_inst->core;
+    const uint32_t x_end = static_cast<uint32_t>(mcast >> 36) & 0x3f;
+    const uint32_t y_end = static_cast<uint32_t>(mcast >> 42) & 0x3f;
+    const uint32_t x_start = static_cast<uint32_t>(mcast >> 48) & 0x3f;
+    const uint32_t y_start = static_cast<uint32_t>(mcast >> 54) & 0x3f;
+    const uint64_t local = mcast & params::NOC_ADDR_LOCAL_MASK;
+    const uint32_t offset = l1_offset(local, size, what);
+    uint32_t dests = 0;
+    std::vector<CoreState*> targets;
+    for (uint32_t y = std::min(y_start, y_end); y <= std::max(y_start, y_end); ++y) {
+        for (uint32_t x = std::min(x_start, x_end); x <= std::max(x_start, x_end); ++x) {
+            if (!run.device(self.device_index).logical_core_from_noc(x, y)) continue;
+            CoreState* core = run.core_at_noc(self.device_index, x, y);
+            if (core == &self && !include_src) continue;
+            ++dests;
+            if (!core) {
+                fail(std::string(what) + ": the multicast rectangle NOC (" + std::to_string(x_start) + ", " +
+                     std::to_string(y_start) + ") - (" + std::to_string(x_end) + ", " + std::to_string(y_end) +
+                     ") includes a core that runs nothing in this program");
+            }
+            targets.push_back(core);
+        }
+    }
+    if (dests != num_dests) {
+        fail(std::string(what) + ": num_dests is " + std::to_string(num_dests) + " but the multicast rectangle has " +
+             std::to_string(dests) + " destination cores");
+    }
+    for (CoreState* core : targets) apply(*core, offset);
+}
+
+void svc_noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t size, uint32_t num_dests,
+                             uint32_t include_src) {
+    services::count_call();
+    CoreState& self = *t_inst->core;
+    const uint32_t src_off = l1_offset(src_local, size, "noc multicast source");
+    if (((mcast & params::NOC_ADDR_LOCAL_MASK) & (params::NOC_L1_ALIGNMENT - 1)) !=
+        (src_local & (params::NOC_L1_ALIGNMENT - 1))) {
+        fail("noc multicast: misaligned NOC transfer between " + hex(src_local) + " and " +
+             hex(mcast & params::NOC_ADDR_LOCAL_MASK));
+    }
+    Counters& c = services::run().counters_of(self);
+    for_each_mcast_core(mcast, size, num_dests, include_src != 0, "noc multicast", [&](CoreState& core, uint32_t off) {
+        std::memmove(core.l1 + off, self.l1 + src_off, size);
+        c.noc_bytes_written_l1 += size;
+    });
+}
+
+uint32_t* semaphore_word(const Endpoint& ep, const char* what) {
+    if (ep.dram) fail(std::string(what) + " targets DRAM; semaphores live in L1");
+    if (reinterpret_cast<uintptr_t>(ep.ptr) % 4 != 0) fail(std::string(what) + ": address is not 4-byte aligned");
+    return reinterpret_cast<uint32_t*>(ep.ptr);
+}
+
+void svc_noc_atomic_inc(uint64_t dst, uint32_t incr) {
+    services::count_call();
+    const Endpoint ep = resolve(dst, 4, "noc_semaphore_inc");
+    *semaphore_word(ep, "noc_semaphore_inc") += incr;
+}
+
+void svc_noc_atomic_inc_multicast(uint64_t mcast, uint32_t incr, uint32_t num_dests) {
+    services::count_call();
+    for_each_mcast_core(mcast, 4, num_dests, false, "noc_semaphore_inc_multicast", [&](CoreState& core, uint32_t off) {
+        if (off % 4 != 0) fail("noc_semaphore_inc_multicast: address is not 4-byte aligned");
+        *reinterpret_cast<uint32_t*>(core.l1 + off) += incr;
+    });
+}
+
+void svc_noc_inline_write(uint64_t dst, uint32_t value, uint32_t byte_enable) {
+    services::count_call();
+    const Endpoint ep = resolve(dst, 4, "noc_inline_dw_write");
+    uint8_t bytes[4];
+    std::memcpy(bytes, &value, 4);
+    for (int i = 0; i < 4; ++i) {
+        if (byte_enable & (1u << i)) ep.ptr[i] = bytes[i];
+    }
+    Counters& c = services::run().counters_of(*t_inst->core);
+    if (ep.dram) {
+        c.noc_bytes_written_dram += 4;
+    } else {
+        c.noc_bytes_written_l1 += 4;
+    }
+}
+
+// NOC transfers complete when issued, so barriers have nothing to wait for.
+void svc_noc_barrier(ttnn_moe_emu::Barrier) { services::count_call(); }
+
+void svc_wait_l1_value(const volatile uint32_t* addr, uint32_t value, uint32_t at_least) {
+    services::count_call();
+    l1_offset(reinterpret_cast<uintptr_t>(addr), 4, "noc_semaphore_wait");
+    const bool ok = at_least ? *addr >= value : *addr == value;
+    if (ok) return;
+    Instance& inst = *t_inst;
+    inst.wait_addr = addr;
+    inst.wait_value = value;
+    inst.wait = at_least ? WaitKind::L1AtLeast : WaitKind::L1Equal;
+    Fiber::yield();
+    inst.wait = WaitKind::None;
+}
+
+void svc_yield() {
+    t_inst->wait = WaitKind::Spin;
+    Fiber::yield();
+}
+
+ttnn_moe_emu::Services make_table() {
+    ttnn_moe_emu::Services t{};
+    t.abi_version = ttnn_moe_emu::ABI_VERSION;
+    t.current = &t_env;
+    t.fail = &svc_fail;
+    t.arg_out_of_range = &svc_arg_out_of_range;
+    t.cb_reserve_back = &svc_cb_reserve_back;
+    t.cb_push_back = &svc_cb_push_back;
+    t.cb_wait_front = &svc_cb_wait_front;
+    t.cb_pop_front = &svc_cb_pop_front;
+    t.cb_pages_reservable_at_back = &svc_cb_pages_reservable_at_back;
+    t.cb_pages_available_at_front = &svc_cb_pages_available_at_front;
+    t.cb_write_ptr = &svc_cb_write_ptr;
+    t.cb_read_ptr = &svc_cb_read_ptr;
+    t.cb_set_write_ptr = &svc_cb_set_write_ptr;
+    t.cb_set_read_ptr = &svc_cb_set_read_ptr;
+    t.cb_info = &svc_cb_info;
+    t.noc_read = &svc_noc_read;
+    t.noc_write = &svc_noc_write;
+    t.noc_write_multicast = &svc_noc_write_multicast;
+    t.noc_atomic_inc = &svc_noc_atomic_inc;
+    t.noc_atomic_inc_multicast = &svc_noc_atomic_inc_multicast;
+    t.noc_inline_write = &svc_noc_inline_write;
+    t.noc_barrier = &svc_noc_barrier;
+    t.wait_l1_value = &svc_wait_l1_value;
+    t.yield = &svc_yield;
+    services::fill_compute_services(t);
+    return t;
+}
+
+}  // namespace
+
+const ttnn_moe_emu::Services* services_table() {
+    thread_local const ttnn_moe_emu::Services table = make_table();
+    return &table;
+}
+
+}  // namespace ttnn_moe::emu

@@ -1,0 +1,44 @@
+// local_reduce_moe_output: out[r] = sum over valid assignments (l, i) with token_idx_map == r of
+// weight * y, summed in ascending l (then i), bf16 out with fp32 accumulation.
+//
+// padded : y (E_l, T, H) bf16 RM, token_idx_map (E_l, T) uint32, routed_token_weights (E_l, T) bf16,
+//          num_routed_tokens (E_l, 1) uint32
+// grouped: y (M, H), token_idx_map (M,), routed_token_weights (M,), num_routed_tokens (E_l, 1),
+//          expert_offsets (E_l, 1) uint32 (multiples of 32)
+// output : (num_out_rows, H) bf16 RM
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/common/program_cache.hpp"
+#include "program/program_descriptor.hpp"
+#include "program/tensor_arg.hpp"
+
+namespace ttnn_moe::ops::local_reduce {
+
+inline const std::string kOpName = "local_reduce_moe_output";
+
+struct Attributes {
+    uint32_t num_out_rows = 0;
+    program::MathFidelity math_fidelity = program::MathFidelity::HiFi4;
+    bool fp32_dest_acc_en = true;
+};
+
+struct Shapes {
+    bool grouped;
+    uint32_t num_local;     // E_l
+    uint32_t block_rows;    // T (padded) or M (grouped): entries per map page
+    uint32_t hidden;        // H
+    uint32_t num_entries;   // E_l * T or M: most assignments there can be
+};
+
+Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
+std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
+// io = the 4 (padded) or 5 (grouped) inputs, then the output.
+CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
+                             program::CoreCoord grid, const Attributes& attrs);
+ProgramCache& program_cache();
+
+}  // namespace ttnn_moe::ops::local_reduce

@@ -1,0 +1,50 @@
+#include "ops/scatter_moe_input/scatter_moe_input_device_operation.hpp"
+
+#include <stdexcept>
+
+#include "ops/common/tensor_checks.hpp"
+
+namespace ttnn_moe::ops::scatter_input {
+
+using program::DataFormat;
+using program::TensorArg;
+
+Shapes validate(const std::vector<TensorArg>& inputs) {
+    if (inputs.size() != 3) {
+        throw std::invalid_argument(kOpName + ": expects 3 inputs, got " + std::to_string(inputs.size()));
+    }
+    const auto& x = inputs[0];
+    const auto& counts = inputs[1];
+    const auto& tokens = inputs[2];
+    const auto x_shape = squeeze_to_rank(kOpName, "x", x, 2);
+    require_format(kOpName, "x", x, DataFormat::Float16_b);
+    require_row_major(kOpName, "x", x);
+    const auto counts_shape = squeeze_to_rank(kOpName, "num_routed_tokens", counts, 2);
+    require_format(kOpName, "num_routed_tokens", counts, DataFormat::UInt32);
+    require_row_major(kOpName, "num_routed_tokens", counts);
+    if (counts_shape[1] != 1) {
+        throw std::invalid_argument(kOpName + ": num_routed_tokens must be (E_l, 1), got " + shape_str(counts.shape));
+    }
+    const auto tokens_shape = squeeze_to_rank(kOpName, "routed_tokens", tokens, 2);
+    require_format(kOpName, "routed_tokens", tokens, DataFormat::UInt32);
+    require_row_major(kOpName, "routed_tokens", tokens);
+    if (tokens_shape[0] != counts_shape[0] || tokens_shape[1] != x_shape[0]) {
+        throw std::invalid_argument(kOpName + ": routed_tokens " + shape_str(tokens.shape) + " must be (E_l, T) = (" +
+                                    std::to_string(counts_shape[0]) + ", " + std::to_string(x_shape[0]) +
+                                    ") from num_routed_tokens and x");
+    }
+    for (const auto* t : {&x, &counts, &tokens}) require_dram(kOpName, "every input", *t);
+    return {x_shape[0], x_shape[1], counts_shape[0]};
+}
+
+std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs) {
+    const auto s = validate(inputs);
+    return {row_major_spec({s.num_local, s.num_tokens, s.hidden}, DataFormat::Float16_b)};
+}
+
+ProgramCache& program_cache() {
+    static ProgramCache cache;
+    return cache;
+}
+
+}  // namespace ttnn_moe::ops::scatter_input

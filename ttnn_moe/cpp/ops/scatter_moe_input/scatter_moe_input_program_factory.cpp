@@ -1,0 +1,73 @@
+// Program: the E_l * T output rows split contiguously over the cores. The reader
+// reads the counts and, per expert it touches, the routed_tokens row; it gathers
+// x rows (or zero-fills padding rows) into a CB; the writer streams them out.
+#include <algorithm>
+
+#include "ops/common/tensor_checks.hpp"
+#include "ops/scatter_moe_input/scatter_moe_input_device_operation.hpp"
+
+namespace ttnn_moe::ops::scatter_input {
+
+using namespace program;
+
+namespace {
+enum Io : uint32_t { kX, kCounts, kTokens, kOut };
+enum Cb : uint8_t { kCbRows, kCbCounts, kCbTokenRow };
+constexpr uint32_t kRowsInFlight = 2;  // double-buffered rows between reader and writer
+}  // namespace
+
+CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root, CoreCoord grid) {
+    const auto s = validate({io.begin(), io.begin() + 3});
+    const uint32_t total_rows = s.num_local * s.num_tokens;
+    const uint32_t num_cores = std::min(total_rows, grid.x * grid.y);
+    const auto selection = first_cores(grid, num_cores);
+    const auto& cores = selection.ranges;
+    const uint32_t row_bytes = s.hidden * 2;
+    const uint32_t row_page = round_up(row_bytes, kAlignment);
+    const uint32_t token_row_page = round_up(s.num_tokens * 4, kAlignment);
+
+    ProgramDescriptor program;
+    program.cbs = {
+        CBDescriptor{row_page * kRowsInFlight, cores, {CBFormatDescriptor{kCbRows, DataFormat::Float16_b, row_page, {}}}},
+        CBDescriptor{kAlignment * s.num_local, cores, {CBFormatDescriptor{kCbCounts, DataFormat::UInt32, kAlignment, {}}}},
+        CBDescriptor{token_row_page, cores, {CBFormatDescriptor{kCbTokenRow, DataFormat::UInt32, token_row_page, {}}}},
+    };
+    check_l1_budget(kOpName, row_page * kRowsInFlight + kAlignment * s.num_local + token_row_page,
+                    "H=" + std::to_string(s.hidden) + ", T=" + std::to_string(s.num_tokens) +
+                        ", E_l=" + std::to_string(s.num_local));
+
+    KernelDescriptor reader;
+    reader.kernel_source = kernels_root + "/scatter_moe_input/dataflow/reader_gather_rows.cpp";
+    reader.core_ranges = cores;
+    for (uint32_t i : {kX, kCounts, kTokens}) append_runtime_page_size_accessor_args(io[i], reader.compile_time_args);
+    reader.named_compile_time_args = {{"cb_rows", kCbRows}, {"cb_counts", kCbCounts}, {"cb_token_row", kCbTokenRow}};
+    reader.config = ReaderConfigDescriptor{};
+
+    KernelDescriptor writer;
+    writer.kernel_source = kernels_root + "/scatter_moe_input/dataflow/writer_rows.cpp";
+    writer.core_ranges = cores;
+    append_runtime_page_size_accessor_args(io[kOut], writer.compile_time_args);
+    writer.named_compile_time_args = {{"cb_rows", kCbRows}};
+    writer.config = WriterConfigDescriptor{};
+
+    CachedProgram cached;
+    for (uint32_t c = 0; c < num_cores; ++c) {
+        const uint32_t begin = split_begin(total_rows, num_cores, c);
+        const uint32_t end = split_begin(total_rows, num_cores, c + 1);
+        cached.address_slots.push_back({0, c, 0, kX});
+        cached.address_slots.push_back({0, c, 1, kCounts});
+        cached.address_slots.push_back({0, c, 2, kTokens});
+        reader.runtime_args.emplace_back(selection.cores[c],
+                                         std::vector<uint32_t>{io[kX].address, io[kCounts].address,
+                                                               io[kTokens].address, s.num_tokens, row_bytes,
+                                                               s.num_local, begin, end});
+        cached.address_slots.push_back({1, c, 0, kOut});
+        writer.runtime_args.emplace_back(selection.cores[c],
+                                         std::vector<uint32_t>{io[kOut].address, row_bytes, begin, end});
+    }
+    program.kernels = {std::move(reader), std::move(writer)};
+    cached.program = std::move(program);
+    return cached;
+}
+
+}  // namespace ttnn_moe::ops::scatter_input

@@ -1,0 +1,69 @@
+"""ttnn_moe.emu: the emulator in ttnn's shape.
+
+    import ttnn_moe.emu as ttnn
+    device = ttnn.open_device()
+    x = ttnn.from_torch(torch_x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    y = ttnn.generic_op([x, out], program_descriptor)   # runs kernels on the emulator
+    torch_y = ttnn.to_torch(y)
+
+Device programs run through `generic_op` on the C++ emulator (`ttnn_moe._C.emu`).
+Everything else that computes (matmul, linear, add, mul, silu, sigmoid, topk,
+all_gather, reduce_scatter, to_layout, reshape, typecast) is a HOST BUILT-IN,
+NOT A KERNEL: torch on the host, results written back to device tensors, so
+model code written against ttnn runs here unchanged around our device ops.
+"""
+
+from ttnn_moe.emu.builtins import add, linear, matmul, mul, sigmoid, silu, topk
+from ttnn_moe.emu.collectives import all_gather, reduce_scatter
+from ttnn_moe.emu.conversions import reshape, to_layout, typecast
+from ttnn_moe.emu.device import Device, MeshDevice, close_device, close_mesh_device, open_device, open_mesh_device
+from ttnn_moe.emu.generic_op import generic_op, last_run_counters
+from ttnn_moe.emu.mesh import (
+    ConcatMesh2dToTensor,
+    ConcatMeshToTensor,
+    ReplicateTensorToMesh,
+    ShardTensor2dMesh,
+    ShardTensorToMesh,
+)
+from ttnn_moe.emu.tensor import (
+    Tensor,
+    allocate_tensor_on_device,
+    deallocate,
+    from_device,
+    from_torch,
+    to_device,
+    to_torch,
+)
+from ttnn_moe.emu.types import (
+    DRAM_MEMORY_CONFIG,
+    L1_MEMORY_CONFIG,
+    ROW_MAJOR_LAYOUT,
+    TILE_LAYOUT,
+    BufferType,
+    CoreGrid,
+    DataType,
+    Layout,
+    MemoryConfig,
+    MeshShape,
+    Shape,
+    TensorMemoryLayout,
+    bfloat8_b,
+    bfloat16,
+    float32,
+    int32,
+    uint16,
+    uint32,
+)
+
+__all__ = [
+    "add", "linear", "matmul", "mul", "sigmoid", "silu", "topk",
+    "all_gather", "reduce_scatter",
+    "reshape", "to_layout", "typecast",
+    "Device", "MeshDevice", "close_device", "close_mesh_device", "open_device", "open_mesh_device",
+    "generic_op", "last_run_counters",
+    "ConcatMesh2dToTensor", "ConcatMeshToTensor", "ReplicateTensorToMesh", "ShardTensor2dMesh", "ShardTensorToMesh",
+    "Tensor", "allocate_tensor_on_device", "deallocate", "from_device", "from_torch", "to_device", "to_torch",
+    "DRAM_MEMORY_CONFIG", "L1_MEMORY_CONFIG", "ROW_MAJOR_LAYOUT", "TILE_LAYOUT", "BufferType", "CoreGrid",
+    "DataType", "Layout", "MemoryConfig", "MeshShape", "Shape", "TensorMemoryLayout",
+    "bfloat8_b", "bfloat16", "float32", "int32", "uint16", "uint32",
+]

@@ -1,0 +1,305 @@
+"""Tensors of the emulator API: ttnn-shaped host and device tensors, from_torch / to_torch.
+
+A device tensor holds one interleaved DRAM buffer per device of its device or
+mesh, all at the same address (allocated in lockstep, like a ttnn MeshBuffer),
+so one TensorArg describes it for a program on any of those devices. A
+multi-device tensor's `shape` is the per-device shape, as in ttnn. A host
+tensor (no device) keeps its encoded pages in memory, one set per shard.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from ttnn_moe._C import program as _program
+from ttnn_moe.emu import pages as _pages
+from ttnn_moe.emu.device import MeshDevice, _DeviceGroup
+from ttnn_moe.emu.types import (
+    DataType,
+    Layout,
+    MemoryConfig,
+    Shape,
+    TensorArg,
+    check_dtype,
+    check_layout,
+    check_memory_config,
+    infer_dtype,
+)
+
+
+def _release(group: _DeviceGroup, address: int) -> None:
+    # A closed device's memory is gone with it; nothing to give back.
+    if group.is_open:
+        for chip in group._chips:
+            chip.deallocate(address)
+
+
+class _DeviceBuffers:
+    """One DRAM buffer per device of a group, at one common address; freed with the tensor."""
+
+    def __init__(self, group: _DeviceGroup, nbytes: int, page_size: int):
+        group.check_open()
+        addresses = [chip.allocate(nbytes, page_size) for chip in group._chips]
+        if len(set(addresses)) != 1:
+            for chip, address in zip(group._chips, addresses):
+                chip.deallocate(address)
+            raise RuntimeError(
+                f"DRAM allocators of {group!r} diverged (addresses {sorted(set(addresses))}): allocate mesh tensors "
+                "on the mesh, not on its member devices"
+            )
+        self.address = addresses[0]
+        self._finalizer = weakref.finalize(self, _release, group, self.address)
+
+    def release(self) -> None:
+        self._finalizer()
+
+    @property
+    def alive(self) -> bool:
+        return self._finalizer.alive
+
+
+class Tensor:
+    """A ttnn-shaped tensor: logical shape, dtype, layout, and its pages on a device or the host."""
+
+    def __init__(
+        self,
+        shape: Shape,
+        dtype: DataType,
+        layout: Layout,
+        memory_config: MemoryConfig,
+        device: Optional[_DeviceGroup] = None,
+        buffers: Optional[_DeviceBuffers] = None,
+        host_pages: Optional[list] = None,
+    ):
+        # Internal: use from_torch / allocate_tensor_on_device.
+        self._shape = shape
+        self._dtype = dtype
+        self._layout = layout
+        self._memory_config = memory_config
+        self._device = device
+        self._buffers = buffers
+        self._host_pages = host_pages  # list of uint8 page bytes per shard (host tensors)
+
+    # --- ttnn-like properties ---------------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return self._shape
+
+    @property
+    def padded_shape(self) -> Shape:
+        return _pages.padded_shape(self._shape, self._layout)
+
+    @property
+    def dtype(self) -> DataType:
+        return self._dtype
+
+    @property
+    def layout(self) -> Layout:
+        return self._layout
+
+    def memory_config(self) -> MemoryConfig:
+        return self._memory_config
+
+    def device(self) -> Optional[_DeviceGroup]:
+        return self._device
+
+    @property
+    def page_size(self) -> int:
+        return _pages.page_size(self._shape, self._dtype, self._layout)
+
+    @property
+    def num_pages(self) -> int:
+        return _pages.num_pages(self._shape, self._layout)
+
+    @property
+    def nbytes(self) -> int:
+        return self.page_size * self.num_pages
+
+    @property
+    def num_shards(self) -> int:
+        """Devices this tensor lives on (or host shards it holds)."""
+        return len(self._device._chips) if self._device is not None else len(self._host_pages)
+
+    def is_allocated(self) -> bool:
+        return self._buffers is not None and self._buffers.alive
+
+    def buffer_address(self) -> int:
+        self._check_on_device()
+        return self._buffers.address
+
+    def to_arg(self):
+        """What a program factory needs: `_C.program.TensorArg` (or its Python mirror while unbound)."""
+        self._check_on_device()
+        fields = dict(
+            shape=list(self._shape),
+            dtype=self._dtype.data_format,
+            address=self._buffers.address,
+            page_size=self.page_size,
+            num_pages=self.num_pages,
+            is_dram=True,
+        )
+        if hasattr(_program, "TensorArg"):
+            return _program.TensorArg(layout=getattr(_program.Layout, self._layout.name), **fields)
+        return TensorArg(layout=self._layout, **fields)
+
+    def deallocate(self) -> None:
+        if self._buffers is not None:
+            self._buffers.release()
+
+    def __repr__(self) -> str:
+        where = repr(self._device) if self._device is not None else "host"
+        return f"emu.Tensor(shape={list(self._shape)}, dtype={self._dtype.name}, layout={self._layout.name}, {where})"
+
+    # --- internal ---------------------------------------------------------------------------
+    def _check_on_device(self) -> None:
+        if self._device is None:
+            raise ValueError(f"{self!r} is a host tensor; move it with to_device first")
+        if not self.is_allocated():
+            raise RuntimeError(f"{self!r} has been deallocated")
+        self._device.check_open()
+
+    def _read_shard_pages(self) -> list[np.ndarray]:
+        """Page bytes of every shard (device order)."""
+        if self._device is None:
+            return list(self._host_pages)
+        self._check_on_device()
+        return [chip.read(self._buffers.address, self.page_size, self.nbytes) for chip in self._device._chips]
+
+
+# --- construction -------------------------------------------------------------------------------
+
+
+def _encode_shards(shards: Sequence[torch.Tensor], dtype: DataType, layout: Layout) -> list[np.ndarray]:
+    shape = shards[0].shape
+    for shard in shards:
+        if shard.shape != shape:
+            raise ValueError(f"shards must share one shape, got {list(shape)} and {list(shard.shape)}")
+    encoded = {}  # replicated shards are one tensor object: encode it once
+    return [encoded.setdefault(id(s), _pages.to_pages(s, dtype, layout)) for s in shards]
+
+
+def _place(shard_pages: list[np.ndarray], shape: Shape, dtype, layout, memory_config, device) -> Tensor:
+    tensor = Tensor(shape, dtype, layout, memory_config)
+    if device is None:
+        tensor._host_pages = shard_pages
+        return tensor
+    if len(shard_pages) != len(device._chips):
+        raise ValueError(f"{len(shard_pages)} shards cannot be placed on {device!r} "
+                         f"({len(device._chips)} devices)")
+    buffers = _DeviceBuffers(device, tensor.nbytes, tensor.page_size)
+    for chip, data in zip(device._chips, shard_pages):
+        chip.write(buffers.address, tensor.page_size, data)
+    tensor._device, tensor._buffers = device, buffers
+    return tensor
+
+
+def from_shards(
+    shards: Sequence[torch.Tensor],
+    dtype: DataType,
+    layout: Layout,
+    device: Optional[_DeviceGroup],
+    memory_config: Optional[MemoryConfig] = None,
+) -> Tensor:
+    """One logical tensor per device (row-major device order) -> a multi-device tensor."""
+    dtype, layout = check_dtype(dtype), check_layout(layout)
+    memory_config = check_memory_config(memory_config)
+    shape = _pages.check_shape(shards[0].shape)
+    return _place(_encode_shards(shards, dtype, layout), shape, dtype, layout, memory_config, device)
+
+
+def from_torch(
+    tensor,
+    dtype: Optional[DataType] = None,
+    *,
+    layout: Optional[Layout] = None,
+    device: Optional[_DeviceGroup] = None,
+    memory_config: Optional[MemoryConfig] = None,
+    mesh_mapper=None,
+) -> Tensor:
+    """torch tensor -> emulator tensor, like ttnn.from_torch.
+
+    dtype defaults to ttnn's inference from the torch dtype; layout defaults to
+    ROW_MAJOR_LAYOUT. On a mesh without a mapper the tensor is replicated.
+    Integer dtypes reject values outside their range (ValueError).
+    """
+    if isinstance(tensor, np.ndarray):
+        tensor = torch.from_numpy(tensor)
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"from_torch expects a torch.Tensor, got {type(tensor).__name__}")
+    dtype = infer_dtype(tensor.dtype) if dtype is None else check_dtype(dtype)
+    layout = Layout.ROW_MAJOR if layout is None else check_layout(layout)
+    memory_config = check_memory_config(memory_config)
+    if device is not None and not isinstance(device, _DeviceGroup):
+        raise TypeError(f"device must be an emulator Device or MeshDevice, got {device!r}")
+    _pages.check_shape(tensor.shape)
+    _pages.check_layout_supports(dtype, layout)
+
+    if mesh_mapper is not None:
+        if device is not None and tuple(device.shape) != tuple(mesh_mapper.mesh_device.shape):
+            raise ValueError(f"mesh_mapper is for a {mesh_mapper.mesh_device.shape} mesh, device is {device!r}")
+        shards = mesh_mapper.map(tensor)
+    elif isinstance(device, MeshDevice):
+        shards = [tensor] * device.get_num_devices()
+    else:
+        shards = [tensor]
+    return from_shards(shards, dtype, layout, device, memory_config)
+
+
+def allocate_tensor_on_device(shape, dtype: DataType, layout: Layout, device: _DeviceGroup,
+                              memory_config: Optional[MemoryConfig] = None) -> Tensor:
+    """A device tensor whose contents are unspecified (what the DRAM held), like ttnn."""
+    shape = _pages.check_shape(shape)
+    dtype, layout = check_dtype(dtype), check_layout(layout)
+    memory_config = check_memory_config(memory_config)
+    _pages.check_layout_supports(dtype, layout)
+    if not isinstance(device, _DeviceGroup):
+        raise TypeError(f"device must be an emulator Device or MeshDevice, got {device!r}")
+    tensor = Tensor(shape, dtype, layout, memory_config, device)
+    tensor._buffers = _DeviceBuffers(device, tensor.nbytes, tensor.page_size)
+    return tensor
+
+
+# --- conversion back ----------------------------------------------------------------------------
+
+
+def device_shards(tensor: Tensor) -> list[torch.Tensor]:
+    """The logical tensor on each device (row-major device order), in to_torch's dtype."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"expected an emulator Tensor, got {type(tensor).__name__}")
+    return [_pages.from_pages(raw, tensor.shape, tensor.dtype, tensor.layout) for raw in tensor._read_shard_pages()]
+
+
+def to_torch(tensor: Tensor, dtype: Optional[torch.dtype] = None, *, mesh_composer=None) -> torch.Tensor:
+    """Emulator tensor -> torch tensor (logical shape, padding dropped), like ttnn.to_torch.
+
+    uint32 comes back as torch.uint32, uint16 as torch.uint16 and bfloat8_b as
+    torch.float32, as ttnn 0.81.1 returns them. A tensor on several devices needs a mesh_composer.
+    """
+    shards = device_shards(tensor)
+    if mesh_composer is not None:
+        result = mesh_composer.compose(shards)
+    elif len(shards) == 1:
+        result = shards[0]
+    else:
+        raise ValueError(f"{tensor!r} lives on {len(shards)} devices: pass a mesh_composer")
+    return result if dtype is None else result.to(dtype)
+
+
+def to_device(tensor: Tensor, device: _DeviceGroup, memory_config: Optional[MemoryConfig] = None) -> Tensor:
+    if tensor.device() is not None:
+        raise ValueError(f"{tensor!r} is already on a device")
+    memory_config = check_memory_config(memory_config or tensor.memory_config())
+    return _place(tensor._host_pages, tensor.shape, tensor.dtype, tensor.layout, memory_config, device)
+
+
+def from_device(tensor: Tensor) -> Tensor:
+    return _place(tensor._read_shard_pages(), tensor.shape, tensor.dtype, tensor.layout,
+                  tensor.memory_config(), None)
+
+
+def deallocate(tensor: Tensor) -> None:
+    tensor.deallocate()

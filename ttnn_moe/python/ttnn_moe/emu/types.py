@@ -1,0 +1,215 @@
+"""ttnn-shaped value types of the emulator API: dtypes, layouts, memory configs, shapes, core grids.
+
+Named as in ttnn 0.81.1 so model code reads the same on both backends.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+from ttnn_moe._C import program as _program
+
+DataFormat = _program.DataFormat
+
+TILE_SIZE = 32  # tile height and width, elements
+
+
+@dataclass(frozen=True)
+class DataType:
+    """A ttnn dtype: how values are stored on the device and what `to_torch` returns.
+
+    `element_bytes` is None for block-float formats (bfloat8_b), which exist only as tiles.
+    `torch_dtype` is the dtype `to_torch` returns; it is what ttnn 0.81.1 returns (its
+    nanobind tensor export maps UINT32 -> torch.uint32, UINT16 -> torch.uint16,
+    BFLOAT8_B -> torch.float32).
+    """
+
+    name: str
+    data_format: DataFormat
+    torch_dtype: torch.dtype
+    element_bytes: Optional[int]
+    is_integer: bool
+    # Inclusive value range of integer dtypes.
+    min_value: Optional[int] = None
+    max_value: Optional[int] = None
+
+    @property
+    def is_block_float(self) -> bool:
+        return self.element_bytes is None
+
+    def __repr__(self) -> str:
+        return f"ttnn_moe.emu.{self.name}"
+
+
+bfloat16 = DataType("bfloat16", DataFormat.Float16_b, torch.bfloat16, 2, False)
+bfloat8_b = DataType("bfloat8_b", DataFormat.Bfp8_b, torch.float32, None, False)
+float32 = DataType("float32", DataFormat.Float32, torch.float32, 4, False)
+uint32 = DataType("uint32", DataFormat.UInt32, torch.uint32, 4, True, 0, 2**32 - 1)
+uint16 = DataType("uint16", DataFormat.UInt16, torch.uint16, 2, True, 0, 2**16 - 1)
+int32 = DataType("int32", DataFormat.Int32, torch.int32, 4, True, -(2**31), 2**31 - 1)
+
+ALL_DTYPES = (bfloat16, bfloat8_b, float32, uint32, uint16, int32)
+
+# dtype that from_torch infers when none is given (ttnn's dlpack ingress rules).
+_INFERRED_DTYPE = {
+    torch.float32: float32,
+    torch.bfloat16: bfloat16,
+    torch.float16: bfloat16,
+    torch.int64: uint32,
+    torch.int32: int32,
+    torch.int16: uint16,
+    torch.uint32: uint32,
+    torch.uint16: uint16,
+}
+
+
+def check_dtype(dtype) -> DataType:
+    if not isinstance(dtype, DataType):
+        raise TypeError(f"dtype must be one of {[d.name for d in ALL_DTYPES]}, got {dtype!r}")
+    return dtype
+
+
+def infer_dtype(torch_dtype: torch.dtype) -> DataType:
+    if torch_dtype not in _INFERRED_DTYPE:
+        raise TypeError(f"cannot infer a ttnn dtype from torch dtype {torch_dtype}; pass dtype=")
+    return _INFERRED_DTYPE[torch_dtype]
+
+
+class Layout(enum.IntEnum):
+    """Page layout in DRAM. Values match ttnn_moe._C.program.Layout."""
+
+    ROW_MAJOR = 0  # one page = one row of the last dim
+    TILE = 1  # one page = one 32x32 tile (four 16x16 faces)
+
+
+ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
+TILE_LAYOUT = Layout.TILE
+
+
+def check_layout(layout) -> Layout:
+    if not isinstance(layout, Layout):
+        raise TypeError(f"layout must be TILE_LAYOUT or ROW_MAJOR_LAYOUT, got {layout!r}")
+    return layout
+
+
+class BufferType(enum.Enum):
+    DRAM = "DRAM"
+    L1 = "L1"
+
+
+class TensorMemoryLayout(enum.Enum):
+    INTERLEAVED = "INTERLEAVED"
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    memory_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED
+    buffer_type: BufferType = BufferType.DRAM
+
+
+DRAM_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.DRAM)
+L1_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.L1)
+
+
+def check_memory_config(memory_config) -> MemoryConfig:
+    """The emulator keeps tensors in interleaved DRAM only."""
+    if memory_config is None:
+        return DRAM_MEMORY_CONFIG
+    if not isinstance(memory_config, MemoryConfig):
+        raise TypeError(f"memory_config must be a MemoryConfig, got {memory_config!r}")
+    if memory_config.buffer_type is not BufferType.DRAM:
+        raise NotImplementedError(f"{memory_config} is not emulated: tensors live in interleaved DRAM")
+    return memory_config
+
+
+class Shape(tuple):
+    """A tensor shape; compares equal to any sequence of the same ints (like ttnn.Shape)."""
+
+    def __new__(cls, dims):
+        return super().__new__(cls, (int(d) for d in dims))
+
+    def __eq__(self, other):
+        try:
+            return tuple(self) == tuple(int(d) for d in other)
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
+
+    @property
+    def rank(self) -> int:
+        return len(self)
+
+    def volume(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __repr__(self) -> str:
+        return f"Shape({list(self)})"
+
+
+class MeshShape(tuple):
+    """(rows, cols) of a device mesh, as ttnn.MeshShape(rows, cols)."""
+
+    def __new__(cls, rows, cols=None):
+        if cols is None:  # MeshShape((rows, cols)) or MeshShape([rows, cols])
+            rows, cols = rows
+        for n in (rows, cols):
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"mesh dimensions must be positive ints, got ({rows!r}, {cols!r})")
+        return super().__new__(cls, (rows, cols))
+
+    @property
+    def rows(self) -> int:
+        return self[0]
+
+    @property
+    def cols(self) -> int:
+        return self[1]
+
+    def mesh_size(self) -> int:
+        return self[0] * self[1]
+
+    def dims(self) -> int:
+        return 2
+
+    def __repr__(self) -> str:
+        return f"MeshShape({self[0]}, {self[1]})"
+
+
+@dataclass(frozen=True)
+class CoreGrid:
+    """A grid of worker cores, ttnn.CoreGrid(y=rows, x=cols)."""
+
+    y: int
+    x: int
+
+    @property
+    def num_cores(self) -> int:
+        return self.x * self.y
+
+
+@dataclass
+class TensorArg:
+    """What a program factory needs of a device tensor (mirrors ttnn_moe._C.program.TensorArg).
+
+    Used only while the C++ TensorArg is not bound in the extension.
+    """
+
+    shape: list
+    dtype: DataFormat
+    layout: Layout
+    address: int
+    page_size: int
+    num_pages: int
+    is_dram: bool = True

@@ -1,0 +1,209 @@
+"""Hardware adapter: our program descriptions as `ttnn.ProgramDescriptor` for `ttnn.generic_op`.
+
+NOT EXECUTABLE HERE: there is no Tenstorrent hardware in this project's CI and
+this module has never been tested on hardware. What is tested is the
+conversion itself, against a test double of ttnn's descriptor classes with the
+field names of ttnn 0.81.1 (tests/test_hardware_adapter.py).
+
+The real `ttnn` module is passed in (never imported here), so this file loads
+on machines without ttnn. `HardwareBackend(ttnn)` plugs ttnn tensors into the
+ops' launch path (`ttnn_moe.ops._launch`); `ttnn_moe.attach(ttnn)` registers it
+and sets `ttnn.moe_bmm`, `ttnn.prepare_moe_routing_tensors`, ... .
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ttnn_moe._C import program as pd
+
+# Our DataFormat -> name of the ttnn DataType that CBFormatDescriptor converts back to it.
+_TTNN_DTYPE_OF_FORMAT = {
+    pd.DataFormat.Float16_b: "bfloat16",
+    pd.DataFormat.Float32: "float32",
+    pd.DataFormat.Bfp8_b: "bfloat8_b",
+    pd.DataFormat.Bfp4_b: "bfloat4_b",
+    pd.DataFormat.UInt32: "uint32",
+    pd.DataFormat.Int32: "int32",
+    pd.DataFormat.UInt16: "uint16",
+    pd.DataFormat.UInt8: "uint8",
+}
+_FORMAT_OF_TTNN_DTYPE_NAME = {name: fmt for fmt, name in _TTNN_DTYPE_OF_FORMAT.items()}
+
+
+def ttnn_dtype(ttnn: Any, data_format: pd.DataFormat) -> Any:
+    if data_format not in _TTNN_DTYPE_OF_FORMAT:
+        raise ValueError(f"data format {data_format} has no ttnn DataType")
+    return getattr(ttnn, _TTNN_DTYPE_OF_FORMAT[data_format])
+
+
+def _enum_member(ttnn_enum: Any, ours: Any) -> Any:
+    """The member of a ttnn enum with the same name as ours (enums are named alike)."""
+    return getattr(ttnn_enum, ours.name)
+
+
+def core_range_set(ttnn: Any, crs: pd.CoreRangeSet) -> Any:
+    return ttnn.CoreRangeSet(
+        [
+            ttnn.CoreRange(ttnn.CoreCoord(r.start.x, r.start.y), ttnn.CoreCoord(r.end.x, r.end.y))
+            for r in crs.ranges
+        ]
+    )
+
+
+def _config(ttnn: Any, config: Any) -> Any:
+    if isinstance(config, pd.ComputeConfigDescriptor):
+        converted = ttnn.ComputeConfigDescriptor(
+            math_fidelity=_enum_member(ttnn.MathFidelity, config.math_fidelity),
+            math_approx_mode=config.math_approx_mode,
+            fp32_dest_acc_en=config.fp32_dest_acc_en,
+            dst_full_sync_en=config.dst_full_sync_en,
+            bfp8_pack_precise=config.bfp8_pack_precise,
+        )
+        # Not a constructor argument in 0.81.1: set as an attribute.
+        converted.unpack_to_dest_mode = [_enum_member(ttnn.UnpackToDestMode, m) for m in config.unpack_to_dest_mode]
+        return converted
+    if isinstance(config, pd.ReaderConfigDescriptor):
+        return ttnn.ReaderConfigDescriptor()
+    if isinstance(config, pd.WriterConfigDescriptor):
+        return ttnn.WriterConfigDescriptor()
+    if isinstance(config, pd.DataMovementConfigDescriptor):
+        return ttnn.DataMovementConfigDescriptor(
+            processor=_enum_member(ttnn.DataMovementProcessor, config.processor),
+            noc=_enum_member(ttnn.NOC, config.noc),
+        )
+    raise TypeError(f"unknown kernel config {type(config).__name__}")
+
+
+def kernel_descriptor(ttnn: Any, kernel: pd.KernelDescriptor) -> Any:
+    return ttnn.KernelDescriptor(
+        kernel_source=kernel.kernel_source,
+        source_type=_enum_member(ttnn.KernelDescriptor.SourceType, kernel.source_type),
+        core_ranges=core_range_set(ttnn, kernel.core_ranges),
+        compile_time_args=list(kernel.compile_time_args),
+        named_compile_time_args=[(name, value) for name, value in kernel.named_compile_time_args],
+        defines=[(name, value) for name, value in kernel.defines],
+        runtime_args=[(ttnn.CoreCoord(core.x, core.y), list(args)) for core, args in kernel.runtime_args],
+        common_runtime_args=list(kernel.common_runtime_args),
+        config=_config(ttnn, kernel.config),
+    )
+
+
+def cb_descriptor(ttnn: Any, cb: pd.CBDescriptor) -> Any:
+    formats = []
+    for f in cb.format_descriptors:
+        tile = None if f.tile is None else ttnn.TileDescriptor(f.tile.height, f.tile.width, f.tile.transpose)
+        formats.append(
+            ttnn.CBFormatDescriptor(
+                buffer_index=f.buffer_index,
+                data_format=ttnn_dtype(ttnn, f.data_format),
+                page_size=f.page_size,
+                tile=tile,
+            )
+        )
+    return ttnn.CBDescriptor(
+        total_size=cb.total_size, core_ranges=core_range_set(ttnn, cb.core_ranges), format_descriptors=formats
+    )
+
+
+def semaphore_descriptor(ttnn: Any, sem: pd.SemaphoreDescriptor) -> Any:
+    return ttnn.SemaphoreDescriptor(
+        id=sem.id,
+        core_type=_enum_member(ttnn.CoreType, sem.core_type),
+        core_ranges=core_range_set(ttnn, sem.core_ranges),
+        initial_value=sem.initial_value,
+    )
+
+
+def program_descriptor(ttnn: Any, program: pd.ProgramDescriptor) -> Any:
+    """Our ProgramDescriptor -> ttnn.ProgramDescriptor (every field carried over)."""
+    converted = ttnn.ProgramDescriptor(
+        kernels=[kernel_descriptor(ttnn, k) for k in program.kernels],
+        semaphores=[semaphore_descriptor(ttnn, s) for s in program.semaphores],
+        cbs=[cb_descriptor(ttnn, cb) for cb in program.cbs],
+    )
+    if program.custom_program_hash is not None:
+        converted.custom_program_hash = program.custom_program_hash
+    return converted
+
+
+def mesh_program_descriptor(ttnn: Any, mesh_program: pd.MeshProgramDescriptor) -> Any:
+    """Our MeshProgramDescriptor -> ttnn.MeshProgramDescriptor (device range -> program)."""
+    converted = ttnn.MeshProgramDescriptor()
+    for device_range, program in mesh_program.mesh_programs:
+        key = ttnn.MeshCoordinateRange(
+            ttnn.MeshCoordinate(device_range.start.row, device_range.start.col),
+            ttnn.MeshCoordinate(device_range.end.row, device_range.end.col),
+        )
+        converted[key] = program_descriptor(ttnn, program)
+    return converted
+
+
+def run_program(ttnn: Any, io_tensors: list[Any], program: pd.ProgramDescriptor | pd.MeshProgramDescriptor) -> Any:
+    """`ttnn.generic_op(io_tensors, converted program)`; io_tensors = inputs then outputs."""
+    if isinstance(program, pd.MeshProgramDescriptor):
+        return ttnn.generic_op(io_tensors, mesh_program_descriptor(ttnn, program))
+    return ttnn.generic_op(io_tensors, program_descriptor(ttnn, program))
+
+
+class HardwareBackend:
+    """ttnn tensors on a Tenstorrent device, for the ops' launch path (DRAM interleaved only)."""
+
+    name = "ttnn"
+
+    def __init__(self, ttnn: Any):
+        self.ttnn = ttnn
+
+    def owns(self, tensor: Any) -> bool:
+        return isinstance(tensor, self.ttnn.Tensor)
+
+    def device_of(self, tensor: Any) -> Any:
+        return tensor.device()
+
+    def grid_of(self, device: Any) -> tuple[int, int]:
+        grid = device.compute_with_storage_grid_size()
+        return int(grid.x), int(grid.y)
+
+    def to_arg(self, tensor: Any) -> pd.TensorArg:
+        data_format = _FORMAT_OF_TTNN_DTYPE_NAME.get(_dtype_name(tensor.dtype))
+        if data_format is None:
+            raise ValueError(f"tensor dtype {tensor.dtype} is not supported by ttnn_moe ops")
+        shape = [int(d) for d in tensor.shape]
+        tiled = tensor.layout == self.ttnn.TILE_LAYOUT
+        padded = [int(d) for d in tensor.padded_shape] if tiled else shape
+        rows = 1
+        for d in padded[:-1]:
+            rows *= d
+        if tiled:
+            page_size = pd.tile_size_bytes(data_format)
+            num_pages = rows * padded[-1] // (32 * 32)
+        else:
+            page_size = padded[-1] * tensor.element_size()
+            num_pages = rows
+        return pd.TensorArg(
+            shape=shape,
+            dtype=data_format,
+            layout=pd.Layout.TILE if tiled else pd.Layout.ROW_MAJOR,
+            address=int(tensor.buffer_address()),
+            page_size=page_size,
+            num_pages=num_pages,
+            is_dram=True,
+        )
+
+    def allocate(self, spec: pd.TensorArg, device: Any, memory_config: Any) -> Any:
+        ttnn = self.ttnn
+        return ttnn.allocate_tensor_on_device(
+            ttnn.Shape(list(spec.shape)),
+            ttnn_dtype(ttnn, spec.dtype),
+            ttnn.TILE_LAYOUT if spec.layout == pd.Layout.TILE else ttnn.ROW_MAJOR_LAYOUT,
+            device,
+            memory_config or ttnn.DRAM_MEMORY_CONFIG,
+        )
+
+    def run(self, io_tensors: list[Any], program: pd.ProgramDescriptor) -> None:
+        run_program(self.ttnn, io_tensors, program)
+
+
+def _dtype_name(dtype: Any) -> str:
+    # ttnn.DataType members print as "DataType.BFLOAT16"; match on the lower-case member name.
+    return str(getattr(dtype, "name", dtype)).split(".")[-1].lower()

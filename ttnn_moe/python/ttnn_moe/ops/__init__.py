@@ -1,0 +1,21 @@
+"""The MoE device ops, ttnn-style: each takes and returns device tensors.
+
+Every op runs through `ttnn_moe.ops._launch.launch` (C++ validation and output
+specs, cached program, `generic_op`), so the same function runs on emulator
+tensors and, after `ttnn_moe.attach(ttnn)`, on ttnn tensors.
+"""
+
+from collections.abc import Callable
+
+from ttnn_moe.ops.local_reduce_moe_output import local_reduce_moe_output
+from ttnn_moe.ops.prepare_moe_routing_tensors import prepare_moe_routing_tensors
+from ttnn_moe.ops.scatter_moe_input import scatter_moe_input
+
+# name -> op function; `ttnn_moe.attach` sets each of these on the ttnn module.
+OPS: dict[str, Callable] = {
+    "prepare_moe_routing_tensors": prepare_moe_routing_tensors,
+    "scatter_moe_input": scatter_moe_input,
+    "local_reduce_moe_output": local_reduce_moe_output,
+}
+
+__all__ = ["OPS", *OPS]
