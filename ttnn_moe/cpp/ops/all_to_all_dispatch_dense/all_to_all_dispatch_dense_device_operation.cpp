@@ -57,6 +57,9 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
         fail("topk_weights " + shape_str(weights.shape) + " must have the shape of topk_indices " +
              shape_str(ids.shape));
     }
+    if (ids_shape[2] > kMaxTopK) {
+        fail("K = " + std::to_string(ids_shape[2]) + " exceeds the supported top-k of " + std::to_string(kMaxTopK));
+    }
     const uint32_t hidden = x_shape[2];
     if (hidden % 16) fail("H = " + std::to_string(hidden) + " must be a multiple of 16 (32-byte rows)");
     const uint32_t num_devices = attrs.mesh.num_devices();

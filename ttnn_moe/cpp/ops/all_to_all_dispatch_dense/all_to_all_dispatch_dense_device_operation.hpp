@@ -23,6 +23,8 @@
 namespace ttnn_moe::ops::dispatch_dense {
 
 inline const std::string kOpName = "all_to_all_dispatch_dense";
+// Largest top-k the kernel's per-token tables hold.
+inline constexpr uint32_t kMaxTopK = 32;
 
 struct Attributes {
     MeshGeometry mesh;

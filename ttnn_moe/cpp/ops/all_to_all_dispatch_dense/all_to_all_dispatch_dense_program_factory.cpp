@@ -19,10 +19,11 @@ enum Io : uint32_t {
 };
 enum Cb : uint8_t { kCbRow, kCbOwnMeta, kCbLineMeta, kCbMapping, kCbTables, kCbIdxImage, kCbWeightImage,
                     kCbStage, kCbHeaders };
-// Per-expert tables of the plan: owner position, local slot, rows before this source,
-// total rows, this source's running count, block offset, rows kept.
-constexpr uint32_t kPlanTables = 7;
-constexpr uint32_t kStageBytes = 64;
+// Per-expert tables of the plan: owner position, rows before this source, total rows,
+// running rank, block offset, rows kept.
+constexpr uint32_t kPlanTables = 6;
+// Staging of one ids row (K <= kMaxTopK words) or the status record.
+constexpr uint32_t kStageBytes = kMaxTopK * 4;
 // Room for one packet header of either fabric (1D low-latency or 2D hybrid mesh).
 constexpr uint32_t kHeaderSlotBytes = 128;
 // Semaphores on the kernel's core: peers ready, metadata pages landed, token rows landed.
