@@ -82,6 +82,7 @@ struct Instance {
 
     std::unique_ptr<CbTileAccessImpl> cb_access;  // compute kernels only
     std::unique_ptr<ComputeEngine> compute;
+    uint32_t matmul_transpose = 0;  // set by matmul_init, used by matmul_tiles
 };
 
 class Run {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "emu/compute/compute_engine.hpp"
 #include "emu/error.hpp"
 #include "emu/l1_pool.hpp"
 
@@ -243,7 +244,12 @@ void count_dram(Counters& c, const Endpoint& ep, uint32_t size, bool read) {
 }
 
 void svc_cb_reserve_back(uint32_t cb, uint32_t n) { services::count_call(), services::cb_reserve_back(cb, n); }
-void svc_cb_push_back(uint32_t cb, uint32_t n) { services::count_call(), services::cb_push_back(cb, n); }
+void svc_cb_push_back(uint32_t cb, uint32_t n) {
+    services::count_call();
+    services::cb_push_back(cb, n);
+    // The packer's sequential position restarts after each push.
+    if (t_inst->compute) t_inst->compute->on_push_back(cb);
+}
 void svc_cb_wait_front(uint32_t cb, uint32_t n) { services::count_call(), services::cb_wait_front(cb, n); }
 void svc_cb_pop_front(uint32_t cb, uint32_t n) { services::count_call(), services::cb_pop_front(cb, n); }
 

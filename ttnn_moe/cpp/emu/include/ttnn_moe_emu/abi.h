@@ -10,7 +10,7 @@
 
 namespace ttnn_moe_emu {
 
-inline constexpr uint32_t ABI_VERSION = 1;
+inline constexpr uint32_t ABI_VERSION = 2;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -83,12 +83,14 @@ struct Services {
 
     // Compute (one context runs UNPACK, MATH and PACK).
     void (*compute_hw_startup)(uint32_t icb0, uint32_t icb1, uint32_t ocb);
+    // matmul_init / matmul_block_init: the transpose flag later matmul_tiles calls use.
+    void (*matmul_init)(uint32_t transpose);
     void (*tile_regs_acquire)();
     void (*tile_regs_commit)();
     void (*tile_regs_wait)();
     void (*tile_regs_release)();
     void (*copy_tile)(uint32_t cb, uint32_t tile_index, uint32_t dst);
-    void (*matmul_tiles)(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, uint32_t transpose);
+    void (*matmul_tiles)(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst);
     void (*matmul_block)(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, uint32_t transpose,
                          uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim);
     void (*binary_tiles)(BinaryOp op, Broadcast bcast, uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib,

@@ -1,0 +1,254 @@
+// The emulator's compute kernel API (tt-metal 0.81.1 names and signatures).
+// The three TRISC roles run as one context, so UNPACK/MATH/PACK pass their
+// argument through; every call forwards to the core's ComputeEngine.
+#pragma once
+
+#include <cstdint>
+
+#include "api/compile_time_args.h"
+#include "api/dataflow/dataflow_buffer.h"
+#include "api/debug/assert.h"
+#include "api/debug/dprint.h"
+#include "emu_kernel_config.h"
+#include "ttnn_moe_emu/kernel_args.h"
+#include "ttnn_moe_emu/kernel_common.h"
+
+#define UNPACK(x) x
+#define MATH(x) x
+#define PACK(x) x
+
+constexpr bool DST_ACCUM_MODE = ttnn_moe_emu_config::fp32_dest_acc_en;
+constexpr bool APPROX = ttnn_moe_emu_config::math_approx_mode;
+
+namespace ckernel {
+
+enum class SrcOrder : uint8_t { Regular = 0, Reverse = 1 };
+enum BroadcastType : uint8_t { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
+enum class EltwiseBinaryType : uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWMAXIMUM };
+enum class EltwiseBinaryReuseDestType : uint8_t { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
+enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
+
+namespace emu_detail {
+inline const ttnn_moe_emu::Services& svc() { return *ttnn_moe_emu::services; }
+inline ttnn_moe_emu::Broadcast bcast_of(BroadcastType b) {
+    switch (b) {
+        case BroadcastType::ROW: return ttnn_moe_emu::Broadcast::Row;
+        case BroadcastType::COL: return ttnn_moe_emu::Broadcast::Col;
+        case BroadcastType::SCALAR: return ttnn_moe_emu::Broadcast::Scalar;
+        default: return ttnn_moe_emu::Broadcast::None;
+    }
+}
+inline void binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast b, uint32_t icb0, uint32_t icb1,
+                   uint32_t itile0, uint32_t itile1, uint32_t idst) {
+    svc().binary_tiles(op, b, icb0, icb1, itile0, itile1, idst);
+}
+}  // namespace emu_detail
+
+// ---- startup, DST ownership, CBs
+template <SrcOrder src_order = SrcOrder::Regular>
+ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
+    emu_detail::svc().compute_hw_startup(icb0, icb1, ocb);
+}
+ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t ocb) { emu_detail::svc().compute_hw_startup(icb0, icb0, ocb); }
+
+ALWI void tile_regs_acquire() { emu_detail::svc().tile_regs_acquire(); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tile_regs_commit() { emu_detail::svc().tile_regs_commit(); }
+ALWI void tile_regs_wait() { emu_detail::svc().tile_regs_wait(); }
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tile_regs_release() { emu_detail::svc().tile_regs_release(); }
+
+ALWI void cb_wait_front(uint32_t cbid, uint32_t ntiles) { emu_detail::svc().cb_wait_front(cbid, ntiles); }
+ALWI void cb_pop_front(uint32_t cbid, uint32_t ntiles) { emu_detail::svc().cb_pop_front(cbid, ntiles); }
+ALWI void cb_reserve_back(uint32_t cbid, uint32_t ntiles) { emu_detail::svc().cb_reserve_back(cbid, ntiles); }
+ALWI void cb_push_back(uint32_t cbid, uint32_t ntiles) { emu_detail::svc().cb_push_back(cbid, ntiles); }
+
+// ---- data format reconfiguration: formats come from each CB, nothing to switch
+template <SrcOrder src_order = SrcOrder::Regular>
+ALWI void reconfig_data_format(const uint32_t, const uint32_t) {}
+template <SrcOrder src_order = SrcOrder::Regular>
+ALWI void reconfig_data_format(const uint32_t, const uint32_t, const uint32_t, const uint32_t) {}
+ALWI void reconfig_data_format_srca(const uint32_t) {}
+ALWI void reconfig_data_format_srca(const uint32_t, const uint32_t) {}
+ALWI void reconfig_data_format_srcb(const uint32_t) {}
+ALWI void reconfig_data_format_srcb(const uint32_t, const uint32_t) {}
+template <bool is_tile_dim_reconfig_en = false>
+ALWI void pack_reconfig_data_format(const uint32_t) {}
+template <bool is_tile_dim_reconfig_en = false>
+ALWI void pack_reconfig_data_format(const uint32_t, const uint32_t) {}
+
+// ---- copy
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void copy_init(uint32_t cbid, uint32_t transpose = 0, uint32_t transpose_within_16x16_face = false,
+                    uint32_t call_line = __builtin_LINE()) {
+    if (transpose) ttnn_moe_emu::fail("copy_init with transpose is not emulated");
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+[[deprecated("Renamed to copy_init().")]] ALWI void copy_tile_to_dst_init_short(
+    uint32_t cbid, uint32_t transpose = 0, uint32_t transpose_within_16x16_face = false,
+    uint32_t call_line = __builtin_LINE()) {
+    copy_init(cbid, transpose);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+[[deprecated("Renamed to copy_init().")]] ALWI void copy_tile_init(uint32_t cbid, uint32_t call_line = __builtin_LINE()) {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void copy_tile(uint32_t in_cb_id, uint32_t in_tile_index, uint32_t dst_tile_index) {
+    emu_detail::svc().copy_tile(in_cb_id, in_tile_index, dst_tile_index);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void copy_block(uint32_t in_cb_id, uint32_t start_in_tile_index, uint32_t start_dst_tile_index, uint32_t ntiles) {
+    for (uint32_t i = 0; i < ntiles; ++i) copy_tile(in_cb_id, start_in_tile_index + i, start_dst_tile_index + i);
+}
+
+// ---- matmul
+ALWI void matmul_init(uint32_t in0_cb_id, uint32_t in1_cb_id, const uint32_t transpose = 0,
+                      uint32_t call_line = __builtin_LINE()) {
+    emu_detail::svc().matmul_init(transpose);
+}
+ALWI void mm_uninit(uint32_t, uint32_t) {}
+ALWI void matmul_tiles(uint32_t in0_cb_id, uint32_t in1_cb_id, uint32_t in0_tile_index, uint32_t in1_tile_index,
+                       uint32_t idst) {
+    emu_detail::svc().matmul_tiles(in0_cb_id, in1_cb_id, in0_tile_index, in1_tile_index, idst);
+}
+ALWI void matmul_block_init(uint32_t in0_cb_id, uint32_t in1_cb_id, const uint32_t transpose = 0, uint32_t ct_dim = 1,
+                            uint32_t rt_dim = 1, uint32_t kt_dim = 1, uint32_t call_line = __builtin_LINE()) {
+    emu_detail::svc().matmul_init(transpose);
+}
+ALWI void matmul_block(uint32_t in0_cb_id, uint32_t in1_cb_id, uint32_t in0_tile_index, uint32_t in1_tile_index,
+                       uint32_t idst, const uint32_t transpose, uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim,
+                       uint32_t call_line = __builtin_LINE()) {
+    emu_detail::svc().matmul_block(in0_cb_id, in1_cb_id, in0_tile_index, in1_tile_index, idst, transpose, ct_dim,
+                                   rt_dim, kt_dim);
+}
+
+// ---- eltwise binary (with broadcasts)
+ALWI void add_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {}
+ALWI void sub_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {}
+ALWI void mul_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = true, uint32_t call_line = __builtin_LINE()) {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void add_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {
+    emu_detail::binary(ttnn_moe_emu::BinaryOp::Add, ttnn_moe_emu::Broadcast::None, icb0, icb1, itile0, itile1, idst);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sub_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {
+    emu_detail::binary(ttnn_moe_emu::BinaryOp::Sub, ttnn_moe_emu::Broadcast::None, icb0, icb1, itile0, itile1, idst);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void mul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {
+    emu_detail::binary(ttnn_moe_emu::BinaryOp::Mul, ttnn_moe_emu::Broadcast::None, icb0, icb1, itile0, itile1, idst);
+}
+
+#define EMU_BCAST_OP(name, OP, BCAST)                                                                          \
+    template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>                                                      \
+    ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {          \
+        emu_detail::binary(ttnn_moe_emu::BinaryOp::OP, ttnn_moe_emu::Broadcast::BCAST, icb0, icb1, itile0, itile1, \
+                           idst);                                                                             \
+    }
+EMU_BCAST_OP(add_tiles_bcast_cols, Add, Col)
+EMU_BCAST_OP(sub_tiles_bcast_cols, Sub, Col)
+EMU_BCAST_OP(mul_tiles_bcast_cols, Mul, Col)
+EMU_BCAST_OP(add_tiles_bcast_scalar, Add, Scalar)
+EMU_BCAST_OP(sub_tiles_bcast_scalar, Sub, Scalar)
+EMU_BCAST_OP(mul_tiles_bcast_scalar, Mul, Scalar)
+#undef EMU_BCAST_OP
+
+#define EMU_BCAST_ROW_OP(name, OP)                                                                             \
+    template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>                                                      \
+    ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,            \
+                   uint32_t bcast_row_idx = 0) {                                                              \
+        if (bcast_row_idx != 0) ttnn_moe_emu::fail(#name " with bcast_row_idx != 0 is not emulated");         \
+        emu_detail::binary(ttnn_moe_emu::BinaryOp::OP, ttnn_moe_emu::Broadcast::Row, icb0, icb1, itile0, itile1, \
+                           idst);                                                                             \
+    }
+EMU_BCAST_ROW_OP(add_tiles_bcast_rows, Add)
+EMU_BCAST_ROW_OP(sub_tiles_bcast_rows, Sub)
+EMU_BCAST_ROW_OP(mul_tiles_bcast_rows, Mul)
+#undef EMU_BCAST_ROW_OP
+
+template <BroadcastType tBcastDim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void add_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,
+                          uint32_t bcast_row_idx = 0) {
+    emu_detail::binary(ttnn_moe_emu::BinaryOp::Add, emu_detail::bcast_of(tBcastDim), icb0, icb1, itile0, itile1, idst);
+}
+template <BroadcastType tBcastDim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sub_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,
+                          uint32_t bcast_row_idx = 0) {
+    emu_detail::binary(ttnn_moe_emu::BinaryOp::Sub, emu_detail::bcast_of(tBcastDim), icb0, icb1, itile0, itile1, idst);
+}
+template <BroadcastType tBcastDim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void mul_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,
+                          uint32_t bcast_row_idx = 0) {
+    emu_detail::binary(ttnn_moe_emu::BinaryOp::Mul, emu_detail::bcast_of(tBcastDim), icb0, icb1, itile0, itile1, idst);
+}
+#define EMU_NOOP_INIT(name) \
+    ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) {}
+EMU_NOOP_INIT(add_bcast_rows_init)
+EMU_NOOP_INIT(sub_bcast_rows_init)
+EMU_NOOP_INIT(mul_bcast_rows_init)
+EMU_NOOP_INIT(add_bcast_cols_init)
+EMU_NOOP_INIT(sub_bcast_cols_init)
+EMU_NOOP_INIT(mul_bcast_cols_init)
+EMU_NOOP_INIT(add_bcast_scalar_init)
+EMU_NOOP_INIT(sub_bcast_scalar_init)
+EMU_NOOP_INIT(mul_bcast_scalar_init)
+#undef EMU_NOOP_INIT
+template <EltwiseBinaryType tBcastOp, BroadcastType tBcastDim>
+ALWI void bcast_init(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) {}
+
+// ---- SFPU unary
+ALWI void silu_tile_init() {}
+ALWI void silu_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Silu, idst); }
+template <bool fast_and_approx = false>
+ALWI void sigmoid_tile_init() {}
+template <int vec_mode = 4, bool fast_and_approx = false>
+ALWI void sigmoid_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Sigmoid, idst); }
+template <bool approx = false, bool fast_and_approx = false, uint32_t scale = 0x3F80>
+ALWI void exp_tile_init() {}
+template <bool approx = false, bool fast_and_approx = false, bool scale_en = false, bool skip_positive_check = false,
+          int iterations = 8>
+ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, uint16_t scale = 0x3F80) {
+    emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Exp, idst);
+}
+ALWI void relu_tile_init() {}
+ALWI void relu_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Relu, idst); }
+ALWI void recip_tile_init() {}
+ALWI void recip_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Recip, idst); }
+ALWI void negative_tile_init() {}
+ALWI void negative_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Neg, idst); }
+ALWI void init_sfpu(uint32_t icb, uint32_t ocb) {}
+ALWI void unary_op_init_common(uint32_t icb, uint32_t ocb) {}
+
+// ---- pack
+ALWI void pack_init(uint32_t ocb, uint32_t call_line = __builtin_LINE()) {}
+template <bool out_of_order_output = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t output_tile_index = 0) {
+    emu_detail::svc().pack_tile(ifrom_dst, icb, output_tile_index, out_of_order_output ? 1 : 0);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_block(uint32_t ifrom_dst, uint32_t icb, uint32_t ntiles) {
+    for (uint32_t i = 0; i < ntiles; ++i) pack_tile(ifrom_dst + i, icb);
+}
+
+// ---- tilize / untilize
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tilize_init(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t call_line = __builtin_LINE()) {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t input_tile_index = 0,
+                       uint32_t output_tile_index = 0) {
+    if (input_tile_index != 0 || output_tile_index != 0) {
+        ttnn_moe_emu::fail("tilize_block with tile offsets is not emulated");
+    }
+    emu_detail::svc().tilize_block(icb, block, ocb);
+}
+ALWI void tilize_uninit(uint32_t icb, uint32_t ocb) {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void untilize_init(uint32_t icb, uint32_t call_line = __builtin_LINE()) {}
+template <uint32_t block_ct_dim = 1, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void untilize_block(uint32_t icb, uint32_t full_ct_dim, uint32_t ocb) {
+    emu_detail::svc().untilize_block(icb, full_ct_dim, ocb);
+}
+ALWI void untilize_uninit(uint32_t icb) {}
+
+}  // namespace ckernel
+
+using namespace ckernel;
