@@ -58,11 +58,11 @@ void kernel_main() {
     constexpr auto counts_args = TensorAccessorArgs<weights_args.next_compile_time_args_offset()>();
     constexpr auto offsets_args = TensorAccessorArgs<counts_args.next_compile_time_args_offset()>();
     const uint32_t y_row_bytes = hidden * 2;
-    const auto y = TensorAccessor(y_args, y_addr, y_row_bytes);
-    const auto idx_map = TensorAccessor(map_args, map_addr, block_rows * 4);
-    const auto weights = TensorAccessor(weights_args, weights_addr, block_rows * 2);
-    const auto counts = TensorAccessor(counts_args, counts_addr, 4);
-    const auto offsets = TensorAccessor(offsets_args, offsets_addr, 4);
+    const auto y = TensorAccessor(y_args, y_addr, align_up(y_row_bytes));
+    const auto idx_map = TensorAccessor(map_args, map_addr, align_up(block_rows * 4));
+    const auto weights = TensorAccessor(weights_args, weights_addr, align_up(block_rows * 2));
+    const auto counts = TensorAccessor(counts_args, counts_addr, align_up(4));
+    const auto offsets = TensorAccessor(offsets_args, offsets_addr, align_up(4));
 
     // Counts (and offsets) of every local expert, one aligned L1 slot each.
     cb_reserve_back(cb_counts, num_local);

@@ -75,14 +75,14 @@ void kernel_main() {
     const uint32_t weights_row_bytes = top_k * 2;
     const uint32_t tokens_row_bytes = num_tokens * 4;
     const uint32_t token_weights_row_bytes = num_tokens * 2;
-    const auto ids = TensorAccessor(ids_args, ids_addr, ids_row_bytes);
-    const auto weights = TensorAccessor(weights_args, weights_addr, weights_row_bytes);
-    const auto mapping = TensorAccessor(mapping_args, mapping_addr, num_experts * 4);
-    const auto counts_out = TensorAccessor(counts_args, counts_addr, 4);
-    const auto tokens_out = TensorAccessor(tokens_args, tokens_addr, tokens_row_bytes);
-    const auto token_weights_out = TensorAccessor(token_weights_args, token_weights_addr, token_weights_row_bytes);
-    const auto idx_map_out = TensorAccessor(idx_map_args, idx_map_addr, tokens_row_bytes);
-    const auto errors_out = TensorAccessor(errors_args, errors_addr, 8 * 4);
+    const auto ids = TensorAccessor(ids_args, ids_addr, align_up(ids_row_bytes));
+    const auto weights = TensorAccessor(weights_args, weights_addr, align_up(weights_row_bytes));
+    const auto mapping = TensorAccessor(mapping_args, mapping_addr, align_up(num_experts * 4));
+    const auto counts_out = TensorAccessor(counts_args, counts_addr, align_up(4));
+    const auto tokens_out = TensorAccessor(tokens_args, tokens_addr, align_up(tokens_row_bytes));
+    const auto token_weights_out = TensorAccessor(token_weights_args, token_weights_addr, align_up(token_weights_row_bytes));
+    const auto idx_map_out = TensorAccessor(idx_map_args, idx_map_addr, align_up(tokens_row_bytes));
+    const auto errors_out = TensorAccessor(errors_args, errors_addr, align_up(8 * 4));
 
     // expert_mapping (E,) int32: global expert -> local slot or -1.
     cb_reserve_back(cb_mapping, 1);

@@ -8,6 +8,10 @@
 
 #include "api/dataflow/dataflow_api.h"
 
+// Interleaved pages sit at the allocator's 32-byte alignment; pass the aligned size so
+// page addresses are right whatever the accessor does with the raw size.
+constexpr uint32_t align_up(uint32_t bytes) { return (bytes + 31) / 32 * 32; }
+
 namespace {
 constexpr uint32_t kAlign = 32;
 constexpr uint32_t kNoExpert = 0xFFFFFFFFu;
@@ -30,9 +34,9 @@ void kernel_main() {
     constexpr auto x_args = TensorAccessorArgs<0>();
     constexpr auto counts_args = TensorAccessorArgs<x_args.next_compile_time_args_offset()>();
     constexpr auto tokens_args = TensorAccessorArgs<counts_args.next_compile_time_args_offset()>();
-    const auto x = TensorAccessor(x_args, x_addr, row_bytes);
-    const auto counts = TensorAccessor(counts_args, counts_addr, 4);
-    const auto tokens = TensorAccessor(tokens_args, tokens_addr, num_tokens * 4);
+    const auto x = TensorAccessor(x_args, x_addr, align_up(row_bytes));
+    const auto counts = TensorAccessor(counts_args, counts_addr, align_up(4));
+    const auto tokens = TensorAccessor(tokens_args, tokens_addr, align_up(num_tokens * 4));
 
     // Counts stay on the device: one aligned L1 slot per local expert.
     cb_reserve_back(cb_counts, num_local);

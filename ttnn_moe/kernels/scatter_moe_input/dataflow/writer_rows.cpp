@@ -7,6 +7,10 @@
 
 #include "api/dataflow/dataflow_api.h"
 
+// Interleaved pages sit at the allocator's 32-byte alignment; pass the aligned size so
+// page addresses are right whatever the accessor does with the raw size.
+constexpr uint32_t align_up(uint32_t bytes) { return (bytes + 31) / 32 * 32; }
+
 void kernel_main() {
     const uint32_t out_addr = get_arg_val<uint32_t>(0);
     const uint32_t row_bytes = get_arg_val<uint32_t>(1);
@@ -15,7 +19,7 @@ void kernel_main() {
 
     constexpr uint32_t cb_rows = get_named_compile_time_arg_val("cb_rows");
     constexpr auto out_args = TensorAccessorArgs<0>();
-    const auto out = TensorAccessor(out_args, out_addr, row_bytes);
+    const auto out = TensorAccessor(out_args, out_addr, align_up(row_bytes));
 
     for (uint32_t row = row_begin; row < row_end; ++row) {
         cb_wait_front(cb_rows, 1);

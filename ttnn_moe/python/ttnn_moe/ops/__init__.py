@@ -11,6 +11,7 @@ from collections.abc import Callable
 from ttnn_moe.ops.all_to_all_combine_dense import all_to_all_combine_dense
 from ttnn_moe.ops.all_to_all_dispatch_dense import all_to_all_dispatch_dense
 from ttnn_moe.ops.local_reduce_moe_output import local_reduce_moe_output
+from ttnn_moe.ops.moe_bmm import moe_bmm
 from ttnn_moe.ops.prepare_moe_routing_tensors import prepare_moe_routing_tensors
 from ttnn_moe.ops.scatter_moe_input import scatter_moe_input
 
@@ -18,6 +19,7 @@ from ttnn_moe.ops.scatter_moe_input import scatter_moe_input
 OPS: dict[str, Callable] = {
     "prepare_moe_routing_tensors": prepare_moe_routing_tensors,
     "scatter_moe_input": scatter_moe_input,
+    "moe_bmm": moe_bmm,
     "local_reduce_moe_output": local_reduce_moe_output,
     "all_to_all_dispatch_dense": all_to_all_dispatch_dense,
     "all_to_all_combine_dense": all_to_all_combine_dense,

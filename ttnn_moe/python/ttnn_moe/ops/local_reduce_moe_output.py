@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ttnn_moe.ops._launch import launch
-from ttnn_moe.ops.compute_config import fidelity_and_fp32_acc
+from ttnn_moe.ops.compute_kernel_config import MathFidelity, WormholeComputeKernelConfig, compute_attrs
+
+# fp32 accumulation unless the caller's config says otherwise.
+_DEFAULT_CONFIG = WormholeComputeKernelConfig(
+    math_fidelity=MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True
+)
 
 
 def local_reduce_moe_output(
@@ -34,7 +39,7 @@ def local_reduce_moe_output(
     """
     if not isinstance(num_out_rows, int) or isinstance(num_out_rows, bool) or num_out_rows <= 0:
         raise ValueError(f"local_reduce_moe_output: num_out_rows must be a positive int, got {num_out_rows!r}")
-    math_fidelity, fp32_dest_acc_en = fidelity_and_fp32_acc(compute_kernel_config, default_fp32_acc=True)
+    compute = compute_attrs(compute_kernel_config or _DEFAULT_CONFIG)
     inputs = {
         "y": y,
         "token_idx_map": token_idx_map,
@@ -46,7 +51,11 @@ def local_reduce_moe_output(
     (out,) = launch(
         "local_reduce_moe_output",
         inputs,
-        attrs={"num_out_rows": num_out_rows, "math_fidelity": math_fidelity, "fp32_dest_acc_en": fp32_dest_acc_en},
+        attrs={
+            "num_out_rows": num_out_rows,
+            "math_fidelity": compute["math_fidelity"],
+            "fp32_dest_acc_en": compute["fp32_dest_acc_en"],
+        },
         memory_config=memory_config,
     )
     return out

@@ -1,0 +1,336 @@
+"""moe_bmm on the emulator against ttnn_moe.golden.moe_bmm (fp32 torch), padded and grouped.
+
+Inputs carry garbage (not zeros) in every row the op must not use, so the tests see
+both that inactive rows are never read into results and that rows past count_l come
+out as exact zeros. Counters check the work: exactly sum_l ceil(count_l/32) * Kt * Nt
+tile matmuls, and weight pages read only for experts that have tokens.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import ttnn_moe
+import ttnn_moe.paths
+import ttnn_moe.emu as ttnn
+from ttnn_moe import _C, golden
+from ttnn_moe.ops.compute_kernel_config import MathFidelity, WormholeComputeKernelConfig
+from ttnn_moe.testing import assert_pcc
+
+GRIDS = {"1x1": (1, 1), "2x3": (2, 3), "8x8": (8, 8)}
+ROUTINGS = ("uniform", "skewed", "one_expert", "zero_experts")
+PCC_BF16 = 0.9999
+PCC_BFP8 = 0.99
+GARBAGE = 1.0e3  # magnitude of the values in rows the op must ignore
+
+
+@pytest.fixture(scope="module")
+def devices():
+    opened = {name: ttnn.open_device(device_id=i, grid=grid) for i, (name, grid) in enumerate(GRIDS.items())}
+    yield opened
+    for device in opened.values():
+        ttnn.close_device(device)
+
+
+# ---- routing and inputs ----------------------------------------------------------------------
+
+
+def routed_counts(routing: str, num_experts: int, tokens: int, seed: int) -> list[int]:
+    """Assignments per expert of `tokens` tokens choosing top_k distinct experts each."""
+    gen = torch.Generator().manual_seed(seed)
+    top_k = min(4, num_experts)
+    if routing == "one_expert":
+        return [tokens if l == num_experts - 1 else 0 for l in range(num_experts)]
+    if routing == "uniform":
+        probs = torch.ones(num_experts)
+    elif routing == "skewed":
+        probs = 1.0 / torch.arange(1, num_experts + 1, dtype=torch.float32) ** 2
+    elif routing == "zero_experts":  # only odd experts receive tokens (all of them when E_l == 1)
+        probs = torch.tensor([1.0 if l % 2 or num_experts == 1 else 0.0 for l in range(num_experts)])
+        top_k = min(top_k, int((probs > 0).sum()))
+    else:
+        raise AssertionError(routing)
+    choice = torch.multinomial(probs.expand(tokens, -1), top_k, replacement=False, generator=gen)
+    return torch.bincount(choice.reshape(-1), minlength=num_experts).tolist()
+
+
+def row_tiles(count: int) -> int:
+    return math.ceil(count / 32)
+
+
+def with_garbage_rows(values: torch.Tensor, valid: torch.Tensor, seed: int) -> torch.Tensor:
+    """values where `valid` (broadcast over the last dim), large random values elsewhere."""
+    gen = torch.Generator().manual_seed(seed)
+    garbage = GARBAGE * (torch.rand(values.shape, generator=gen) + 0.5)
+    return torch.where(valid.unsqueeze(-1), values, garbage)
+
+
+def make_padded(num_experts, tokens, kd, n, counts, seed, w_dtype=ttnn.bfloat16, device=None):
+    """Host x (E_l, T, Kd) bf16 with garbage past count_l, w (E_l, Kd, N) bf16, and device copies."""
+    gen = torch.Generator().manual_seed(seed)
+    valid = torch.arange(tokens).unsqueeze(0) < torch.tensor(counts).unsqueeze(1)  # (E_l, T)
+    x = with_garbage_rows(torch.randn(num_experts, tokens, kd, generator=gen), valid, seed + 1).bfloat16()
+    w = (torch.randn(num_experts, kd, n, generator=gen) / math.sqrt(kd)).bfloat16()
+    return x, w, to_device(x, w, counts, None, w_dtype, device)
+
+
+def to_device(x, w, counts, offsets, w_dtype, device):
+    column = lambda values: ttnn.from_torch(  # noqa: E731  (E_l, 1) uint32 ROW_MAJOR
+        torch.tensor(values, dtype=torch.int32).reshape(-1, 1), dtype=ttnn.uint32,
+        layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    return (
+        ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device),
+        ttnn.from_torch(w, dtype=w_dtype, layout=ttnn.TILE_LAYOUT, device=device),
+        column(counts),
+        None if offsets is None else column(offsets),
+    )
+
+
+def grouped_layout(counts: list[int], gap_tiles: int = 1) -> tuple[list[int], int]:
+    """Tile-aligned offsets with `gap_tiles` unused row tiles before every block, and M."""
+    offsets, row = [], 0
+    for count in counts:
+        row += 32 * gap_tiles
+        offsets.append(row)
+        row += 32 * row_tiles(count)
+    return offsets, row + 32 * gap_tiles
+
+
+def make_grouped(kd, n, counts, seed, w_dtype=ttnn.bfloat16, device=None):
+    gen = torch.Generator().manual_seed(seed)
+    offsets, rows = grouped_layout(counts)
+    valid = torch.zeros(rows, dtype=torch.bool)
+    for offset, count in zip(offsets, counts):
+        valid[offset:offset + count] = True
+    x = with_garbage_rows(torch.randn(rows, kd, generator=gen), valid, seed + 1).bfloat16()
+    w = (torch.randn(len(counts), kd, n, generator=gen) / math.sqrt(kd)).bfloat16()
+    return x, w, offsets, to_device(x, w, counts, offsets, w_dtype, device)
+
+
+def counts_column(counts):
+    return torch.tensor(counts, dtype=torch.int32).reshape(-1, 1)
+
+
+# ---- checks shared by the tests -------------------------------------------------------------
+
+
+def check_work_counters(w_device, counts, kd, n):
+    """Exactly the active tile matmuls; weight pages read only for experts with tokens."""
+    kt, nt = kd // 32, n // 32
+    counters = ttnn.last_run_counters()
+    assert counters["tile_matmuls"] == sum(row_tiles(c) for c in counts) * kt * nt
+    traffic = counters["dram_buffers"].get(w_device.to_arg().address)
+    active = sum(1 for c in counts if c > 0)
+    if active == 0:
+        assert traffic is None or traffic["page_reads"] == 0
+        return
+    # Every output tile reads its Kt weight tiles; the distinct pages are the active experts' only.
+    assert traffic["page_reads"] == sum(row_tiles(c) for c in counts) * kt * nt
+    assert traffic["unique_pages_read"] == active * kt * nt
+
+
+def check_padded(out, x, w, counts, pcc):
+    got = ttnn.to_torch(out).float()
+    expected = golden.moe_bmm(x, w, counts_column(counts))
+    assert got.shape == expected.shape
+    for l, count in enumerate(counts):
+        assert torch.count_nonzero(got[l, count:]) == 0, f"expert {l}: rows past count {count} are not zero"
+    assert_pcc(expected, got, pcc, name="moe_bmm padded")
+
+
+def check_grouped(out, x, w, counts, offsets, pcc):
+    """Compares the active row tiles of every expert (the rest of the output is not written)."""
+    got = ttnn.to_torch(out).float()
+    expected = golden.moe_bmm(x, w, counts_column(counts), expert_offsets=counts_column(offsets))
+    assert got.shape == expected.shape
+    rows = torch.cat([torch.arange(o, o + 32 * row_tiles(c)) for o, c in zip(offsets, counts)]).long()
+    for offset, count in zip(offsets, counts):
+        tail = got[offset + count:offset + 32 * row_tiles(count)]
+        assert torch.count_nonzero(tail) == 0, f"rows past count {count} at offset {offset} are not zero"
+    if rows.numel():
+        assert_pcc(expected[rows], got[rows], pcc, name="moe_bmm grouped")
+
+
+# ---- padded mode ----------------------------------------------------------------------------
+
+SMALL_CASES = [(t, e) for t in (1, 31, 32, 100, 256) for e in (1, 2, 8, 32)]
+
+
+@pytest.mark.parametrize("tokens,num_experts", SMALL_CASES, ids=[f"T{t}-E{e}" for t, e in SMALL_CASES])
+def test_padded_every_small_shape(devices, tokens, num_experts):
+    """Every T x E_l pair, small Kd/N; routing and grid rotate over the cases."""
+    index = SMALL_CASES.index((tokens, num_experts))
+    routing = ROUTINGS[index % len(ROUTINGS)]
+    device = devices[list(GRIDS)[index % len(GRIDS)]]
+    kd, n = 64, 32
+    counts = routed_counts(routing, num_experts, tokens, seed=index)
+    x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=index, device=device)
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
+    check_padded(out, x, w, counts, PCC_BF16)
+    check_work_counters(w_d, counts, kd, n)
+
+
+@pytest.mark.parametrize("grid", GRIDS)
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_padded_routings_on_grids(devices, routing, grid):
+    num_experts, tokens, kd, n = 8, 100, 256, 256
+    counts = routed_counts(routing, num_experts, tokens, seed=7)
+    x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=11, device=devices[grid])
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
+    check_padded(out, x, w, counts, PCC_BF16)
+    check_work_counters(w_d, counts, kd, n)
+
+
+@pytest.mark.parametrize("kd,n", [(32, 1024), (1024, 32), (1024, 1024), (256, 32)])
+def test_padded_wide_inner_and_outer_dims(devices, kd, n):
+    num_experts, tokens = 2, 100
+    counts = routed_counts("skewed", num_experts, tokens, seed=3)
+    x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=5, device=devices["8x8"])
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
+    check_padded(out, x, w, counts, PCC_BF16)
+    check_work_counters(w_d, counts, kd, n)
+
+
+def test_no_tokens_at_all_reads_no_weights_and_writes_zeros(devices):
+    counts = [0, 0, 0]
+    x, w, (x_d, w_d, counts_d, _) = make_padded(3, 64, 64, 64, counts, seed=2, device=devices["2x3"])
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
+    assert torch.count_nonzero(ttnn.to_torch(out)) == 0
+    check_work_counters(w_d, counts, 64, 64)
+
+
+@pytest.mark.parametrize("routing", ["uniform", "zero_experts"])
+def test_padded_bfloat8_weights(devices, routing):
+    num_experts, tokens, kd, n = 8, 100, 256, 256
+    counts = routed_counts(routing, num_experts, tokens, seed=21)
+    x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=22, w_dtype=ttnn.bfloat8_b,
+                                                device=devices["8x8"])
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
+    check_padded(out, x, w, counts, PCC_BFP8)
+    check_work_counters(w_d, counts, kd, n)
+
+
+def test_compute_kernel_config_fp32_accumulation(devices):
+    num_experts, tokens, kd, n = 2, 64, 1024, 64
+    counts = [64, 17]
+    x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=31, device=devices["2x3"])
+    config = WormholeComputeKernelConfig(math_fidelity=MathFidelity.HiFi2, fp32_dest_acc_en=True,
+                                         math_approx_mode=False, packer_l1_acc=True)
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, compute_kernel_config=config)
+    check_padded(out, x, w, counts, PCC_BF16)
+    # The config reaches the compute kernel's descriptor.
+    io = [t.to_arg() for t in (x_d, w_d, counts_d, out)]
+    program = _C.ops.moe_bmm_program(io, str(ttnn_moe.paths.kernels_dir()), (2, 3),
+                                     math_fidelity=MathFidelity.HiFi2, fp32_dest_acc_en=True)
+    compute = [k for k in program.kernels if k.is_compute()]
+    assert len(compute) == 1
+    assert compute[0].config.math_fidelity == MathFidelity.HiFi2 and compute[0].config.fp32_dest_acc_en
+
+
+# ---- grouped mode ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_grouped_packed_input(devices, routing):
+    num_experts, tokens, kd, n = 8, 100, 256, 128
+    grid = list(GRIDS)[ROUTINGS.index(routing) % len(GRIDS)]
+    counts = routed_counts(routing, num_experts, tokens, seed=41)
+    x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(kd, n, counts, seed=42, device=devices[grid])
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
+    check_grouped(out, x, w, counts, offsets, PCC_BF16)
+    check_work_counters(w_d, counts, kd, n)
+
+
+def test_grouped_bfloat8_weights(devices):
+    counts = routed_counts("skewed", 4, 100, seed=51)
+    x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(256, 256, counts, seed=52, w_dtype=ttnn.bfloat8_b,
+                                                                  device=devices["8x8"])
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
+    check_grouped(out, x, w, counts, offsets, PCC_BFP8)
+    check_work_counters(w_d, counts, 256, 256)
+
+
+# ---- determinism and the program cache ------------------------------------------------------
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["padded", "grouped"])
+def test_two_runs_are_bitwise_equal(devices, grouped):
+    counts = routed_counts("skewed", 8, 100, seed=61)
+    if grouped:
+        _, _, _, (x_d, w_d, counts_d, offsets_d) = make_grouped(256, 64, counts, seed=62, device=devices["8x8"])
+    else:
+        _, _, (x_d, w_d, counts_d, offsets_d) = make_padded(8, 100, 256, 64, counts, seed=62, device=devices["8x8"])
+    first = ttnn.to_torch(ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d))
+    second = ttnn.to_torch(ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d))
+    assert torch.equal(first.view(torch.int16), second.view(torch.int16))
+
+
+def test_same_shapes_hit_the_program_cache_and_build_nothing(devices):
+    counts = [40, 0, 3]
+    _, _, (x_d, w_d, counts_d, _) = make_padded(3, 48, 96, 64, counts, seed=71, device=devices["2x3"])
+    ttnn_moe.moe_bmm(x_d, w_d, counts_d)
+    before = _C.ops.moe_bmm_program_cache_info()
+    new_counts = [1, 47, 0]  # new tensors (new addresses), same shapes
+    x, w, (x_d, w_d, counts_d, _) = make_padded(3, 48, 96, 64, new_counts, seed=72, device=devices["2x3"])
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
+    after = _C.ops.moe_bmm_program_cache_info()
+    assert after["hits"] == before["hits"] + 1
+    assert after["misses"] == before["misses"]
+    assert ttnn.last_run_counters()["kernel_builds"] == 0
+    check_padded(out, x, w, new_counts, PCC_BF16)  # the addresses were rewritten
+
+
+# ---- bad input ------------------------------------------------------------------------------
+
+
+def _tile(t, dtype=ttnn.bfloat16, device=None):
+    return ttnn.from_torch(t, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device)
+
+
+def _column(values, device, dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT):
+    return ttnn.from_torch(torch.tensor(values, dtype=torch.int32).reshape(-1, 1), dtype=dtype, layout=layout,
+                           device=device)
+
+
+def test_bad_inputs_raise_naming_the_value(devices):
+    dev = devices["1x1"]
+    x = _tile(torch.randn(2, 32, 64), device=dev)
+    w = _tile(torch.randn(2, 64, 32), device=dev)
+    counts = _column([3, 4], dev)
+    with pytest.raises(ValueError, match="Kd=96"):
+        ttnn_moe.moe_bmm(x, _tile(torch.randn(2, 96, 32), device=dev), counts)
+    with pytest.raises(ValueError, match="x has 3 experts"):
+        ttnn_moe.moe_bmm(_tile(torch.randn(3, 32, 64), device=dev), w, counts)
+    with pytest.raises(ValueError, match="TILE layout, got ROW_MAJOR"):
+        ttnn_moe.moe_bmm(ttnn.from_torch(torch.randn(2, 32, 64), dtype=ttnn.bfloat16,
+                                         layout=ttnn.ROW_MAJOR_LAYOUT, device=dev), w, counts)
+    with pytest.raises(ValueError, match="x must be bfloat16, got float32"):
+        ttnn_moe.moe_bmm(_tile(torch.randn(2, 32, 64), dtype=ttnn.float32, device=dev), w, counts)
+    with pytest.raises(ValueError, match="num_routed_tokens must be uint32, got int32"):
+        ttnn_moe.moe_bmm(x, w, _column([3, 4], dev, dtype=ttnn.int32))
+    with pytest.raises(ValueError, match=r"num_routed_tokens must be \(E_l, 1\) = \(2, 1\), got \(3, 1\)"):
+        ttnn_moe.moe_bmm(x, w, _column([3, 4, 5], dev))
+    with pytest.raises(ValueError, match="N \\(w.shape\\[-1\\]\\) must be a positive multiple of 32, got 40"):
+        ttnn_moe.moe_bmm(x, _tile(torch.randn(2, 64, 40), device=dev), counts)
+    with pytest.raises(ValueError, match=r"num_routed_tokens\[1\] = 33 exceeds T = 32"):
+        ttnn_moe.moe_bmm(x, w, _column([3, 33], dev))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        ttnn_moe.moe_bmm(torch.randn(2, 32, 64), w, counts)
+
+
+def test_bad_grouped_inputs_raise_naming_the_value(devices):
+    dev = devices["1x1"]
+    x = _tile(torch.randn(128, 64), device=dev)
+    w = _tile(torch.randn(2, 64, 32), device=dev)
+    counts = _column([3, 4], dev)
+    with pytest.raises(ValueError, match=r"expert_offsets\[1\] = 40 is not a multiple of 32"):
+        ttnn_moe.moe_bmm(x, w, counts, expert_offsets=_column([0, 40], dev))
+    with pytest.raises(ValueError, match=r"rows \[96, 136\)"):
+        ttnn_moe.moe_bmm(x, w, _column([3, 40], dev), expert_offsets=_column([0, 96], dev))
+    with pytest.raises(ValueError, match="expert_offsets must be in ROW_MAJOR layout, got TILE"):
+        ttnn_moe.moe_bmm(x, w, counts, expert_offsets=_column([0, 32], dev, layout=ttnn.TILE_LAYOUT))
+    with pytest.raises(ValueError, match=r"x must be \(M, Kd\) in grouped mode, got shape \(2, 64, 64\)"):
+        ttnn_moe.moe_bmm(_tile(torch.randn(2, 64, 64), device=dev), w, counts, expert_offsets=_column([0, 32], dev))

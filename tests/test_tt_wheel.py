@@ -1,0 +1,53 @@
+"""The ttnn wheel fetcher: layout of the unpacked tree, idempotence, clear failures."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ttnn_moe import tt_wheel
+
+
+def test_unpacked_wheel_holds_device_headers_and_tenstorrent_kernels():
+    root = tt_wheel.ensure_ttnn_wheel("0.81.1")
+    assert root == tt_wheel.cache_root() / "ttnn-0.81.1"
+    assert (root / "tt_metal/hw/inc/api/dataflow/dataflow_api.h").is_file()
+    assert (root / "tt_metal/hw/inc/api/compute/matmul.h").is_file()
+    assert (root / "ttnn/cpp/ttnn/operations/matmul/device/kernels/compute/bmm.cpp").is_file()
+    # Only the two kept prefixes: no Python package or host libraries.
+    assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == ["tt_metal", "ttnn"]
+    assert sorted(p.name for p in (root / "ttnn").iterdir()) == ["cpp"]
+
+
+def test_second_call_reuses_the_unpacked_tree():
+    first = tt_wheel.ensure_ttnn_wheel()
+    start = time.perf_counter()
+    second = tt_wheel.ensure_ttnn_wheel()
+    assert second == first
+    assert time.perf_counter() - start < 0.5  # no download, no unpacking
+
+
+def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("TTNN_MOE_CACHE", str(tmp_path))
+    assert tt_wheel.cache_root() == tmp_path
+    monkeypatch.delenv("TTNN_MOE_CACHE")
+    assert tt_wheel.cache_root().name == "ttnn_moe"
+
+
+@pytest.mark.parametrize("version", ["", "latest", "0.81.1; rm -rf /", "0.81.1 --pre", 81])
+def test_malformed_version_is_rejected(version):
+    with pytest.raises(ValueError, match="version"):
+        tt_wheel.ensure_ttnn_wheel(version)
+
+
+def test_failed_download_says_which_command_to_run(monkeypatch, tmp_path):
+    monkeypatch.setenv("TTNN_MOE_CACHE", str(tmp_path))
+    with pytest.raises(RuntimeError) as failure:
+        tt_wheel.ensure_ttnn_wheel("0.0.0")  # no such release on PyPI
+    message = str(failure.value)
+    assert "pip download --no-deps --only-binary=:all: --python-version 3.12" in message
+    assert "ttnn==0.0.0" in message
+    # Nothing half-done is left behind to be trusted later.
+    assert not (tmp_path / "ttnn-0.0.0").exists()
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,152 @@
+#include "ops/moe_bmm/moe_bmm_device_operation.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "ops/moe_bmm/moe_bmm_layout.hpp"
+
+namespace ttnn_moe::ops::moe_bmm {
+
+namespace {
+
+using program::DataFormat;
+using program::Layout;
+using program::TensorArg;
+
+constexpr uint32_t kTile = 32;
+constexpr uint32_t kMaxInnerBlock = 8;
+
+std::string shape_str(const std::vector<uint32_t>& shape) {
+    std::ostringstream s;
+    s << '(';
+    for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+    s << (shape.size() == 1 ? ",)" : ")");
+    return s.str();
+}
+
+std::string format_name(DataFormat f) {
+    switch (f) {
+        case DataFormat::Float32: return "float32";
+        case DataFormat::Float16_b: return "bfloat16";
+        case DataFormat::Bfp8_b: return "bfloat8_b";
+        case DataFormat::Bfp4_b: return "bfloat4_b";
+        case DataFormat::UInt32: return "uint32";
+        case DataFormat::Int32: return "int32";
+        case DataFormat::UInt16: return "uint16";
+        default: return "DataFormat(" + std::to_string(static_cast<int>(f)) + ")";
+    }
+}
+
+[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument("moe_bmm: " + message); }
+
+// The shape with leading 1s dropped down to `rank` dims (ttnn's [1, 1, r, c] == [r, c]).
+std::vector<uint32_t> squeezed(const TensorArg& t, size_t rank, const char* name, const char* expected) {
+    std::vector<uint32_t> shape = t.shape;
+    while (shape.size() > rank && shape.front() == 1) shape.erase(shape.begin());
+    if (shape.size() != rank) fail(std::string(name) + " must be " + expected + ", got shape " + shape_str(t.shape));
+    return shape;
+}
+
+void require(const TensorArg& t, const char* name, Layout layout, std::initializer_list<DataFormat> dtypes) {
+    if (t.layout != layout) {
+        fail(std::string(name) + " must be in " + (layout == Layout::TILE ? "TILE" : "ROW_MAJOR") +
+             " layout, got " + (t.layout == Layout::TILE ? "TILE" : "ROW_MAJOR"));
+    }
+    bool ok = false;
+    std::string allowed;
+    for (auto d : dtypes) {
+        ok = ok || t.dtype == d;
+        allowed += (allowed.empty() ? "" : " or ") + format_name(d);
+    }
+    if (!ok) fail(std::string(name) + " must be " + allowed + ", got " + format_name(t.dtype));
+    if (!t.is_dram) fail(std::string(name) + " must be interleaved in DRAM (L1 tensors are not supported)");
+}
+
+void require_tile_multiple(uint32_t value, const char* what) {
+    if (value == 0 || value % kTile != 0) {
+        fail(std::string(what) + " must be a positive multiple of 32, got " + std::to_string(value));
+    }
+}
+
+uint32_t largest_divisor_up_to(uint32_t n, uint32_t limit) {
+    for (uint32_t d = limit; d > 1; --d) {
+        if (n % d == 0) return d;
+    }
+    return 1;
+}
+
+}  // namespace
+
+Dims validate(const Attributes& attributes, const Inputs& inputs) {
+    Dims dims;
+    dims.grouped = inputs.expert_offsets.has_value();
+
+    require(inputs.x, "x", Layout::TILE, {DataFormat::Float16_b});
+    require(inputs.w, "w", Layout::TILE, {DataFormat::Float16_b, DataFormat::Bfp8_b});
+    require(inputs.num_routed_tokens, "num_routed_tokens", Layout::ROW_MAJOR, {DataFormat::UInt32});
+
+    const auto w = squeezed(inputs.w, 3, "w", "(E_l, Kd, N)");
+    dims.num_experts = w[0];
+    if (dims.num_experts == 0) fail("w has no experts: shape " + shape_str(inputs.w.shape));
+    require_tile_multiple(w[1], "Kd (w.shape[-2])");
+    require_tile_multiple(w[2], "N (w.shape[-1])");
+    dims.inner_tiles = w[1] / kTile;
+    dims.col_tiles = w[2] / kTile;
+    dims.inner_block = largest_divisor_up_to(dims.inner_tiles, kMaxInnerBlock);
+
+    const auto x = dims.grouped ? squeezed(inputs.x, 2, "x", "(M, Kd) in grouped mode")
+                                : squeezed(inputs.x, 3, "x", "(E_l, T, Kd) in padded mode");
+    if (x.back() != w[1]) {
+        fail("inner dims differ: x " + shape_str(inputs.x.shape) + " has Kd=" + std::to_string(x.back()) + ", w " +
+             shape_str(inputs.w.shape) + " has Kd=" + std::to_string(w[1]));
+    }
+    if (!dims.grouped && x[0] != dims.num_experts) {
+        fail("x has " + std::to_string(x[0]) + " experts (shape " + shape_str(inputs.x.shape) + "), w has " +
+             std::to_string(dims.num_experts));
+    }
+    dims.rows = x[x.size() - 2];
+    if (dims.rows == 0) fail("x has no rows: shape " + shape_str(inputs.x.shape));
+    dims.row_tiles = (dims.rows + kTile - 1) / kTile;
+
+    const auto counts = squeezed(inputs.num_routed_tokens, 2, "num_routed_tokens", "(E_l, 1)");
+    if (counts[0] != dims.num_experts || counts[1] != 1) {
+        fail("num_routed_tokens must be (E_l, 1) = (" + std::to_string(dims.num_experts) + ", 1), got " +
+             shape_str(inputs.num_routed_tokens.shape));
+    }
+    if (dims.grouped) {
+        const auto& offsets_arg = *inputs.expert_offsets;
+        require(offsets_arg, "expert_offsets", Layout::ROW_MAJOR, {DataFormat::UInt32});
+        const auto offsets = squeezed(offsets_arg, 2, "expert_offsets", "(E_l, 1)");
+        if (offsets[0] != dims.num_experts || offsets[1] != 1) {
+            fail("expert_offsets must be (E_l, 1) = (" + std::to_string(dims.num_experts) + ", 1), got " +
+                 shape_str(offsets_arg.shape));
+        }
+    }
+
+    if (attributes.grid.x == 0 || attributes.grid.y == 0) {
+        fail("core grid must be at least 1x1, got " + std::to_string(attributes.grid.x) + "x" +
+             std::to_string(attributes.grid.y));
+    }
+    const uint32_t l1 = l1_bytes_per_core(dims, inputs.w.dtype);
+    if (l1 > kL1BudgetBytes) {
+        fail("circular buffers need " + std::to_string(l1) + " B of L1 per core for E_l=" +
+             std::to_string(dims.num_experts) + ", more than the " + std::to_string(kL1BudgetBytes) + " B budget");
+    }
+    return dims;
+}
+
+uint32_t l1_bytes_per_core(const Dims& dims, DataFormat weight_format) {
+    uint32_t total = 0;
+    for (const auto& cb : circular_buffers(dims, weight_format)) total += cb.pages * cb.page_size;
+    return total;
+}
+
+OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs) {
+    const Dims dims = validate(attributes, inputs);
+    const uint32_t n = dims.col_tiles * kTile;
+    OutputSpec spec;
+    spec.shape = dims.grouped ? std::vector<uint32_t>{dims.rows, n} : std::vector<uint32_t>{dims.num_experts, dims.rows, n};
+    return spec;
+}
+
+}  // namespace ttnn_moe::ops::moe_bmm

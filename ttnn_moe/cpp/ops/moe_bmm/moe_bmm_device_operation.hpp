@@ -1,0 +1,77 @@
+// moe_bmm: per-expert matmul of the routed rows, output-stationary over the core grid.
+//
+//   padded:  x (E_l, T, Kd) TILE bf16, w (E_l, Kd, N) TILE bf16|bfloat8_b,
+//            num_routed_tokens (E_l, 1) uint32 ROW_MAJOR            -> out (E_l, T, N) TILE bf16
+//   grouped: x (M, Kd) TILE bf16 packed by expert, expert_offsets (E_l, 1) uint32 ROW_MAJOR
+//            (multiples of 32), num_routed_tokens, w (E_l, Kd, N)  -> out (M, N) TILE bf16
+//
+// out[l, rows] = x[l, rows] @ w[l] for the first count_l rows of expert l. Counts and
+// offsets stay on the device: the kernels read them and split the active output tiles
+// (ceil(count_l / 32) * N/32 per expert) evenly over the cores themselves.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/common/program_cache.hpp"
+#include "program/program_descriptor.hpp"
+#include "program/tensor_arg.hpp"
+
+namespace ttnn_moe::ops::moe_bmm {
+
+// The parts of a ttnn compute_kernel_config that change this op's compute kernel
+// (packer_l1_acc does not apply: accumulation stays in DST).
+struct ComputeConfig {
+    program::MathFidelity math_fidelity = program::MathFidelity::HiFi4;
+    bool fp32_dest_acc_en = false;
+    bool math_approx_mode = false;
+};
+
+struct Attributes {
+    program::CoreCoord grid{8, 8};  // worker cores (x, y) the active tiles are split over
+    ComputeConfig compute;
+    std::string kernels_dir;  // root of the op kernels (<op>/{dataflow,compute}/...)
+};
+
+struct Inputs {
+    program::TensorArg x;
+    program::TensorArg w;
+    program::TensorArg num_routed_tokens;
+    std::optional<program::TensorArg> expert_offsets;  // present: grouped mode
+};
+
+// Sizes of a validated problem, in tiles where the name says so.
+struct Dims {
+    bool grouped = false;
+    uint32_t num_experts = 0;  // E_l
+    uint32_t rows = 0;         // padded: T; grouped: M
+    uint32_t row_tiles = 0;    // ceil(rows / 32): per expert (padded) or in total (grouped)
+    uint32_t inner_tiles = 0;  // Kt = Kd / 32
+    uint32_t col_tiles = 0;    // Nt = N / 32
+    uint32_t inner_block = 0;  // k tiles per CB push: the largest divisor of Kt up to 8
+};
+
+struct OutputSpec {
+    std::vector<uint32_t> shape;  // padded (E_l, T, N); grouped (M, N)
+    program::DataFormat dtype = program::DataFormat::Float16_b;
+    program::Layout layout = program::Layout::TILE;
+};
+
+// Checks ranks, shapes, dtypes, layouts, alignment and the L1 budget; throws
+// std::invalid_argument naming the offending value.
+Dims validate(const Attributes& attributes, const Inputs& inputs);
+OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs);
+
+// Bytes of L1 each core needs for the op's circular buffers.
+uint32_t l1_bytes_per_core(const Dims& dims, program::DataFormat weight_format);
+
+// The program for `output` (allocated from output_spec), built on a miss of the
+// op's program cache; io tensor order: x, w, num_routed_tokens, [expert_offsets,] output.
+CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const program::TensorArg& output);
+program::ProgramDescriptor program_for(const Attributes& attributes, const Inputs& inputs,
+                                       const program::TensorArg& output);
+ProgramCache& program_cache();
+
+}  // namespace ttnn_moe::ops::moe_bmm

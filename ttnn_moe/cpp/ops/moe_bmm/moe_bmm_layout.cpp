@@ -1,0 +1,21 @@
+#include "ops/moe_bmm/moe_bmm_layout.hpp"
+
+namespace ttnn_moe::ops::moe_bmm {
+
+std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataFormat weight_format) {
+    using program::DataFormat;
+    using program::tile_size_bytes;
+    const uint32_t double_block = 2 * dims.inner_block;  // the reader fills one block while compute eats the other
+    const uint32_t routing_slots = 2 * dims.num_experts;  // counts, then offsets
+    return {
+        {kCbX, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), double_block},
+        {kCbW, weight_format, tile_size_bytes(weight_format), double_block},
+        {kCbWork, DataFormat::UInt32, kWorkPageBytes, 1},
+        {kCbRoutingReader, DataFormat::UInt32, kRoutingSlotBytes, routing_slots},
+        {kCbRoutingWriter, DataFormat::UInt32, kRoutingSlotBytes, routing_slots},
+        {kCbZero, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 1},
+        {kCbOut, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2},
+    };
+}
+
+}  // namespace ttnn_moe::ops::moe_bmm

@@ -1,0 +1,41 @@
+// The circular buffers of moe_bmm on every core, shared by validation (L1 budget)
+// and the program factory, so both always agree.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/moe_bmm/moe_bmm_device_operation.hpp"
+#include "program/program_descriptor.hpp"
+
+namespace ttnn_moe::ops::moe_bmm {
+
+// CB indices (named compile-time args of the kernels).
+constexpr uint8_t kCbX = 0;               // x tiles, bf16, two blocks of inner_block
+constexpr uint8_t kCbW = 1;               // w tiles, bf16 or bfloat8_b, two blocks
+constexpr uint8_t kCbWork = 2;            // reader -> compute: this core's output tile count
+constexpr uint8_t kCbRoutingReader = 3;   // reader's copy of counts and offsets
+constexpr uint8_t kCbRoutingWriter = 4;   // writer's copy of counts and offsets
+constexpr uint8_t kCbZero = 5;            // writer's zero tile (padded mode)
+constexpr uint8_t kCbOut = 16;            // output tiles, bf16
+
+// One routing entry per slot; a slot is as wide as the strictest DRAM read alignment
+// (64 B on Blackhole, 32 B on Wormhole), so each 4-byte entry lands at an address
+// with the same alignment as its DRAM page.
+constexpr uint32_t kRoutingSlotBytes = 64;
+// Page of cb_work: one uint32, padded to the L1 alignment of a CB page.
+constexpr uint32_t kWorkPageBytes = 32;
+// L1 the op may use per core for its CBs (a Wormhole core has 1464 KiB; firmware,
+// kernels and the unreserved base take the rest).
+constexpr uint32_t kL1BudgetBytes = 1024 * 1024;
+
+struct CircularBuffer {
+    uint8_t index;
+    program::DataFormat format;
+    uint32_t page_size;
+    uint32_t pages;
+};
+
+std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataFormat weight_format);
+
+}  // namespace ttnn_moe::ops::moe_bmm

@@ -1,0 +1,149 @@
+// Program of moe_bmm: reader, compute and writer kernels on every core of the grid.
+// Everything that varies with the problem (sizes, addresses, the core's index) is a
+// runtime arg, so one build of each kernel serves every shape; the compile-time args
+// are the CB ids and the tensors' accessor descriptions (which fix the page sizes).
+#include <stdexcept>
+#include <string>
+
+#include "ops/moe_bmm/moe_bmm_device_operation.hpp"
+#include "ops/moe_bmm/moe_bmm_layout.hpp"
+#include "program/tensor_accessor_args.hpp"
+
+namespace ttnn_moe::ops::moe_bmm {
+
+namespace {
+
+using program::CBDescriptor;
+using program::CBFormatDescriptor;
+using program::ComputeConfigDescriptor;
+using program::CoreRangeSet;
+using program::KernelDescriptor;
+using program::TensorArg;
+
+// Common runtime args of the reader and the writer before their addresses
+// (order: moe_bmm::common_arg in kernels/moe_bmm/dataflow/moe_bmm_work_split.hpp).
+std::vector<uint32_t> shape_args(const Dims& dims) {
+    return {dims.num_experts, dims.grouped ? 1u : 0u, dims.rows, dims.row_tiles, kRoutingSlotBytes,
+            dims.inner_tiles, dims.col_tiles, dims.inner_block};
+}
+
+// Per-core runtime args of the dataflow kernels: (core_index, num_cores), cores in row-major order.
+std::vector<std::pair<program::CoreCoord, std::vector<uint32_t>>> core_index_args(const CoreRangeSet& cores) {
+    const auto list = cores.cores();
+    std::vector<std::pair<program::CoreCoord, std::vector<uint32_t>>> args;
+    args.reserve(list.size());
+    for (uint32_t i = 0; i < list.size(); ++i) args.push_back({list[i], {i, static_cast<uint32_t>(list.size())}});
+    return args;
+}
+
+std::string kernel_path(const Attributes& attributes, const char* relative) {
+    return attributes.kernels_dir + "/moe_bmm/" + relative;
+}
+
+}  // namespace
+
+CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const TensorArg& output) {
+    const Dims dims = validate(attributes, inputs);
+    const CoreRangeSet cores{{{{0, 0}, {attributes.grid.x - 1, attributes.grid.y - 1}}}};
+
+    // io tensor order of the launch: x, w, num_routed_tokens, [expert_offsets,] output.
+    const uint32_t x_index = 0, w_index = 1, counts_index = 2;
+    const uint32_t offsets_index = 3;
+    const uint32_t output_index = dims.grouped ? 4 : 3;
+
+    CachedProgram cached;
+    auto& program = cached.program;
+    for (const auto& cb : circular_buffers(dims, inputs.w.dtype)) {
+        program.cbs.push_back(CBDescriptor{cb.page_size * cb.pages, cores,
+                                           {CBFormatDescriptor{cb.index, cb.format, cb.page_size, std::nullopt}}});
+    }
+
+    const uint32_t address_arg = static_cast<uint32_t>(shape_args(dims).size());
+
+    KernelDescriptor reader;
+    reader.kernel_source = kernel_path(attributes, "dataflow/reader_moe_bmm.cpp");
+    reader.core_ranges = cores;
+    program::append_tensor_accessor_args(inputs.x, reader.compile_time_args);
+    program::append_tensor_accessor_args(inputs.w, reader.compile_time_args);
+    program::append_tensor_accessor_args(inputs.num_routed_tokens, reader.compile_time_args);
+    reader.named_compile_time_args = {
+        {"cb_x", kCbX}, {"cb_w", kCbW}, {"cb_work", kCbWork}, {"cb_routing", kCbRoutingReader}};
+    reader.common_runtime_args = shape_args(dims);
+    reader.common_runtime_args.insert(reader.common_runtime_args.end(), {0, 0, 0, 0});  // x, w, counts, offsets
+    reader.runtime_args = core_index_args(cores);
+    reader.config = program::ReaderConfigDescriptor{};
+
+    KernelDescriptor writer;
+    writer.kernel_source = kernel_path(attributes, "dataflow/writer_moe_bmm.cpp");
+    writer.core_ranges = cores;
+    program::append_tensor_accessor_args(inputs.num_routed_tokens, writer.compile_time_args);
+    program::append_tensor_accessor_args(output, writer.compile_time_args);
+    writer.named_compile_time_args = {{"cb_out", kCbOut}, {"cb_zero", kCbZero}, {"cb_routing", kCbRoutingWriter}};
+    writer.common_runtime_args = shape_args(dims);
+    writer.common_runtime_args.insert(writer.common_runtime_args.end(), {0, 0, 0});  // output, counts, offsets
+    writer.runtime_args = core_index_args(cores);
+    writer.config = program::WriterConfigDescriptor{};
+
+    KernelDescriptor compute;
+    compute.kernel_source = kernel_path(attributes, "compute/moe_bmm.cpp");
+    compute.core_ranges = cores;
+    compute.named_compile_time_args = {{"cb_x", kCbX}, {"cb_w", kCbW}, {"cb_work", kCbWork}, {"cb_out", kCbOut}};
+    compute.common_runtime_args = {dims.inner_tiles, dims.inner_block};
+    ComputeConfigDescriptor compute_config;
+    compute_config.math_fidelity = attributes.compute.math_fidelity;
+    compute_config.fp32_dest_acc_en = attributes.compute.fp32_dest_acc_en;
+    compute_config.math_approx_mode = attributes.compute.math_approx_mode;
+    compute.config = compute_config;
+
+    program.kernels = {std::move(reader), std::move(writer), std::move(compute)};
+    const uint32_t reader_kernel = 0, writer_kernel = 1;
+
+    auto common_slot = [](uint32_t kernel, uint32_t arg, uint32_t tensor) {
+        return AddressSlot{kernel, AddressSlot::kCommonArgs, arg, tensor};
+    };
+    cached.address_slots = {
+        common_slot(reader_kernel, address_arg + 0, x_index),
+        common_slot(reader_kernel, address_arg + 1, w_index),
+        common_slot(reader_kernel, address_arg + 2, counts_index),
+        common_slot(writer_kernel, address_arg + 0, output_index),
+        common_slot(writer_kernel, address_arg + 1, counts_index),
+    };
+    if (dims.grouped) {
+        cached.address_slots.push_back(common_slot(reader_kernel, address_arg + 3, offsets_index));
+        cached.address_slots.push_back(common_slot(writer_kernel, address_arg + 2, offsets_index));
+    }
+    return cached;
+}
+
+ProgramCache& program_cache() {
+    static ProgramCache cache;
+    return cache;
+}
+
+program::ProgramDescriptor program_for(const Attributes& attributes, const Inputs& inputs, const TensorArg& output) {
+    const OutputSpec spec = output_spec(attributes, inputs);
+    if (output.shape != spec.shape || output.dtype != spec.dtype || output.layout != spec.layout) {
+        throw std::invalid_argument("moe_bmm: the output tensor does not match the output spec of these inputs");
+    }
+    ProgramKey key;
+    key.add(std::string("moe_bmm"))
+        .add(attributes.kernels_dir)
+        .add(attributes.grid.x)
+        .add(attributes.grid.y)
+        .add(static_cast<uint64_t>(attributes.compute.math_fidelity))
+        .add(attributes.compute.fp32_dest_acc_en ? 1 : 0)
+        .add(attributes.compute.math_approx_mode ? 1 : 0)
+        .add(inputs.x)
+        .add(inputs.w)
+        .add(inputs.num_routed_tokens)
+        .add(inputs.expert_offsets ? 1 : 0)
+        .add(output);
+    if (inputs.expert_offsets) key.add(*inputs.expert_offsets);
+
+    std::vector<TensorArg> io = {inputs.x, inputs.w, inputs.num_routed_tokens};
+    if (inputs.expert_offsets) io.push_back(*inputs.expert_offsets);
+    io.push_back(output);
+    return program_cache().get(key, io, [&] { return create_program(attributes, inputs, output); });
+}
+
+}  // namespace ttnn_moe::ops::moe_bmm

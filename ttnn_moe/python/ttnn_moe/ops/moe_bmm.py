@@ -1,0 +1,93 @@
+"""moe_bmm: per-expert matmul of the routed rows (gate, up and down projections of MoE experts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ttnn_moe import _C
+from ttnn_moe.ops._launch import common_backend_and_device, launch
+from ttnn_moe.ops.compute_kernel_config import compute_attrs
+
+_TILE = 32
+
+
+def moe_bmm(
+    x: Any,
+    w: Any,
+    num_routed_tokens: Any,
+    *,
+    expert_offsets: Any = None,
+    memory_config: Any = None,
+    compute_kernel_config: Any = None,
+    strict: bool = True,
+) -> Any:
+    """out[l, rows] = x[l, rows] @ w[l] over the first count_l rows of every local expert l.
+
+    padded:  x (E_l, T, Kd) TILE bfloat16, w (E_l, Kd, N) TILE bfloat16 or bfloat8_b,
+             num_routed_tokens (E_l, 1) ROW_MAJOR uint32             -> (E_l, T, N) TILE bfloat16
+    grouped (expert_offsets given): x (M, Kd) TILE bfloat16 packed by expert, expert l's
+             rows at [expert_offsets[l], expert_offsets[l] + count_l), offsets (E_l, 1)
+             ROW_MAJOR uint32 and multiples of 32                    -> (M, N) TILE bfloat16
+    Kd and N are multiples of 32.
+
+    Output-stationary: only the active output tiles, ceil(count_l / 32) row tiles times
+    N/32 column tiles of each expert, are computed, split evenly over the device's core
+    grid by the kernels from the counts in device memory; an expert without tokens costs
+    nothing and its weights are never read.
+
+    Output contract:
+    - rows of an active row tile past count_l are exactly 0 (the kernel clears the x rows
+      there before the matmul, whatever x holds);
+    - padded mode: every other row of each expert's T range is 0 (zero tiles are written);
+    - grouped mode: rows outside the active row tiles [off_l, off_l + 32*ceil(count_l/32))
+      are not written (like the dispatch buffer it consumes, nothing reads them).
+
+    compute_kernel_config: ttnn-style (math_fidelity, fp32_dest_acc_en, math_approx_mode;
+    packer_l1_acc is ignored). None means HiFi4 with bfloat16 DST accumulation.
+    strict: reads num_routed_tokens (and expert_offsets) back to check them (offsets multiples
+    of 32, blocks inside x) and raises ValueError naming the bad value. That read is a
+    validation sync outside the op; pass strict=False on the hot path, where the kernels
+    clamp bad counts to the tensors instead of raising.
+    """
+    inputs = {"x": x, "w": w, "num_routed_tokens": num_routed_tokens}
+    if expert_offsets is not None:
+        inputs["expert_offsets"] = expert_offsets
+    attrs = compute_attrs(compute_kernel_config)
+    if strict:
+        # Shapes, dtypes and layouts first, so the read-back below only sees valid tensors.
+        backend, _ = common_backend_and_device("moe_bmm", inputs)
+        _C.ops.moe_bmm_output_specs([backend.to_arg(t) for t in inputs.values()], **attrs)
+        _check_routing(x, num_routed_tokens, expert_offsets)
+    (out,) = launch("moe_bmm", inputs, attrs=attrs, memory_config=memory_config)
+    return out
+
+
+def _to_host(tensor: Any) -> torch.Tensor:
+    from ttnn_moe import emu
+
+    if isinstance(tensor, emu.Tensor):
+        return emu.to_torch(tensor)
+    import ttnn  # a hardware tensor: only reachable when the real ttnn is installed
+
+    return ttnn.to_torch(tensor)
+
+
+def _check_routing(x: Any, num_routed_tokens: Any, expert_offsets: Any) -> None:
+    rows = int(x.shape[-2])
+    counts = _to_host(num_routed_tokens).reshape(-1).to(torch.int64)
+    if expert_offsets is None:
+        for l, count in enumerate(counts.tolist()):
+            if count > rows:
+                raise ValueError(f"moe_bmm: num_routed_tokens[{l}] = {count} exceeds T = {rows}")
+        return
+    offsets = _to_host(expert_offsets).reshape(-1).to(torch.int64)
+    for l, (offset, count) in enumerate(zip(offsets.tolist(), counts.tolist())):
+        if offset % _TILE:
+            raise ValueError(f"moe_bmm: expert_offsets[{l}] = {offset} is not a multiple of 32")
+        if count > 0 and offset + count > rows:
+            raise ValueError(
+                f"moe_bmm: expert {l} rows [{offset}, {offset + count}) (expert_offsets[{l}] = {offset}, "
+                f"num_routed_tokens[{l}] = {count}) exceed M = {rows}"
+            )
