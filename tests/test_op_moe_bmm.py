@@ -334,3 +334,14 @@ def test_bad_grouped_inputs_raise_naming_the_value(devices):
         ttnn_moe.moe_bmm(x, w, counts, expert_offsets=_column([0, 32], dev, layout=ttnn.TILE_LAYOUT))
     with pytest.raises(ValueError, match=r"x must be \(M, Kd\) in grouped mode, got shape \(2, 64, 64\)"):
         ttnn_moe.moe_bmm(_tile(torch.randn(2, 64, 64), device=dev), w, counts, expert_offsets=_column([0, 32], dev))
+
+
+def test_routing_tables_beyond_the_l1_budget_raise():
+    """Each core keeps two copies of the (E_l, 1) counts/offsets in L1: a huge E_l cannot fit."""
+    P = _C.program
+    experts = 5000
+    x = P.TensorArg([experts, 32, 32], P.DataFormat.Float16_b, P.Layout.TILE, 0, 2048, experts)
+    w = P.TensorArg([experts, 32, 32], P.DataFormat.Float16_b, P.Layout.TILE, 0, 2048, experts)
+    counts = P.TensorArg([experts, 1], P.DataFormat.UInt32, P.Layout.ROW_MAJOR, 0, 4, experts)
+    with pytest.raises(ValueError, match=r"B of L1 per core for E_l=5000, more than the 1048576 B budget"):
+        _C.ops.moe_bmm_output_specs([x, w, counts])

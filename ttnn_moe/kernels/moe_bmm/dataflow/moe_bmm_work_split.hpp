@@ -4,10 +4,9 @@
 // expert_offsets) from DRAM into L1 themselves and derive the same work list from
 // them: counts never travel through the host.
 //
-// Tile coordinates: expert l owns the output row tiles
-//   [row_tile_base(l), row_tile_base(l) + rows_per_expert_tiles) of the (tile-padded) output;
-//   padded mode: row_tile_base(l) = l * Mt; grouped mode: expert_offsets[l] / 32.
-// Its ACTIVE row tiles are the first ceil(count_l / 32) of them. The active output
+// Tile coordinates: expert l's rows start at row tile row_tile_base(l) of x and of the
+// output (padded mode: l * Mt, its block being Mt row tiles; grouped mode:
+// expert_offsets[l] / 32). Its ACTIVE row tiles are the first ceil(count_l / 32). The active output
 // tiles of all experts, ordered (expert, row tile, column tile), are split into
 // contiguous, even shares over the cores (core i of P gets total/P tiles, the first
 // total%P cores one more).
