@@ -45,6 +45,7 @@ py::dict counters_to_dict(const Counters& c) {
     py::dict busy;
     for (const auto& [core, n] : c.core_busy) busy[py::make_tuple(core.first, core.second)] = n;
     d["core_busy"] = busy;
+    d["fabric"] = fabric_traffic_to_dict(c.fabric);
     return d;
 }
 
@@ -171,6 +172,7 @@ void bind_emu(py::module_& parent) {
         py::arg("page_size"), py::arg("is_dram") = true,
         "Compile-time args of an interleaved tensor's TensorAccessorArgs (as tt-metal's append_to).");
     m.def("kernel_include_dirs", []() { return KernelJit::instance().extra_include_dirs(); });
+    bind_fabric(m);
 }
 
 }  // namespace ttnn_moe::bindings

@@ -27,6 +27,7 @@ void Counters::add(const Counters& other) {
     kernel_cache_hits += other.kernel_cache_hits;
     for (const auto& [addr, traffic] : other.dram_buffers) dram_buffers[addr].add(traffic);
     for (const auto& [core, n] : other.core_busy) core_busy[core] += n;
+    fabric.add(other.fabric);
 }
 
 }  // namespace ttnn_moe::emu

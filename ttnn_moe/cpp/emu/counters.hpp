@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "emu/fabric/traffic.hpp"
+
 namespace ttnn_moe::emu {
 
 // Traffic on one DRAM buffer (keyed by its address in Counters::dram_buffers).
@@ -30,6 +32,7 @@ struct Counters {
     uint64_t kernel_cache_hits = 0;
     std::map<uint32_t, DramBufferTraffic> dram_buffers;             // by buffer address
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> core_busy;    // logical (x, y) -> API calls
+    fabric::FabricTraffic fabric;  // packets this device sent (emu/fabric/traffic.hpp)
 
     void add(const Counters& other);
 };

@@ -67,7 +67,11 @@ Mesh::Mesh(uint32_t rows, uint32_t cols, uint32_t grid_x, uint32_t grid_y) : row
         throw std::invalid_argument("mesh shape must be at least 1x1 and at most 4000 devices, got " +
                                     std::to_string(rows) + "x" + std::to_string(cols));
     }
-    for (uint32_t i = 0; i < rows * cols; ++i) devices_.push_back(std::make_shared<Device>(i, grid_x, grid_y));
+    fabric_ = std::make_shared<fabric::MeshFabric>(rows, cols);
+    for (uint32_t i = 0; i < rows * cols; ++i) {
+        devices_.push_back(std::make_shared<Device>(i, grid_x, grid_y));
+        devices_.back()->set_fabric(fabric_);
+    }
 }
 
 std::shared_ptr<Device> Mesh::device(uint32_t row, uint32_t col) const {

@@ -9,6 +9,7 @@
 
 #include "emu/counters.hpp"
 #include "emu/dram.hpp"
+#include "emu/fabric/topology.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -37,6 +38,9 @@ class Device {
 
     Counters& counters() { return counters_; }
     void reset_counters() { counters_ = Counters{}; }
+    // The fabric of the mesh this device belongs to (null for a lone device); its id is its chip id.
+    const std::shared_ptr<fabric::MeshFabric>& fabric() const { return fabric_; }
+    void set_fabric(std::shared_ptr<fabric::MeshFabric> f) { fabric_ = std::move(f); }
 
  private:
     uint32_t id_;
@@ -44,6 +48,7 @@ class Device {
     uint32_t grid_y_;
     Dram dram_;
     Counters counters_;
+    std::shared_ptr<fabric::MeshFabric> fabric_;
     std::vector<int32_t> logical_x_of_noc_x_;  // -1 where no worker column
     std::vector<int32_t> logical_y_of_noc_y_;
 };
@@ -57,11 +62,13 @@ class Mesh {
     uint32_t num_devices() const { return rows_ * cols_; }
     std::shared_ptr<Device> device(uint32_t row, uint32_t col) const;
     const std::vector<std::shared_ptr<Device>>& devices() const { return devices_; }
+    fabric::MeshFabric& fabric() { return *fabric_; }
 
  private:
     uint32_t rows_;
     uint32_t cols_;
     std::vector<std::shared_ptr<Device>> devices_;
+    std::shared_ptr<fabric::MeshFabric> fabric_;
 };
 
 }  // namespace ttnn_moe::emu

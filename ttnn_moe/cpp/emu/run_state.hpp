@@ -10,6 +10,7 @@
 #include "emu/counters.hpp"
 #include "emu/device.hpp"
 #include "emu/device_params.hpp"
+#include "emu/fabric/fabric_run.hpp"
 #include "emu/fiber.hpp"
 #include "emu/jit.hpp"
 #include "emu/runtime.hpp"
@@ -58,7 +59,7 @@ struct CoreState {
     std::array<bool, 3> processor_used{};
 };
 
-enum class WaitKind : uint8_t { None, CbFront, CbBack, L1Equal, L1AtLeast, Spin };
+enum class WaitKind : uint8_t { None, CbFront, CbBack, L1Equal, L1AtLeast, Spin, FabricSlot };
 
 // One kernel on one core.
 struct Instance {
@@ -108,6 +109,8 @@ class Run {
         return -1;
     }
     Device& device(size_t index) { return *devices_[index]; }
+    // Fabric connections and packets in flight (emu/fabric).
+    fabric::FabricRun& fabric() { return *fabric_; }
 
  private:
     CoreState* core_at(size_t device_index, uint32_t x, uint32_t y);
@@ -130,6 +133,7 @@ class Run {
     std::vector<uint32_t> slots_;
     std::vector<KernelBuildSpec> specs_;
     std::vector<std::unique_ptr<Instance>> instances_;
+    std::unique_ptr<fabric::FabricRun> fabric_;
 };
 
 // Makes a run and its running instance visible to the services on this thread.

@@ -135,6 +135,7 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
         setup_kernels(d, *programs[d].program);
     }
     load_kernels();
+    fabric_ = std::make_unique<fabric::FabricRun>(*this);
 }
 
 Run::~Run() { L1Pool::instance().release(slots_); }
@@ -261,6 +262,9 @@ void Run::setup_kernels(size_t d, const ProgramDescriptor& p) {
             spec.compile_time_args = k.compile_time_args;
             spec.named_compile_time_args = k.named_compile_time_args;
             spec.defines = k.defines;
+            if (const auto& mesh = core.device->fabric()) {
+                for (auto& define : mesh->routing_defines()) spec.defines.push_back(std::move(define));
+            }
             for (size_t cb = 0; cb < params::MAX_CIRCULAR_BUFFERS; ++cb) {
                 const CbState& s = core.cbs[cb];
                 if (s.configured) spec.cbs[cb] = {s.format, s.page_size, s.tile_height, s.tile_width};
@@ -326,11 +330,13 @@ std::vector<Counters> Run::execute() {
             progress = true;
             if (!(was_spinning && inst.wait == WaitKind::Spin)) all_spinning = false;
         }
-        if (!progress) throw EmuError(deadlock_report());
+        const bool delivered = fabric_->advance(!progress);
+        if (!progress && !delivered) throw EmuError(deadlock_report());
         // Kernels only re-polling L1 (no API progress) for this long wait for something that never comes.
-        idle_spin_passes = all_spinning ? idle_spin_passes + 1 : 0;
+        idle_spin_passes = all_spinning && !delivered ? idle_spin_passes + 1 : 0;
         if (idle_spin_passes > 2'000'000) throw EmuError(deadlock_report());
     }
+    fabric_->finish();
     for (auto& inst : instances_) {
         CoreState& core = *inst->core;
         counters_[core.device_index].core_busy[{core.lx, core.ly}] += inst->env.api_calls;
@@ -353,6 +359,7 @@ bool Run::condition_holds(const Instance& inst) const {
         }
         case WaitKind::L1Equal: return *inst.wait_addr == inst.wait_value;
         case WaitKind::L1AtLeast: return *inst.wait_addr >= inst.wait_value;
+        case WaitKind::FabricSlot: return fabric_->slot_free(inst.wait_value);
     }
     return true;
 }
@@ -400,10 +407,11 @@ std::string Run::deadlock_report() const {
                 break;
             }
             case WaitKind::Spin: out += "polling L1 in a loop that no other kernel satisfies"; break;
+            case WaitKind::FabricSlot: out += fabric_->describe_slot_wait(inst.wait_value); break;
             case WaitKind::None: out += "runnable"; break;
         }
     }
-    return out;
+    return out + fabric_->report();
 }
 
 void Run::rethrow_from(const Instance& inst) const {

@@ -8,6 +8,7 @@
 
 #include "emu/compute/compute_engine.hpp"
 #include "emu/error.hpp"
+#include "emu/fabric/services.hpp"
 #include "emu/l1_pool.hpp"
 
 namespace ttnn_moe::emu {
@@ -454,6 +455,7 @@ ttnn_moe_emu::Services make_table() {
     t.wait_l1_value = &svc_wait_l1_value;
     t.yield = &svc_yield;
     services::fill_compute_services(t);
+    t.fabric = fabric::services_table();
     return t;
 }
 

@@ -10,6 +10,8 @@
 
 namespace ttnn_moe_emu {
 
+struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
+
 inline constexpr uint32_t ABI_VERSION = 2;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
@@ -99,6 +101,9 @@ struct Services {
     void (*pack_tile)(uint32_t dst, uint32_t cb, uint32_t out_tile_index, uint32_t out_of_order);
     void (*tilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
     void (*untilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
+
+    // tt-fabric worker connections (emu/fabric).
+    const FabricServices* fabric;
 };
 
 }  // namespace ttnn_moe_emu

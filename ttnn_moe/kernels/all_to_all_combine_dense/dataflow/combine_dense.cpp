@@ -1,0 +1,195 @@
+// all_to_all_combine_dense: one data-movement kernel per device (core (0, 0)).
+//
+// 1. Line barrier (every member runs this program before remote writes start).
+// 2. Each used slot s < num_slots: slot_source[s] = (q, t); the reduced row goes to
+//    partials[position, t] on the device at position q (NOC when q is this
+//    device, fabric otherwise), and presence[q][t] is set in L1.
+// 3. Presence row q goes to presence page `position` on device q, then a flushed
+//    increment: "every row I sent you has landed".
+// 4. After every peer's increment: for each token, sum partials[q, t] over
+//    q = 0..D-1 in ascending order in fp32 (absent partials count as +0.0, as in
+//    the golden), write the sum as bf16 (round to nearest even) or fp32; with
+//    return_partials, absent partial rows are written as zeros.
+//
+// compile-time args: 7 interleaved accessors (IsDram|RuntimePageSize) in io order
+//   reduced, slot_source, num_slots, output, partials, presence, combine_status
+// named compile-time args: cb_row, cb_accumulator, cb_presence, cb_stage, cb_headers,
+//   sem_init, sem_partials
+// runtime args: 7 addresses, T, H, D, position, capacity, max packet payload,
+//   output_is_fp32, return_partials, presence row stride (bytes), 2*D route words,
+//   then the fabric connection block.
+#include <cstdint>
+
+#include "api/dataflow/dataflow_api.h"
+#include "../../common/dataflow/fabric_line.hpp"
+
+namespace {
+
+enum StatusWord : uint32_t { kBadSlots, kFirstBadSlot, kNumSlotsClamped, kStatusWords = 8 };
+
+float bf16_to_float(uint16_t bits) {
+    const uint32_t word = static_cast<uint32_t>(bits) << 16;
+    float value;
+    __builtin_memcpy(&value, &word, 4);
+    return value;
+}
+
+uint16_t float_to_bf16(float value) {
+    uint32_t word;
+    __builtin_memcpy(&word, &value, 4);
+    if ((word & 0x7F800000u) == 0x7F800000u && (word & 0x007FFFFFu)) return static_cast<uint16_t>((word >> 16) | 0x40);
+    return static_cast<uint16_t>((word + 0x7FFFu + ((word >> 16) & 1u)) >> 16);
+}
+
+}  // namespace
+
+void kernel_main() {
+    size_t arg = 0;
+    const uint32_t reduced_addr = get_arg_val<uint32_t>(arg++);
+    const uint32_t slot_source_addr = get_arg_val<uint32_t>(arg++);
+    const uint32_t num_slots_addr = get_arg_val<uint32_t>(arg++);
+    const uint32_t output_addr = get_arg_val<uint32_t>(arg++);
+    const uint32_t partials_addr = get_arg_val<uint32_t>(arg++);
+    const uint32_t presence_addr = get_arg_val<uint32_t>(arg++);
+    const uint32_t status_addr = get_arg_val<uint32_t>(arg++);
+    const uint32_t num_tokens = get_arg_val<uint32_t>(arg++);
+    const uint32_t hidden = get_arg_val<uint32_t>(arg++);
+    const uint32_t line_size = get_arg_val<uint32_t>(arg++);
+    const uint32_t position = get_arg_val<uint32_t>(arg++);
+    const uint32_t capacity = get_arg_val<uint32_t>(arg++);
+    const uint32_t max_payload = get_arg_val<uint32_t>(arg++);
+    const bool output_is_fp32 = get_arg_val<uint32_t>(arg++) != 0;
+    const bool return_partials = get_arg_val<uint32_t>(arg++) != 0;
+    const uint32_t presence_stride = get_arg_val<uint32_t>(arg++);
+    const size_t route_arg = arg;
+    const size_t connection_arg = route_arg + 2 * line_size;
+
+    constexpr uint32_t cb_row = get_named_compile_time_arg_val("cb_row");
+    constexpr uint32_t cb_accumulator = get_named_compile_time_arg_val("cb_accumulator");
+    constexpr uint32_t cb_presence = get_named_compile_time_arg_val("cb_presence");
+    constexpr uint32_t cb_stage = get_named_compile_time_arg_val("cb_stage");
+    constexpr uint32_t cb_headers = get_named_compile_time_arg_val("cb_headers");
+    constexpr uint32_t sem_init = get_named_compile_time_arg_val("sem_init");
+    constexpr uint32_t sem_partials = get_named_compile_time_arg_val("sem_partials");
+
+    constexpr auto reduced_args = TensorAccessorArgs<0>();
+    constexpr auto slot_source_args = TensorAccessorArgs<reduced_args.next_compile_time_args_offset()>();
+    constexpr auto num_slots_args = TensorAccessorArgs<slot_source_args.next_compile_time_args_offset()>();
+    constexpr auto output_args = TensorAccessorArgs<num_slots_args.next_compile_time_args_offset()>();
+    constexpr auto partials_args = TensorAccessorArgs<output_args.next_compile_time_args_offset()>();
+    constexpr auto presence_args = TensorAccessorArgs<partials_args.next_compile_time_args_offset()>();
+    constexpr auto status_args = TensorAccessorArgs<presence_args.next_compile_time_args_offset()>();
+
+    const uint32_t row_bytes = hidden * 2;
+    const uint32_t presence_bytes = num_tokens * 4;
+    const auto reduced = TensorAccessor(reduced_args, reduced_addr, row_bytes);
+    const auto slot_source = TensorAccessor(slot_source_args, slot_source_addr, 8);
+    const auto num_slots_in = TensorAccessor(num_slots_args, num_slots_addr, 4);
+    const auto output = TensorAccessor(output_args, output_addr, output_is_fp32 ? hidden * 4 : row_bytes);
+    const auto partials = TensorAccessor(partials_args, partials_addr, row_bytes);
+    const auto presence = TensorAccessor(presence_args, presence_addr, presence_bytes);
+    const auto status_out = TensorAccessor(status_args, status_addr, kStatusWords * 4);
+
+    for (uint32_t cb : {cb_row, cb_accumulator, cb_presence, cb_stage, cb_headers}) cb_reserve_back(cb, 1);
+    const uint32_t row_l1 = get_write_ptr(cb_row);
+    const uint32_t accumulator_l1 = get_write_ptr(cb_accumulator);
+    const uint32_t presence_l1 = get_write_ptr(cb_presence);
+    const uint32_t stage_l1 = get_write_ptr(cb_stage);
+    volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
+    auto presence_row = [&](uint32_t q) {
+        return reinterpret_cast<volatile uint32_t*>(presence_l1 + q * presence_stride);
+    };
+
+    moe_fabric::FabricLine line(line_size, position, route_arg, get_write_ptr(cb_headers), max_payload);
+    line.open(connection_arg);
+    uint32_t status[kStatusWords] = {0, 0xFFFFFFFFu, 0, 0, 0, 0, 0, 0};
+
+    noc_async_read(num_slots_in.get_noc_addr(0), stage_l1, 4);
+    noc_async_read_barrier();
+    uint32_t num_slots = stage[0];
+    if (num_slots > capacity) {
+        num_slots = capacity;
+        status[kNumSlotsClamped] = 1;
+    }
+    for (uint32_t q = 0; q < line_size; ++q) {
+        for (uint32_t t = 0; t < num_tokens; ++t) presence_row(q)[t] = 0;
+    }
+
+    moe_fabric::line_barrier(line, sem_init);
+
+    // 2. Every used slot row back to its source.
+    for (uint32_t s = 0; s < num_slots; ++s) {
+        noc_async_read(slot_source.get_noc_addr(s), stage_l1, 8);
+        noc_async_read_barrier();
+        const uint32_t q = stage[0];
+        const uint32_t t = stage[1];
+        if (q >= line_size || t >= num_tokens) {
+            if (status[kBadSlots]++ == 0) status[kFirstBadSlot] = s;
+            continue;
+        }
+        noc_async_read(reduced.get_noc_addr(s), row_l1, row_bytes);
+        noc_async_read_barrier();
+        const uint64_t dst = partials.get_noc_addr(position * num_tokens + t);
+        if (q == position) {
+            noc_async_write(row_l1, dst, row_bytes);
+        } else {
+            line.write(q, row_l1, dst, row_bytes);
+        }
+        presence_row(q)[t] = 1;
+        noc_async_writes_flushed();  // row_l1 is refilled by the next slot
+    }
+
+    // 3. Presence rows, then "done" to every peer.
+    const uint64_t presence_page = presence.get_noc_addr(position);
+    const uint64_t sem_partials_noc = get_noc_addr(get_semaphore(sem_partials));
+    for (uint32_t q = 0; q < line_size; ++q) {
+        const uint32_t row = presence_l1 + q * presence_stride;
+        if (q == position) {
+            noc_async_write(row, presence_page, presence_bytes);
+        } else {
+            line.write(q, row, presence_page, presence_bytes);
+            line.atomic_inc(q, sem_partials_noc);
+        }
+    }
+    noc_async_write_barrier();
+    moe_fabric::wait_for_line(line, sem_partials);
+
+    // 4. Fixed-order reduction of what this device received.
+    for (uint32_t q = 0; q < line_size; ++q) {
+        noc_async_read(presence.get_noc_addr(q), presence_l1 + q * presence_stride, presence_bytes);
+    }
+    noc_async_read_barrier();
+    volatile float* accumulator = reinterpret_cast<volatile float*>(accumulator_l1);
+    volatile uint16_t* row = reinterpret_cast<volatile uint16_t*>(row_l1);
+    for (uint32_t t = 0; t < num_tokens; ++t) {
+        for (uint32_t q = 0; q < line_size; ++q) {
+            const bool present = presence_row(q)[t] != 0;
+            const uint64_t partial = partials.get_noc_addr(q * num_tokens + t);
+            if (present) {
+                noc_async_read(partial, row_l1, row_bytes);
+                noc_async_read_barrier();
+            }
+            for (uint32_t h = 0; h < hidden; ++h) {
+                const float value = present ? bf16_to_float(row[h]) : 0.0f;
+                accumulator[h] = q == 0 ? value : accumulator[h] + value;
+            }
+            if (!present && return_partials) {
+                for (uint32_t h = 0; h < hidden; ++h) row[h] = 0;
+                noc_async_write(row_l1, partial, row_bytes);
+                noc_async_writes_flushed();
+            }
+        }
+        if (output_is_fp32) {
+            noc_async_write(accumulator_l1, output.get_noc_addr(t), hidden * 4);
+        } else {
+            for (uint32_t h = 0; h < hidden; ++h) row[h] = float_to_bf16(accumulator[h]);
+            noc_async_write(row_l1, output.get_noc_addr(t), row_bytes);
+        }
+        noc_async_writes_flushed();  // accumulator and row are reused by the next token
+    }
+
+    for (uint32_t w = 0; w < kStatusWords; ++w) stage[w] = status[w];
+    noc_async_write(stage_l1, status_out.get_noc_addr(0), kStatusWords * 4);
+    noc_async_write_barrier();
+    line.close();
+}
