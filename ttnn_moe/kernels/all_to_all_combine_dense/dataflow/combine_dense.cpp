@@ -4,8 +4,8 @@
 // 2. Each used slot s < num_slots: slot_source[s] = (q, t); the reduced row goes to
 //    partials[position, t] on the device at position q (NOC when q is this
 //    device, fabric otherwise), and presence[q][t] is set in L1.
-// 3. Presence row q goes to presence page `position` on device q, then a flushed
-//    increment: "every row I sent you has landed".
+// 3. Presence row q goes to presence page `position` on device q as fused write +
+//    increment packets: once they land, so has every row sent before them.
 // 4. After every peer's increment: for each token, sum partials[q, t] over
 //    q = 0..D-1 in ascending order in fp32 (absent partials count as +0.0, as in
 //    the golden), write the sum as bf16 (round to nearest even) or fp32; with
@@ -147,12 +147,11 @@ void kernel_main() {
         if (q == position) {
             noc_async_write(row, presence_page, presence_bytes);
         } else {
-            line.write(q, row, presence_page, presence_bytes);
-            line.atomic_inc(q, sem_partials_noc);
+            line.write_and_signal(q, row, presence_page, presence_bytes, sem_partials_noc);
         }
     }
     noc_async_write_barrier();
-    moe_fabric::wait_for_line(line, sem_partials);
+    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(presence_bytes));
 
     // 4. Fixed-order reduction of what this device received.
     for (uint32_t q = 0; q < line_size; ++q) {

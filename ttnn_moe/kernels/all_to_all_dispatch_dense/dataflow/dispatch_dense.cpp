@@ -3,7 +3,8 @@
 // 1. Reads expert_mapping into the owner position of each expert on this line (or
 //    none); an owner's blocks follow its experts' ascending ids (their local slots).
 // 2. Line barrier, then routing-metadata exchange: this device's ids and weights
-//    (one routing_metadata page) go to page `position` of every line member.
+//    (one routing_metadata page) go to page `position` of every line member as
+//    fused write + increment packets (the metadata traffic class).
 // 3. Packing plan, identical on every member because it reads the same pages in
 //    the same order: per expert the rows of the line (total) and of the sources
 //    before this one (before); per destination, blocks in ascending local slot at
@@ -223,12 +224,10 @@ void kernel_main() {
     noc_async_write(own_meta_l1, meta_page_noc, meta_bytes);
     const uint64_t sem_metadata_noc = get_noc_addr(get_semaphore(sem_metadata));
     for (uint32_t q = 0; q < line_size; ++q) {
-        if (q == position) continue;
-        line.write(q, own_meta_l1, meta_page_noc, meta_bytes);
-        line.atomic_inc(q, sem_metadata_noc);
+        if (q != position) line.write_and_signal(q, own_meta_l1, meta_page_noc, meta_bytes, sem_metadata_noc);
     }
     noc_async_write_barrier();
-    moe_fabric::wait_for_line(line, sem_metadata);
+    moe_fabric::wait_for_line(line, sem_metadata, line.packets_for(meta_bytes));
 
     // Page of line member q: this device's own from L1, the others read from routing_metadata.
     auto load_page = [&](uint32_t q) -> MetaPage {
