@@ -26,6 +26,9 @@
 namespace {
 
 enum StatusWord : uint32_t { kBadSlots, kFirstBadSlot, kNumSlotsClamped, kStatusWords = 8 };
+constexpr uint32_t kDramAlignment = 32;  // Wormhole
+
+uint32_t align_dram(uint32_t bytes) { return (bytes + kDramAlignment - 1) / kDramAlignment * kDramAlignment; }
 
 float bf16_to_float(uint16_t bits) {
     const uint32_t word = static_cast<uint32_t>(bits) << 16;
@@ -82,13 +85,14 @@ void kernel_main() {
 
     const uint32_t row_bytes = hidden * 2;
     const uint32_t presence_bytes = num_tokens * 4;
-    const auto reduced = TensorAccessor(reduced_args, reduced_addr, row_bytes);
-    const auto slot_source = TensorAccessor(slot_source_args, slot_source_addr, 8);
-    const auto num_slots_in = TensorAccessor(num_slots_args, num_slots_addr, 4);
-    const auto output = TensorAccessor(output_args, output_addr, output_is_fp32 ? hidden * 4 : row_bytes);
-    const auto partials = TensorAccessor(partials_args, partials_addr, row_bytes);
-    const auto presence = TensorAccessor(presence_args, presence_addr, presence_bytes);
-    const auto status_out = TensorAccessor(status_args, status_addr, kStatusWords * 4);
+    // Accessors take the DRAM-aligned page size (the bank stride of the pages).
+    const auto reduced = TensorAccessor(reduced_args, reduced_addr, align_dram(row_bytes));
+    const auto slot_source = TensorAccessor(slot_source_args, slot_source_addr, align_dram(8));
+    const auto num_slots_in = TensorAccessor(num_slots_args, num_slots_addr, align_dram(4));
+    const auto output = TensorAccessor(output_args, output_addr, align_dram(output_is_fp32 ? hidden * 4 : row_bytes));
+    const auto partials = TensorAccessor(partials_args, partials_addr, align_dram(row_bytes));
+    const auto presence = TensorAccessor(presence_args, presence_addr, align_dram(presence_bytes));
+    const auto status_out = TensorAccessor(status_args, status_addr, align_dram(kStatusWords * 4));
 
     for (uint32_t cb : {cb_row, cb_accumulator, cb_presence, cb_stage, cb_headers}) cb_reserve_back(cb, 1);
     const uint32_t row_l1 = get_write_ptr(cb_row);

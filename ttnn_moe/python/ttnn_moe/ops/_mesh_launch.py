@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ttnn_moe import _C, emu
+from ttnn_moe.emu import fabric as emu_fabric
 from ttnn_moe.ops._launch import _EMU_DTYPE_OF_FORMAT
 from ttnn_moe.paths import kernels_dir
 
@@ -95,11 +96,11 @@ class EmulatorMeshTarget:
         return topology_code(mesh._mesh.fabric_topology)
 
     def max_packet_payload(self, mesh: Any) -> int:
-        return int(_C.emu.fabric_max_payload_size)
+        return int(emu_fabric.fabric_max_payload_size)
 
     def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, program: Any, core: Any) -> list[int]:
-        return list(_C.emu.setup_fabric_connection(mesh._mesh.get_fabric_node_id(src),
-                                                   mesh._mesh.get_fabric_node_id(dst), LINK_INDEX, program, core))
+        return emu_fabric.setup_fabric_connection(mesh._mesh.get_fabric_node_id(src),
+                                                  mesh._mesh.get_fabric_node_id(dst), LINK_INDEX, program, core)
 
     def to_arg(self, tensor: Any) -> _C.program.TensorArg:
         return tensor.to_arg()
