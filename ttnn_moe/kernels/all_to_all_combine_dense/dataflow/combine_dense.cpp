@@ -4,8 +4,8 @@
 // 2. Each used slot s < num_slots: slot_source[s] = (q, t); the reduced row goes to
 //    partials[position, t] on the device at position q (NOC when q is this
 //    device, fabric otherwise), and presence[q][t] is set in L1.
-// 3. Presence row q goes to presence page `position` on device q, then a flushed
-//    increment: "every row I sent you has landed".
+// 3. Presence row q goes to presence page `position` on device q as fused write +
+//    increment packets: once they land, so has every row sent before them.
 // 4. After every peer's increment: for each token, sum partials[q, t] over
 //    q = 0..D-1 in ascending order in fp32 (absent partials count as +0.0, as in
 //    the golden), write the sum as bf16 (round to nearest even) or fp32; with
@@ -26,6 +26,9 @@
 namespace {
 
 enum StatusWord : uint32_t { kBadSlots, kFirstBadSlot, kNumSlotsClamped, kStatusWords = 8 };
+constexpr uint32_t kDramAlignment = 32;  // Wormhole
+
+uint32_t align_dram(uint32_t bytes) { return (bytes + kDramAlignment - 1) / kDramAlignment * kDramAlignment; }
 
 float bf16_to_float(uint16_t bits) {
     const uint32_t word = static_cast<uint32_t>(bits) << 16;
@@ -82,13 +85,14 @@ void kernel_main() {
 
     const uint32_t row_bytes = hidden * 2;
     const uint32_t presence_bytes = num_tokens * 4;
-    const auto reduced = TensorAccessor(reduced_args, reduced_addr, row_bytes);
-    const auto slot_source = TensorAccessor(slot_source_args, slot_source_addr, 8);
-    const auto num_slots_in = TensorAccessor(num_slots_args, num_slots_addr, 4);
-    const auto output = TensorAccessor(output_args, output_addr, output_is_fp32 ? hidden * 4 : row_bytes);
-    const auto partials = TensorAccessor(partials_args, partials_addr, row_bytes);
-    const auto presence = TensorAccessor(presence_args, presence_addr, presence_bytes);
-    const auto status_out = TensorAccessor(status_args, status_addr, kStatusWords * 4);
+    // Accessors take the DRAM-aligned page size (the bank stride of the pages).
+    const auto reduced = TensorAccessor(reduced_args, reduced_addr, align_dram(row_bytes));
+    const auto slot_source = TensorAccessor(slot_source_args, slot_source_addr, align_dram(8));
+    const auto num_slots_in = TensorAccessor(num_slots_args, num_slots_addr, align_dram(4));
+    const auto output = TensorAccessor(output_args, output_addr, align_dram(output_is_fp32 ? hidden * 4 : row_bytes));
+    const auto partials = TensorAccessor(partials_args, partials_addr, align_dram(row_bytes));
+    const auto presence = TensorAccessor(presence_args, presence_addr, align_dram(presence_bytes));
+    const auto status_out = TensorAccessor(status_args, status_addr, align_dram(kStatusWords * 4));
 
     for (uint32_t cb : {cb_row, cb_accumulator, cb_presence, cb_stage, cb_headers}) cb_reserve_back(cb, 1);
     const uint32_t row_l1 = get_write_ptr(cb_row);
@@ -147,12 +151,11 @@ void kernel_main() {
         if (q == position) {
             noc_async_write(row, presence_page, presence_bytes);
         } else {
-            line.write(q, row, presence_page, presence_bytes);
-            line.atomic_inc(q, sem_partials_noc);
+            line.write_and_signal(q, row, presence_page, presence_bytes, sem_partials_noc);
         }
     }
     noc_async_write_barrier();
-    moe_fabric::wait_for_line(line, sem_partials);
+    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(presence_bytes));
 
     // 4. Fixed-order reduction of what this device received.
     for (uint32_t q = 0; q < line_size; ++q) {

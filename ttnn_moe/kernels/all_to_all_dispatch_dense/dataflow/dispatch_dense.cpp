@@ -3,7 +3,8 @@
 // 1. Reads expert_mapping into the owner position of each expert on this line (or
 //    none); an owner's blocks follow its experts' ascending ids (their local slots).
 // 2. Line barrier, then routing-metadata exchange: this device's ids and weights
-//    (one routing_metadata page) go to page `position` of every line member.
+//    (one routing_metadata page) go to page `position` of every line member as
+//    fused write + increment packets (the metadata traffic class).
 // 3. Packing plan, identical on every member because it reads the same pages in
 //    the same order: per expert the rows of the line (total) and of the sources
 //    before this one (before); per destination, blocks in ascending local slot at
@@ -38,6 +39,7 @@ namespace {
 constexpr uint32_t kNone = 0xFFFFFFFFu;
 constexpr uint32_t kTile = 32;
 constexpr uint32_t kMaxTopK = 32;
+constexpr uint32_t kDramAlignment = 32;  // Wormhole
 
 enum StatusWord : uint32_t {
     kDroppedRows, kNeededRows, kInvalidIds, kFirstInvalidToken, kFirstInvalidK, kFirstInvalidId,
@@ -45,6 +47,7 @@ enum StatusWord : uint32_t {
 };
 
 uint32_t round_up_tile(uint32_t rows) { return (rows + kTile - 1) / kTile * kTile; }
+uint32_t align_dram(uint32_t bytes) { return (bytes + kDramAlignment - 1) / kDramAlignment * kDramAlignment; }
 
 void fill_words(uint32_t l1_addr, uint32_t count, uint32_t value) {
     volatile uint32_t* words = reinterpret_cast<volatile uint32_t*>(l1_addr);
@@ -135,20 +138,21 @@ void kernel_main() {
     constexpr auto status_args = TensorAccessorArgs<num_slots_args.next_compile_time_args_offset()>();
     constexpr auto metadata_args = TensorAccessorArgs<status_args.next_compile_time_args_offset()>();
 
+    // Accessors take the DRAM-aligned page size (the bank stride of the pages).
     const uint32_t row_bytes = hidden * 2;
-    const auto x = TensorAccessor(x_args, x_addr, row_bytes);
-    const auto ids_in = TensorAccessor(ids_args, ids_addr, top_k * 4);
-    const auto weights_in = TensorAccessor(weights_args, weights_addr, top_k * 2);
-    const auto mapping = TensorAccessor(mapping_args, mapping_addr, num_devices * mapping_element_bytes);
-    const auto tokens = TensorAccessor(tokens_args, tokens_addr, row_bytes);
-    const auto counts_out = TensorAccessor(counts_args, counts_addr, 4);
-    const auto offsets_out = TensorAccessor(offsets_args, offsets_addr, 4);
-    const auto idx_map_out = TensorAccessor(idx_map_args, idx_map_addr, capacity * 4);
-    const auto row_weights_out = TensorAccessor(row_weights_args, row_weights_addr, capacity * 2);
-    const auto slot_source_out = TensorAccessor(slot_source_args, slot_source_addr, 8);
-    const auto num_slots_out = TensorAccessor(num_slots_args, num_slots_addr, 4);
-    const auto status_out = TensorAccessor(status_args, status_addr, kStatusWords * 4);
-    const auto metadata = TensorAccessor(metadata_args, metadata_addr, meta_bytes);
+    const auto x = TensorAccessor(x_args, x_addr, align_dram(row_bytes));
+    const auto ids_in = TensorAccessor(ids_args, ids_addr, align_dram(top_k * 4));
+    const auto weights_in = TensorAccessor(weights_args, weights_addr, align_dram(top_k * 2));
+    const auto mapping = TensorAccessor(mapping_args, mapping_addr, align_dram(num_devices * mapping_element_bytes));
+    const auto tokens = TensorAccessor(tokens_args, tokens_addr, align_dram(row_bytes));
+    const auto counts_out = TensorAccessor(counts_args, counts_addr, align_dram(4));
+    const auto offsets_out = TensorAccessor(offsets_args, offsets_addr, align_dram(4));
+    const auto idx_map_out = TensorAccessor(idx_map_args, idx_map_addr, align_dram(capacity * 4));
+    const auto row_weights_out = TensorAccessor(row_weights_args, row_weights_addr, align_dram(capacity * 2));
+    const auto slot_source_out = TensorAccessor(slot_source_args, slot_source_addr, align_dram(8));
+    const auto num_slots_out = TensorAccessor(num_slots_args, num_slots_addr, align_dram(4));
+    const auto status_out = TensorAccessor(status_args, status_addr, align_dram(kStatusWords * 4));
+    const auto metadata = TensorAccessor(metadata_args, metadata_addr, align_dram(meta_bytes));
 
     for (uint32_t cb : {cb_row, cb_own_meta, cb_line_meta, cb_mapping, cb_tables, cb_idx_image, cb_weight_image,
                         cb_stage, cb_headers}) {
@@ -223,12 +227,10 @@ void kernel_main() {
     noc_async_write(own_meta_l1, meta_page_noc, meta_bytes);
     const uint64_t sem_metadata_noc = get_noc_addr(get_semaphore(sem_metadata));
     for (uint32_t q = 0; q < line_size; ++q) {
-        if (q == position) continue;
-        line.write(q, own_meta_l1, meta_page_noc, meta_bytes);
-        line.atomic_inc(q, sem_metadata_noc);
+        if (q != position) line.write_and_signal(q, own_meta_l1, meta_page_noc, meta_bytes, sem_metadata_noc);
     }
     noc_async_write_barrier();
-    moe_fabric::wait_for_line(line, sem_metadata);
+    moe_fabric::wait_for_line(line, sem_metadata, line.packets_for(meta_bytes));
 
     // Page of line member q: this device's own from L1, the others read from routing_metadata.
     auto load_page = [&](uint32_t q) -> MetaPage {

@@ -10,6 +10,10 @@
 // from `connection_arg_idx` (the block setup_fabric_connection produced on the host):
 //   [has_forward][forward connection args][has_backward][backward connection args].
 //
+// Token payload goes as plain unicast writes, routing metadata as fused write +
+// increment packets, so fabric counters that split traffic by packet type tell
+// the two apart.
+//
 // Every send waits until the NOC has read the payload and the header
 // (noc_async_writes_flushed), so the caller may reuse both buffers at once.
 #pragma once
@@ -79,6 +83,29 @@ public:
         }
     }
 
+    // Packets write() and write_and_signal() split `bytes` into.
+    uint32_t packets_for(uint32_t bytes) const { return (bytes + max_payload_ - 1) / max_payload_; }
+
+    // Like write(), but every packet is a fused write + increment of the semaphore
+    // at `sem_noc_addr` on q (the data lands before the increment): the receiver
+    // waits for packets_for(bytes) increments per sender.
+    void write_and_signal(uint32_t q, uint32_t src_l1, uint64_t dst_noc_addr, uint32_t bytes, uint64_t sem_noc_addr) {
+        for (uint32_t done = 0; done < bytes; done += max_payload_) {
+            const uint32_t chunk = bytes - done < max_payload_ ? bytes - done : max_payload_;
+            const tt::tt_fabric::NocUnicastAtomicIncFusedCommandHeader command(dst_noc_addr + done, sem_noc_addr, 1,
+                                                                               true);
+            auto* sender = sender_to(q);
+#if defined(FABRIC_2D)
+            tt::tt_fabric::mesh::experimental::fabric_unicast_noc_fused_unicast_with_atomic_inc(
+                sender, header_, chip_id(q), mesh_id(q), src_l1 + done, chunk, command);
+#else
+            tt::tt_fabric::linear::experimental::fabric_unicast_noc_fused_unicast_with_atomic_inc(
+                sender, header_, src_l1 + done, chunk, command, hops(q));
+#endif
+            noc_async_writes_flushed();
+        }
+    }
+
     // Increments the semaphore at `sem_noc_addr` on the device at position q, after
     // every earlier write of this worker to q has landed (flush).
     void atomic_inc(uint32_t q, uint64_t sem_noc_addr) {
@@ -139,10 +166,10 @@ inline void line_barrier(FabricLine& line, uint32_t sem_id) {
     noc_semaphore_wait(sem, line.line_size() - 1);
 }
 
-// Waits until every other line member has incremented `sem_id` once.
-inline void wait_for_line(const FabricLine& line, uint32_t sem_id) {
+// Waits until every other line member has incremented `sem_id` `per_member` times.
+inline void wait_for_line(const FabricLine& line, uint32_t sem_id, uint32_t per_member = 1) {
     volatile tt_l1_ptr uint32_t* sem = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_id));
-    noc_semaphore_wait(sem, line.line_size() - 1);
+    noc_semaphore_wait(sem, (line.line_size() - 1) * per_member);
 }
 
 }  // namespace moe_fabric

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ttnn_moe import _C, emu
+from ttnn_moe.emu import fabric as emu_fabric
 from ttnn_moe.ops._launch import _EMU_DTYPE_OF_FORMAT
 from ttnn_moe.paths import kernels_dir
 
@@ -84,24 +85,22 @@ class EmulatorMeshTarget:
         grid = mesh.compute_with_storage_grid_size()
         return int(grid.x), int(grid.y)
 
+    # The fabric lives on the emulated mesh (`_C.emu.Mesh`) that the MeshDevice wraps.
     def fabric_node_ids(self, mesh: Any) -> list[tuple[int, int]]:
         rows, cols = self.mesh_shape(mesh)
-        ids = []
-        for row in range(rows):
-            for col in range(cols):
-                node = mesh.get_fabric_node_id(_C.program.MeshCoordinate(row, col))
-                ids.append((int(node.mesh_id), int(node.chip_id)))
-        return ids
+        nodes = [mesh._mesh.get_fabric_node_id(_C.program.MeshCoordinate(r, c)) for r in range(rows)
+                 for c in range(cols)]
+        return [(int(n.mesh_id), int(n.chip_id)) for n in nodes]
 
     def fabric_topology(self, mesh: Any) -> int:
-        return topology_code(mesh.fabric_topology())
+        return topology_code(mesh._mesh.fabric_topology)
 
     def max_packet_payload(self, mesh: Any) -> int:
-        return int(emu.get_tt_fabric_channel_buffer_size_bytes())
+        return int(emu_fabric.fabric_max_payload_size)
 
     def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, program: Any, core: Any) -> list[int]:
-        return list(emu.setup_fabric_connection(mesh.get_fabric_node_id(src), mesh.get_fabric_node_id(dst),
-                                                LINK_INDEX, program, core))
+        return emu_fabric.setup_fabric_connection(mesh._mesh.get_fabric_node_id(src),
+                                                  mesh._mesh.get_fabric_node_id(dst), LINK_INDEX, program, core)
 
     def to_arg(self, tensor: Any) -> _C.program.TensorArg:
         return tensor.to_arg()

@@ -13,9 +13,9 @@ import torch
 def read_device_words(tensor: Any) -> list[list[int]]:
     """A uint32 mesh tensor -> its words per device (row-major device order)."""
     if hasattr(tensor, "to_arg"):  # an emulator tensor
-        from ttnn_moe import emu
+        from ttnn_moe.emu.tensor import device_shards
 
-        shards = emu.device_shards(tensor)
+        shards = device_shards(tensor)
     else:  # a ttnn mesh tensor
         import ttnn  # noqa: PLC0415  (only reached with hardware tensors)
 

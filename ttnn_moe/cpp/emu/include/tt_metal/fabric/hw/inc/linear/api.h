@@ -27,7 +27,7 @@ FORCE_INLINE void fabric_unicast_noc_unicast_write(
     packet_header->to_noc_unicast_write(noc_unicast_command_header, size);
     client_interface->wait_for_empty_write_slot();
     client_interface->send_payload_without_header_non_blocking_from_address(src_addr, size);
-    client_interface->send_payload_flush_non_blocking_from_address((uint32_t)packet_header, sizeof(PACKET_HEADER_TYPE));
+    client_interface->send_payload_flush_non_blocking_from_address((uint32_t)(uintptr_t)packet_header, sizeof(PACKET_HEADER_TYPE));
 }
 
 template <typename FabricSenderType>
@@ -40,7 +40,7 @@ FORCE_INLINE void fabric_unicast_noc_unicast_atomic_inc(
     packet_header->to_chip_unicast(num_hops);
     packet_header->to_noc_unicast_atomic_inc(noc_unicast_atomic_inc_command_header);
     client_interface->wait_for_empty_write_slot();
-    client_interface->send_payload_flush_non_blocking_from_address((uint32_t)packet_header, sizeof(PACKET_HEADER_TYPE));
+    client_interface->send_payload_flush_non_blocking_from_address((uint32_t)(uintptr_t)packet_header, sizeof(PACKET_HEADER_TYPE));
 }
 
 template <typename FabricSenderType>
@@ -56,7 +56,7 @@ FORCE_INLINE void fabric_unicast_noc_fused_unicast_with_atomic_inc(
     packet_header->to_noc_fused_unicast_write_atomic_inc(noc_fused_unicast_atomic_inc_command_header, size);
     client_interface->wait_for_empty_write_slot();
     client_interface->send_payload_without_header_non_blocking_from_address(src_addr, size);
-    client_interface->send_payload_flush_non_blocking_from_address((uint32_t)packet_header, sizeof(PACKET_HEADER_TYPE));
+    client_interface->send_payload_flush_non_blocking_from_address((uint32_t)(uintptr_t)packet_header, sizeof(PACKET_HEADER_TYPE));
 }
 
 }  // namespace tt::tt_fabric::linear::experimental
