@@ -91,9 +91,13 @@ def test_layer_matches_transformers_deepseek_v3_moe(weights):
     state["gate.e_score_correction_bias"] = 0.1 * torch.randn(CONFIG.n_routed_experts,
                                                               generator=torch.Generator().manual_seed(32))
     x = bf16_tokens(32, seed=33)
+    hf_moe = hf_moe_with(state, CONFIG)
     with torch.no_grad():
-        expected = hf_moe_with(state, CONFIG)(x.view(1, 32, -1)).view(32, -1)
-    assert_pcc(expected, run_on_mesh("tg", x, state), HF_PCC, "TtMoE on tg vs transformers DeepseekV3MoE")
+        expected = hf_moe(x.view(1, 32, -1)).view(32, -1)
+    # TtMoE reads transformers' own (fused-expert) state dict, below a decoder layer's prefix.
+    hf_state = {f"model.layers.3.mlp.{k}": v for k, v in hf_moe.state_dict().items()}
+    y = run_on_mesh("tg", x, hf_state, prefix="model.layers.3.mlp.")
+    assert_pcc(expected, y, HF_PCC, "TtMoE on tg vs transformers DeepseekV3MoE")
 
 
 def through_bfloat8_b(w: torch.Tensor) -> torch.Tensor:
@@ -167,6 +171,9 @@ def test_bad_construction_and_input_raise(weights):
         TtMoE(weights, CONFIG, emu.open_device())
     mesh_device = emu.open_mesh_device(emu.MeshShape(1, 8))
     try:
+        incomplete = {k: v for k, v in weights.items() if k != "experts.7.up_proj.weight"}
+        with pytest.raises(ValueError, match="experts.7.up_proj.weight"):
+            TtMoE(incomplete, CONFIG, mesh_device)
         with pytest.raises(ValueError, match="float32"):
             TtMoE(weights, CONFIG, mesh_device, expert_dtype=emu.float32)
         narrow = DeepseekV3MoEConfig.mini(hidden_size=128)

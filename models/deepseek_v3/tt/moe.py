@@ -29,6 +29,7 @@ import ttnn_moe
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.tt.moe_gate import moe_gate
 from models.deepseek_v3.tt.moe_weights import TtMoEWeights, load_tt_moe_weights
+from models.deepseek_v3.weights import load_moe_layer
 from ttnn_moe import emu as ttnn
 
 DISPATCH_AXIS = 0   # mesh rows: tokens travel up and down their column to the experts' owners
@@ -41,14 +42,17 @@ class TtMoE:
     """The MoE layer's device weights and its forward pass on one mesh."""
 
     def __init__(self, state_dict: Mapping[str, torch.Tensor], config: DeepseekV3MoEConfig,
-                 mesh_device: ttnn.MeshDevice, *, expert_dtype=ttnn.bfloat16, capacity: Optional[int] = None):
-        """state_dict: normalized layer weights (`weights.load_moe_layer`). expert_dtype: bfloat16 or
+                 mesh_device: ttnn.MeshDevice, *, prefix: str = "", expert_dtype=ttnn.bfloat16,
+                 capacity: Optional[int] = None):
+        """state_dict: the layer's weights below `prefix` in any layout `weights.load_moe_layer` reads
+        (per-expert, fp8 with block scales, transformers' fused experts). expert_dtype: bfloat16 or
         bfloat8_b for the routed experts' weights. capacity: dispatch rows per device (None: the
         dispatch op's worst case, which never drops a token)."""
         self.config = config
         self.mesh_device = mesh_device
         self.capacity = capacity
-        self.weights: TtMoEWeights = load_tt_moe_weights(state_dict, config, mesh_device, expert_dtype=expert_dtype)
+        layer = load_moe_layer(state_dict, config, prefix=prefix)
+        self.weights: TtMoEWeights = load_tt_moe_weights(layer, config, mesh_device, expert_dtype=expert_dtype)
         self.last_dispatch_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see dispatch
 
     def forward(self, x: ttnn.Tensor, observer: Optional[StageObserver] = None) -> ttnn.Tensor:
