@@ -29,6 +29,8 @@
 //   capacity, max packet payload, mapping element bytes, metadata page bytes,
 //   D row-major device indices of the line, 2*D route words (fabric_line.hpp),
 //   then the fabric connection block.
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own_meta:1,cb_line_meta:2,cb_mapping:3,cb_tables:4,cb_idx_image:5,cb_weight_image:6,cb_stage:7,cb_headers:8,sem_init:0,sem_metadata:1,sem_payload:2 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own_meta:1,cb_line_meta:2,cb_mapping:3,cb_tables:4,cb_idx_image:5,cb_weight_image:6,cb_stage:7,cb_headers:8,sem_init:0,sem_metadata:1,sem_payload:2 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
