@@ -59,8 +59,8 @@ def test_dispatch_output_specs_follow_the_spec_shapes():
     assert shapes[:8] == [[256, 128], [8, 1], [8, 1], [256], [256], [256, 2], [1], [1, 8]]
     assert [s.dtype for s in specs[:8]] == [DF.Float16_b, DF.UInt32, DF.UInt32, DF.UInt32, DF.Float16_b,
                                             DF.UInt32, DF.UInt32, DF.UInt32]
-    assert shapes[8][0] == 8  # one routing-metadata page per line position
-    assert shapes[8][1] * 4 >= 21 * 4 * 6  # T*K ids (4 B) and weights (2 B)
+    # routing_counts (D, E) and routing_lists (D, 2*T*K): one page per line position.
+    assert shapes[8:] == [[8, 64], [8, 2 * 21 * 4]]
 
 
 def test_default_capacity_is_the_worst_case_for_distinct_experts():
@@ -92,6 +92,7 @@ def test_dispatch_bad_attributes_raise(change, message):
     [
         (dispatch_inputs(experts=60), "E = 60 experts are not divisible by the 8 devices"),
         (dispatch_inputs(top_k=33), "K = 33 exceeds"),
+        (dispatch_inputs(experts=65536 + 8), "exceeds the 65536 experts"),
         (dispatch_inputs(hidden=40), "H = 40 must be a multiple of 16"),
         (dispatch_inputs()[:3] + [arg((64, 8, 2), DF.Int32)], r"expert_mapping \(1, 1, E, num_devices\) must have rank 2"),
         (dispatch_inputs()[:3] + [arg((1, 1, 64, 8), DF.Float16_b)], "expert_mapping must be uint16, uint32 or int32"),
@@ -149,7 +150,7 @@ def test_ring_connects_both_ways_round_the_line():
 def route_words(entry, line_size):
     """The kernel's per-position route words: (direction, hops, chip id) of each line position."""
     args = entry["program"].kernels[0].runtime_args[0][1]
-    start = 13 + 13 + line_size  # 13 addresses, 13 scalars, line device indices
+    start = 14 + 11 + line_size  # 14 addresses, 11 scalars, line device indices
     words = args[start:start + 2 * line_size]
     return [(w & 0xFF, (w >> 8) & 0xFF, n & 0xFFFF) for w, n in zip(words[::2], words[1::2])]
 
@@ -304,16 +305,29 @@ def check_dispatch(out, expected):
         assert words(got["dispatch_status"][d])[0, 0] == exp.overflow[0], f"device {d}: dropped rows"
 
 
-def unique_remote_pairs(ids, shape, axis, kept_only_mapping=None):
+def unique_remote_pairs(ids, shape, axis):
     """Independent count of (token, remote destination device in the token's line) pairs."""
-    rows, cols = shape
-    owner = owners(rows * cols)
+    owner = owners(shape[0] * shape[1])
     pairs = 0
     for d, chosen in enumerate(ids):
         line = golden.group_of(d, shape, axis)
         for token in chosen.reshape(-1, chosen.shape[-1]).tolist():
             pairs += len({int(owner[e]) for e in token if int(owner[e]) in line and int(owner[e]) != d})
     return pairs
+
+
+def routing_metadata_bytes(ids, shape, axis):
+    """What the design sends as routing metadata, counted from the routing: every device's
+    per-line-expert counts (uint32, 32-byte aligned) to each peer, and to each peer an
+    8-byte entry per assignment to that peer's experts."""
+    owner = owners(shape[0] * shape[1])
+    total = 0
+    for d, chosen in enumerate(ids):
+        line = golden.group_of(d, shape, axis)
+        line_experts = int(sum(int(owner[e]) in line for e in range(NUM_EXPERTS)))
+        total += (len(line) - 1) * (-(-line_experts * 4 // 32) * 32)
+        total += 8 * sum(int(owner[e]) in line and int(owner[e]) != d for e in chosen.reshape(-1).tolist())
+    return total
 
 
 def fabric_bytes_by_type(counters):
@@ -350,10 +364,8 @@ def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batc
     line_size = shape[axis]
     by_type = fabric_bytes_by_type(counters)
     assert by_type.get("write", 0) == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
-    # Routing metadata = fused write+inc: each device's page (T*K ids + T*K bf16 weights,
-    # 32-byte aligned) to each of its line_size - 1 peers.
-    page = -(-batch * seq * TOP_K * 6 // 32) * 32
-    assert by_type.get("fused_write_atomic_inc", 0) == len(xs) * (line_size - 1) * page
+    # Routing metadata = fused write+inc packets, reported separately.
+    assert by_type.get("fused_write_atomic_inc", 0) == routing_metadata_bytes(ids, shape, axis)
 
     # Combine random slot rows back; float32 output is the golden sum bit for bit.
     g = torch.Generator().manual_seed(1)
@@ -423,6 +435,7 @@ def test_duplicate_experts_per_token_fan_out_on_the_destination():
     by_type = fabric_bytes_by_type(emu.last_run_counters())
     check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=256))
     assert by_type["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
+    assert by_type["fused_write_atomic_inc"] == routing_metadata_bytes(ids, shape, axis)
 
 
 def test_overflow_raises_in_strict_mode_and_is_dropped_and_counted_otherwise():
