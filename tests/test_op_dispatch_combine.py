@@ -524,3 +524,57 @@ def test_dispatch_moe_bmm_local_reduce_combine_equals_the_experts_output():
                 if int(owner[e]) in line:
                     want[t] += w * (xs[d].reshape(-1, HIDDEN)[t].float() @ experts[e].float())
         assert_pcc(want, combined[d].reshape(-1, HIDDEN), 0.9999, name=f"device {d}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The hardware path (never executed here): the program ttnn.generic_op would get, with ttnn's
+# fabric connection helper, checked against a test double of ttnn.
+
+
+def test_hardware_mesh_target_appends_ttnn_fabric_connections():
+    from fake_ttnn import FakeTensor, make_fake_ttnn
+
+    from ttnn_moe.hardware import HardwareMeshTarget
+    from ttnn_moe.ops import _mesh_launch
+
+    ttnn = make_fake_ttnn()
+    calls = []
+
+    def setup_fabric_connection(src, dst, link_idx, program_descriptor, worker_core):
+        calls.append((src.chip_id, dst.chip_id, link_idx, worker_core.args))
+        first = 20 + 2 * len(calls)
+        return [100 + dst.chip_id, first, first + 1]  # eth channel, teardown and buffer-index semaphores
+
+    class FakeMesh:
+        shape = (1, 2)
+
+        def compute_with_storage_grid_size(self):
+            return _C.program.CoreCoord(2, 2)
+
+        def get_fabric_node_id(self, coord):
+            row, col = coord.args
+            return type("Node", (), {"mesh_id": 0, "chip_id": 10 + row * 2 + col})()
+
+    ttnn.setup_fabric_connection = setup_fabric_connection
+    mesh = FakeMesh()
+    _mesh_launch.register_target(HardwareMeshTarget(ttnn))
+
+    def tensor(shape, dtype, element_size, address):
+        return FakeTensor(shape, dtype, ttnn.ROW_MAJOR_LAYOUT, mesh, address, element_size)
+
+    x = tensor([1, 3, 64], ttnn.bfloat16, 2, 0x1000)
+    ids = tensor([1, 3, 4], ttnn.uint32, 4, 0x2000)
+    ws = tensor([1, 3, 4], ttnn.bfloat16, 2, 0x3000)
+    mapping = tensor([1, 1, 16, 2], ttnn.uint16, 2, 0x4000)
+    all_to_all_dispatch_dense(x, ids, ws, mapping, cluster_axis=1, capacity=64, strict=False)
+
+    # Device (0, 0) connects forward to chip 11, device (0, 1) backward to chip 10, on link 0.
+    assert calls == [(10, 11, 0, (0, 0)), (11, 10, 0, (0, 0))]
+    [(io_tensors, mesh_program)] = ttnn.generic_op_calls
+    assert len(io_tensors) == 4 + 10
+    programs = [program for _, program in mesh_program.items]
+    blocks = [program.kernels[0].runtime_args[0][1][-5:] for program in programs]
+    assert blocks[0] == [1, 111, 22, 23, 0]  # has_forward, connection args, has_backward
+    assert blocks[1] == [0, 1, 110, 24, 25]
+    semaphore_ids = [sorted(s.id for s in program.semaphores) for program in programs]
+    assert semaphore_ids == [[0, 1, 2, 3, 22, 23], [0, 1, 2, 3, 24, 25]]
