@@ -21,11 +21,6 @@ uint32_t default_capacity(uint32_t tokens_per_device, uint32_t top_k, uint32_t l
     return static_cast<uint32_t>((rows + kTile - 1) / kTile * kTile + uint64_t{kTile} * local_experts);
 }
 
-uint32_t metadata_page_words(uint32_t tokens, uint32_t top_k) {
-    const uint32_t bytes = tokens * top_k * 4 + tokens * top_k * 2;
-    return round_up(bytes, kAlignment) / 4;
-}
-
 Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     if (inputs.size() != 4) fail("expects 4 inputs (x, topk_indices, topk_weights, expert_mapping), got " +
                                  std::to_string(inputs.size()));
@@ -69,6 +64,10 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
              " mesh has " + std::to_string(num_devices));
     }
     const uint32_t num_experts = mapping_shape[0];
+    if (num_experts > kMaxExperts) {
+        fail("E = " + std::to_string(num_experts) + " exceeds the " + std::to_string(kMaxExperts) +
+             " experts a routing-list entry can name");
+    }
     if (num_experts % num_devices) {
         fail("E = " + std::to_string(num_experts) + " experts are not divisible by the " +
              std::to_string(num_devices) + " devices of the mesh");
@@ -98,7 +97,8 @@ std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const 
         row_major_spec({s.capacity, 2}, DataFormat::UInt32),
         row_major_spec({1}, DataFormat::UInt32),
         row_major_spec({1, kStatusWords}, DataFormat::UInt32),
-        row_major_spec({attrs.mesh.line_size(), metadata_page_words(s.tokens(), s.top_k)}, DataFormat::UInt32),
+        row_major_spec({attrs.mesh.line_size(), s.num_experts}, DataFormat::UInt32),
+        row_major_spec({attrs.mesh.line_size(), 2 * s.tokens() * s.top_k}, DataFormat::UInt32),
     };
 }
 

@@ -9,7 +9,9 @@
 //   token_idx_map (capacity,) uint32, routed_token_weights (capacity,) bf16,
 //   slot_source (capacity, 2) uint32, num_slots (1,) uint32,
 //   dispatch_status (1, 8) uint32 (see StatusWord),
-//   routing_metadata (D, W) uint32: scratch receiving every line member's ids and weights
+//   routing_counts (D, E) uint32: scratch receiving every line member's assignments per line expert,
+//   routing_lists (D, 2*T*K) uint32: scratch receiving each member's (token, expert, weight)
+//     list of its assignments to this device's experts
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,8 @@ namespace ttnn_moe::ops::dispatch_dense {
 inline const std::string kOpName = "all_to_all_dispatch_dense";
 // Largest top-k the kernel's per-token tables hold.
 inline constexpr uint32_t kMaxTopK = 32;
+// Routing-list entries hold the expert id in 16 bits.
+inline constexpr uint32_t kMaxExperts = 65536;
 
 struct Attributes {
     MeshGeometry mesh;
@@ -54,13 +58,11 @@ struct Shapes {
 
 // Rows that always suffice with distinct experts per token (SPEC section 4's default).
 uint32_t default_capacity(uint32_t tokens_per_device, uint32_t top_k, uint32_t line_size, uint32_t local_experts);
-// Words of one routing_metadata page: T*K ids then T*K bf16 weights, 32-byte aligned.
-uint32_t metadata_page_words(uint32_t tokens, uint32_t top_k);
 
 Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
 std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
 
-// io = the 4 inputs then the 9 outputs. One program per device; the dispatch kernel's
+// io = the 4 inputs then the 10 outputs. One program per device; the dispatch kernel's
 // runtime args end where the fabric connection block [has_forward][args][has_backward][args]
 // is appended by the target's setup_fabric_connection.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,

@@ -36,7 +36,8 @@ capacity: rows per device (multiple of 32), 0 for the worst case. topology: 0 Li
 outputs: tokens (capacity, H) bfloat16, num_routed_tokens (E_l, 1) uint32, expert_offsets (E_l, 1) uint32,
          token_idx_map (capacity,) uint32, routed_token_weights (capacity,) bfloat16,
          slot_source (capacity, 2) uint32, num_slots (1,) uint32, dispatch_status (1, 8) uint32,
-         routing_metadata (D, W) uint32 (scratch). Raises ValueError naming the offending value.)doc");
+         routing_counts (D, E) and routing_lists (D, 2*T*K) uint32 (scratch).
+Raises ValueError naming the offending value.)doc");
     m.def(
         "all_to_all_dispatch_dense_program",
         [](const std::vector<program::TensorArg>& io, const std::string& kernels_root,

@@ -18,6 +18,8 @@
 // runtime args: 7 addresses, T, H, D, position, capacity, max packet payload,
 //   output_is_fp32, return_partials, presence row stride (bytes), 2*D route words,
 //   then the fabric connection block.
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_accumulator:1,cb_presence:2,cb_stage:3,cb_headers:4,sem_init:0,sem_partials:1 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_accumulator:1,cb_presence:2,cb_stage:3,cb_headers:4,sem_init:0,sem_partials:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

@@ -41,9 +41,11 @@ def all_to_all_dispatch_dense(
 
     Per device: x (B, S, H) bfloat16, topk_indices (B, S, K) uint32, topk_weights (B, S, K)
     bfloat16, expert_mapping (1, 1, E, num_devices) one-hot (uint16/uint32/int32), all
-    ROW_MAJOR mesh tensors. Devices first exchange their ids and weights over the fabric
-    (routing metadata), derive the same packing plan, then send each token row once per
-    remote device that owns one of its experts (local rows go over the NOC).
+    ROW_MAJOR mesh tensors. Devices first exchange their assignment counts per expert over
+    the fabric, derive the same packing plan, then send each token row once per remote
+    device that owns one of its experts (local rows go over the NOC), with the list of
+    (token, expert, weight) of their assignments there (counts and lists are the routing
+    metadata).
 
     capacity: rows per device (multiple of 32); None = the worst case for distinct experts.
     topology: ttnn.Topology (Linear, Ring, Mesh) or None for the mesh fabric's own.
@@ -63,7 +65,7 @@ def all_to_all_dispatch_dense(
         topology=topology,
         memory_config=memory_config,
     )
-    result = DispatchDenseOutput(*outputs[:8])  # outputs[8] is the routing-metadata scratch
+    result = DispatchDenseOutput(*outputs[:8])  # outputs[8:] are the routing-metadata scratch buffers
     if strict:
         raise_on_dispatch_errors(result.dispatch_status)
     return result
