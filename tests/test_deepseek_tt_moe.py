@@ -12,7 +12,7 @@ from transformers import DeepseekV3Config
 from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3MoE
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig, mesh_shape
-from models.deepseek_v3.reference import reference_moe
+from models.deepseek_v3.reference import moe_gate, reference_moe
 from models.deepseek_v3.tt import TtMoE, input_to_mesh, output_to_torch
 from models.deepseek_v3.weights import random_moe_state_dict
 from ttnn_moe import emu
@@ -50,6 +50,28 @@ def test_layer_matches_reference_on_every_mesh(weights, mesh_name, tokens):
     y = run_on_mesh(mesh_name, x, weights)
     assert y.shape == (tokens, CONFIG.hidden_size)
     assert_pcc(reference_moe(x, weights, CONFIG), y, LAYER_PCC, f"TtMoE on {mesh_name} vs reference_moe")
+
+
+def test_busy_experts_span_several_row_tiles():
+    """32 experts for 128 tokens: about 32 tokens per expert, so expert blocks run over several 32-row
+    tiles; B = 128 rows per device; H = 512 and I = 96 give several tiles along every matrix dim."""
+    config = DeepseekV3MoEConfig.mini(n_routed_experts=32, hidden_size=512, moe_intermediate_size=96,
+                                      n_shared_experts=8)
+    state = random_moe_state_dict(config, seed=41)
+    x = torch.randn(128, 512, generator=torch.Generator().manual_seed(42)).bfloat16().float()
+    expected = reference_moe(x, state, config)
+    busiest = int(torch.bincount(moe_gate_ids(x, state, config).reshape(-1), minlength=32).max())
+    assert busiest > 32
+    mesh_device = emu.open_mesh_device(emu.MeshShape(1, 8))
+    try:
+        y = output_to_torch(TtMoE(state, config, mesh_device)(input_to_mesh(x, mesh_device)))
+    finally:
+        emu.close_mesh_device(mesh_device)
+    assert_pcc(expected, y, LAYER_PCC, "TtMoE with busy experts vs reference_moe")
+
+
+def moe_gate_ids(x, state, config):
+    return moe_gate(x, state["gate.weight"], state["gate.e_score_correction_bias"], config)[0]
 
 
 def test_two_runs_are_bitwise_equal(weights):
@@ -152,6 +174,32 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
     assert shapes["combine"] == ((B, 1, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["reduce_scatter"] == ((B, H // 8), emu.TILE_LAYOUT)
     assert status == [0] * 32  # the default capacity drops nothing
+
+
+def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
+    """Each device's per-expert counts equal the reference gate's assignments to its experts, and the
+    three moe_bmm calls execute exactly the active tiles: ceil(count / 32) row tiles per expert times
+    (H/32 x I/32) tiles for w1, w3 and w2 each (SPEC section 8: ratio 1.00)."""
+    x = bf16_tokens(64, seed=17)
+    ids = moe_gate_ids(x, weights, CONFIG)                                       # (T, K) global experts
+    expected_counts = torch.bincount(ids.reshape(-1), minlength=CONFIG.n_routed_experts)  # (E,)
+    H_tiles, I_tiles = CONFIG.hidden_size // 32, CONFIG.moe_intermediate_size // 32
+    expected_matmuls = 3 * int(((expected_counts + 31) // 32).sum()) * H_tiles * I_tiles
+    mesh_device = emu.open_mesh_device(emu.MeshShape(4, 8))
+    kept = {}
+    try:
+        moe = TtMoE(weights, CONFIG, mesh_device)
+        x_mesh = input_to_mesh(x, mesh_device)
+        mesh_device.reset_counters()
+        moe(x_mesh, observer=lambda stage, t: kept.setdefault(stage, t))
+        tile_matmuls = sum(c["tile_matmuls"] for c in mesh_device.counters())
+        counts = emu.to_torch(kept["dispatch.num_routed_tokens"],
+                              mesh_composer=emu.ConcatMeshToTensor(mesh_device, 0))  # (32 * E_l, 1)
+    finally:
+        emu.close_mesh_device(mesh_device)
+    # Device d owns experts [d * E_l, (d + 1) * E_l) in slot order: the stacked counts are by global id.
+    assert counts.reshape(-1).to(torch.int64).tolist() == expected_counts.tolist()
+    assert tile_matmuls == expected_matmuls
 
 
 def test_too_small_capacity_is_reported_in_the_dispatch_status_not_dropped_silently(weights):
