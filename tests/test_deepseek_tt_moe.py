@@ -232,6 +232,8 @@ def test_bad_construction_and_input_raise(weights):
                                mesh_mapper=emu.ShardTensorToMesh(mesh_device, dim=1))
         with pytest.raises(ValueError, match=r"\[8, 8\]"):
             moe(wrong)
+        with pytest.raises(ValueError, match="mesh"):
+            moe(torch.zeros(8, 32))
     finally:
         emu.close_mesh_device(mesh_device)
     odd_mesh = emu.open_mesh_device(emu.MeshShape(3, 8))

@@ -63,6 +63,8 @@ class TtMoE:
         w, config = self.weights, self.config
         notify = observer or (lambda stage, tensor: None)
         rows, cols = tuple(self.mesh_device.shape)
+        if not isinstance(x, ttnn.Tensor) or x.device() is not self.mesh_device:
+            raise ValueError(f"x must be a tensor on this layer's mesh {self.mesh_device!r}, got {x!r}")
         B, H = int(x.shape[0]), config.hidden_size
         if tuple(x.shape) != (B, H // cols):
             raise ValueError(f"x must be (B, {H // cols}) per device on a {rows}x{cols} mesh, got {list(x.shape)}")
@@ -85,6 +87,7 @@ class TtMoE:
         dispatched = ttnn_moe.all_to_all_dispatch_dense(
             x_rows, topk_indices, topk_weights, w.expert_mapping,
             cluster_axis=DISPATCH_AXIS, capacity=self.capacity, strict=False)
+        ttnn.deallocate(x_rows)
         self.last_dispatch_status = dispatched.dispatch_status                              # (1, 8), stays on device
         counts, offsets = dispatched.num_routed_tokens, dispatched.expert_offsets          # (E_l, 1) each
         notify("dispatch.tokens", dispatched.tokens)                                       # (cap, H) RM
@@ -98,14 +101,17 @@ class TtMoE:
         up_out = ttnn_moe.moe_bmm(tokens, w.experts_w3, counts, expert_offsets=offsets, strict=False)    # (cap, I)
         hidden = ttnn.mul(ttnn.silu(gate_out), up_out)                                     # (cap, I) [host built-ins]
         expert_out = ttnn_moe.moe_bmm(hidden, w.experts_w2, counts, expert_offsets=offsets, strict=False)  # (cap, H)
+        for intermediate in (tokens, gate_out, up_out, hidden):
+            ttnn.deallocate(intermediate)
         notify("experts.w2", expert_out)
 
         # 5a. Local reduce into slots [kernel]: weight every row by its routing weight (the only
         #     place the weights are applied) and sum the rows of each (source device, token) slot.
+        expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)                    # (cap, H) RM
         reduced = ttnn_moe.local_reduce_moe_output(
-            ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT), dispatched.token_idx_map,
-            dispatched.routed_token_weights, counts, int(dispatched.tokens.shape[0]),
-            expert_offsets=offsets)                                                        # (cap, H) RM
+            expert_rows, dispatched.token_idx_map, dispatched.routed_token_weights, counts,
+            int(dispatched.tokens.shape[0]), expert_offsets=offsets)                       # (cap, H) RM
+        ttnn.deallocate(expert_rows)
         notify("local_reduce", reduced)
 
         # 5b. Combine up the column [kernel]: slot rows return to their source devices, which sum
