@@ -13,7 +13,8 @@ from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3MoE
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig, mesh_shape
 from models.deepseek_v3.reference import moe_gate, reference_moe
-from models.deepseek_v3.tt import TtMoE, input_to_mesh, output_to_torch
+from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to_torch
+from models.deepseek_v3.tt.moe_gate import moe_gate as tt_moe_gate
 from models.deepseek_v3.weights import random_moe_state_dict
 from ttnn_moe import emu
 from ttnn_moe.ops.all_to_all_dispatch_dense import raise_on_dispatch_errors
@@ -50,6 +51,26 @@ def test_layer_matches_reference_on_every_mesh(weights, mesh_name, tokens):
     y = run_on_mesh(mesh_name, x, weights)
     assert y.shape == (tokens, CONFIG.hidden_size)
     assert_pcc(reference_moe(x, weights, CONFIG), y, LAYER_PCC, f"TtMoE on {mesh_name} vs reference_moe")
+
+
+def test_gate_routes_each_mesh_row_like_the_reference_gate(weights):
+    """Per device: the indices of the reference gate on that row's tokens, weights rounded to bf16;
+    every device of a row gets the same routing."""
+    x = bf16_tokens(16, seed=3)
+    mesh_device = emu.open_mesh_device(emu.MeshShape(2, 8))
+    try:
+        moe = TtMoE(weights, CONFIG, mesh_device)
+        x_full = emu.all_gather(input_to_mesh(x, mesh_device), dim=1, cluster_axis=1)       # (B, H)
+        indices, gate_weights = tt_moe_gate(x_full, moe.weights.gate_weight, moe.weights.gate_bias, CONFIG)
+        indices, gate_weights = device_values(indices), device_values(gate_weights)         # (B, 1, K) each
+    finally:
+        emu.close_mesh_device(mesh_device)
+    for device in range(16):
+        row_tokens = x[(device // 8) * 8:(device // 8 + 1) * 8]
+        expected_ids, expected_weights = moe_gate(row_tokens, weights["gate.weight"],
+                                                  weights["gate.e_score_correction_bias"], CONFIG)
+        assert indices[device].reshape(8, -1).to(torch.int64).tolist() == expected_ids.tolist()
+        assert torch.equal(gate_weights[device].reshape(8, -1), expected_weights.bfloat16())
 
 
 def test_busy_experts_span_several_row_tiles():
@@ -158,8 +179,9 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
         moe = TtMoE(weights, CONFIG, mesh_device)
         moe(input_to_mesh(bf16_tokens(32, seed=11), mesh_device),
             observer=lambda stage, t: shapes.setdefault(stage, (tuple(t.shape), t.layout)))
-        status = [int(v) for v in emu.to_torch(moe.last_dispatch_status,
-                                               mesh_composer=emu.ConcatMeshToTensor(mesh_device, 0))[:, 0]]
+        # dispatch_status words 0, 2, 6: dropped rows, invalid expert ids, expert-mapping errors.
+        status = [tuple(int(words.reshape(-1)[i]) for i in (0, 2, 6))
+                  for words in device_values(moe.last_dispatch_status)]
     finally:
         emu.close_mesh_device(mesh_device)
     B, H, K, E_l = 8, CONFIG.hidden_size, CONFIG.num_experts_per_tok, CONFIG.n_routed_experts // 32
@@ -173,7 +195,7 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
     assert shapes["local_reduce"] == ((capacity, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["combine"] == ((B, 1, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["reduce_scatter"] == ((B, H // 8), emu.TILE_LAYOUT)
-    assert status == [0] * 32  # the default capacity drops nothing
+    assert status == [(0, 0, 0)] * 32  # the default capacity drops nothing; routing and mapping are valid
 
 
 def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
@@ -193,8 +215,7 @@ def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
         mesh_device.reset_counters()
         moe(x_mesh, observer=lambda stage, t: kept.setdefault(stage, t))
         tile_matmuls = sum(c["tile_matmuls"] for c in mesh_device.counters())
-        counts = emu.to_torch(kept["dispatch.num_routed_tokens"],
-                              mesh_composer=emu.ConcatMeshToTensor(mesh_device, 0))  # (32 * E_l, 1)
+        counts = torch.cat(device_values(kept["dispatch.num_routed_tokens"]))          # (32 * E_l, 1)
     finally:
         emu.close_mesh_device(mesh_device)
     # Device d owns experts [d * E_l, (d + 1) * E_l) in slot order: the stacked counts are by global id.

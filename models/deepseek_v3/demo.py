@@ -31,7 +31,7 @@ from models.deepseek_v3.reference import (
     reference_moe_mesh,
     split_input_for_mesh,
 )
-from models.deepseek_v3.tt import TtMoE, input_to_mesh, output_to_torch
+from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.emulator_counters import (
     MeshCounters,
     needed_expert_tile_matmuls,
@@ -120,13 +120,6 @@ def _run_golden(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh: 
     return _MeshRun(y, list(stage_tensors["dispatch.num_routed_tokens"]), stage_shapes)
 
 
-def _per_device(t: emu.Tensor) -> list[torch.Tensor]:
-    """Read back a mesh tensor (demo reporting only, after the forward pass)."""
-    mesh_device = t.device()
-    stacked = emu.to_torch(t, mesh_composer=emu.ConcatMeshToTensor(mesh_device, dim=0))
-    return list(torch.chunk(stacked, mesh_device.get_num_devices(), dim=0))
-
-
 def _log_counters(counters: MeshCounters, counts: list[torch.Tensor], topk_indices: torch.Tensor,
                   config: DeepseekV3MoEConfig, mesh: tuple[int, int], experts_per_device: int) -> None:
     H, I = config.hidden_size, config.moe_intermediate_size
@@ -163,8 +156,8 @@ def _run_emulator(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh
         mesh_device.reset_counters()
         y = output_to_torch(moe(x_mesh, observer=observe))                                  # (T, H)
         counters = MeshCounters.since_reset(mesh_device)
-        counts = _per_device(kept["dispatch.num_routed_tokens"])                            # (E_l, 1) each
-        topk_indices = torch.stack(_per_device(kept["gate.topk_indices"])).reshape(
+        counts = device_values(kept["dispatch.num_routed_tokens"])                            # (E_l, 1) each
+        topk_indices = torch.stack(device_values(kept["gate.topk_indices"])).reshape(
             rows * cols, -1, config.num_experts_per_tok)                                    # (R*C, B, K)
         _log_counters(counters, counts, topk_indices, config, mesh, moe.weights.experts_per_device)
     finally:

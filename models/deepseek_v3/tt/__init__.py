@@ -5,7 +5,7 @@ SPEC section 5 with the ttnn_moe device ops; `mesh_io` moves activations
 between torch and the mesh.
 """
 
-from models.deepseek_v3.tt.mesh_io import input_to_mesh, output_to_torch
+from models.deepseek_v3.tt.mesh_io import device_values, input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.moe import TtMoE
 
-__all__ = ["TtMoE", "input_to_mesh", "output_to_torch"]
+__all__ = ["TtMoE", "device_values", "input_to_mesh", "output_to_torch"]

@@ -22,3 +22,10 @@ def output_to_torch(y: ttnn.Tensor) -> torch.Tensor:
     mesh_device = y.device()
     composer = ttnn.ConcatMesh2dToTensor(mesh_device, tuple(mesh_device.shape), dims=(0, 1))
     return ttnn.to_torch(y, mesh_composer=composer).float()
+
+
+def device_values(t: ttnn.Tensor) -> list[torch.Tensor]:
+    """A mesh tensor -> each device's values (row-major device order), read to the host."""
+    mesh_device = t.device()
+    stacked = ttnn.to_torch(t, mesh_composer=ttnn.ConcatMeshToTensor(mesh_device, dim=0))
+    return list(torch.chunk(stacked, mesh_device.get_num_devices(), dim=0))

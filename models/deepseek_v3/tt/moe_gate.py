@@ -16,14 +16,8 @@ import torch
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.reference import moe_gate as reference_moe_gate
+from models.deepseek_v3.tt.mesh_io import device_values
 from ttnn_moe import emu as ttnn
-
-
-def _per_device(t: ttnn.Tensor) -> list[torch.Tensor]:
-    """A mesh tensor -> its per-device values (row-major device order)."""
-    mesh = t.device()
-    stacked = ttnn.to_torch(t, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
-    return list(torch.chunk(stacked, mesh.get_num_devices(), dim=0))
 
 
 def moe_gate(x: ttnn.Tensor, gate_weight: ttnn.Tensor, e_score_correction_bias: ttnn.Tensor,
@@ -35,7 +29,7 @@ def moe_gate(x: ttnn.Tensor, gate_weight: ttnn.Tensor, e_score_correction_bias: 
     if not isinstance(mesh, ttnn.MeshDevice):
         raise ValueError(f"moe_gate needs tensors on a mesh device, got {x!r}")
     indices, weights = [], []
-    for x_d, w_d, b_d in zip(_per_device(x), _per_device(gate_weight), _per_device(e_score_correction_bias)):
+    for x_d, w_d, b_d in zip(device_values(x), device_values(gate_weight), device_values(e_score_correction_bias)):
         topk_indices, topk_weights = reference_moe_gate(x_d.float(), w_d, b_d.reshape(-1), config)  # (B, K)
         indices.append(topk_indices.to(torch.int32).unsqueeze(1))                                   # (B, 1, K)
         weights.append(topk_weights.unsqueeze(1))                                                   # (B, 1, K)
