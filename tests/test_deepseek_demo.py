@@ -52,3 +52,10 @@ def test_expert_load_maps_device_counts_to_global_experts():
     # 4 experts on 2 devices: device 0 owns experts 0, 1; device 1 owns experts 2, 3.
     counts = [torch.tensor([[3], [0]], dtype=torch.int32), torch.tensor([[1], [5]], dtype=torch.int32)]
     assert demo.expert_load_from_dispatch(backend, counts, 4).tolist() == [3, 0, 1, 5]
+
+
+def test_bfloat8_b_experts_pass_the_bar_and_need_the_emulator(capsys):
+    assert demo.main(["--mesh", "t3k", "--tokens", "8", "--expert-dtype", "bfloat8_b"]) == 0
+    assert "experts bfloat8_b" in capsys.readouterr().err
+    assert demo.main(["--backend", "golden", "--expert-dtype", "bfloat8_b"]) == 2
+    assert "needs --backend emulator" in capsys.readouterr().err

@@ -47,6 +47,7 @@ CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
 LARGE_WEIGHT_BYTES = 4 << 30  # refuse to build more than this without --allow-large
 EMULATOR = "emulator"
 DEMO_BACKENDS = (EMULATOR, *BACKENDS)
+EXPERT_DTYPES = {"bfloat16": emu.bfloat16, "bfloat8_b": emu.bfloat8_b}
 
 
 @dataclass
@@ -137,11 +138,12 @@ def _log_counters(counters: MeshCounters, counts: list[torch.Tensor], topk_indic
     logger.info(f"emulator: DRAM bytes read by kernels {counters.noc_bytes_read_dram}")
 
 
-def _run_emulator(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh: tuple[int, int]) -> _MeshRun:
+def _run_emulator(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh: tuple[int, int],
+                  expert_dtype: str) -> _MeshRun:
     rows, cols = mesh
     mesh_device = emu.open_mesh_device(emu.MeshShape(rows, cols))
     try:
-        moe = TtMoE(state_dict, config, mesh_device)
+        moe = TtMoE(state_dict, config, mesh_device, expert_dtype=EXPERT_DTYPES[expert_dtype])
         stage_shapes: dict[str, list[tuple[int, ...]]] = {}
         kept: dict[str, emu.Tensor] = {}
 
@@ -166,12 +168,18 @@ def _run_emulator(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh
 
 
 def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed: int = 0,
-             backend_name: str = EMULATOR, allow_large: bool = False) -> DemoResult:
+             backend_name: str = EMULATOR, allow_large: bool = False,
+             expert_dtype: str = "bfloat16") -> DemoResult:
+    """expert_dtype: the routed experts' weight dtype on the emulated devices (emulator backend)."""
     rows, cols = mesh_shape(mesh)
     if config_name not in CONFIGS:
         raise ValueError(f"unknown config {config_name!r}; known configs: {sorted(CONFIGS)}")
     if backend_name not in DEMO_BACKENDS:
         raise ValueError(f"unknown backend {backend_name!r}; known backends: {sorted(DEMO_BACKENDS)}")
+    if expert_dtype not in EXPERT_DTYPES:
+        raise ValueError(f"unknown expert dtype {expert_dtype!r}; known: {sorted(EXPERT_DTYPES)}")
+    if expert_dtype != "bfloat16" and backend_name != EMULATOR:
+        raise ValueError(f"--expert-dtype {expert_dtype} needs --backend {EMULATOR}")
     config = CONFIGS[config_name]()
     if tokens <= 0 or tokens % rows != 0:
         raise ValueError(f"--tokens {tokens} must be a positive multiple of the {rows} mesh rows of {mesh}")
@@ -181,7 +189,7 @@ def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed
                          f"working copies); pass --allow-large to build them anyway")
     logger.info(f"mesh {mesh} {rows}x{cols}, config {config_name} (H={config.hidden_size}, "
                 f"I={config.moe_intermediate_size}, E={config.n_routed_experts}, K={config.num_experts_per_tok}), "
-                f"{tokens} tokens ({tokens // rows} per row), seed {seed}, backend {backend_name}")
+                f"{tokens} tokens ({tokens // rows} per row), seed {seed}, backend {backend_name}, experts {expert_dtype}")
 
     state_dict = random_moe_state_dict(config, seed)
     # Activations enter the mesh in bf16; the reference gets the same bf16 values (in fp32).
@@ -189,7 +197,7 @@ def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed
     x = x.bfloat16().float()                                                                # (T, H)
 
     if backend_name == EMULATOR:
-        run = _run_emulator(x, state_dict, config, (rows, cols))
+        run = _run_emulator(x, state_dict, config, (rows, cols), expert_dtype)
     else:
         run = _run_golden(x, state_dict, config, (rows, cols), get_backend(backend_name))
 
@@ -210,6 +218,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--tokens", type=int, default=32, help="total tokens, split evenly over the mesh rows")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backend", choices=sorted(DEMO_BACKENDS), default=EMULATOR)
+    parser.add_argument("--expert-dtype", choices=sorted(EXPERT_DTYPES), default="bfloat16",
+                        help="routed experts' weight dtype on the devices (emulator backend)")
     parser.add_argument("--allow-large", action="store_true", help="allow building weights over 4 GiB")
     return parser.parse_args(argv)
 
@@ -222,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Look sys.stderr up per message: callers (tests) may swap it after main() configured the logger.
     logger.add(lambda message: sys.stderr.write(message), format="{time:HH:mm:ss} {message}", level="INFO")
     try:
-        result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.backend, args.allow_large)
+        result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.backend, args.allow_large,
+                          args.expert_dtype)
     except ValueError as error:
         logger.error(str(error))
         return 2
