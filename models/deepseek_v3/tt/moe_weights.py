@@ -71,6 +71,7 @@ def load_tt_moe_weights(state_dict: Mapping[str, torch.Tensor], config: Deepseek
     check_layer_fits_mesh(config, mesh_shape)
     num_devices = mesh_device.get_num_devices()
 
+    # The placement of SPEC section 5 (expert e on device e // E_l), one definition shared with the goldens.
     mapping = golden.expert_mapping_for_mesh(config.n_routed_experts, num_devices)            # (1, 1, E, D)
     # Device d's experts in local-slot order, stacked over devices: (D * E_l, Kd, N).
     per_device = [local_expert_weights(state_dict, golden.local_expert_slots(mapping, d)) for d in range(num_devices)]
