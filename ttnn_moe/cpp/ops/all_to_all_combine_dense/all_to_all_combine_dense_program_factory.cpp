@@ -75,7 +75,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     }
     args.insert(args.end(), {tokens, s.hidden, line_size, line.position, s.capacity, attrs.max_packet_payload,
                              attrs.output_dtype == DataFormat::Float32 ? 1u : 0u, attrs.return_partials ? 1u : 0u,
-                             presence_stride});
+                             presence_stride, attrs.num_links});
     append_route_args(mesh, line, fabric_node_ids, args);
     kernel.runtime_args.emplace_back(core, std::move(args));
     program.kernels.push_back(std::move(kernel));

@@ -5,7 +5,9 @@
 //    partials[position, t] on the device at position q (NOC when q is this
 //    device, fabric otherwise), and presence[q][t] is set in L1.
 // 3. Presence row q goes to presence page `position` on device q as fused write +
-//    increment packets: once they land, so has every row sent before them.
+//    increment packets on link 0 (once they land, so has every row sent on link 0),
+//    after a flushed increment on every other link. Slot s travels on link
+//    s % num_links.
 // 4. After every peer's increment: for each token, sum partials[q, t] over
 //    q = 0..D-1 in ascending order in fp32 (absent partials count as +0.0, as in
 //    the golden), write the sum as bf16 (round to nearest even) or fp32; with
@@ -16,7 +18,7 @@
 // named compile-time args: cb_row, cb_accumulator, cb_presence, cb_stage, cb_headers,
 //   sem_init, sem_partials
 // runtime args: 7 addresses, T, H, D, position, capacity, max packet payload,
-//   output_is_fp32, return_partials, presence row stride (bytes), 2*D route words,
+//   output_is_fp32, return_partials, presence row stride (bytes), num_links, 2*D route words,
 //   then the fabric connection block.
 // conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_accumulator:1,cb_presence:2,cb_stage:3,cb_headers:4,sem_init:0,sem_partials:1 defines=ROUTING_MODE=137 label=1d
 // conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_accumulator:1,cb_presence:2,cb_stage:3,cb_headers:4,sem_init:0,sem_partials:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
@@ -66,6 +68,7 @@ void kernel_main() {
     const bool output_is_fp32 = get_arg_val<uint32_t>(arg++) != 0;
     const bool return_partials = get_arg_val<uint32_t>(arg++) != 0;
     const uint32_t presence_stride = get_arg_val<uint32_t>(arg++);
+    const uint32_t num_links = get_arg_val<uint32_t>(arg++);
     const size_t route_arg = arg;
     const size_t connection_arg = route_arg + 2 * line_size;
 
@@ -106,7 +109,7 @@ void kernel_main() {
         return reinterpret_cast<volatile uint32_t*>(presence_l1 + q * presence_stride);
     };
 
-    moe_fabric::FabricLine line(line_size, position, route_arg, get_write_ptr(cb_headers), max_payload);
+    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, get_write_ptr(cb_headers), max_payload);
     line.open(connection_arg);
     uint32_t status[kStatusWords] = {0, 0xFFFFFFFFu, 0, 0, 0, 0, 0, 0};
 
@@ -139,7 +142,7 @@ void kernel_main() {
         if (q == position) {
             noc_async_write(row_l1, dst, row_bytes);
         } else {
-            line.write(q, row_l1, dst, row_bytes);
+            line.write(q, row_l1, dst, row_bytes, s % num_links);  // slots take turns on the links
         }
         presence_row(q)[t] = 1;
         noc_async_writes_flushed();  // row_l1 is refilled by the next slot
@@ -153,11 +156,12 @@ void kernel_main() {
         if (q == position) {
             noc_async_write(row, presence_page, presence_bytes);
         } else {
+            for (uint32_t link = 1; link < num_links; ++link) line.atomic_inc(q, sem_partials_noc, link);
             line.write_and_signal(q, row, presence_page, presence_bytes, sem_partials_noc);
         }
     }
     noc_async_write_barrier();
-    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(presence_bytes));
+    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(presence_bytes) + num_links - 1);
 
     // 4. Fixed-order reduction of what this device received.
     for (uint32_t q = 0; q < line_size; ++q) {
