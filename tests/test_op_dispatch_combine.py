@@ -378,6 +378,8 @@ def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batc
                                                    batch=batch, seq=seq, output_dtype="float32"))
     got16 = device_shards(all_to_all_combine_dense(reduced_mesh, out.slot_source, out.num_slots, cluster_axis=axis,
                                                    batch=batch, seq=seq))
+    # Every slot row goes back once: the same (token, remote device) pairs as the dispatch.
+    assert fabric_bytes_by_type(emu.last_run_counters())["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
     for d in range(len(xs)):
         assert torch.equal(got32[d], want[d]), f"device {d}"
         assert torch.equal(got16[d], want[d].to(torch.bfloat16)), f"device {d}"

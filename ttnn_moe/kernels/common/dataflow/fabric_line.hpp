@@ -163,6 +163,10 @@ private:
 // Every member of the line increments `sem_id` on every other member (link 0), then waits
 // for line_size - 1 increments: afterwards all members run this op's program, so
 // their semaphores and buffers may receive remote writes.
+// Caveat for hardware: `sem_id` is a program semaphore, initialised when each device
+// launches its program. The emulator starts all programs of a mesh together; on a real
+// mesh a fast peer's increment could reach a device before its launch resets the
+// semaphore, so a hardware launch should pass a GlobalSemaphore address here instead.
 inline void line_barrier(FabricLine& line, uint32_t sem_id) {
     const uint32_t sem_l1 = get_semaphore(sem_id);
     const uint64_t sem_noc = get_noc_addr(sem_l1);
