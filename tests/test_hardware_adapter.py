@@ -223,3 +223,24 @@ def test_attach_registers_backend_and_sets_every_op():
 
     tensor = FakeTensor([1, 32], ttnn.bfloat16, ttnn.ROW_MAJOR_LAYOUT, "dev", 0, 2)
     assert _launch.backend_of("op", "x", tensor).name == "ttnn"
+
+
+def test_attached_op_runs_through_ttnn_generic_op():
+    """ttnn.scatter_moe_input on (fake) ttnn tensors: outputs allocated via ttnn, program converted,
+    io = inputs then output, buffer addresses of the ttnn tensors in the runtime args."""
+    ttnn = make_fake_ttnn()
+    ttnn_moe.attach(ttnn)
+    grid = type("Grid", (), {"x": 2, "y": 1})()
+    device = type("Device", (), {"compute_with_storage_grid_size": lambda self: grid})()
+    x = FakeTensor([4, 32], ttnn.bfloat16, ttnn.ROW_MAJOR_LAYOUT, device, 0x1000, 2)
+    counts = FakeTensor([2, 1], ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, device, 0x2000, 4)
+    tokens = FakeTensor([2, 4], ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, device, 0x3000, 4)
+    out = ttnn.scatter_moe_input(x, counts, tokens)
+    ((shape, dtype, layout, dev, memcfg),) = ttnn.allocations
+    assert (shape.args[0], dtype, layout, dev) == ([2, 4, 32], "DataType.BFLOAT16", "Layout.ROW_MAJOR", device)
+    ((io, program),) = ttnn.generic_op_calls
+    assert io == [x, counts, tokens, out]
+    reader, writer = program.kernels
+    assert reader.kernel_source.endswith("scatter_moe_input/dataflow/reader_gather_rows.cpp")
+    assert [args[:3] for _, args in reader.runtime_args] == [[0x1000, 0x2000, 0x3000]] * 2
+    assert [args[0] for _, args in writer.runtime_args] == [out.buffer_address()] * 2

@@ -5,6 +5,7 @@
 //
 // named compile-time args: cb_y, cb_weight, cb_row_length, cb_product, cb_acc, cb_out
 // runtime args: num_rows, num_chunks (ceil(H / 1024))
+// conformance: kind=compute named=cb_y:0,cb_weight:1,cb_row_length:2,cb_product:3,cb_acc:4,cb_out:5 formats=2:uint32,3:float32,4:float32 fp32_dest_acc=1 math_fidelity=HiFi4
 #include <cstdint>
 
 #include "api/compute/bcast.h"

@@ -15,6 +15,7 @@
 //   cb_offsets, cb_map_segment, cb_weight_segment, cb_entries, cb_sorted, cb_row_index
 // runtime args: y_addr, map_addr, weights_addr, counts_addr, offsets_addr, grouped, E_l,
 //   block_rows (T padded / M grouped), H, row_begin, row_end
+// conformance: kind=dataflow ct_args=130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_out:5,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

@@ -4,6 +4,7 @@
 // compile-time args: 1 interleaved accessor (IsDram|RuntimePageSize): output
 // named compile-time args: cb_out
 // runtime args: out_addr, H, row_begin, row_end
+// conformance: kind=dataflow ct_args=130 named=cb_out:5
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

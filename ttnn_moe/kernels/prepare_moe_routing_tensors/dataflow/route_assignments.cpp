@@ -12,6 +12,7 @@
 //   cb_counters, cb_errors, cb_stage
 // runtime args: 8 buffer addresses (io order), T, K, E, E_l, slot_begin, slot_end,
 //   reports_errors, chunk_rows
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130 named=cb_mapping:0,cb_ids:1,cb_weights:2,cb_tokens:3,cb_token_weights:4,cb_counters:5,cb_errors:6,cb_stage:7 formats=0:int32,1:uint32,3:uint32,5:uint32,6:uint32,7:uint32
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

@@ -4,6 +4,7 @@
 // compile-time args: 3 interleaved accessors (IsDram|RuntimePageSize): x, num_routed_tokens, routed_tokens
 // named compile-time args: cb_rows (rows to the writer), cb_counts, cb_token_row (L1 scratch)
 // runtime args: x_addr, counts_addr, tokens_addr, T, row_bytes (H * 2), E_l, row_begin, row_end
+// conformance: kind=dataflow ct_args=130,130,130 named=cb_rows:0,cb_counts:1,cb_token_row:2 formats=1:uint32,2:uint32
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

@@ -3,6 +3,7 @@
 // compile-time args: 1 interleaved accessor (IsDram|RuntimePageSize): output (E_l, T, H)
 // named compile-time args: cb_rows
 // runtime args: out_addr, row_bytes (H * 2), row_begin, row_end
+// conformance: kind=dataflow ct_args=130 named=cb_rows:0
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

@@ -89,9 +89,8 @@ _BACKENDS: list[Backend] = [EmulatorBackend()]
 
 
 def register_backend(backend: Backend) -> None:
-    """Adds a backend (first registered wins when two claim a tensor type)."""
-    if all(b.name != backend.name for b in _BACKENDS):
-        _BACKENDS.append(backend)
+    """Adds a backend, replacing one of the same name (attaching another ttnn module rebinds it)."""
+    _BACKENDS[:] = [b for b in _BACKENDS if b.name != backend.name] + [backend]
 
 
 def backend_of(op: str, name: str, tensor: Any) -> Backend:
