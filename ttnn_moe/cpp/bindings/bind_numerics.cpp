@@ -229,6 +229,47 @@ class EngineHarness {
     emu::ComputeEngine engine_;
 };
 
+// Tile matmuls per second through the whole ComputeEngine path as a matmul
+// kernel drives it: bf16 CBs, 8 output tiles in DST, k_tiles accumulation
+// steps per acquire, then 8 packs.
+double engine_matmul_benchmark(uint32_t iterations, uint32_t k_tiles, bool fp32_dest_acc_en) {
+    if (iterations == 0 || k_tiles == 0)
+        throw py::value_error("engine_matmul_benchmark: iterations and k_tiles must be positive, got " +
+                              std::to_string(iterations) + ", " + std::to_string(k_tiles));
+    constexpr uint32_t out_tiles = 4;  // fits DST in every mode
+    PageStore store;
+    const uint32_t page = program::tile_size_bytes(DataFormat::Float16_b);
+    store.add(0, DataFormat::Float16_b, k_tiles, page);
+    store.add(1, DataFormat::Float16_b, k_tiles * out_tiles, page);
+    store.add(2, DataFormat::Float16_b, out_tiles, page);
+    // Normal-range operands (N(0, 1) in bf16): subnormal products would measure the host's slow path.
+    std::mt19937 rng(11);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (uint32_t cb : {0u, 1u}) {
+        auto& bytes = store.cb(cb).bytes;
+        for (size_t i = 0; i + 1 < bytes.size(); i += 2) {
+            const uint16_t value = numerics::float_to_bf16_bits(dist(rng));
+            std::memcpy(bytes.data() + i, &value, 2);
+        }
+    }
+    program::ComputeConfigDescriptor config;
+    config.fp32_dest_acc_en = fp32_dest_acc_en;
+    emu::ComputeEngine engine(store, config);
+    const auto start = std::chrono::steady_clock::now();
+    for (uint32_t it = 0; it < iterations; ++it) {
+        engine.tile_regs_acquire();
+        for (uint32_t k = 0; k < k_tiles; ++k)
+            for (uint32_t n = 0; n < out_tiles; ++n) engine.matmul_tiles(0, 1, k, k * out_tiles + n, n, false);
+        engine.tile_regs_commit();
+        engine.tile_regs_wait();
+        for (uint32_t n = 0; n < out_tiles; ++n) engine.pack_tile(n, 2, std::nullopt);
+        engine.tile_regs_release();
+        engine.on_push_back(2);
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return double(engine.tile_matmuls()) / seconds;
+}
+
 void bind_engine_harness(py::module_& m) {
     // EmuError is left to the emulator's module to register; unregistered, it reaches Python as RuntimeError.
     py::enum_<numerics::BinaryOp>(m, "BinaryOp")
@@ -309,6 +350,9 @@ void bind_numerics(py::module_& parent) {
           "uint8 bytes of a ROW_MAJOR page -> float32 values.");
     m.def("matmul_tile_benchmark", &matmul_tile_benchmark, py::arg("iterations"),
           "Tile matmuls (32x32x32, fp32) per second, single-threaded.");
+    m.def("engine_matmul_benchmark", &engine_matmul_benchmark, py::arg("iterations"), py::arg("k_tiles") = 8,
+          py::arg("fp32_dest_acc_en") = false,
+          "Tile matmuls per second through the ComputeEngine (unpack bf16, matmul, DST rounding, pack).");
     bind_engine_harness(m);
 }
 

@@ -1,11 +1,12 @@
 // Element formats: sizes, scalar conversions, row-major pages and rounding.
 //
 // Rounding choices (why):
-// - Float16_b: round to nearest, ties to even, every NaN -> 0x7FC0. This is
-//   exactly torch's float -> bfloat16 conversion, which is what ttnn.from_torch
-//   produces for bf16 tensors, so host tensors and emulator packs agree bit for
-//   bit. Subnormals are rounded like any other value (bf16 shares fp32's
-//   exponent range, so nothing is flushed).
+// - Float16_b: round to nearest, ties to even; every NaN -> 0x7FC0. This is
+//   tt-metal's host bfloat16(float) and torch's scalar c10::BFloat16, and it
+//   equals torch's tensor conversion for every non-NaN value (torch's
+//   vectorized CPU path writes NaN as 0xFFFF instead; both are quiet NaNs).
+//   Subnormals are rounded like any other value (bf16 shares fp32's exponent
+//   range, so nothing is flushed).
 // - Float16: the compiler's _Float16 conversion (IEEE round to nearest even).
 // - Integer formats: the float storage carries the raw bit pattern (UInt16:
 //   zero-extended to 32 bits), so nothing is ever rounded.

@@ -40,7 +40,7 @@ constexpr uint32_t tilized_offset(uint32_t row, uint32_t col) {
 }
 
 // bfloat16 <-> float. To bf16: round to nearest, ties to even; every NaN
-// becomes the quiet NaN 0x7FC0 (what torch produces); subnormals are kept.
+// becomes the quiet NaN 0x7FC0 (as tt-metal's host bfloat16); subnormals are kept.
 uint16_t float_to_bf16_bits(float value);
 float bf16_bits_to_float(uint16_t bits);
 

@@ -40,6 +40,11 @@ class _DeviceGroup:
         if not self._open:
             raise RuntimeError(f"{self!r} is closed")
 
+    @property
+    def chips(self) -> list:
+        """The `_C.emu.Device` objects, row-major: raw DRAM access and counters."""
+        return list(self._chips)
+
     def get_num_devices(self) -> int:
         return len(self._chips)
 

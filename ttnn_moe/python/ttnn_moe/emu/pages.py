@@ -5,9 +5,9 @@ leading dims. TILE: the last two dims are zero-padded to multiples of 32 and cut
 into 32x32 tiles, pages in row-major tile order over the last two dims and
 batched over the leading dims (a rank-1 tensor is one row, as a (1, N) matrix).
 A tile holds four 16x16 faces (top-left, top-right, bottom-left, bottom-right),
-row-major inside a face. 2- and 4-byte formats are tilized with torch reshapes;
-bfloat8_b goes through the emulator's numerics (`_C.numerics`), which owns its
-shared-exponent encoding.
+row-major inside a face. 2- and 4-byte formats are tilized on the host with
+numpy strided copies; bfloat8_b goes through the emulator's numerics
+(`_C.numerics`), which owns its shared-exponent encoding.
 """
 
 from __future__ import annotations
@@ -15,20 +15,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ttnn_moe.emu.types import TILE_SIZE, DataType, Layout, Shape, bfloat8_b, uint16, uint32
+from ttnn_moe._C import numerics as _numerics
+from ttnn_moe.emu.types import TILE_SIZE, DataType, Layout, Shape
 
 FACE_SIZE = 16
 MAX_RANK = 4
-
-# Torch dtype whose bytes are the element encoding of each non-block dtype
-# (integers are kept as same-width signed bit patterns so every torch op supports them).
-_BITS_DTYPE = {
-    "bfloat16": torch.bfloat16,
-    "float32": torch.float32,
-    "uint32": torch.int32,
-    "uint16": torch.int16,
-    "int32": torch.int32,
-}
 
 
 def _round_up(n: int, multiple: int) -> int:
@@ -89,19 +80,47 @@ def check_layout_supports(dtype: DataType, layout: Layout) -> None:
 
 
 # --- values -----------------------------------------------------------------------------------
+# Element values are converted with numpy: torch's elementwise ops pay a large
+# thread start-up cost per call on small hosts, and these run on every transfer.
+
+# Stored element bits of each non-block dtype, as a same-width numpy integer dtype.
+_BITS = {"bfloat16": np.int16, "float32": np.int32, "uint32": np.int32, "uint16": np.int16, "int32": np.int32}
+# to_torch's dtype of each non-block dtype, viewed from those bits.
+_TORCH_FROM_BITS = {"bfloat16": torch.bfloat16, "float32": torch.float32, "uint32": torch.uint32,
+                    "uint16": torch.uint16, "int32": torch.int32}
 
 
-def _integer_values(t: torch.Tensor, dtype: DataType) -> torch.Tensor:
+def _numpy_source(t: torch.Tensor) -> np.ndarray:
+    """A numpy view of t's values (bfloat16 widened to float32, exactly)."""
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        return (t.view(torch.int16).numpy().astype(np.int32) << 16).view(np.float32)
+    if t.dtype == torch.float16:
+        return t.numpy().astype(np.float32)
+    if t.dtype == torch.bool:
+        return t.numpy().astype(np.int64)
+    return t.numpy()
+
+
+def _bfloat16_bits(x: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bits, rounding to nearest even (ttnn's host conversion); NaN stays NaN."""
+    b = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
+    quiet_nan = (b >> 16) | 0x40
+    return np.where(np.isnan(x), quiet_nan, rounded).astype(np.uint16).view(np.int16)
+
+
+def _integer_values(x: np.ndarray, dtype: DataType) -> np.ndarray:
     """Integer values as int64, truncating floats toward zero; out-of-range values are an error."""
-    if t.is_floating_point():
-        if not bool(torch.isfinite(t).all()):
+    if x.dtype.kind == "f":
+        if not np.isfinite(x).all():
             raise ValueError(f"cannot store non-finite values as {dtype.name}")
-        values = t.to(torch.float64).trunc().to(torch.int64)
+        values = np.trunc(x).astype(np.int64)
     else:
-        values = t.to(torch.int64)
+        values = x.astype(np.int64)
     bad = (values < dtype.min_value) | (values > dtype.max_value)
-    if bool(bad.any()):
-        index = tuple(int(i) for i in bad.nonzero()[0])
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
             f"value {int(values[index])} at index {list(index)} is outside the range of {dtype.name} "
             f"[{dtype.min_value}, {dtype.max_value}]"
@@ -109,69 +128,74 @@ def _integer_values(t: torch.Tensor, dtype: DataType) -> torch.Tensor:
     return values
 
 
-def encode_values(t: torch.Tensor, dtype: DataType) -> torch.Tensor:
-    """Logical values -> the tensor whose bytes are the stored elements (float32 for bfloat8_b,
+def encode_values(t: torch.Tensor, dtype: DataType) -> np.ndarray:
+    """Logical values -> numpy array of the stored element bits (float32 values for bfloat8_b,
     which is quantized when tilized)."""
+    if t.dtype == torch.bfloat16 and dtype.name == "bfloat16":  # stored as given, NaN payloads included
+        return t.detach().cpu().view(torch.int16).numpy()
+    x = _numpy_source(t)
     if dtype.is_integer:
-        values = _integer_values(t, dtype)
-        if dtype is uint32:
-            values = torch.where(values >= 2**31, values - 2**32, values)
-        elif dtype is uint16:
-            values = torch.where(values >= 2**15, values - 2**16, values)
-        return values.to(_BITS_DTYPE[dtype.name])
-    if dtype is bfloat8_b:
-        return t.to(torch.float32)
-    # float32 -> bfloat16 rounds to nearest even, as ttnn's host conversion does.
-    return t.to(torch.float32).to(_BITS_DTYPE[dtype.name])
-
-
-def decode_values(bits: torch.Tensor, dtype: DataType) -> torch.Tensor:
-    """Stored elements -> the tensor `to_torch` returns (ttnn's output dtypes)."""
+        # Two's complement wrap of the in-range values gives the unsigned formats' bits.
+        return _integer_values(x, dtype).astype(_BITS[dtype.name])
+    x = x.astype(np.float32, copy=False)
     if dtype.is_block_float:
-        return bits
-    return bits.view(dtype.torch_dtype)
+        return x
+    if dtype.name == "bfloat16":
+        return _bfloat16_bits(x)
+    return x.view(np.int32)
+
+
+def decode_values(bits: np.ndarray, dtype: DataType) -> torch.Tensor:
+    """Stored elements -> the tensor `to_torch` returns (ttnn's output dtypes)."""
+    values = torch.from_numpy(np.ascontiguousarray(bits))
+    if dtype.is_block_float:
+        return values
+    return values.view(_TORCH_FROM_BITS[dtype.name])
 
 
 # --- tiles --------------------------------------------------------------------------------------
 
 
-def _tilize(matrices: torch.Tensor) -> torch.Tensor:
-    """(B, H, W), H and W multiples of 32 -> (B, H/32, W/32, 2, 2, 16, 16): tiles of faces."""
+def _face_rows(matrices: np.ndarray) -> np.ndarray:
+    """(B, H, W) -> (B, H, W/16) opaque units of one face row (16 elements), so the tile
+    permutation moves 32- or 64-byte blocks instead of single elements (several times faster)."""
+    unit = np.dtype((np.void, matrices.dtype.itemsize * FACE_SIZE))
+    return np.ascontiguousarray(matrices).view(unit)
+
+
+def _tilize(matrices: np.ndarray) -> np.ndarray:
+    """(B, H, W), H and W multiples of 32 -> tile pages as bytes, in row-major tile order per batch."""
     b, h, w = matrices.shape
-    # dims: batch, tile row, face row, row in face, tile col, face col, col in face
-    split = matrices.reshape(b, h // TILE_SIZE, 2, FACE_SIZE, w // TILE_SIZE, 2, FACE_SIZE)
-    return split.permute(0, 1, 4, 2, 5, 3, 6).contiguous()
+    # axes: batch, tile row, face row, row in face, tile col, face col (unit = 16 columns)
+    rows = _face_rows(matrices).reshape(b, h // TILE_SIZE, 2, FACE_SIZE, w // TILE_SIZE, 2)
+    # -> batch, tile row, tile col, face row, face col, row in face
+    return np.ascontiguousarray(rows.transpose(0, 1, 4, 2, 5, 3)).view(np.uint8).reshape(-1)
 
 
-def _untilize(tiles: torch.Tensor, b: int, h: int, w: int) -> torch.Tensor:
-    faces = tiles.reshape(b, h // TILE_SIZE, w // TILE_SIZE, 2, 2, FACE_SIZE, FACE_SIZE)
-    return faces.permute(0, 1, 3, 5, 2, 4, 6).reshape(b, h, w)
-
-
-def _numerics():
-    from ttnn_moe._C import numerics
-
-    if not hasattr(numerics, "tilize"):
-        raise NotImplementedError("bfloat8_b needs _C.numerics.tilize/untilize, not built into this extension")
-    return numerics
+def _untilize(raw: np.ndarray, element_dtype, b: int, h: int, w: int) -> np.ndarray:
+    """Tile page bytes -> (B, H, W) elements of element_dtype (inverse of _tilize)."""
+    unit = np.dtype((np.void, np.dtype(element_dtype).itemsize * FACE_SIZE))
+    tiles = raw.view(unit).reshape(b, h // TILE_SIZE, w // TILE_SIZE, 2, 2, FACE_SIZE)
+    matrices = np.ascontiguousarray(tiles.transpose(0, 1, 3, 5, 2, 4))
+    return matrices.view(element_dtype).reshape(b, h, w)
 
 
 def to_pages(t: torch.Tensor, dtype: DataType, layout: Layout) -> np.ndarray:
     """Logical tensor -> the bytes of all its pages in page order (uint8, 1-D)."""
     shape = check_shape(t.shape)
     check_layout_supports(dtype, layout)
-    bits = encode_values(t, dtype)
+    values = encode_values(t, dtype)
     if layout is Layout.ROW_MAJOR:
-        return bits.contiguous().view(torch.uint8).reshape(-1).numpy()
+        return np.ascontiguousarray(values).view(np.uint8).reshape(-1)
     b, h, w = matrix_view(shape)
     hp, wp = _round_up(h, TILE_SIZE), _round_up(w, TILE_SIZE)
-    padded = torch.zeros((b, hp, wp), dtype=bits.dtype)
-    padded[:, :h, :w] = bits.reshape(b, h, w)
+    padded = np.zeros((b, hp, wp), dtype=values.dtype)
+    padded[:, :h, :w] = values.reshape(b, h, w)
     if dtype.is_block_float:
         # Tiles of consecutive 32-row bands are consecutive pages, so the batch folds into rows.
-        pages = _numerics().tilize(dtype.data_format, padded.reshape(b * hp, wp).numpy())
+        pages = _numerics.tilize(dtype.data_format, padded.reshape(b * hp, wp))
         return np.ascontiguousarray(pages, dtype=np.uint8).reshape(-1)
-    return _tilize(padded).view(torch.uint8).reshape(-1).numpy()
+    return _tilize(padded)
 
 
 def from_pages(raw: np.ndarray, shape, dtype: DataType, layout: Layout) -> torch.Tensor:
@@ -182,15 +206,16 @@ def from_pages(raw: np.ndarray, shape, dtype: DataType, layout: Layout) -> torch
     if raw.size != expected:
         raise ValueError(f"{raw.size} bytes do not hold a {list(shape)} {dtype.name} {layout.name} tensor "
                          f"({expected} bytes)")
-    if layout is Layout.ROW_MAJOR:
-        bits = torch.from_numpy(raw.copy()).view(_BITS_DTYPE[dtype.name]).reshape(shape)
-        return decode_values(bits, dtype)
-    b, h, w = matrix_view(shape)
-    hp, wp = _round_up(h, TILE_SIZE), _round_up(w, TILE_SIZE)
     if dtype.is_block_float:
-        flat = _numerics().untilize(dtype.data_format, raw, b * hp, wp)
-        matrices = torch.from_numpy(np.array(flat, dtype=np.float32)).reshape(b, hp, wp)
+        b, h, w = matrix_view(shape)
+        hp, wp = _round_up(h, TILE_SIZE), _round_up(w, TILE_SIZE)
+        flat = np.asarray(_numerics.untilize(dtype.data_format, raw, b * hp, wp), dtype=np.float32)
+        return decode_values(flat.reshape(b, hp, wp)[:, :h, :w].reshape(shape), dtype)
+    element_dtype = _BITS[dtype.name]
+    if layout is Layout.ROW_MAJOR:
+        values = raw.view(element_dtype).reshape(shape)
     else:
-        tiles = torch.from_numpy(raw.copy()).view(_BITS_DTYPE[dtype.name])
-        matrices = _untilize(tiles, b, hp, wp)
-    return decode_values(matrices[:, :h, :w].reshape(shape).contiguous(), dtype)
+        b, h, w = matrix_view(shape)
+        hp, wp = _round_up(h, TILE_SIZE), _round_up(w, TILE_SIZE)
+        values = _untilize(raw, element_dtype, b, hp, wp)[:, :h, :w].reshape(shape)
+    return decode_values(values, dtype)

@@ -75,14 +75,15 @@ class Tensor:
         buffers: Optional[_DeviceBuffers] = None,
         host_pages: Optional[list] = None,
     ):
-        # Internal: use from_torch / allocate_tensor_on_device.
+        # Internal: use from_torch / allocate_tensor_on_device. A device tensor has `device` and
+        # `buffers`; a host tensor has `host_pages` (encoded page bytes per shard).
         self._shape = shape
         self._dtype = dtype
         self._layout = layout
         self._memory_config = memory_config
         self._device = device
         self._buffers = buffers
-        self._host_pages = host_pages  # list of uint8 page bytes per shard (host tensors)
+        self._host_pages = host_pages
 
     # --- ttnn-like properties ---------------------------------------------------------------
     @property
@@ -118,11 +119,6 @@ class Tensor:
     @property
     def nbytes(self) -> int:
         return self.page_size * self.num_pages
-
-    @property
-    def num_shards(self) -> int:
-        """Devices this tensor lives on (or host shards it holds)."""
-        return len(self._device._chips) if self._device is not None else len(self._host_pages)
 
     def is_allocated(self) -> bool:
         return self._buffers is not None and self._buffers.alive
@@ -179,22 +175,29 @@ def _encode_shards(shards: Sequence[torch.Tensor], dtype: DataType, layout: Layo
         if shard.shape != shape:
             raise ValueError(f"shards must share one shape, got {list(shape)} and {list(shard.shape)}")
     encoded = {}  # replicated shards are one tensor object: encode it once
-    return [encoded.setdefault(id(s), _pages.to_pages(s, dtype, layout)) for s in shards]
+    for s in shards:
+        if id(s) not in encoded:
+            encoded[id(s)] = _pages.to_pages(s, dtype, layout)
+    return [encoded[id(s)] for s in shards]
+
+
+def _buffers_for(device: _DeviceGroup, shape: Shape, dtype: DataType, layout: Layout) -> _DeviceBuffers:
+    page_size = _pages.page_size(shape, dtype, layout)
+    return _DeviceBuffers(device, page_size * _pages.num_pages(shape, layout), page_size)
 
 
 def _place(shard_pages: list[np.ndarray], shape: Shape, dtype, layout, memory_config, device) -> Tensor:
-    tensor = Tensor(shape, dtype, layout, memory_config)
+    """Encoded shards -> a host tensor (device None) or a tensor with one shard per device."""
     if device is None:
-        tensor._host_pages = shard_pages
-        return tensor
+        return Tensor(shape, dtype, layout, memory_config, host_pages=shard_pages)
     if len(shard_pages) != len(device._chips):
         raise ValueError(f"{len(shard_pages)} shards cannot be placed on {device!r} "
                          f"({len(device._chips)} devices)")
-    buffers = _DeviceBuffers(device, tensor.nbytes, tensor.page_size)
+    buffers = _buffers_for(device, shape, dtype, layout)
+    page_size = _pages.page_size(shape, dtype, layout)
     for chip, data in zip(device._chips, shard_pages):
-        chip.write(buffers.address, tensor.page_size, data)
-    tensor._device, tensor._buffers = device, buffers
-    return tensor
+        chip.write(buffers.address, page_size, data)
+    return Tensor(shape, dtype, layout, memory_config, device, buffers)
 
 
 def from_shards(
@@ -223,7 +226,7 @@ def from_torch(
     """torch tensor -> emulator tensor, like ttnn.from_torch.
 
     dtype defaults to ttnn's inference from the torch dtype; layout defaults to
-    ROW_MAJOR_LAYOUT. On a mesh without a mapper the tensor is replicated.
+    ROW_MAJOR_LAYOUT (TILE_LAYOUT for bfloat8_b). On a mesh without a mapper the tensor is replicated.
     Integer dtypes reject values outside their range (ValueError).
     """
     if isinstance(tensor, np.ndarray):
@@ -231,7 +234,9 @@ def from_torch(
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"from_torch expects a torch.Tensor, got {type(tensor).__name__}")
     dtype = infer_dtype(tensor.dtype) if dtype is None else check_dtype(dtype)
-    layout = Layout.ROW_MAJOR if layout is None else check_layout(layout)
+    if layout is None:  # ttnn's default; block floats exist only as tiles
+        layout = Layout.TILE if dtype.is_block_float else Layout.ROW_MAJOR
+    layout = check_layout(layout)
     memory_config = check_memory_config(memory_config)
     if device is not None and not isinstance(device, _DeviceGroup):
         raise TypeError(f"device must be an emulator Device or MeshDevice, got {device!r}")
@@ -258,9 +263,7 @@ def allocate_tensor_on_device(shape, dtype: DataType, layout: Layout, device: _D
     _pages.check_layout_supports(dtype, layout)
     if not isinstance(device, _DeviceGroup):
         raise TypeError(f"device must be an emulator Device or MeshDevice, got {device!r}")
-    tensor = Tensor(shape, dtype, layout, memory_config, device)
-    tensor._buffers = _DeviceBuffers(device, tensor.nbytes, tensor.page_size)
-    return tensor
+    return Tensor(shape, dtype, layout, memory_config, device, _buffers_for(device, shape, dtype, layout))
 
 
 # --- conversion back ----------------------------------------------------------------------------
