@@ -18,7 +18,9 @@ mesh rows; each column of the mesh is a dispatch line), Linear fabric. Per case:
   uint16 indices to every other device of the line, and every device holds B*D rows
   of H (all of the line's tokens), where the dense layout holds its expert blocks only.
 
-capacity = the tile-aligned rows the busiest device needs for this routing.
+capacity = the tile-aligned rows the busiest device needs for this routing. The combine
+columns send the dispatched rows straight back (all_to_all_combine_dense with the tokens as
+the reduced slot rows): its wall time and its payload (one row per slot).
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ class Row:
     dense_rows: int  # capacity per device
     sparse_rows: int  # B*D rows per device in ttnn.all_to_all_dispatch's output
     sparse_metadata_kb: float
+    combine_s: float
+    combine_payload_mb: float
 
 
 def make_routing(num_devices: int, tokens: int, seed: int = 0) -> list[torch.Tensor]:
@@ -96,9 +100,14 @@ def bench(shape: tuple[int, int], tokens: int, phase: str) -> Row:
                           emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
     mapping = from_shards([expert_mapping_for_mesh(NUM_EXPERTS, n)] * n, emu.int32, emu.ROW_MAJOR_LAYOUT, mesh)
     start = time.perf_counter()
-    ttnn_moe.all_to_all_dispatch_dense(x, topk, weights, mapping, cluster_axis=AXIS, capacity=capacity)
+    out = ttnn_moe.all_to_all_dispatch_dense(x, topk, weights, mapping, cluster_axis=AXIS, capacity=capacity)
     wall = time.perf_counter() - start
     fabric = emu.last_run_counters()["fabric"]
+    start = time.perf_counter()
+    ttnn_moe.all_to_all_combine_dense(out.tokens, out.slot_source, out.num_slots, cluster_axis=AXIS, batch=1,
+                                      seq=tokens)
+    combine_wall = time.perf_counter() - start
+    combine_payload = sum(f["bytes"] for f in emu.last_run_counters()["fabric"]["flows"] if f["type"] == "write")
     by_type: dict[str, int] = {}
     for flow in fabric["flows"]:
         by_type[flow["type"]] = by_type.get(flow["type"], 0) + flow["bytes"]
@@ -115,6 +124,8 @@ def bench(shape: tuple[int, int], tokens: int, phase: str) -> Row:
         dense_rows=capacity,
         sparse_rows=line_size * tokens,
         sparse_metadata_kb=n * (line_size - 1) * tokens * TOP_K * 2 / 1e3,
+        combine_s=combine_wall,
+        combine_payload_mb=combine_payload / MB,
     )
 
 
@@ -131,7 +142,8 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
     warm_up()
     header = (f"{'case':<24}{'wall s':>8}{'payload MB':>12}{'/pairsxHx2':>11}{'meta KB':>9}{'link max MB':>12}"
-              f"{'link mean MB':>13}{'dense rows':>11}{'sparse rows':>12}{'sparse meta KB':>15}")
+              f"{'link mean MB':>13}{'dense rows':>11}{'sparse rows':>12}{'sparse meta KB':>15}{'combine s':>10}"
+              f"{'combine MB':>11}")
     print(header)
     print("-" * len(header))
     for phase in phases:
@@ -139,7 +151,7 @@ def main(argv: list[str]) -> None:
             r = bench(shape, PHASES[phase], phase)
             print(f"{r.case:<24}{r.wall_s:>8.2f}{r.payload_mb:>12.2f}{r.payload_ratio:>11.2f}{r.metadata_kb:>9.1f}"
                   f"{r.link_max_mb:>12.2f}{r.link_mean_mb:>13.2f}{r.dense_rows:>11}{r.sparse_rows:>12}"
-                  f"{r.sparse_metadata_kb:>15.1f}")
+                  f"{r.sparse_metadata_kb:>15.1f}{r.combine_s:>10.2f}{r.combine_payload_mb:>11.2f}")
     print("payload bytes of the sparse ttnn.all_to_all_dispatch layout are the same (one send per token and "
           "destination device); its output holds 'sparse rows' x H per device.")
 

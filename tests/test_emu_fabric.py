@@ -73,8 +73,8 @@ def test_ring_wraps_over_the_closing_link():
 
 
 def _mesh_2d(rows, cols, seed=None):
-    mesh = emu.Mesh(rows, cols, grid=(1, 1))
-    mesh.fabric_topology = emu.Topology.Mesh
+    mesh = emu.Mesh(rows, cols, grid=(1, 1), topology=emu.Topology.Mesh)
+    assert mesh.fabric_topology == emu.Topology.Mesh
     if seed is not None:
         mesh.set_fabric_seed(seed)
     return mesh
@@ -271,3 +271,21 @@ def test_packet_larger_than_the_fabric_limit_is_an_error():
     program, _, _ = unicast_programs(mesh, {0: (1, 1)}, 2 * MAX_PACKET, max_packet=2 * MAX_PACKET)
     with pytest.raises(emu.EmulatorError, match=f"payload of {2 * MAX_PACKET} bytes exceeds the {MAX_PACKET}-byte"):
         emu.run_mesh_program(mesh, program)
+
+
+@pytest.mark.parametrize(
+    "mode, message",
+    [
+        (0, r"fabric send on link 0 EAST from chip 0 \(0, 0\) towards chip 1 \(0, 1\), which is not open"),
+        (1, r"misuse\.cpp.*device 0 core \(0, 0\).*still open when the kernel ends \(missing close\(\)\)"),
+    ],
+)
+def test_connection_misuse_is_an_error(mode, message):
+    mesh = emu.Mesh(1, 2, grid=(1, 1))
+    programs = {
+        0: device_program(mesh, 0, "misuse.cpp", [cb(1, 1, HEADER_BYTES, core_set(0, 0))], [mode], connect_to=1),
+        1: device_program(mesh, 1, "unicast.cpp", [cb(c, 1, 64, core_set(0, 0)) for c in (0, 1, 2)],
+                          [0, 0, 0, 64, MAX_PACKET, 0, 0, 0]),
+    }
+    with pytest.raises(emu.EmulatorError, match=message):
+        emu.run_mesh_program(mesh, mesh_program(mesh, programs))

@@ -77,7 +77,8 @@ def test_default_capacity_is_the_worst_case_for_distinct_experts():
         (dict(axis=2), "cluster_axis must be 0 or 1"),
         (dict(topology=3), "topology must be"),
         (dict(capacity=100), "capacity 100 must be a multiple of 32"),
-        (dict(num_links=0), "num_links must be at least 1"),
+        (dict(num_links=0), r"num_links must be in \[1, 4\], got 0"),
+        (dict(num_links=5), r"num_links must be in \[1, 4\], got 5"),
         (dict(payload=100), "max_packet_payload must be"),
         (dict(mesh=(2, 8)), "covers 8 devices, the 2x8 mesh has 16"),
     ],
@@ -150,7 +151,7 @@ def test_ring_connects_both_ways_round_the_line():
 def route_words(entry, line_size):
     """The kernel's per-position route words: (direction, hops, chip id) of each line position."""
     args = entry["program"].kernels[0].runtime_args[0][1]
-    start = 14 + 11 + line_size  # 14 addresses, 11 scalars, line device indices
+    start = 14 + 12 + line_size  # 14 addresses, 12 scalars, line device indices
     words = args[start:start + 2 * line_size]
     return [(w & 0xFF, (w >> 8) & 0xFF, n & 0xFFFF) for w, n in zip(words[::2], words[1::2])]
 
@@ -377,6 +378,8 @@ def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batc
                                                    batch=batch, seq=seq, output_dtype="float32"))
     got16 = device_shards(all_to_all_combine_dense(reduced_mesh, out.slot_source, out.num_slots, cluster_axis=axis,
                                                    batch=batch, seq=seq))
+    # Every slot row goes back once: the same (token, remote device) pairs as the dispatch.
+    assert fabric_bytes_by_type(emu.last_run_counters())["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
     for d in range(len(xs)):
         assert torch.equal(got32[d], want[d]), f"device {d}"
         assert torch.equal(got16[d], want[d].to(torch.bfloat16)), f"device {d}"
@@ -417,6 +420,27 @@ def test_results_are_bitwise_identical_under_different_fabric_delays():
     for other in results[1:]:
         for a, b in zip(results[0], other):
             assert all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_two_links_split_the_payload_and_give_the_same_results():
+    shape, axis, batch, seq = (1, 8), 1, 1, 12
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=12)
+    mesh = open_mesh(shape)
+    inputs = to_mesh(mesh, xs, ids, ws, mapping)
+    out = all_to_all_dispatch_dense(*inputs, cluster_axis=axis, num_links=2)
+    counters = emu.last_run_counters()
+    check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis,
+                                                         capacity=out.tokens.shape[0]))
+    payload_by_link = {}
+    for flow in counters["fabric"]["flows"]:
+        if flow["type"] == "write":
+            payload_by_link[flow["link"]] = payload_by_link.get(flow["link"], 0) + flow["bytes"]
+    assert sorted(payload_by_link) == [0, 1] and min(payload_by_link.values()) > 0
+    assert sum(payload_by_link.values()) == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
+    reduced = emu.to_layout(out.tokens, emu.ROW_MAJOR_LAYOUT)
+    one, two = (device_shards(all_to_all_combine_dense(reduced, out.slot_source, out.num_slots, cluster_axis=axis,
+                                                       batch=batch, seq=seq, num_links=links)) for links in (1, 2))
+    assert all(torch.equal(a, b) for a, b in zip(one, two))
 
 
 def test_duplicate_experts_per_token_fan_out_on_the_destination():
@@ -569,7 +593,7 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
     all_to_all_dispatch_dense(x, ids, ws, mapping, cluster_axis=1, capacity=64, strict=False)
 
     # Device (0, 0) connects forward to chip 11, device (0, 1) backward to chip 10, on link 0.
-    assert calls == [(10, 11, 0, (0, 0)), (11, 10, 0, (0, 0))]
+    assert calls == [(10, 11, 0, (0, 0)), (11, 10, 0, (0, 0))]  # (src chip, dst chip, link, worker core)
     [(io_tensors, mesh_program)] = ttnn.generic_op_calls
     assert len(io_tensors) == 4 + 10
     programs = [program for _, program in mesh_program.items]

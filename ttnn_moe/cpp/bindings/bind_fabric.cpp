@@ -67,6 +67,14 @@ void bind_fabric(py::module_& m) {
         });
 
     auto mesh = py::reinterpret_borrow<py::class_<Mesh, std::shared_ptr<Mesh>>>(m.attr("Mesh"));
+    // Mesh(rows, cols, grid, topology=Topology.Ring): the constructor overload that sets the fabric topology.
+    mesh.def(py::init([](uint32_t rows, uint32_t cols, std::pair<uint32_t, uint32_t> grid, fabric::Topology t) {
+                 auto created = std::make_shared<Mesh>(rows, cols, grid.first, grid.second);
+                 created->fabric().set_topology(t);
+                 return created;
+             }),
+             py::arg("rows"), py::arg("cols"), py::arg("grid") = std::pair<uint32_t, uint32_t>{8, 8}, py::kw_only(),
+             py::arg("topology"));
     mesh.def_property(
             "fabric_topology", [](Mesh& self) { return self.fabric().topology(); },
             [](Mesh& self, fabric::Topology t) { self.fabric().set_topology(t); },

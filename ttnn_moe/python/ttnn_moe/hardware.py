@@ -257,10 +257,10 @@ class HardwareMeshTarget:
     def max_packet_payload(self, mesh: Any) -> int:
         return self._max_packet_payload
 
-    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, program: pd.ProgramDescriptor,
+    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: pd.ProgramDescriptor,
                                 core: pd.CoreCoord) -> list[int]:
         converted = program_descriptor(self.ttnn, program)
-        args = list(self.ttnn.setup_fabric_connection(self._node(mesh, src), self._node(mesh, dst), 0, converted,
+        args = list(self.ttnn.setup_fabric_connection(self._node(mesh, src), self._node(mesh, dst), link, converted,
                                                       self.ttnn.CoreCoord(core.x, core.y)))
         on_core = pd.CoreRangeSet([pd.CoreRange(core, core)])
         program.semaphores = list(program.semaphores) + [

@@ -47,7 +47,7 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     if (attrs.output_dtype != DataFormat::Float16_b && attrs.output_dtype != DataFormat::Float32) {
         fail("output dtype must be bfloat16 or float32, got " + format_name(attrs.output_dtype));
     }
-    if (attrs.num_links == 0) fail("num_links must be at least 1, got 0");
+    validate_num_links(kOpName, attrs.num_links);
     if (attrs.max_packet_payload < kAlignment || attrs.max_packet_payload % kAlignment) {
         fail("max_packet_payload must be a positive multiple of " + std::to_string(kAlignment) + ", got " +
              std::to_string(attrs.max_packet_payload));

@@ -51,7 +51,7 @@ Raises ValueError naming the offending value.)doc");
             key.add(return_partials ? 1 : 0).add(num_links).add(max_packet_payload);
             for (const auto& [mesh_id, chip_id] : fabric_node_ids) key.add(mesh_id).add(chip_id);
             for (const auto& t : io) key.add(t);
-            return mesh_program_entries(program_cache(), key, io, attrs.mesh, FabricWorker{}, [&](auto device) {
+            return mesh_program_entries(program_cache(), key, io, attrs.mesh, FabricWorker{0, {0, 0}, num_links}, [&](auto device) {
                 return create_program(io, kernels_root, {grid.first, grid.second}, attrs, device, fabric_node_ids);
             });
         },

@@ -72,7 +72,7 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
         fail("E = " + std::to_string(num_experts) + " experts are not divisible by the " +
              std::to_string(num_devices) + " devices of the mesh");
     }
-    if (attrs.num_links == 0) fail("num_links must be at least 1, got 0");
+    validate_num_links(kOpName, attrs.num_links);
     if (attrs.max_packet_payload < kAlignment || attrs.max_packet_payload % kAlignment) {
         fail("max_packet_payload must be a positive multiple of " + std::to_string(kAlignment) + ", got " +
              std::to_string(attrs.max_packet_payload));

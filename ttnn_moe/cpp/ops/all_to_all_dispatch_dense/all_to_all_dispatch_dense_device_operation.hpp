@@ -33,7 +33,7 @@ inline constexpr uint32_t kMaxExperts = 65536;
 struct Attributes {
     MeshGeometry mesh;
     uint32_t capacity = 0;           // rows per device; 0 = the worst case (default_capacity)
-    uint32_t num_links = 1;          // fabric links per direction the op may use (it uses link 0)
+    uint32_t num_links = 1;          // fabric links per direction: token t travels on link t % num_links
     uint32_t max_packet_payload = 0; // bytes per fabric packet payload (the fabric's channel buffer)
 };
 

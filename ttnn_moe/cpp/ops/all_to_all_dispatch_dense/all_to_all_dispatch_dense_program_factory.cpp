@@ -97,7 +97,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     }
     args.insert(args.end(), {s.tokens(), s.top_k, s.hidden, s.num_experts, s.local_experts, mesh.num_devices(),
                              line_size, line.position, s.capacity, attrs.max_packet_payload,
-                             s.mapping_element_bytes});
+                             s.mapping_element_bytes, attrs.num_links});
     args.insert(args.end(), line.device_indices.begin(), line.device_indices.end());
     append_route_args(mesh, line, fabric_node_ids, args);
     kernel.runtime_args.emplace_back(core, std::move(args));

@@ -25,6 +25,13 @@ void validate_geometry(const std::string& op, const MeshGeometry& mesh) {
     }
 }
 
+void validate_num_links(const std::string& op, uint32_t num_links) {
+    if (num_links == 0 || num_links > kMaxFabricLinks) {
+        throw std::invalid_argument(op + ": num_links must be in [1, " + std::to_string(kMaxFabricLinks) +
+                                    "], got " + std::to_string(num_links));
+    }
+}
+
 DispatchLine dispatch_line(const MeshGeometry& mesh, MeshCoordinate device) {
     DispatchLine line;
     line.position = mesh.cluster_axis == 0 ? device.row : device.col;

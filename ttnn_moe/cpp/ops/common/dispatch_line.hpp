@@ -24,6 +24,11 @@ enum class RouteDirection : uint32_t { Local = 0, Forward = 1, Backward = 2 };
 
 // Longest line a kernel handles (its per-destination tables are sized by it).
 inline constexpr uint32_t kMaxLineDevices = 32;
+// Most fabric links per direction a kernel uses (its connection table is sized by it).
+inline constexpr uint32_t kMaxFabricLinks = 4;
+
+// Checks 1 <= num_links <= kMaxFabricLinks; throws std::invalid_argument naming the value.
+void validate_num_links(const std::string& op, uint32_t num_links);
 
 struct MeshGeometry {
     uint32_t rows = 0;

@@ -2,7 +2,7 @@
 // fabric connections its kernel expects at the end of its runtime args. The
 // caller (ttnn_moe.ops._mesh_launch) appends the connection block with the
 // target's setup_fabric_connection, exactly as ttnn programs do on hardware:
-// [has_forward][forward connection args][has_backward][backward connection args].
+// [has_forward][forward args of links 0..num_links-1][has_backward][backward args ...].
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -15,10 +15,12 @@
 
 namespace ttnn_moe::ops {
 
-// Kernel and core whose runtime args end with the fabric connection block.
+// Kernel and core whose runtime args end with the fabric connection block, and the
+// links per direction it connects.
 struct FabricWorker {
     uint32_t kernel_index = 0;
     program::CoreCoord core{0, 0};
+    uint32_t num_links = 1;
 };
 
 inline pybind11::list mesh_program_entries(
@@ -39,6 +41,7 @@ inline pybind11::list mesh_program_entries(
             entry["program"] = std::move(program);
             entry["kernel_index"] = worker.kernel_index;
             entry["core"] = worker.core;
+            entry["num_links"] = worker.num_links;
             entry["forward"] = neighbors.forward ? py::cast(*neighbors.forward) : py::none();
             entry["backward"] = neighbors.backward ? py::cast(*neighbors.backward) : py::none();
             entries.append(entry);

@@ -5,21 +5,24 @@
 //    partials[position, t] on the device at position q (NOC when q is this
 //    device, fabric otherwise), and presence[q][t] is set in L1.
 // 3. Presence row q goes to presence page `position` on device q as fused write +
-//    increment packets: once they land, so has every row sent before them.
-// 4. After every peer's increment: for each token, sum partials[q, t] over
-//    q = 0..D-1 in ascending order in fp32 (absent partials count as +0.0, as in
-//    the golden), write the sum as bf16 (round to nearest even) or fp32; with
+//    increment packets on link 0 (once they land, so has every row sent on link 0),
+//    after a flushed increment on every other link. Slot s travels on link
+//    s % num_links.
+// 4. After every peer's increment: for each token, feed partials[q, t] for
+//    q = 0..D-1 in ascending order (absent partials as zeros, +0.0 as in the golden)
+//    to the compute kernel (sum_partials.cpp: fp32 accumulation), in 1024-element
+//    chunks, and write each chunk of the sum it returns (bf16 or fp32); with
 //    return_partials, absent partial rows are written as zeros.
 //
 // compile-time args: 7 interleaved accessors (IsDram|RuntimePageSize) in io order
 //   reduced, slot_source, num_slots, output, partials, presence, combine_status
-// named compile-time args: cb_row, cb_accumulator, cb_presence, cb_stage, cb_headers,
+// named compile-time args: cb_row, cb_partial, cb_out, cb_presence, cb_stage, cb_headers,
 //   sem_init, sem_partials
 // runtime args: 7 addresses, T, H, D, position, capacity, max packet payload,
-//   output_is_fp32, return_partials, presence row stride (bytes), 2*D route words,
+//   output_is_fp32, return_partials, presence row stride (bytes), num_links, 2*D route words,
 //   then the fabric connection block.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_accumulator:1,cb_presence:2,cb_stage:3,cb_headers:4,sem_init:0,sem_partials:1 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_accumulator:1,cb_presence:2,cb_stage:3,cb_headers:4,sem_init:0,sem_partials:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
@@ -32,18 +35,11 @@ constexpr uint32_t kDramAlignment = 32;  // Wormhole
 
 uint32_t align_dram(uint32_t bytes) { return (bytes + kDramAlignment - 1) / kDramAlignment * kDramAlignment; }
 
-float bf16_to_float(uint16_t bits) {
-    const uint32_t word = static_cast<uint32_t>(bits) << 16;
-    float value;
-    __builtin_memcpy(&value, &word, 4);
-    return value;
-}
+constexpr uint32_t kTileElements = 1024;  // a row chunk fed to the compute kernel as one tile
 
-uint16_t float_to_bf16(float value) {
-    uint32_t word;
-    __builtin_memcpy(&word, &value, 4);
-    if ((word & 0x7F800000u) == 0x7F800000u && (word & 0x007FFFFFu)) return static_cast<uint16_t>((word >> 16) | 0x40);
-    return static_cast<uint16_t>((word + 0x7FFFu + ((word >> 16) & 1u)) >> 16);
+void fill_words(uint32_t l1_addr, uint32_t count, uint32_t value) {
+    volatile uint32_t* words = reinterpret_cast<volatile uint32_t*>(l1_addr);
+    for (uint32_t i = 0; i < count; ++i) words[i] = value;
 }
 
 }  // namespace
@@ -66,11 +62,13 @@ void kernel_main() {
     const bool output_is_fp32 = get_arg_val<uint32_t>(arg++) != 0;
     const bool return_partials = get_arg_val<uint32_t>(arg++) != 0;
     const uint32_t presence_stride = get_arg_val<uint32_t>(arg++);
+    const uint32_t num_links = get_arg_val<uint32_t>(arg++);
     const size_t route_arg = arg;
     const size_t connection_arg = route_arg + 2 * line_size;
 
     constexpr uint32_t cb_row = get_named_compile_time_arg_val("cb_row");
-    constexpr uint32_t cb_accumulator = get_named_compile_time_arg_val("cb_accumulator");
+    constexpr uint32_t cb_partial = get_named_compile_time_arg_val("cb_partial");
+    constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
     constexpr uint32_t cb_presence = get_named_compile_time_arg_val("cb_presence");
     constexpr uint32_t cb_stage = get_named_compile_time_arg_val("cb_stage");
     constexpr uint32_t cb_headers = get_named_compile_time_arg_val("cb_headers");
@@ -96,9 +94,8 @@ void kernel_main() {
     const auto presence = TensorAccessor(presence_args, presence_addr, align_dram(presence_bytes));
     const auto status_out = TensorAccessor(status_args, status_addr, align_dram(kStatusWords * 4));
 
-    for (uint32_t cb : {cb_row, cb_accumulator, cb_presence, cb_stage, cb_headers}) cb_reserve_back(cb, 1);
+    for (uint32_t cb : {cb_row, cb_presence, cb_stage, cb_headers}) cb_reserve_back(cb, 1);
     const uint32_t row_l1 = get_write_ptr(cb_row);
-    const uint32_t accumulator_l1 = get_write_ptr(cb_accumulator);
     const uint32_t presence_l1 = get_write_ptr(cb_presence);
     const uint32_t stage_l1 = get_write_ptr(cb_stage);
     volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
@@ -106,7 +103,7 @@ void kernel_main() {
         return reinterpret_cast<volatile uint32_t*>(presence_l1 + q * presence_stride);
     };
 
-    moe_fabric::FabricLine line(line_size, position, route_arg, get_write_ptr(cb_headers), max_payload);
+    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, get_write_ptr(cb_headers), max_payload);
     line.open(connection_arg);
     uint32_t status[kStatusWords] = {0, 0xFFFFFFFFu, 0, 0, 0, 0, 0, 0};
 
@@ -139,7 +136,7 @@ void kernel_main() {
         if (q == position) {
             noc_async_write(row_l1, dst, row_bytes);
         } else {
-            line.write(q, row_l1, dst, row_bytes);
+            line.write(q, row_l1, dst, row_bytes, s % num_links);  // slots take turns on the links
         }
         presence_row(q)[t] = 1;
         noc_async_writes_flushed();  // row_l1 is refilled by the next slot
@@ -153,44 +150,47 @@ void kernel_main() {
         if (q == position) {
             noc_async_write(row, presence_page, presence_bytes);
         } else {
+            for (uint32_t link = 1; link < num_links; ++link) line.atomic_inc(q, sem_partials_noc, link);
             line.write_and_signal(q, row, presence_page, presence_bytes, sem_partials_noc);
         }
     }
     noc_async_write_barrier();
-    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(presence_bytes));
+    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(presence_bytes) + num_links - 1);
 
-    // 4. Fixed-order reduction of what this device received.
+    // 4. Feed the partials to the compute kernel, token by token and 1024-element chunk
+    //    by chunk, in ascending source position (a zero tile for an absent partial);
+    //    write back each sum it produces.
     for (uint32_t q = 0; q < line_size; ++q) {
         noc_async_read(presence.get_noc_addr(q), presence_l1 + q * presence_stride, presence_bytes);
     }
     noc_async_read_barrier();
-    volatile float* accumulator = reinterpret_cast<volatile float*>(accumulator_l1);
-    volatile uint16_t* row = reinterpret_cast<volatile uint16_t*>(row_l1);
+    fill_words(row_l1, row_bytes / 4, 0);  // a zero row, for absent partials
+    const uint32_t out_element_bytes = output_is_fp32 ? 4 : 2;
     for (uint32_t t = 0; t < num_tokens; ++t) {
-        for (uint32_t q = 0; q < line_size; ++q) {
-            const bool present = presence_row(q)[t] != 0;
-            const uint64_t partial = partials.get_noc_addr(q * num_tokens + t);
-            if (present) {
-                noc_async_read(partial, row_l1, row_bytes);
-                noc_async_read_barrier();
-            }
-            for (uint32_t h = 0; h < hidden; ++h) {
-                const float value = present ? bf16_to_float(row[h]) : 0.0f;
-                accumulator[h] = q == 0 ? value : accumulator[h] + value;
-            }
-            if (!present && return_partials) {
-                for (uint32_t h = 0; h < hidden; ++h) row[h] = 0;
-                noc_async_write(row_l1, partial, row_bytes);
-                noc_async_writes_flushed();
-            }
+        for (uint32_t q = 0; q < line_size && return_partials; ++q) {
+            if (presence_row(q)[t] == 0) noc_async_write(row_l1, partials.get_noc_addr(q * num_tokens + t), row_bytes);
         }
-        if (output_is_fp32) {
-            noc_async_write(accumulator_l1, output.get_noc_addr(t), hidden * 4);
-        } else {
-            for (uint32_t h = 0; h < hidden; ++h) row[h] = float_to_bf16(accumulator[h]);
-            noc_async_write(row_l1, output.get_noc_addr(t), row_bytes);
+        for (uint32_t chunk = 0; chunk * kTileElements < hidden; ++chunk) {
+            const uint32_t elements = hidden - chunk * kTileElements < kTileElements ? hidden - chunk * kTileElements
+                                                                                      : kTileElements;
+            for (uint32_t q = 0; q < line_size; ++q) {
+                cb_reserve_back(cb_partial, 1);
+                const uint32_t tile_l1 = get_write_ptr(cb_partial);
+                if (presence_row(q)[t] != 0) {
+                    noc_async_read(partials.get_noc_addr(q * num_tokens + t, chunk * kTileElements * 2), tile_l1,
+                                   elements * 2);
+                    noc_async_read_barrier();
+                } else {
+                    fill_words(tile_l1, kTileElements / 2, 0);
+                }
+                cb_push_back(cb_partial, 1);
+            }
+            cb_wait_front(cb_out, 1);
+            noc_async_write(get_read_ptr(cb_out), output.get_noc_addr(t, chunk * kTileElements * out_element_bytes),
+                            elements * out_element_bytes);
+            noc_async_writes_flushed();
+            cb_pop_front(cb_out, 1);
         }
-        noc_async_writes_flushed();  // accumulator and row are reused by the next token
     }
 
     for (uint32_t w = 0; w < kStatusWords; ++w) stage[w] = status[w];

@@ -15,7 +15,8 @@
 //    that keeps one of its assignments, to the first such row (lowest k); rows for
 //    this device go to all their rows over the NOC. Then each peer gets the list of
 //    this device's assignments to its experts, (t, e, weight) in (t, k) order, into
-//    routing_lists page `position`, and a flushed increment: "all my rows landed".
+//    routing_lists page `position`, and a flushed increment per link: "all my rows
+//    landed". Token t's rows travel on link t % num_links; metadata on link 0.
 // 5. Receive: after every peer's increment, walk the line's assignments to this
 //    device (the lists, in source order), write token_idx_map / weights /
 //    slot_source, and copy each remote token row from its first row to its other
@@ -31,7 +32,7 @@
 //   cb_idx_image, cb_weight_image, cb_stage, cb_headers, sem_init, sem_counts,
 //   sem_lists, sem_payload
 // runtime args: 14 addresses, T, K, H, E, E_l, N, D, position, capacity, max packet
-//   payload, mapping element bytes, D row-major device indices of the line, 2*D
+//   payload, mapping element bytes, num_links, D row-major device indices of the line, 2*D
 //   route words (fabric_line.hpp), then the fabric connection block.
 // conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3 defines=ROUTING_MODE=137 label=1d
 // conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
@@ -113,6 +114,7 @@ void kernel_main() {
     const uint32_t capacity = get_arg_val<uint32_t>(arg++);
     const uint32_t max_payload = get_arg_val<uint32_t>(arg++);
     const uint32_t mapping_element_bytes = get_arg_val<uint32_t>(arg++);
+    const uint32_t num_links = get_arg_val<uint32_t>(arg++);
     const size_t line_devices_arg = arg;
     const size_t route_arg = line_devices_arg + line_size;
     const size_t connection_arg = route_arg + 2 * line_size;
@@ -183,7 +185,7 @@ void kernel_main() {
         return reinterpret_cast<volatile uint32_t*>(counts_l1 + q * counts_page_bytes);
     };
 
-    moe_fabric::FabricLine line(line_size, position, route_arg, get_write_ptr(cb_headers), max_payload);
+    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, get_write_ptr(cb_headers), max_payload);
     line.open(connection_arg);
 
     uint32_t status[kStatusWords] = {0, 0, 0, kNone, kNone, kNone, 0, kNone};
@@ -310,8 +312,10 @@ void kernel_main() {
         noc_async_read(x.get_noc_addr(t), row_l1, row_bytes);
         noc_async_read_barrier();
         for (uint32_t i = 0; i < num_local; ++i) noc_async_write(row_l1, tokens.get_noc_addr(local_rows[i]), row_bytes);
-        for (uint32_t q = 0; q < line_size; ++q) {
-            if (first_row_at[q] != kNone) line.write(q, row_l1, tokens.get_noc_addr(first_row_at[q]), row_bytes);
+        for (uint32_t q = 0; q < line_size; ++q) {  // tokens take turns on the links
+            if (first_row_at[q] != kNone) {
+                line.write(q, row_l1, tokens.get_noc_addr(first_row_at[q]), row_bytes, t % num_links);
+            }
         }
         noc_async_writes_flushed();  // row_l1 is refilled by the next token
     }
@@ -329,12 +333,12 @@ void kernel_main() {
             ++n;
         }
         if (n) line.write_and_signal(q, list_l1, list_page_noc, n * sizeof(ListEntry), sem_lists_noc);
-        line.atomic_inc(q, sem_payload_noc);
+        for (uint32_t link = 0; link < num_links; ++link) line.atomic_inc(q, sem_payload_noc, link);
     }
     noc_async_write_barrier();
 
-    // 5. Receive: every peer's rows and lists have landed.
-    moe_fabric::wait_for_line(line, sem_payload);
+    // 5. Receive: every peer's rows and lists have landed (a flushed increment per link).
+    moe_fabric::wait_for_line(line, sem_payload, num_links);
     uint32_t list_packets = 0;
     for (uint32_t q = 0; q < line_size; ++q) {
         if (q == position) continue;

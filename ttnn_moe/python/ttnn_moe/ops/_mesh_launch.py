@@ -5,7 +5,7 @@ address on every device, as in ttnn) and per-device programs. A mesh op's C++
 factory returns, per device, its program plus the fabric neighbors its kernel
 connects to; this module appends the fabric connection block to that kernel's
 runtime args with the target's `setup_fabric_connection`, in ttnn's convention
-`[has_forward][forward args][has_backward][backward args]`, builds the
+`[has_forward][forward args per link][has_backward][backward args per link]`, builds the
 MeshProgramDescriptor and runs it. The same C++ factory serves the emulator and
 hardware: only the `MeshTarget` differs.
 """
@@ -22,8 +22,6 @@ from ttnn_moe.paths import kernels_dir
 
 # ttnn.Topology member names the mesh ops accept, as the factories number them.
 TOPOLOGIES = {"Linear": 0, "Ring": 1, "Mesh": 2}
-# Fabric link the ops' kernels use (one connection per direction).
-LINK_INDEX = 0
 
 
 def topology_code(topology: Any) -> int:
@@ -55,7 +53,8 @@ class MeshTarget(Protocol):
 
     def max_packet_payload(self, mesh: Any) -> int: ...
 
-    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, program: Any, core: Any) -> list[int]: ...
+    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: Any, core: Any
+                                ) -> list[int]: ...
 
     def to_arg(self, tensor: Any) -> _C.program.TensorArg: ...
 
@@ -98,9 +97,10 @@ class EmulatorMeshTarget:
     def max_packet_payload(self, mesh: Any) -> int:
         return int(emu_fabric.fabric_max_payload_size)
 
-    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, program: Any, core: Any) -> list[int]:
+    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: Any, core: Any
+                                ) -> list[int]:
         return emu_fabric.setup_fabric_connection(mesh._mesh.get_fabric_node_id(src),
-                                                  mesh._mesh.get_fabric_node_id(dst), LINK_INDEX, program, core)
+                                                  mesh._mesh.get_fabric_node_id(dst), link, program, core)
 
     def to_arg(self, tensor: Any) -> _C.program.TensorArg:
         return tensor.to_arg()
@@ -154,9 +154,9 @@ def _with_fabric_connections(target: MeshTarget, mesh: Any, entry: dict) -> Any:
     for side in ("forward", "backward"):
         neighbor = entry[side]
         block.append(0 if neighbor is None else 1)
-        if neighbor is not None:
+        for link in range(entry["num_links"] if neighbor is not None else 0):
             # Adds the connection's semaphores to `program` and returns its runtime args.
-            block.extend(target.setup_fabric_connection(mesh, entry["coord"], neighbor, program, core))
+            block.extend(target.setup_fabric_connection(mesh, entry["coord"], neighbor, link, program, core))
     kernels = program.kernels
     kernel = kernels[entry["kernel_index"]]
     kernel.runtime_args = [(c, list(args) + block if (c.x, c.y) == (core.x, core.y) else args)

@@ -35,6 +35,7 @@ def all_to_all_combine_dense(
     fp32 accumulation (bitwise reproducible). return_partials=True returns instead the
     unsummed (D, B, S, H) bfloat16 partials, zero rows where a position sent nothing.
 
+    num_links: fabric links per direction (1..4); slot s travels on link s % num_links.
     strict: read every device's combine_status after the op (a validation sync, outside the
     hot path) and raise ValueError on slot sources outside the line or the tokens.
     """

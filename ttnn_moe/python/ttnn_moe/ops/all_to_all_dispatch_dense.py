@@ -49,7 +49,7 @@ def all_to_all_dispatch_dense(
 
     capacity: rows per device (multiple of 32); None = the worst case for distinct experts.
     topology: ttnn.Topology (Linear, Ring, Mesh) or None for the mesh fabric's own.
-    num_links: links per direction the op may use; the kernels use link 0.
+    num_links: fabric links per direction (1..4); token t's rows travel on link t % num_links.
     strict: after the op, read every device's dispatch_status (a validation sync, outside
     the hot path) and raise ValueError on invalid ids, a bad mapping or capacity overflow.
     With strict=False overflowing rows are dropped and counted in dispatch_status.
