@@ -133,7 +133,7 @@ def _log_counters(counters: MeshCounters, counts: list[torch.Tensor], topk_indic
     # Each remote (token, destination) row crosses the fabric twice: out in dispatch, back in combine.
     row_bytes = 2 * remote_token_rows(topk_indices, mesh, experts_per_device) * H * 2
     logger.info(f"emulator: fabric {counters.fabric_packets} packets, {counters.fabric_bytes} bytes: remote token "
-                f"rows out and back {row_bytes}, other (routing-metadata exchange) "
+                f"rows out and back {row_bytes}, other (routing metadata and control) "
                 f"{counters.fabric_bytes - row_bytes}")
     logger.info(f"emulator: DRAM bytes read by kernels {counters.noc_bytes_read_dram}")
 
