@@ -14,10 +14,11 @@ def attach(ttnn: Any = None) -> Any:
     """
     if ttnn is None:
         import ttnn  # noqa: PLC0415  (only when the caller wants the real one)
-    from ttnn_moe.hardware import HardwareBackend
-    from ttnn_moe.ops import OPS, _launch
+    from ttnn_moe.hardware import HardwareBackend, HardwareMeshTarget
+    from ttnn_moe.ops import OPS, _launch, _mesh_launch
 
     _launch.register_backend(HardwareBackend(ttnn))
+    _mesh_launch.register_target(HardwareMeshTarget(ttnn))
     for name, op in OPS.items():
         setattr(ttnn, name, op)
     return ttnn

@@ -207,3 +207,73 @@ class HardwareBackend:
 def _dtype_name(dtype: Any) -> str:
     # ttnn.DataType members print as "DataType.BFLOAT16"; match on the lower-case member name.
     return str(getattr(dtype, "name", dtype)).split(".")[-1].lower()
+
+
+class HardwareMeshTarget:
+    """ttnn mesh tensors on a Tenstorrent mesh with tt-fabric, for the mesh ops
+    (`ttnn_moe.ops._mesh_launch`: all_to_all_dispatch_dense, all_to_all_combine_dense).
+
+    NOT EXECUTABLE HERE, like the rest of this module. Fabric connections come from
+    `ttnn.setup_fabric_connection(src_fabric_node_id, dst_fabric_node_id, link_idx,
+    program_descriptor, worker_core)` on the device's converted program; the two
+    semaphores it adds on the worker core (their ids are the last two of the runtime args
+    it returns, in 0.81.1's convention) are mirrored into our program so the conversion
+    in `run` carries them. `max_packet_payload` must not exceed the fabric's channel buffer
+    size; 4096 bytes fits every 0.81.1 fabric configuration. Topology defaults to Linear
+    (pass the op's `topology` for Ring or a 2D fabric).
+    """
+
+    name = "ttnn"
+
+    def __init__(self, ttnn: Any, max_packet_payload: int = 4096):
+        self.ttnn = ttnn
+        self._tensors = HardwareBackend(ttnn)
+        self._max_packet_payload = max_packet_payload
+
+    def owns(self, tensor: Any) -> bool:
+        return isinstance(tensor, self.ttnn.Tensor)
+
+    def mesh_of(self, tensor: Any) -> Any:
+        return tensor.device()
+
+    def mesh_shape(self, mesh: Any) -> tuple[int, int]:
+        rows, cols = tuple(mesh.shape)
+        return int(rows), int(cols)
+
+    def grid_of(self, mesh: Any) -> tuple[int, int]:
+        return self._tensors.grid_of(mesh)
+
+    def _node(self, mesh: Any, coord: pd.MeshCoordinate) -> Any:
+        return mesh.get_fabric_node_id(self.ttnn.MeshCoordinate(coord.row, coord.col))
+
+    def fabric_node_ids(self, mesh: Any) -> list[tuple[int, int]]:
+        rows, cols = self.mesh_shape(mesh)
+        nodes = [self._node(mesh, pd.MeshCoordinate(r, c)) for r in range(rows) for c in range(cols)]
+        return [(int(n.mesh_id), int(n.chip_id)) for n in nodes]
+
+    def fabric_topology(self, mesh: Any) -> int:
+        return 0  # Linear (ttnn_moe.ops._mesh_launch.TOPOLOGIES)
+
+    def max_packet_payload(self, mesh: Any) -> int:
+        return self._max_packet_payload
+
+    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: pd.ProgramDescriptor,
+                                core: pd.CoreCoord) -> list[int]:
+        converted = program_descriptor(self.ttnn, program)
+        args = list(self.ttnn.setup_fabric_connection(self._node(mesh, src), self._node(mesh, dst), link, converted,
+                                                      self.ttnn.CoreCoord(core.x, core.y)))
+        on_core = pd.CoreRangeSet([pd.CoreRange(core, core)])
+        program.semaphores = list(program.semaphores) + [
+            pd.SemaphoreDescriptor(id=sem_id, core_type=pd.CoreType.WORKER, core_ranges=on_core, initial_value=0)
+            for sem_id in args[-2:]
+        ]
+        return args
+
+    def to_arg(self, tensor: Any) -> pd.TensorArg:
+        return self._tensors.to_arg(tensor)
+
+    def allocate(self, spec: pd.TensorArg, mesh: Any, memory_config: Any) -> Any:
+        return self._tensors.allocate(spec, mesh, memory_config)
+
+    def run(self, io_tensors: list[Any], program: pd.MeshProgramDescriptor) -> None:
+        run_program(self.ttnn, io_tensors, program)

@@ -2,11 +2,14 @@
 
 Every op runs through `ttnn_moe.ops._launch.launch` (C++ validation and output
 specs, cached program, `generic_op`), so the same function runs on emulator
-tensors and, after `ttnn_moe.attach(ttnn)`, on ttnn tensors.
+tensors and, after `ttnn_moe.attach(ttnn)`, on ttnn tensors. The mesh ops
+(all_to_all_*_dense) run through `ttnn_moe.ops._mesh_launch.launch_mesh`.
 """
 
 from collections.abc import Callable
 
+from ttnn_moe.ops.all_to_all_combine_dense import all_to_all_combine_dense
+from ttnn_moe.ops.all_to_all_dispatch_dense import all_to_all_dispatch_dense
 from ttnn_moe.ops.local_reduce_moe_output import local_reduce_moe_output
 from ttnn_moe.ops.moe_bmm import moe_bmm
 from ttnn_moe.ops.prepare_moe_routing_tensors import prepare_moe_routing_tensors
@@ -18,6 +21,8 @@ OPS: dict[str, Callable] = {
     "scatter_moe_input": scatter_moe_input,
     "moe_bmm": moe_bmm,
     "local_reduce_moe_output": local_reduce_moe_output,
+    "all_to_all_dispatch_dense": all_to_all_dispatch_dense,
+    "all_to_all_combine_dense": all_to_all_combine_dense,
 }
 
 __all__ = ["OPS", *OPS]

@@ -1,0 +1,11 @@
+"""DeepSeek-V3 MoE layer on (emulated) Tenstorrent meshes, in tt-metal model style.
+
+`TtMoE` holds the layer's weights as device tensors and runs the mesh flow of
+SPEC section 5 with the ttnn_moe device ops; `mesh_io` moves activations
+between torch and the mesh.
+"""
+
+from models.deepseek_v3.tt.mesh_io import device_values, input_to_mesh, output_to_torch
+from models.deepseek_v3.tt.moe import TtMoE
+
+__all__ = ["TtMoE", "device_values", "input_to_mesh", "output_to_torch"]

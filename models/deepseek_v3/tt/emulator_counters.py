@@ -1,0 +1,66 @@
+"""What the emulator counted during a forward pass, summed over the mesh, and the yardsticks of
+SPEC section 8 it can be held against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ttnn_moe import _C
+from ttnn_moe import emu as ttnn
+
+_TILE = 32
+
+
+@dataclass(frozen=True)
+class MeshCounters:
+    tile_matmuls: int         # 32x32x32 tile products the kernels executed
+    kernel_builds: int        # JIT compiler runs (cache misses)
+    kernel_cache_hits: int
+    fabric_packets: int
+    fabric_bytes: int         # every packet's payload: token rows plus the routing-metadata exchange
+    noc_bytes_read_dram: int
+
+    @classmethod
+    def since_reset(cls, mesh_device: ttnn.MeshDevice) -> "MeshCounters":
+        per_device = mesh_device.counters()
+
+        def total(key: str) -> int:
+            return sum(int(c[key]) for c in per_device)
+
+        return cls(
+            tile_matmuls=total("tile_matmuls"),
+            kernel_builds=total("kernel_builds"),
+            kernel_cache_hits=total("kernel_cache_hits"),
+            fabric_packets=sum(int(c["fabric"]["packets"]) for c in per_device),
+            fabric_bytes=sum(int(c["fabric"]["bytes"]) for c in per_device),
+            noc_bytes_read_dram=total("noc_bytes_read_dram"),
+        )
+
+
+def process_jit_stats() -> dict:
+    """Kernel builds and cache hits of this process so far (every device, every op)."""
+    return dict(_C.emu.jit_stats())
+
+
+def needed_expert_tile_matmuls(counts_per_device: list[torch.Tensor], hidden: int, intermediate: int) -> int:
+    """Tile matmuls the three grouped moe_bmm calls need: each local expert's ceil(count / 32)
+    row tiles times (H/32 x I/32) tiles for w1 and w3 each, and (I/32 x H/32) for w2."""
+    row_tiles = sum(int(((c.reshape(-1).to(torch.int64) + _TILE - 1) // _TILE).sum()) for c in counts_per_device)
+    return 3 * row_tiles * (hidden // _TILE) * (intermediate // _TILE)
+
+
+def remote_token_rows(topk_indices: torch.Tensor, mesh_shape: tuple[int, int], experts_per_device: int) -> int:
+    """Unique (token, destination device) pairs over all dispatch lines whose destination is not
+    the token's own device: the token rows dense dispatch must send over the fabric. Device
+    (r, c) sends only to the owners in its own column c (dispatch runs along axis 0).
+
+    topk_indices (R*C, B, K): each device's routing, row-major device order."""
+    _, cols = mesh_shape
+    pairs = 0
+    for device, ids in enumerate(topk_indices.to(torch.int64)):
+        owners = ids // experts_per_device                               # (B, K) owning device index
+        for token_owners in owners.tolist():
+            pairs += sum(1 for owner in set(token_owners) if owner % cols == device % cols and owner != device)
+    return pairs

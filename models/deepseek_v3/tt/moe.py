@@ -1,0 +1,138 @@
+"""TtMoE: the DeepSeek-V3 MoE layer on a mesh, SPEC section 5 step by step.
+
+Mesh (R, C): axis 1 (the C columns of a row) is tensor parallel, axis 0 (the R
+rows of a column) is the dispatch line. Shapes are per device; B tokens per
+mesh row, H hidden, E_l experts per device, K top-k, I expert intermediate,
+Is shared intermediate, cap dispatch capacity.
+
+Two kinds of calls:
+- our kernels (`ttnn_moe.*`): all_to_all_dispatch_dense, moe_bmm,
+  local_reduce_moe_output, all_to_all_combine_dense;
+- HOST BUILT-INS of the emulator (`ttnn_moe.emu`, imported as `ttnn` so the
+  same lines call the real ttnn ops on hardware): all_gather, reduce_scatter,
+  to_layout, reshape, matmul, silu, mul, add; and the router `moe_gate`
+  (one host step, see moe_gate.py).
+
+Nothing in `forward` reads a count back to the host: every op takes its counts
+from device memory. Ops that can validate by reading back (dispatch, moe_bmm,
+combine) get strict=False; their device-side status (e.g. dispatch_status) is
+kept on the device for a caller that wants to check it outside the hot path.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Optional
+
+import torch
+
+import ttnn_moe
+from models.deepseek_v3.config import DeepseekV3MoEConfig
+from models.deepseek_v3.tt.moe_gate import moe_gate
+from models.deepseek_v3.tt.moe_weights import TtMoEWeights, load_tt_moe_weights
+from models.deepseek_v3.weights import load_moe_layer
+from ttnn_moe import emu as ttnn
+
+DISPATCH_AXIS = 0   # mesh rows: tokens travel up and down their column to the experts' owners
+TP_AXIS = 1         # mesh columns: the hidden dimension is split over a row
+
+StageObserver = Callable[[str, ttnn.Tensor], None]
+
+
+class TtMoE:
+    """The MoE layer's device weights and its forward pass on one mesh."""
+
+    def __init__(self, state_dict: Mapping[str, torch.Tensor], config: DeepseekV3MoEConfig,
+                 mesh_device: ttnn.MeshDevice, *, prefix: str = "", expert_dtype=ttnn.bfloat16,
+                 capacity: Optional[int] = None):
+        """state_dict: the layer's weights below `prefix` in any layout `weights.load_moe_layer` reads
+        (per-expert, fp8 with block scales, transformers' fused experts). expert_dtype: bfloat16 or
+        bfloat8_b for the routed experts' weights. capacity: dispatch rows per device (None: the
+        dispatch op's worst case, which never drops a token)."""
+        self.config = config
+        self.mesh_device = mesh_device
+        self.capacity = capacity
+        layer = load_moe_layer(state_dict, config, prefix=prefix)
+        self.weights: TtMoEWeights = load_tt_moe_weights(layer, config, mesh_device, expert_dtype=expert_dtype)
+        self.last_dispatch_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see dispatch
+
+    def forward(self, x: ttnn.Tensor, observer: Optional[StageObserver] = None) -> ttnn.Tensor:
+        """x per device (B, H/C) bfloat16 TILE -> per device (B, H/C) bfloat16 TILE.
+
+        `observer(stage, tensor)`, if given, sees the mesh tensor after every stage.
+        """
+        w, config = self.weights, self.config
+        notify = observer or (lambda stage, tensor: None)
+        rows, cols = tuple(self.mesh_device.shape)
+        if not isinstance(x, ttnn.Tensor) or x.device() is not self.mesh_device:
+            raise ValueError(f"x must be a tensor on this layer's mesh {self.mesh_device!r}, got {x!r}")
+        B, H = int(x.shape[0]), config.hidden_size
+        if tuple(x.shape) != (B, H // cols):
+            raise ValueError(f"x must be (B, {H // cols}) per device on a {rows}x{cols} mesh, got {list(x.shape)}")
+        notify("input", x)                                                                 # (B, H/C)
+
+        # 1. All-gather the hidden slices of a row [host built-in]: every device of a row
+        #    holds the row's B tokens in full.
+        x_full = ttnn.all_gather(x, dim=1, cluster_axis=TP_AXIS)                            # (B, H) TILE
+        notify("all_gather", x_full)
+
+        # 2. Route [host built-in moe_gate]: identical on the devices of a row, since their x is.
+        topk_indices, topk_weights = moe_gate(x_full, w.gate_weight, w.gate_bias, config)  # (B, 1, K) each
+        notify("gate.topk_indices", topk_indices)
+        notify("gate.topk_weights", topk_weights)
+
+        # 3. Dense dispatch down the column [kernel]: device (r, c) receives the rows of column c
+        #    whose experts it owns, packed by local expert in 32-row-aligned blocks; each token row
+        #    crosses the fabric at most once per destination device.
+        x_rows = ttnn.reshape(ttnn.to_layout(x_full, ttnn.ROW_MAJOR_LAYOUT), (B, 1, H))      # (B, S=1, H) RM
+        dispatched = ttnn_moe.all_to_all_dispatch_dense(
+            x_rows, topk_indices, topk_weights, w.expert_mapping,
+            cluster_axis=DISPATCH_AXIS, capacity=self.capacity, strict=False)
+        ttnn.deallocate(x_rows)
+        self.last_dispatch_status = dispatched.dispatch_status                              # (1, 8), stays on device
+        counts, offsets = dispatched.num_routed_tokens, dispatched.expert_offsets          # (E_l, 1) each
+        notify("dispatch.tokens", dispatched.tokens)                                       # (cap, H) RM
+        notify("dispatch.num_routed_tokens", counts)
+        notify("dispatch.slot_source", dispatched.slot_source)                             # (cap, 2)
+
+        # 4. Routed experts, SwiGLU, grouped moe_bmm over the packed blocks [kernels]: only the
+        #    active row tiles of each local expert are computed; idle experts' weights are not read.
+        tokens = ttnn.to_layout(dispatched.tokens, ttnn.TILE_LAYOUT)                        # (cap, H) TILE
+        gate_out = ttnn_moe.moe_bmm(tokens, w.experts_w1, counts, expert_offsets=offsets, strict=False)  # (cap, I)
+        up_out = ttnn_moe.moe_bmm(tokens, w.experts_w3, counts, expert_offsets=offsets, strict=False)    # (cap, I)
+        hidden = ttnn.mul(ttnn.silu(gate_out), up_out)                                     # (cap, I) [host built-ins]
+        expert_out = ttnn_moe.moe_bmm(hidden, w.experts_w2, counts, expert_offsets=offsets, strict=False)  # (cap, H)
+        for intermediate in (tokens, gate_out, up_out, hidden):
+            ttnn.deallocate(intermediate)
+        notify("experts.w2", expert_out)
+
+        # 5a. Local reduce into slots [kernel]: weight every row by its routing weight (the only
+        #     place the weights are applied) and sum the rows of each (source device, token) slot.
+        expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)                    # (cap, H) RM
+        reduced = ttnn_moe.local_reduce_moe_output(
+            expert_rows, dispatched.token_idx_map, dispatched.routed_token_weights, counts,
+            int(dispatched.tokens.shape[0]), expert_offsets=offsets)                       # (cap, H) RM
+        ttnn.deallocate(expert_rows)
+        notify("local_reduce", reduced)
+
+        # 5b. Combine up the column [kernel]: slot rows return to their source devices, which sum
+        #     them in ascending source order: column c's experts' share of every token.
+        combined = ttnn_moe.all_to_all_combine_dense(
+            reduced, dispatched.slot_source, dispatched.num_slots,
+            cluster_axis=DISPATCH_AXIS, batch=B, seq=1, strict=False)                      # (B, 1, H) RM
+        notify("combine", combined)
+
+        # 6. Shared expert, tensor parallel [host built-ins]: column c computes its Is/C slice of
+        #    the intermediate, a partial (B, H) summed over the row by the reduce-scatter below.
+        shared_hidden = ttnn.mul(ttnn.silu(ttnn.matmul(x_full, w.shared_w1)),
+                                 ttnn.matmul(x_full, w.shared_w3))                         # (B, Is/C)
+        shared_out = ttnn.matmul(shared_hidden, w.shared_w2)                               # (B, H) partial
+        routed = ttnn.to_layout(ttnn.reshape(combined, (B, H)), ttnn.TILE_LAYOUT)          # (B, H) TILE
+        partial = ttnn.add(shared_out, routed)                                             # (B, H)
+        notify("shared_expert_partial", partial)
+
+        # 7. Reduce-scatter over the row [host built-in]: sum the C partials, column c keeps slice c.
+        output = ttnn.reduce_scatter(partial, dim=1, cluster_axis=TP_AXIS)                 # (B, H/C)
+        notify("reduce_scatter", output)
+        return output
+
+    __call__ = forward

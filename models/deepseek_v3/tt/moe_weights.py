@@ -1,0 +1,102 @@
+"""The MoE layer's weights as device tensors on a mesh.
+
+Placement (SPEC section 5), devices numbered row-major over the (R, C) mesh:
+- routed experts: device d owns the E_l = E / (R*C) experts its column of the
+  expert mapping names, stacked in local-slot order as moe_bmm's (E_l, Kd, N)
+  TILE weights: w1, w3 (E_l, H, I) and w2 (E_l, I, H);
+- gate: the (E, H) weight and the (1, E) score-correction bias in fp32 (routing
+  near-ties must not flip on a rounding), replicated: every device of a row
+  routes the same tokens;
+- shared expert, tensor parallel over the C columns: w1, w3 split by output
+  column (H, Is/C), w2 by input row (Is/C, H); the same shard on every row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import torch
+
+from models.deepseek_v3.config import DeepseekV3MoEConfig
+from models.deepseek_v3.reference import local_expert_weights
+from ttnn_moe import emu as ttnn
+from ttnn_moe import golden
+
+EXPERT_DTYPES = (ttnn.bfloat16, ttnn.bfloat8_b)
+
+
+@dataclass(frozen=True)
+class TtMoEWeights:
+    expert_mapping: ttnn.Tensor        # (1, 1, E, R*C) int32 ROW_MAJOR one-hot, replicated
+    experts_w1: ttnn.Tensor            # (E_l, H, I) TILE per device
+    experts_w3: ttnn.Tensor            # (E_l, H, I) TILE per device
+    experts_w2: ttnn.Tensor            # (E_l, I, H) TILE per device
+    gate_weight: ttnn.Tensor           # (E, H) float32 TILE, replicated
+    gate_bias: ttnn.Tensor             # (1, E) float32 ROW_MAJOR, replicated
+    shared_w1: ttnn.Tensor             # (H, Is/C) bfloat16 TILE, column c's slice
+    shared_w3: ttnn.Tensor             # (H, Is/C) bfloat16 TILE, column c's slice
+    shared_w2: ttnn.Tensor             # (Is/C, H) bfloat16 TILE, column c's slice
+
+    @property
+    def experts_per_device(self) -> int:
+        return int(self.experts_w1.shape[0])
+
+
+def check_layer_fits_mesh(config: DeepseekV3MoEConfig, mesh_shape: tuple[int, int]) -> None:
+    """ValueError naming the size that does not split over the mesh or into tiles."""
+    rows, cols = mesh_shape
+    H, I, Is, E = (config.hidden_size, config.moe_intermediate_size, config.shared_intermediate_size,
+                   config.n_routed_experts)
+    if E % (rows * cols):
+        raise ValueError(f"n_routed_experts={E} does not split over the {rows * cols} devices of a {rows}x{cols} mesh")
+    if H % (32 * cols):
+        raise ValueError(f"hidden_size={H} must split into whole tiles over {cols} mesh columns (a multiple of "
+                         f"{32 * cols})")
+    if I % 32:
+        raise ValueError(f"moe_intermediate_size={I} must be a multiple of 32 (moe_bmm works on tiles)")
+    if Is % (32 * cols):
+        raise ValueError(f"shared intermediate size {Is} must split into whole tiles over {cols} mesh columns "
+                         f"(a multiple of {32 * cols})")
+
+
+def load_tt_moe_weights(state_dict: Mapping[str, torch.Tensor], config: DeepseekV3MoEConfig,
+                        mesh_device: ttnn.MeshDevice, *, expert_dtype=ttnn.bfloat16) -> TtMoEWeights:
+    """Device tensors of a normalized state dict (`weights.load_moe_layer`) on `mesh_device`."""
+    if not isinstance(mesh_device, ttnn.MeshDevice):
+        raise TypeError(f"mesh_device must be a MeshDevice, got {mesh_device!r}")
+    if expert_dtype not in EXPERT_DTYPES:
+        raise ValueError(f"expert_dtype must be bfloat16 or bfloat8_b, got {expert_dtype!r}")
+    mesh_shape = tuple(mesh_device.shape)
+    check_layer_fits_mesh(config, mesh_shape)
+    num_devices = mesh_device.get_num_devices()
+
+    # The placement of SPEC section 5 (expert e on device e // E_l), one definition shared with the goldens.
+    mapping = golden.expert_mapping_for_mesh(config.n_routed_experts, num_devices)            # (1, 1, E, D)
+    # Device d's experts in local-slot order, stacked over devices: (D * E_l, Kd, N).
+    per_device = [local_expert_weights(state_dict, golden.local_expert_slots(mapping, d)) for d in range(num_devices)]
+    stacked = [torch.cat([w[i] for w in per_device]) for i in range(3)]                      # w1, w3, w2
+
+    def experts(t: torch.Tensor) -> ttnn.Tensor:                                               # -> (E_l, Kd, N)
+        return ttnn.from_torch(t, dtype=expert_dtype, layout=ttnn.TILE_LAYOUT, device=mesh_device,
+                               mesh_mapper=ttnn.ShardTensorToMesh(mesh_device, dim=0))
+
+    def tp_shard(t: torch.Tensor, dim: int) -> ttnn.Tensor:                                   # column slice
+        return ttnn.from_torch(t, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh_device,
+                               mesh_mapper=ttnn.ShardTensor2dMesh(mesh_device, mesh_shape, dims=(None, dim)))
+
+    def replicated(t: torch.Tensor, dtype, layout) -> ttnn.Tensor:
+        return ttnn.from_torch(t, dtype=dtype, layout=layout, device=mesh_device)
+
+    return TtMoEWeights(
+        expert_mapping=replicated(mapping, ttnn.int32, ttnn.ROW_MAJOR_LAYOUT),
+        experts_w1=experts(stacked[0]),
+        experts_w3=experts(stacked[1]),
+        experts_w2=experts(stacked[2]),
+        gate_weight=replicated(state_dict["gate.weight"].float(), ttnn.float32, ttnn.TILE_LAYOUT),
+        gate_bias=replicated(state_dict["gate.e_score_correction_bias"].float().reshape(1, -1), ttnn.float32,
+                             ttnn.ROW_MAJOR_LAYOUT),
+        shared_w1=tp_shard(state_dict["shared_experts.gate_proj.weight"].T, dim=1),           # (H, Is) -> (H, Is/C)
+        shared_w3=tp_shard(state_dict["shared_experts.up_proj.weight"].T, dim=1),             # (H, Is) -> (H, Is/C)
+        shared_w2=tp_shard(state_dict["shared_experts.down_proj.weight"].T, dim=0),           # (Is, H) -> (Is/C, H)
+    )

@@ -1,0 +1,604 @@
+"""all_to_all_dispatch_dense / all_to_all_combine_dense.
+
+First the host side (C++ validation, the per-device programs and their fabric routes), then
+the ops on emulated meshes against ttnn_moe.golden: every dispatch output exact, combine exact
+in float32 and after bfloat16 rounding, fabric byte counters against an independent count,
+determinism under different fabric delivery delays, strict-mode errors, and the expert
+pipeline dispatch -> moe_bmm grouped -> local_reduce over slots -> combine.
+"""
+
+import pytest
+import torch
+
+from ttnn_moe import (
+    _C,
+    all_to_all_combine_dense,
+    all_to_all_dispatch_dense,
+    emu,
+    golden,
+    local_reduce_moe_output,
+    moe_bmm,
+)
+from ttnn_moe.emu.tensor import device_shards, from_shards
+from ttnn_moe.paths import kernels_dir
+from ttnn_moe.testing import assert_pcc
+
+DF = _C.program.DataFormat
+RM = _C.program.Layout.ROW_MAJOR
+LINEAR, RING, MESH = 0, 1, 2
+
+
+def arg(shape, dtype, layout=RM, address=4096):
+    element = {DF.Float16_b: 2, DF.UInt32: 4, DF.Int32: 4, DF.UInt16: 2, DF.Float32: 4}[dtype]
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    return _C.program.TensorArg(shape=list(shape), dtype=dtype, layout=layout, address=address,
+                                page_size=shape[-1] * element, num_pages=rows, is_dram=True)
+
+
+def dispatch_inputs(batch=2, seq=3, hidden=64, top_k=4, experts=64, devices=8, mapping_dtype=DF.Int32):
+    return [
+        arg((batch, seq, hidden), DF.Float16_b),
+        arg((batch, seq, top_k), DF.UInt32),
+        arg((batch, seq, top_k), DF.Float16_b),
+        arg((1, 1, experts, devices), mapping_dtype),
+    ]
+
+
+def dispatch_specs(inputs, mesh=(1, 8), axis=1, topology=LINEAR, capacity=0, num_links=1, payload=4096):
+    return _C.ops.all_to_all_dispatch_dense_output_specs(
+        inputs, mesh_shape=mesh, cluster_axis=axis, topology=topology, capacity=capacity, num_links=num_links,
+        max_packet_payload=payload)
+
+
+def test_dispatch_output_specs_follow_the_spec_shapes():
+    specs = dispatch_specs(dispatch_inputs(batch=3, seq=7, hidden=128, top_k=4, experts=64), capacity=256)
+    shapes = [list(s.shape) for s in specs]
+    # E_l = 64 / 8; D = 8 devices on axis 1 of a 1x8 mesh.
+    assert shapes[:8] == [[256, 128], [8, 1], [8, 1], [256], [256], [256, 2], [1], [1, 8]]
+    assert [s.dtype for s in specs[:8]] == [DF.Float16_b, DF.UInt32, DF.UInt32, DF.UInt32, DF.Float16_b,
+                                            DF.UInt32, DF.UInt32, DF.UInt32]
+    # routing_counts (D, E) and routing_lists (D, 2*T*K): one page per line position.
+    assert shapes[8:] == [[8, 64], [8, 2 * 21 * 4]]
+
+
+def test_default_capacity_is_the_worst_case_for_distinct_experts():
+    # D * T * min(K, E_l) rows rounded to a tile, plus a tile of padding per block:
+    # D = 4 (axis 0 of 4x8), T = 5, K = 4, E_l = 64 / 32 = 2 -> 40 -> 64, + 2 * 32.
+    specs = dispatch_specs(dispatch_inputs(batch=1, seq=5, top_k=4, experts=64, devices=32), mesh=(4, 8), axis=0)
+    assert list(specs[0].shape)[0] == 64 + 64
+    assert _C.ops.all_to_all_dispatch_dense_default_capacity(5, 4, 4, 2) == 64 + 64
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(axis=2), "cluster_axis must be 0 or 1"),
+        (dict(topology=3), "topology must be"),
+        (dict(capacity=100), "capacity 100 must be a multiple of 32"),
+        (dict(num_links=0), r"num_links must be in \[1, 4\], got 0"),
+        (dict(num_links=5), r"num_links must be in \[1, 4\], got 5"),
+        (dict(payload=100), "max_packet_payload must be"),
+        (dict(mesh=(2, 8)), "covers 8 devices, the 2x8 mesh has 16"),
+    ],
+)
+def test_dispatch_bad_attributes_raise(change, message):
+    with pytest.raises(ValueError, match=message):
+        dispatch_specs(dispatch_inputs(), **change)
+
+
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        (dispatch_inputs(experts=60), "E = 60 experts are not divisible by the 8 devices"),
+        (dispatch_inputs(top_k=33), "K = 33 exceeds"),
+        (dispatch_inputs(experts=65536 + 8), "exceeds the 65536 experts"),
+        (dispatch_inputs(hidden=40), "H = 40 must be a multiple of 16"),
+        (dispatch_inputs()[:3] + [arg((64, 8, 2), DF.Int32)], r"expert_mapping \(1, 1, E, num_devices\) must have rank 2"),
+        (dispatch_inputs()[:3] + [arg((1, 1, 64, 8), DF.Float16_b)], "expert_mapping must be uint16, uint32 or int32"),
+        ([dispatch_inputs()[0], arg((2, 3, 4), DF.Int32)] + dispatch_inputs()[2:], "topk_indices must be uint32"),
+        ([dispatch_inputs()[0], arg((2, 4, 4), DF.UInt32)] + dispatch_inputs()[2:], r"must match x \(2, 3, 64\)"),
+        (dispatch_inputs()[:2] + [arg((2, 3, 5), DF.Float16_b), dispatch_inputs()[3]], "topk_weights"),
+        (dispatch_inputs()[:3], "expects 4 inputs"),
+    ],
+)
+def test_dispatch_bad_inputs_raise(inputs, message):
+    with pytest.raises(ValueError, match=message):
+        dispatch_specs(inputs)
+
+
+def test_dispatch_accepts_ttnn_4d_inputs_and_uint16_mapping():
+    inputs = [arg((1, 2, 3, 64), DF.Float16_b), arg((1, 2, 3, 4), DF.UInt32), arg((1, 2, 3, 4), DF.Float16_b),
+              arg((1, 1, 64, 8), DF.UInt16)]
+    assert list(dispatch_specs(inputs, capacity=64)[0].shape) == [64, 64]
+
+
+def dispatch_programs(mesh, axis, topology, node_ids=None):
+    inputs = dispatch_inputs(devices=mesh[0] * mesh[1], experts=8 * mesh[0] * mesh[1])
+    specs = dispatch_specs(inputs, mesh=mesh, axis=axis, topology=topology, capacity=64)
+    for i, spec in enumerate(specs):
+        spec.address = 65536 * (i + 1)
+    node_ids = node_ids or [(0, d) for d in range(mesh[0] * mesh[1])]
+    return _C.ops.all_to_all_dispatch_dense_program(
+        inputs + list(specs), str(kernels_dir()), grid=(2, 2), mesh_shape=mesh, cluster_axis=axis,
+        topology=topology, capacity=64, num_links=1, max_packet_payload=4096, fabric_node_ids=node_ids)
+
+
+def coord(c):
+    return None if c is None else (c.row, c.col)
+
+
+@pytest.mark.parametrize("mesh, axis", [((1, 8), 1), ((2, 4), 0), ((2, 4), 1), ((4, 8), 0)])
+def test_linear_line_connects_each_device_to_its_existing_neighbors(mesh, axis):
+    entries = dispatch_programs(mesh, axis, LINEAR)
+    assert [coord(e["coord"]) for e in entries] == [(r, c) for r in range(mesh[0]) for c in range(mesh[1])]
+    for e in entries:
+        r, c = coord(e["coord"])
+        pos, size = (r, mesh[0]) if axis == 0 else (c, mesh[1])
+        step = (1, 0) if axis == 0 else (0, 1)
+        forward = (r + step[0], c + step[1]) if pos + 1 < size else None
+        backward = (r - step[0], c - step[1]) if pos > 0 else None
+        assert (coord(e["forward"]), coord(e["backward"])) == (forward, backward)
+
+
+def test_ring_connects_both_ways_round_the_line():
+    entries = dispatch_programs((1, 8), 1, RING)
+    assert (coord(entries[0]["forward"]), coord(entries[0]["backward"])) == ((0, 1), (0, 7))
+    assert (coord(entries[7]["forward"]), coord(entries[7]["backward"])) == ((0, 0), (0, 6))
+
+
+def route_words(entry, line_size):
+    """The kernel's per-position route words: (direction, hops, chip id) of each line position."""
+    args = entry["program"].kernels[0].runtime_args[0][1]
+    start = 14 + 12 + line_size  # 14 addresses, 12 scalars, line device indices
+    words = args[start:start + 2 * line_size]
+    return [(w & 0xFF, (w >> 8) & 0xFF, n & 0xFFFF) for w, n in zip(words[::2], words[1::2])]
+
+
+def test_routes_take_the_shorter_way_on_a_ring_and_the_straight_way_on_a_line():
+    local, fwd, bwd = 0, 1, 2
+    ring = route_words(dispatch_programs((1, 8), 1, RING)[1], 8)
+    assert [(d, h) for d, h, _ in ring] == [(bwd, 1), (local, 0), (fwd, 1), (fwd, 2), (fwd, 3), (fwd, 4),
+                                            (bwd, 3), (bwd, 2)]
+    line = route_words(dispatch_programs((1, 8), 1, LINEAR)[1], 8)
+    assert [(d, h) for d, h, _ in line] == [(bwd, 1), (local, 0)] + [(fwd, h) for h in range(1, 7)]
+
+
+def test_2d_routes_name_the_destination_chip_of_each_position():
+    node_ids = [(0, 100 + d) for d in range(8)]
+    entries = dispatch_programs((2, 4), 0, MESH, node_ids)
+    # Device (1, 2) (index 6) dispatches along column 2: positions 0, 1 are devices 2 and 6.
+    assert [chip for _, _, chip in route_words(entries[6], 2)] == [102, 106]
+
+
+def test_program_cache_hits_on_a_repeated_call():
+    before = _C.ops.all_to_all_dispatch_dense_cache_stats()
+    dispatch_programs((2, 4), 1, LINEAR)
+    dispatch_programs((2, 4), 1, LINEAR)
+    after = _C.ops.all_to_all_dispatch_dense_cache_stats()
+    assert after["hits"] - before["hits"] >= 8  # every device's program of the second call
+
+
+def combine_specs(inputs, mesh=(1, 8), axis=1, batch=2, seq=3, dtype=DF.Float16_b, partials=False):
+    return _C.ops.all_to_all_combine_dense_output_specs(
+        inputs, mesh_shape=mesh, cluster_axis=axis, topology=LINEAR, batch=batch, seq=seq, output_dtype=dtype,
+        return_partials=partials, num_links=1, max_packet_payload=4096)
+
+
+def combine_inputs(capacity=64, hidden=64):
+    return [arg((capacity, hidden), DF.Float16_b), arg((capacity, 2), DF.UInt32), arg((1,), DF.UInt32)]
+
+
+def test_combine_output_specs():
+    specs = combine_specs(combine_inputs(), mesh=(4, 8), axis=0, batch=2, seq=3, dtype=DF.Float32)
+    assert [list(s.shape) for s in specs] == [[2, 3, 64], [4, 2, 3, 64], [4, 6], [1, 8]]
+    assert specs[0].dtype == DF.Float32
+
+
+@pytest.mark.parametrize(
+    "inputs, change, message",
+    [
+        (combine_inputs(), dict(axis=-1 % 2**32), "cluster_axis must be 0 or 1"),
+        (combine_inputs(), dict(batch=0), "batch and seq must be positive"),
+        (combine_inputs(), dict(dtype=DF.UInt32), "output dtype must be bfloat16 or float32"),
+        (combine_inputs(hidden=24), {}, "H = 24 must be a multiple of 16"),
+        ([arg((64, 64), DF.Float16_b), arg((32, 2), DF.UInt32), arg((1,), DF.UInt32)], {},
+         r"slot_source \(32, 2\) must be \(capacity, 2\) with capacity = 64"),
+        ([arg((64, 64), DF.Float32)] + combine_inputs()[1:], {}, "reduced must be bfloat16"),
+        (combine_inputs()[:2] + [arg((2,), DF.UInt32)], {}, "num_slots must hold one value"),
+    ],
+)
+def test_combine_bad_inputs_raise(inputs, change, message):
+    with pytest.raises(ValueError, match=message):
+        combine_specs(inputs, **change)
+
+
+@pytest.mark.parametrize("name, value", [("cluster_axis", -1), ("cluster_axis", 1.0), ("num_links", 0)])
+def test_dispatch_wrapper_rejects_bad_scalars_before_launching(name, value):
+    kwargs = {"cluster_axis": 0, name: value}
+    with pytest.raises(ValueError, match=name):
+        all_to_all_dispatch_dense(None, None, None, None, **kwargs)
+
+
+@pytest.mark.parametrize("name, value", [("batch", 0), ("seq", True), ("output_dtype", "int32")])
+def test_combine_wrapper_rejects_bad_scalars_before_launching(name, value):
+    kwargs = {"cluster_axis": 0, "batch": 1, "seq": 1, name: value}
+    with pytest.raises(ValueError, match=name):
+        all_to_all_combine_dense(None, None, None, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# The ops on emulated meshes.
+
+NUM_EXPERTS, TOP_K, HIDDEN = 256, 4, 64
+TOPOLOGY = {"Linear": _C.emu.Topology.Linear, "Ring": _C.emu.Topology.Ring, "Mesh": _C.emu.Topology.Mesh}
+
+
+def open_mesh(shape, topology="Linear", seed=None):
+    mesh = emu.open_mesh_device(emu.MeshShape(*shape), grid=(1, 1))
+    mesh._mesh.fabric_topology = TOPOLOGY[topology]
+    if seed is not None:
+        mesh._mesh.set_fabric_seed(seed)
+    return mesh
+
+
+def owners(num_devices):
+    return torch.arange(NUM_EXPERTS) // (NUM_EXPERTS // num_devices)
+
+
+def pick_experts(kind, device, shape, axis, g, tokens):
+    """(tokens, K) distinct expert ids for one device under a routing pattern."""
+    rows, cols = shape
+    num_devices = rows * cols
+    if kind == "uniform":
+        pool = torch.arange(NUM_EXPERTS)
+        weights = torch.ones(NUM_EXPERTS)
+    elif kind == "skewed":  # a few hot experts, a long tail
+        pool = torch.arange(NUM_EXPERTS)
+        weights = 1.0 / (pool + 1.0) ** 1.5
+    elif kind == "one_device":  # every token to experts of the first device of its line
+        first = device % cols if axis == 0 else device - device % cols
+        pool = (owners(num_devices) == first).nonzero()[:, 0]
+        weights = torch.ones(pool.numel())
+    elif kind == "zero_token_experts":  # odd experts never chosen
+        pool = torch.arange(0, NUM_EXPERTS, 2)
+        weights = torch.ones(pool.numel())
+    else:
+        raise AssertionError(kind)
+    k = min(TOP_K, pool.numel())
+    return torch.stack([pool[torch.multinomial(weights, k, generator=g)] for _ in range(tokens)])
+
+
+def make_inputs(shape, axis, kind, batch, seq, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    n = shape[0] * shape[1]
+    xs = [torch.randn(batch, seq, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(n)]
+    ids = [pick_experts(kind, d, shape, axis, g, batch * seq).reshape(batch, seq, -1).to(torch.int32)
+           for d in range(n)]
+    ws = [torch.rand(*i.shape, generator=g).to(torch.bfloat16) for i in ids]
+    return xs, ids, ws, golden.expert_mapping_for_mesh(NUM_EXPERTS, n)
+
+
+def to_mesh(mesh, xs, ids, ws, mapping, mapping_dtype=emu.int32):
+    n = len(xs)
+    return (from_shards(xs, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
+            from_shards(ids, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
+            from_shards(ws, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
+            from_shards([mapping] * n, mapping_dtype, emu.ROW_MAJOR_LAYOUT, mesh))
+
+
+def words(t):
+    return t.to(torch.int64) & 0xFFFFFFFF
+
+
+def check_dispatch(out, expected):
+    """Every metadata tensor exact; tokens exact on every block row, block padding rows 0."""
+    got = {name: device_shards(getattr(out, name)) for name in out._fields}
+    for d, exp in enumerate(expected):
+        for name in ("num_routed_tokens", "expert_offsets", "token_idx_map", "slot_source", "num_slots"):
+            assert torch.equal(words(got[name][d]).reshape(exp_shape := getattr(exp, name).shape),
+                               getattr(exp, name).to(torch.int64)), f"device {d}: {name} {exp_shape}"
+        assert torch.equal(got["routed_token_weights"][d].reshape(-1), exp.routed_token_weights), f"device {d}"
+        for offset, count in zip(exp.expert_offsets.reshape(-1).tolist(), exp.num_routed_tokens.reshape(-1).tolist()):
+            block = slice(offset, offset + -(-count // 32) * 32)
+            assert torch.equal(got["tokens"][d][block], exp.tokens[block]), f"device {d}: rows {block}"
+        assert words(got["dispatch_status"][d])[0, 0] == exp.overflow[0], f"device {d}: dropped rows"
+
+
+def unique_remote_pairs(ids, shape, axis):
+    """Independent count of (token, remote destination device in the token's line) pairs."""
+    owner = owners(shape[0] * shape[1])
+    pairs = 0
+    for d, chosen in enumerate(ids):
+        line = golden.group_of(d, shape, axis)
+        for token in chosen.reshape(-1, chosen.shape[-1]).tolist():
+            pairs += len({int(owner[e]) for e in token if int(owner[e]) in line and int(owner[e]) != d})
+    return pairs
+
+
+def routing_metadata_bytes(ids, shape, axis):
+    """What the design sends as routing metadata, counted from the routing: every device's
+    per-line-expert counts (uint32, 32-byte aligned) to each peer, and to each peer an
+    8-byte entry per assignment to that peer's experts."""
+    owner = owners(shape[0] * shape[1])
+    total = 0
+    for d, chosen in enumerate(ids):
+        line = golden.group_of(d, shape, axis)
+        line_experts = int(sum(int(owner[e]) in line for e in range(NUM_EXPERTS)))
+        total += (len(line) - 1) * (-(-line_experts * 4 // 32) * 32)
+        total += 8 * sum(int(owner[e]) in line and int(owner[e]) != d for e in chosen.reshape(-1).tolist())
+    return total
+
+
+def fabric_bytes_by_type(counters):
+    totals = {}
+    for flow in counters["fabric"]["flows"]:
+        totals[flow["type"]] = totals.get(flow["type"], 0) + flow["bytes"]
+    return totals
+
+
+CASES = [
+    ((1, 8), 1, "uniform", "Linear", (1, 5)),
+    ((2, 4), 0, "skewed", "Ring", (3, 7)),
+    ((2, 4), 1, "one_device", "Mesh", (2, 3)),
+    ((4, 8), 0, "zero_token_experts", "Linear", (1, 5)),
+    ((4, 8), 1, "uniform", "Mesh", (1, 3)),
+    ((8, 8), 0, "skewed", "Ring", (1, 3)),
+    ((16, 8), 0, "uniform", "Linear", (1, 2)),
+]
+
+
+@pytest.mark.parametrize("shape, axis, kind, topology, batch_seq", CASES,
+                         ids=[f"{s[0]}x{s[1]}-axis{a}-{k}-{t}" for s, a, k, t, _ in CASES])
+def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batch_seq):
+    batch, seq = batch_seq
+    xs, ids, ws, mapping = make_inputs(shape, axis, kind, batch, seq)
+    mesh = open_mesh(shape, topology)
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+    counters = emu.last_run_counters()
+    capacity = out.tokens.shape[0]
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=capacity)
+    check_dispatch(out, expected)
+
+    # Token payload = plain writes: each (token, remote destination) pair once, H bf16 values.
+    line_size = shape[axis]
+    by_type = fabric_bytes_by_type(counters)
+    assert by_type.get("write", 0) == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
+    # Routing metadata = fused write+inc packets, reported separately.
+    assert by_type.get("fused_write_atomic_inc", 0) == routing_metadata_bytes(ids, shape, axis)
+
+    # Combine random slot rows back; float32 output is the golden sum bit for bit.
+    g = torch.Generator().manual_seed(1)
+    reduced = [torch.randn(capacity, HIDDEN, generator=g).to(torch.bfloat16) for _ in xs]
+    reduced_mesh = from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
+                                           [e.num_slots for e in expected], shape, axis, batch, seq)
+    got32 = device_shards(all_to_all_combine_dense(reduced_mesh, out.slot_source, out.num_slots, cluster_axis=axis,
+                                                   batch=batch, seq=seq, output_dtype="float32"))
+    got16 = device_shards(all_to_all_combine_dense(reduced_mesh, out.slot_source, out.num_slots, cluster_axis=axis,
+                                                   batch=batch, seq=seq))
+    # Every slot row goes back once: the same (token, remote device) pairs as the dispatch.
+    assert fabric_bytes_by_type(emu.last_run_counters())["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
+    for d in range(len(xs)):
+        assert torch.equal(got32[d], want[d]), f"device {d}"
+        assert torch.equal(got16[d], want[d].to(torch.bfloat16)), f"device {d}"
+        assert_pcc(want[d], got16[d].float(), 0.9999, name=f"combine device {d}")
+
+
+def test_combine_returns_the_unsummed_partials():
+    shape, axis, batch, seq = (2, 4), 1, 2, 3
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=3)
+    mesh = open_mesh(shape)
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=out.tokens.shape[0])
+    g = torch.Generator().manual_seed(4)
+    reduced = [torch.randn(out.tokens.shape[0], HIDDEN, generator=g).to(torch.bfloat16) for _ in xs]
+    got = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
+                                                 out.slot_source, out.num_slots, cluster_axis=axis, batch=batch,
+                                                 seq=seq, return_partials=True))
+    want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
+                                           [e.num_slots for e in expected], shape, axis, batch, seq,
+                                           return_partials=True)
+    for d in range(len(xs)):
+        assert got[d].shape == (shape[axis], batch, seq, HIDDEN)
+        assert torch.equal(got[d].float(), want[d]), f"device {d}"
+
+
+def test_results_are_bitwise_identical_under_different_fabric_delays():
+    shape, axis, batch, seq = (2, 4), 1, 1, 7
+    xs, ids, ws, mapping = make_inputs(shape, axis, "skewed", batch, seq, seed=5)
+    results = []
+    for seed in (1, 2, 3):
+        mesh = open_mesh(shape, "Ring", seed=seed)
+        mesh._mesh.set_fabric_max_delay(12)
+        out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+        reduced = emu.to_layout(out.tokens, emu.ROW_MAJOR_LAYOUT)  # the dispatched rows as partials
+        combined = all_to_all_combine_dense(reduced, out.slot_source, out.num_slots, cluster_axis=axis,
+                                            batch=batch, seq=seq, output_dtype="float32")
+        results.append([device_shards(t) for t in (*out, combined)])
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            assert all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_two_links_split_the_payload_and_give_the_same_results():
+    shape, axis, batch, seq = (1, 8), 1, 1, 12
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=12)
+    mesh = open_mesh(shape)
+    inputs = to_mesh(mesh, xs, ids, ws, mapping)
+    out = all_to_all_dispatch_dense(*inputs, cluster_axis=axis, num_links=2)
+    counters = emu.last_run_counters()
+    check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis,
+                                                         capacity=out.tokens.shape[0]))
+    payload_by_link = {}
+    for flow in counters["fabric"]["flows"]:
+        if flow["type"] == "write":
+            payload_by_link[flow["link"]] = payload_by_link.get(flow["link"], 0) + flow["bytes"]
+    assert sorted(payload_by_link) == [0, 1] and min(payload_by_link.values()) > 0
+    assert sum(payload_by_link.values()) == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
+    reduced = emu.to_layout(out.tokens, emu.ROW_MAJOR_LAYOUT)
+    one, two = (device_shards(all_to_all_combine_dense(reduced, out.slot_source, out.num_slots, cluster_axis=axis,
+                                                       batch=batch, seq=seq, num_links=links)) for links in (1, 2))
+    assert all(torch.equal(a, b) for a, b in zip(one, two))
+
+
+def test_duplicate_experts_per_token_fan_out_on_the_destination():
+    # Tokens choosing the same expert twice and several experts of one device: one row on the
+    # fabric per (token, device), copied into every row of that device's blocks.
+    shape, axis, batch, seq = (1, 8), 1, 1, 6
+    g = torch.Generator().manual_seed(6)
+    xs = [torch.randn(batch, seq, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(8)]
+    ids = [torch.tensor([[e, e, e + 1, 200] for e in range(0, 96, 16)][:seq], dtype=torch.int32)
+           .reshape(batch, seq, 4) for _ in range(8)]
+    ws = [torch.rand(batch, seq, 4, generator=g).to(torch.bfloat16) for _ in range(8)]
+    mapping = golden.expert_mapping_for_mesh(NUM_EXPERTS, 8)
+    mesh = open_mesh(shape)
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping, emu.uint16), cluster_axis=axis,
+                                    capacity=256)
+    by_type = fabric_bytes_by_type(emu.last_run_counters())
+    check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=256))
+    assert by_type["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
+    assert by_type["fused_write_atomic_inc"] == routing_metadata_bytes(ids, shape, axis)
+
+
+def test_overflow_raises_in_strict_mode_and_is_dropped_and_counted_otherwise():
+    shape, axis, batch, seq = (1, 8), 1, 1, 20
+    xs, ids, ws, mapping = make_inputs(shape, axis, "one_device", batch, seq, seed=7)
+    mesh = open_mesh(shape)
+    inputs = to_mesh(mesh, xs, ids, ws, mapping)
+    with pytest.raises(ValueError, match=r"device 0: dispatch needs \d+ rows but capacity is smaller"):
+        all_to_all_dispatch_dense(*inputs, cluster_axis=axis, capacity=64)
+    out = all_to_all_dispatch_dense(*inputs, cluster_axis=axis, capacity=64, strict=False)
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=64, strict=False)
+    assert int(expected[0].overflow[0]) > 0
+    check_dispatch(out, expected)
+
+
+def test_invalid_ids_raise_in_strict_mode_and_are_skipped_otherwise():
+    shape, axis, batch, seq = (2, 4), 0, 1, 3
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=8)
+    ids[5][0, 2, 1] = NUM_EXPERTS + 3
+    mesh = open_mesh(shape)
+    inputs = to_mesh(mesh, xs, ids, ws, mapping)
+    with pytest.raises(ValueError, match=r"device 5: expert id 259 at token 2, k 1 is outside"):
+        all_to_all_dispatch_dense(*inputs, cluster_axis=axis)
+    out = all_to_all_dispatch_dense(*inputs, cluster_axis=axis, strict=False)
+    check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis,
+                                                         capacity=out.tokens.shape[0], strict=False))
+
+
+def test_a_mapping_that_is_not_one_hot_raises():
+    shape, axis = (1, 8), 1
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", 1, 2, seed=9)
+    mapping[0, 0, 17, 6] = 1  # expert 17 on devices 0 and 6
+    mesh = open_mesh(shape)
+    with pytest.raises(ValueError, match="first bad expert 17"):
+        all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+
+
+def test_inputs_on_a_single_device_are_rejected():
+    device = emu.open_device(0, grid=(1, 1))
+    x = emu.from_torch(torch.zeros(1, 2, HIDDEN, dtype=torch.bfloat16), emu.bfloat16,
+                       layout=emu.ROW_MAJOR_LAYOUT, device=device)
+    with pytest.raises(ValueError, match="needs tensors on a mesh device"):
+        all_to_all_dispatch_dense(x, x, x, x, cluster_axis=0)
+
+
+def test_dispatch_moe_bmm_local_reduce_combine_equals_the_experts_output():
+    """The mesh expert stage: per token, the sum over its experts owned in its line of
+    weight * (x @ W_e), from the ops (moe_bmm and local_reduce run per device)."""
+    shape, axis, batch, seq = (2, 4), 0, 1, 7
+    rows, cols = shape
+    xs, ids, ws, mapping = make_inputs(shape, axis, "skewed", batch, seq, seed=10)
+    g = torch.Generator().manual_seed(11)
+    experts = (torch.randn(NUM_EXPERTS, HIDDEN, HIDDEN, generator=g) / HIDDEN**0.5).to(torch.bfloat16)
+    mesh = open_mesh(shape)
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+    capacity = out.tokens.shape[0]
+    local = NUM_EXPERTS // (rows * cols)
+    single = emu.open_device(1, grid=(2, 2))
+    shards = {name: device_shards(getattr(out, name)) for name in out._fields}
+
+    def on_single(t, dtype, layout=emu.ROW_MAJOR_LAYOUT):
+        return emu.from_torch(t, dtype, layout=layout, device=single)
+
+    reduced = []
+    for d in range(rows * cols):
+        counts = on_single(words(shards["num_routed_tokens"][d]).to(torch.int32), emu.uint32)
+        offsets = on_single(words(shards["expert_offsets"][d]).to(torch.int32), emu.uint32)
+        y = moe_bmm(on_single(shards["tokens"][d], emu.bfloat16, emu.TILE_LAYOUT),
+                                   on_single(experts[d * local:(d + 1) * local], emu.bfloat16, emu.TILE_LAYOUT),
+                                   counts, expert_offsets=offsets)
+        y = emu.to_layout(y, emu.ROW_MAJOR_LAYOUT)
+        r = local_reduce_moe_output(
+            y, on_single(words(shards["token_idx_map"][d]).to(torch.int32), emu.uint32),
+            on_single(shards["routed_token_weights"][d], emu.bfloat16), counts, capacity, expert_offsets=offsets)
+        reduced.append(emu.to_torch(r))
+    combined = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
+                                                      out.slot_source, out.num_slots, cluster_axis=axis,
+                                                      batch=batch, seq=seq, output_dtype="float32"))
+    owner = owners(rows * cols)
+    for d in range(rows * cols):
+        line = golden.group_of(d, shape, axis)
+        want = torch.zeros(batch * seq, HIDDEN)
+        for t, (chosen, weights) in enumerate(zip(ids[d].reshape(-1, TOP_K).tolist(),
+                                                 ws[d].reshape(-1, TOP_K).float().tolist())):
+            for e, w in zip(chosen, weights):
+                if int(owner[e]) in line:
+                    want[t] += w * (xs[d].reshape(-1, HIDDEN)[t].float() @ experts[e].float())
+        assert_pcc(want, combined[d].reshape(-1, HIDDEN), 0.9999, name=f"device {d}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The hardware path (never executed here): the program ttnn.generic_op would get, with ttnn's
+# fabric connection helper, checked against a test double of ttnn.
+
+
+def test_hardware_mesh_target_appends_ttnn_fabric_connections():
+    from fake_ttnn import FakeTensor, make_fake_ttnn
+
+    from ttnn_moe.hardware import HardwareMeshTarget
+    from ttnn_moe.ops import _mesh_launch
+
+    ttnn = make_fake_ttnn()
+    calls = []
+
+    def setup_fabric_connection(src, dst, link_idx, program_descriptor, worker_core):
+        calls.append((src.chip_id, dst.chip_id, link_idx, worker_core.args))
+        first = 20 + 2 * len(calls)
+        return [100 + dst.chip_id, first, first + 1]  # eth channel, teardown and buffer-index semaphores
+
+    class FakeMesh:
+        shape = (1, 2)
+
+        def compute_with_storage_grid_size(self):
+            return _C.program.CoreCoord(2, 2)
+
+        def get_fabric_node_id(self, coord):
+            row, col = coord.args
+            return type("Node", (), {"mesh_id": 0, "chip_id": 10 + row * 2 + col})()
+
+    ttnn.setup_fabric_connection = setup_fabric_connection
+    mesh = FakeMesh()
+    _mesh_launch.register_target(HardwareMeshTarget(ttnn))
+
+    def tensor(shape, dtype, element_size, address):
+        return FakeTensor(shape, dtype, ttnn.ROW_MAJOR_LAYOUT, mesh, address, element_size)
+
+    x = tensor([1, 3, 64], ttnn.bfloat16, 2, 0x1000)
+    ids = tensor([1, 3, 4], ttnn.uint32, 4, 0x2000)
+    ws = tensor([1, 3, 4], ttnn.bfloat16, 2, 0x3000)
+    mapping = tensor([1, 1, 16, 2], ttnn.uint16, 2, 0x4000)
+    all_to_all_dispatch_dense(x, ids, ws, mapping, cluster_axis=1, capacity=64, strict=False)
+
+    # Device (0, 0) connects forward to chip 11, device (0, 1) backward to chip 10, on link 0.
+    assert calls == [(10, 11, 0, (0, 0)), (11, 10, 0, (0, 0))]  # (src chip, dst chip, link, worker core)
+    [(io_tensors, mesh_program)] = ttnn.generic_op_calls
+    assert len(io_tensors) == 4 + 10
+    programs = [program for _, program in mesh_program.items]
+    blocks = [program.kernels[0].runtime_args[0][1][-5:] for program in programs]
+    assert blocks[0] == [1, 111, 22, 23, 0]  # has_forward, connection args, has_backward
+    assert blocks[1] == [0, 1, 110, 24, 25]
+    semaphore_ids = [sorted(s.id for s in program.semaphores) for program in programs]
+    assert semaphore_ids == [[0, 1, 2, 3, 22, 23], [0, 1, 2, 3, 24, 25]]

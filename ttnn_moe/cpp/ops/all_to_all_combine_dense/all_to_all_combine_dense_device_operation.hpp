@@ -1,0 +1,56 @@
+// all_to_all_combine_dense: every slot row a device holds goes back to its source
+// device and token; each device sums what it receives in ascending source position.
+//
+// inputs (per device, DRAM interleaved, ROW_MAJOR):
+//   reduced (capacity, H) bf16 (local_reduce_moe_output over the dispatch slots),
+//   slot_source (capacity, 2) uint32, num_slots (1,) uint32 (from all_to_all_dispatch_dense)
+// outputs (per device, DRAM interleaved, ROW_MAJOR):
+//   output (B, S, H) bf16 or float32: sum over source positions, fp32 accumulation in
+//     ascending position (bitwise reproducible),
+//   partials (D, B, S, H) bf16: the rows received from each position (zero rows where a
+//     position sent nothing when return_partials is set, unspecified otherwise),
+//   presence (D, B*S) uint32 scratch: 1 where position q sent token t,
+//   combine_status (1, 8) uint32 (see StatusWord)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/common/dispatch_line.hpp"
+#include "ops/common/program_cache.hpp"
+#include "program/tensor_arg.hpp"
+
+namespace ttnn_moe::ops::combine_dense {
+
+inline const std::string kOpName = "all_to_all_combine_dense";
+
+struct Attributes {
+    MeshGeometry mesh;
+    uint32_t batch = 0;
+    uint32_t seq = 0;
+    program::DataFormat output_dtype = program::DataFormat::Float16_b;  // or Float32
+    bool return_partials = false;
+    uint32_t num_links = 1;
+    uint32_t max_packet_payload = 0;
+};
+
+enum StatusWord : uint32_t {
+    kBadSlots = 0,        // used slots whose (position, token) is outside [0, D) x [0, B*S)
+    kFirstBadSlot = 1,
+    kNumSlotsClamped = 2, // 1 when num_slots exceeded capacity (then capacity slots were used)
+    kStatusWords = 8,
+};
+
+struct Shapes {
+    uint32_t capacity, hidden;
+};
+
+Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
+std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
+CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
+                             program::CoreCoord grid, const Attributes& attrs, program::MeshCoordinate device,
+                             const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids);
+ProgramCache& program_cache();
+
+}  // namespace ttnn_moe::ops::combine_dense

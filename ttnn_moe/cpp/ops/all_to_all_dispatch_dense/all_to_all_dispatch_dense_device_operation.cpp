@@ -1,0 +1,110 @@
+#include "ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_device_operation.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "ops/common/tensor_checks.hpp"
+
+namespace ttnn_moe::ops::dispatch_dense {
+
+using program::DataFormat;
+using program::TensorArg;
+
+namespace {
+constexpr uint32_t kTile = 32;
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(kOpName + ": " + what); }
+}  // namespace
+
+uint32_t default_capacity(uint32_t tokens_per_device, uint32_t top_k, uint32_t line_size, uint32_t local_experts) {
+    const uint64_t rows = uint64_t{line_size} * tokens_per_device * std::min(top_k, local_experts);
+    return static_cast<uint32_t>((rows + kTile - 1) / kTile * kTile + uint64_t{kTile} * local_experts);
+}
+
+Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
+    if (inputs.size() != 4) fail("expects 4 inputs (x, topk_indices, topk_weights, expert_mapping), got " +
+                                 std::to_string(inputs.size()));
+    validate_geometry(kOpName, attrs.mesh);
+    const auto& x = inputs[0];
+    const auto& ids = inputs[1];
+    const auto& weights = inputs[2];
+    const auto& mapping = inputs[3];
+    const auto x_shape = squeeze_to_rank(kOpName, "x (B, S, H)", x, 3);
+    require_format(kOpName, "x", x, DataFormat::Float16_b);
+    const auto ids_shape = squeeze_to_rank(kOpName, "topk_indices (B, S, K)", ids, 3);
+    require_format(kOpName, "topk_indices", ids, DataFormat::UInt32);
+    const auto weights_shape = squeeze_to_rank(kOpName, "topk_weights (B, S, K)", weights, 3);
+    require_format(kOpName, "topk_weights", weights, DataFormat::Float16_b);
+    const auto mapping_shape = squeeze_to_rank(kOpName, "expert_mapping (1, 1, E, num_devices)", mapping, 2);
+    if (mapping.dtype != DataFormat::UInt16 && mapping.dtype != DataFormat::UInt32 &&
+        mapping.dtype != DataFormat::Int32) {
+        fail("expert_mapping must be uint16, uint32 or int32, got " + format_name(mapping.dtype));
+    }
+    for (const auto& [name, t] : {std::pair<const char*, const TensorArg*>{"x", &x}, {"topk_indices", &ids},
+                                  {"topk_weights", &weights}, {"expert_mapping", &mapping}}) {
+        require_row_major(kOpName, name, *t);
+        require_dram(kOpName, name, *t);
+    }
+    if (ids_shape[0] != x_shape[0] || ids_shape[1] != x_shape[1]) {
+        fail("topk_indices " + shape_str(ids.shape) + " must match x " + shape_str(x.shape) + " in (B, S)");
+    }
+    if (weights_shape != ids_shape) {
+        fail("topk_weights " + shape_str(weights.shape) + " must have the shape of topk_indices " +
+             shape_str(ids.shape));
+    }
+    if (ids_shape[2] > kMaxTopK) {
+        fail("K = " + std::to_string(ids_shape[2]) + " exceeds the supported top-k of " + std::to_string(kMaxTopK));
+    }
+    const uint32_t hidden = x_shape[2];
+    if (hidden % 16) fail("H = " + std::to_string(hidden) + " must be a multiple of 16 (32-byte rows)");
+    const uint32_t num_devices = attrs.mesh.num_devices();
+    if (mapping_shape[1] != num_devices) {
+        fail("expert_mapping " + shape_str(mapping.shape) + " covers " + std::to_string(mapping_shape[1]) +
+             " devices, the " + std::to_string(attrs.mesh.rows) + "x" + std::to_string(attrs.mesh.cols) +
+             " mesh has " + std::to_string(num_devices));
+    }
+    const uint32_t num_experts = mapping_shape[0];
+    if (num_experts > kMaxExperts) {
+        fail("E = " + std::to_string(num_experts) + " exceeds the " + std::to_string(kMaxExperts) +
+             " experts a routing-list entry can name");
+    }
+    if (num_experts % num_devices) {
+        fail("E = " + std::to_string(num_experts) + " experts are not divisible by the " +
+             std::to_string(num_devices) + " devices of the mesh");
+    }
+    validate_num_links(kOpName, attrs.num_links);
+    if (attrs.max_packet_payload < kAlignment || attrs.max_packet_payload % kAlignment) {
+        fail("max_packet_payload must be a positive multiple of " + std::to_string(kAlignment) + ", got " +
+             std::to_string(attrs.max_packet_payload));
+    }
+    Shapes s{x_shape[0], x_shape[1], hidden, ids_shape[2], num_experts, num_experts / num_devices, attrs.capacity,
+             element_bytes(mapping.dtype)};
+    if (s.capacity == 0) s.capacity = default_capacity(s.tokens(), s.top_k, attrs.mesh.line_size(), s.local_experts);
+    if (s.capacity % kTile) {
+        fail("capacity " + std::to_string(s.capacity) + " must be a multiple of 32 (expert blocks are tile-aligned)");
+    }
+    return s;
+}
+
+std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
+    const Shapes s = validate(inputs, attrs);
+    return {
+        row_major_spec({s.capacity, s.hidden}, DataFormat::Float16_b),
+        row_major_spec({s.local_experts, 1}, DataFormat::UInt32),
+        row_major_spec({s.local_experts, 1}, DataFormat::UInt32),
+        row_major_spec({s.capacity}, DataFormat::UInt32),
+        row_major_spec({s.capacity}, DataFormat::Float16_b),
+        row_major_spec({s.capacity, 2}, DataFormat::UInt32),
+        row_major_spec({1}, DataFormat::UInt32),
+        row_major_spec({1, kStatusWords}, DataFormat::UInt32),
+        row_major_spec({attrs.mesh.line_size(), s.num_experts}, DataFormat::UInt32),
+        row_major_spec({attrs.mesh.line_size(), 2 * s.tokens() * s.top_k}, DataFormat::UInt32),
+    };
+}
+
+ProgramCache& program_cache() {
+    static ProgramCache cache;
+    return cache;
+}
+
+}  // namespace ttnn_moe::ops::dispatch_dense

@@ -1,0 +1,73 @@
+// all_to_all_dispatch_dense: every device of a dispatch line receives, packed by
+// local expert into tile-aligned blocks, the token rows its line routes to it.
+//
+// inputs (per device, DRAM interleaved, ROW_MAJOR):
+//   x (B, S, H) bf16, topk_indices (B, S, K) uint32, topk_weights (B, S, K) bf16,
+//   expert_mapping (1, 1, E, N) uint16/uint32/int32 one-hot (expert -> device, row-major index)
+// outputs (per device, DRAM interleaved, ROW_MAJOR):
+//   tokens (capacity, H) bf16, num_routed_tokens (E_l, 1) uint32, expert_offsets (E_l, 1) uint32,
+//   token_idx_map (capacity,) uint32, routed_token_weights (capacity,) bf16,
+//   slot_source (capacity, 2) uint32, num_slots (1,) uint32,
+//   dispatch_status (1, 8) uint32 (see StatusWord),
+//   routing_counts (D, E) uint32: scratch receiving every line member's assignments per line expert,
+//   routing_lists (D, 2*T*K) uint32: scratch receiving each member's (token, expert, weight)
+//     list of its assignments to this device's experts
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/common/dispatch_line.hpp"
+#include "ops/common/program_cache.hpp"
+#include "program/tensor_arg.hpp"
+
+namespace ttnn_moe::ops::dispatch_dense {
+
+inline const std::string kOpName = "all_to_all_dispatch_dense";
+// Largest top-k the kernel's per-token tables hold.
+inline constexpr uint32_t kMaxTopK = 32;
+// Routing-list entries hold the expert id in 16 bits.
+inline constexpr uint32_t kMaxExperts = 65536;
+
+struct Attributes {
+    MeshGeometry mesh;
+    uint32_t capacity = 0;           // rows per device; 0 = the worst case (default_capacity)
+    uint32_t num_links = 1;          // fabric links per direction: token t travels on link t % num_links
+    uint32_t max_packet_payload = 0; // bytes per fabric packet payload (the fabric's channel buffer)
+};
+
+// Words of the dispatch_status record, written by every device.
+enum StatusWord : uint32_t {
+    kDroppedRows = 0,     // assignments that did not fit `capacity`
+    kNeededRows = 1,      // rows the blocks would need with no capacity limit (tile-aligned)
+    kInvalidIds = 2,      // ids of this device's tokens outside [0, E)
+    kFirstInvalidToken = 3,
+    kFirstInvalidK = 4,
+    kFirstInvalidId = 5,
+    kMappingErrors = 6,   // experts not placed on exactly one device, plus 1 if this device's count != E_l
+    kFirstBadExpert = 7,
+    kStatusWords = 8,
+};
+
+struct Shapes {
+    uint32_t batch, seq, hidden, top_k, num_experts, local_experts, capacity;
+    uint32_t mapping_element_bytes;
+    uint32_t tokens() const { return batch * seq; }
+};
+
+// Rows that always suffice with distinct experts per token (SPEC section 4's default).
+uint32_t default_capacity(uint32_t tokens_per_device, uint32_t top_k, uint32_t line_size, uint32_t local_experts);
+
+Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
+std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
+
+// io = the 4 inputs then the 10 outputs. One program per device; the dispatch kernel's
+// runtime args end where the fabric connection block [has_forward][args][has_backward][args]
+// is appended by the target's setup_fabric_connection.
+CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
+                             program::CoreCoord grid, const Attributes& attrs, program::MeshCoordinate device,
+                             const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids);
+ProgramCache& program_cache();
+
+}  // namespace ttnn_moe::ops::dispatch_dense

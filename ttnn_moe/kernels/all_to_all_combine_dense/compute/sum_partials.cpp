@@ -1,0 +1,69 @@
+// all_to_all_combine_dense compute: for each token and 1024-element chunk of its row,
+// sums the D partial tiles fed in ascending source position: the first starts the fp32
+// accumulator, each next one is added to it, the last sum is packed to the output
+// format. Rows are treated as element-wise "tiles": layout does not matter to add.
+//
+// conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2 formats=1:float32 fp32_dest_acc=1 label=bf16-out
+// conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2 formats=1:float32,2:float32 fp32_dest_acc=1 label=fp32-out
+//
+// named compile-time args: cb_partial (bf16 tiles), cb_acc (float32 tiles), cb_out
+// runtime args: num_tokens, num_chunks (ceil(H / 1024)), line_size D
+#include <cstdint>
+
+#include "api/compute/cb_api.h"
+#include "api/compute/common.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/eltwise_binary.h"
+#include "api/compute/pack.h"
+#include "api/compute/reconfig_data_format.h"
+#include "api/compute/reg_api.h"
+#include "api/compute/tile_move_copy.h"
+
+namespace {
+
+// DST[0] -> one tile of `cb` (reserve, pack, push).
+void pack_to(uint32_t cb) {
+    tile_regs_commit();
+    cb_reserve_back(cb, 1);
+    tile_regs_wait();
+    pack_reconfig_data_format(cb);
+    pack_tile(0, cb);
+    tile_regs_release();
+    cb_push_back(cb, 1);
+}
+
+}  // namespace
+
+void kernel_main() {
+    const uint32_t num_tokens = get_arg_val<uint32_t>(0);
+    const uint32_t num_chunks = get_arg_val<uint32_t>(1);
+    const uint32_t line_size = get_arg_val<uint32_t>(2);
+
+    constexpr uint32_t cb_partial = get_named_compile_time_arg_val("cb_partial");
+    constexpr uint32_t cb_acc = get_named_compile_time_arg_val("cb_acc");
+    constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
+
+    compute_kernel_hw_startup(cb_partial, cb_acc, cb_out);
+    for (uint32_t tile = 0; tile < num_tokens * num_chunks; ++tile) {
+        // acc = partial 0
+        cb_wait_front(cb_partial, 1);
+        reconfig_data_format_srca(cb_partial);
+        copy_init(cb_partial);
+        tile_regs_acquire();
+        copy_tile(cb_partial, 0, 0);
+        cb_pop_front(cb_partial, 1);
+        pack_to(line_size == 1 ? cb_out : cb_acc);
+        // acc = acc + partial q, q = 1 .. D-1
+        for (uint32_t q = 1; q < line_size; ++q) {
+            cb_wait_front(cb_acc, 1);
+            cb_wait_front(cb_partial, 1);
+            reconfig_data_format(cb_acc, cb_partial);
+            add_init(cb_acc, cb_partial);
+            tile_regs_acquire();
+            add_tiles(cb_acc, cb_partial, 0, 0, 0);
+            cb_pop_front(cb_acc, 1);
+            cb_pop_front(cb_partial, 1);
+            pack_to(q + 1 == line_size ? cb_out : cb_acc);
+        }
+    }
+}
