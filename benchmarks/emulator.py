@@ -17,8 +17,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from emu_programs import kernel  # noqa: E402
-from test_emu_compute import TILE_BYTES, matmul_program, tilize_bf16  # noqa: E402
+from emu_programs import TILE_BYTES, kernel, matmul_program, tilize  # noqa: E402
 from ttnn_moe._C import emu  # noqa: E402
 from ttnn_moe._C import program as pd  # noqa: E402
 
@@ -32,8 +31,8 @@ def bench_matmul(size: int) -> float:
     B = torch.randn(size, size).to(torch.bfloat16)
     nbytes = tiles * tiles * TILE_BYTES
     a, b, c = (dev.allocate(nbytes, TILE_BYTES) for _ in range(3))
-    dev.write(a, TILE_BYTES, tilize_bf16(A))
-    dev.write(b, TILE_BYTES, tilize_bf16(B))
+    dev.write(a, TILE_BYTES, tilize(A))
+    dev.write(b, TILE_BYTES, tilize(B))
     cores = [(x, y) for y in range(8) for x in range(8)]
     program = matmul_program(a, b, c, tiles, tiles, tiles, cores)
     emu.run_program(dev, matmul_program(a, b, c, 1, 1, 1, cores[:1]))  # build outside the timing

@@ -69,3 +69,24 @@ def copy_program(src, dst, page_size, num_pages, cores, cb_pages=2, block=1):
         ],
         cbs=[cb(0, cb_pages, page_size, ranges)],
     )
+
+
+def matmul_program(a, b, c, Mt, Kt, Nt, cores):
+    ct = emu.tensor_accessor_args(TILE_BYTES, True)
+    n_out = Mt * Nt
+    per = [n_out // len(cores) + (1 if i < n_out % len(cores) else 0) for i in range(len(cores))]
+    starts = [sum(per[:i]) for i in range(len(cores))]
+    ranges = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(x, y), pd.CoreCoord(x, y)) for x, y in cores])
+    coord = [pd.CoreCoord(x, y) for x, y in cores]
+    named = [("cb_a", 0), ("cb_b", 1), ("cb_out", 16)]
+    return pd.ProgramDescriptor(
+        kernels=[
+            kernel("reader_matmul.cpp", ranges, pd.ReaderConfigDescriptor(), ct + ct, named,
+                   [(p, [a, b, Kt, Nt, s, n]) for p, s, n in zip(coord, starts, per)]),
+            kernel("compute_matmul.cpp", ranges, pd.ComputeConfigDescriptor(fp32_dest_acc_en=True), (), named,
+                   [(p, [Kt, n]) for p, n in zip(coord, per)]),
+            kernel("writer_pages.cpp", ranges, pd.WriterConfigDescriptor(), ct, [("cb_in", 16)],
+                   [(p, [c, s, n]) for p, s, n in zip(coord, starts, per)]),
+        ],
+        cbs=[cb(0, 2, TILE_BYTES, ranges), cb(1, 2, TILE_BYTES, ranges), cb(16, 2, TILE_BYTES, ranges)],
+    )
