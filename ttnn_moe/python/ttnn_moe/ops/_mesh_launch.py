@@ -119,9 +119,8 @@ _TARGETS: list[MeshTarget] = [EmulatorMeshTarget()]
 
 
 def register_target(target: MeshTarget) -> None:
-    """Adds a mesh target (first registered wins when two claim a tensor type)."""
-    if all(t.name != target.name for t in _TARGETS):
-        _TARGETS.append(target)
+    """Adds a mesh target, replacing one of the same name (attaching another ttnn module rebinds it)."""
+    _TARGETS[:] = [t for t in _TARGETS if t.name != target.name] + [target]
 
 
 def common_target_and_mesh(op: str, inputs: Mapping[str, Any]) -> tuple[MeshTarget, Any]:
