@@ -270,10 +270,10 @@ def pick_experts(kind, device, shape, axis, g, tokens):
     return torch.stack([pool[torch.multinomial(weights, k, generator=g)] for _ in range(tokens)])
 
 
-def make_inputs(shape, axis, kind, batch, seq, seed=0):
+def make_inputs(shape, axis, kind, batch, seq, seed=0, hidden=HIDDEN):
     g = torch.Generator().manual_seed(seed)
     n = shape[0] * shape[1]
-    xs = [torch.randn(batch, seq, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(n)]
+    xs = [torch.randn(batch, seq, hidden, generator=g).to(torch.bfloat16) for _ in range(n)]
     ids = [pick_experts(kind, d, shape, axis, g, batch * seq).reshape(batch, seq, -1).to(torch.int32)
            for d in range(n)]
     ws = [torch.rand(*i.shape, generator=g).to(torch.bfloat16) for i in ids]
@@ -384,6 +384,27 @@ def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batc
         assert torch.equal(got32[d], want[d]), f"device {d}"
         assert torch.equal(got16[d], want[d].to(torch.bfloat16)), f"device {d}"
         assert_pcc(want[d], got16[d].float(), 0.9999, name=f"combine device {d}")
+
+
+def test_rows_longer_than_a_fabric_packet_and_a_tile():
+    # H = 2576: a 5152-byte row takes two fabric packets (4096-byte payloads) and three
+    # 1024-element chunks in the combine sum, the last one partial.
+    shape, axis, batch, seq, hidden = (2, 4), 1, 1, 5, 2576
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=13, hidden=hidden)
+    mesh = open_mesh(shape, "Ring")
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+    by_type = fabric_bytes_by_type(emu.last_run_counters())
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=out.tokens.shape[0])
+    check_dispatch(out, expected)
+    assert by_type["write"] == unique_remote_pairs(ids, shape, axis) * hidden * 2
+    g = torch.Generator().manual_seed(14)
+    reduced = [torch.randn(out.tokens.shape[0], hidden, generator=g).to(torch.bfloat16) for _ in xs]
+    got = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
+                                                 out.slot_source, out.num_slots, cluster_axis=axis, batch=batch,
+                                                 seq=seq, output_dtype="float32"))
+    want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
+                                           [e.num_slots for e in expected], shape, axis, batch, seq)
+    assert all(torch.equal(got[d], want[d]) for d in range(len(xs)))
 
 
 def test_combine_returns_the_unsummed_partials():
