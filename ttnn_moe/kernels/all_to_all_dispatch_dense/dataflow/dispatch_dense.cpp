@@ -40,50 +40,19 @@
 
 #include "api/dataflow/dataflow_api.h"
 #include "../../common/dataflow/fabric_line.hpp"
+#include "dispatch_plan.hpp"
 
 namespace {
 
-constexpr uint32_t kNone = 0xFFFFFFFFu;
-constexpr uint32_t kTile = 32;
 constexpr uint32_t kMaxTopK = 32;
 constexpr uint32_t kDramAlignment = 32;  // Wormhole
 
-enum StatusWord : uint32_t {
-    kDroppedRows, kNeededRows, kInvalidIds, kFirstInvalidToken, kFirstInvalidK, kFirstInvalidId,
-    kMappingErrors, kFirstBadExpert, kStatusWords,
-};
-
-uint32_t round_up_tile(uint32_t rows) { return (rows + kTile - 1) / kTile * kTile; }
 uint32_t align_dram(uint32_t bytes) { return (bytes + kDramAlignment - 1) / kDramAlignment * kDramAlignment; }
 
 void fill_words(uint32_t l1_addr, uint32_t count, uint32_t value) {
     volatile uint32_t* words = reinterpret_cast<volatile uint32_t*>(l1_addr);
     for (uint32_t i = 0; i < count; ++i) words[i] = value;
 }
-
-// Per-expert plan tables in one L1 block of 7 * E words.
-struct PlanTables {
-    volatile uint32_t* owner;       // position of the owning device on this line, or kNone
-    volatile uint32_t* line_index;  // index among the line's experts (ascending e), or kNone
-    volatile uint32_t* before;      // assignments from sources before this one
-    volatile uint32_t* total;       // assignments from the whole line
-    volatile uint32_t* running;     // running rank while walking assignments
-    volatile uint32_t* offset;      // first row of the expert's block on its owner
-    volatile uint32_t* kept;        // rows of the block that fit the capacity
-    PlanTables(uint32_t l1, uint32_t e) {
-        volatile uint32_t* base = reinterpret_cast<volatile uint32_t*>(l1);
-        owner = base; line_index = base + e; before = base + 2 * e; total = base + 3 * e;
-        running = base + 4 * e; offset = base + 5 * e; kept = base + 6 * e;
-    }
-    bool in_line(uint32_t e, uint32_t num_experts) const { return e < num_experts && owner[e] != kNone; }
-};
-
-// One assignment in a routing list: token, expert, routing weight (bf16 bits).
-struct ListEntry {
-    uint32_t token;
-    uint32_t expert_and_weight;  // expert | weight << 16
-};
-static_assert(sizeof(ListEntry) == 8);
 
 }  // namespace
 
@@ -264,28 +233,8 @@ void kernel_main() {
     noc_async_read_barrier();
 
     // 3. Packing plan of the whole line.
-    for (uint32_t e = 0; e < num_experts; ++e) {
-        plan.before[e] = plan.total[e] = plan.running[e] = 0;
-        if (!plan.in_line(e, num_experts)) continue;
-        for (uint32_t q = 0; q < line_size; ++q) {
-            const uint32_t c = counts_of(q)[plan.line_index[e]];
-            plan.total[e] += c;
-            if (q < position) plan.before[e] += c;
-        }
-    }
-    for (uint32_t d = 0; d < line_size; ++d) {
-        uint32_t next_row = 0, needed = 0;
-        for (uint32_t e = 0; e < num_experts; ++e) {
-            if (plan.owner[e] != d) continue;
-            const uint32_t room = capacity - next_row;
-            plan.offset[e] = next_row;
-            plan.kept[e] = plan.total[e] < room ? plan.total[e] : room;
-            next_row += round_up_tile(plan.kept[e]);
-            needed += round_up_tile(plan.total[e]);
-            if (d == position) status[kDroppedRows] += plan.total[e] - plan.kept[e];
-        }
-        if (d == position) status[kNeededRows] = needed;
-    }
+    count_line_assignments(plan, num_experts, line_size, position, counts_of);
+    lay_out_blocks(plan, num_experts, line_size, position, capacity, status);
 
     // 4. Send this device's token rows, then its assignment lists.
     uint32_t first_row_at[moe_fabric::kMaxLine];
