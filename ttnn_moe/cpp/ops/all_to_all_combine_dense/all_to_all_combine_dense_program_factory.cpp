@@ -19,9 +19,10 @@ constexpr uint32_t kStageBytes = 64;
 constexpr uint32_t kHeaderSlotBytes = 128;
 enum Semaphore : uint32_t { kSemInit = 0, kSemPartials = 1 };
 
+// L1 scratch of a kernel: `bytes` in pages of kAlignment bytes, so that the page size
+// (which a kernel build depends on) is the same for every shape.
 CBDescriptor scratch_cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uint32_t bytes) {
-    const uint32_t size = round_up(bytes, kAlignment);
-    return CBDescriptor{size, cores, {CBFormatDescriptor{index, format, size, std::nullopt}}};
+    return CBDescriptor{round_up(bytes, kAlignment), cores, {CBFormatDescriptor{index, format, kAlignment, std::nullopt}}};
 }
 }  // namespace
 
@@ -56,7 +57,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                                          std::nullopt}}},
         scratch_cb(cores, kCbPresence, DataFormat::UInt32, line_size * presence_stride),
         scratch_cb(cores, kCbStage, DataFormat::UInt32, kStageBytes),
-        scratch_cb(cores, kCbHeaders, DataFormat::UInt32, 2 * kHeaderSlotBytes),
+        scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
         // partials per chunk of the next token, read by the compute kernel (read_tile_value)
         scratch_cb(cores, kCbCount, DataFormat::UInt32, kAlignment),
     };

@@ -28,6 +28,7 @@
 
 #include "api/dataflow/dataflow_api.h"
 #include "../../common/dataflow/fabric_line.hpp"
+#include "../../common/dataflow/scratch.hpp"
 
 namespace {
 
@@ -96,16 +97,16 @@ void kernel_main() {
     const auto presence = TensorAccessor(presence_args, presence_addr, align_dram(presence_bytes));
     const auto status_out = TensorAccessor(status_args, status_addr, align_dram(kStatusWords * 4));
 
-    for (uint32_t cb : {cb_row, cb_presence, cb_stage, cb_headers}) cb_reserve_back(cb, 1);
-    const uint32_t row_l1 = get_write_ptr(cb_row);
-    const uint32_t presence_l1 = get_write_ptr(cb_presence);
-    const uint32_t stage_l1 = get_write_ptr(cb_stage);
+    const uint32_t row_l1 = moe_scratch::reserve(cb_row, row_bytes);
+    const uint32_t presence_l1 = moe_scratch::reserve(cb_presence, line_size * presence_stride);
+    const uint32_t stage_l1 = moe_scratch::reserve(cb_stage, kStatusWords * 4);
+    const uint32_t headers_l1 = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
     volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
     auto presence_row = [&](uint32_t q) {
         return reinterpret_cast<volatile uint32_t*>(presence_l1 + q * presence_stride);
     };
 
-    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, get_write_ptr(cb_headers), max_payload);
+    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, headers_l1, max_payload);
     line.open(connection_arg);
     uint32_t status[kStatusWords] = {0, 0xFFFFFFFFu, 0, 0, 0, 0, 0, 0};
 
@@ -177,7 +178,7 @@ void kernel_main() {
                 noc_async_write(row_l1, partials.get_noc_addr(q * num_tokens + t), row_bytes);
             }
         }
-        cb_reserve_back(cb_count, 1);
+        cb_reserve_back(cb_count, 1);  // one 32-byte page per token, read by the compute kernel
         reinterpret_cast<volatile uint32_t*>(get_write_ptr(cb_count))[0] = present > 0 ? present : 1;
         cb_push_back(cb_count, 1);
         for (uint32_t chunk = 0; chunk * kTileElements < hidden; ++chunk) {

@@ -40,6 +40,7 @@
 
 #include "api/dataflow/dataflow_api.h"
 #include "../../common/dataflow/fabric_line.hpp"
+#include "../../common/dataflow/scratch.hpp"
 #include "dispatch_plan.hpp"
 
 namespace {
@@ -136,31 +137,33 @@ void kernel_main() {
     const auto routing_counts = TensorAccessor(routing_counts_args, routing_counts_addr, align_dram(num_experts * 4));
     const auto routing_lists = TensorAccessor(routing_lists_args, routing_lists_addr, align_dram(tk * 8));
 
-    for (uint32_t cb : {cb_row, cb_own, cb_counts, cb_list, cb_mapping, cb_tables, cb_idx_image, cb_weight_image,
-                        cb_stage, cb_headers}) {
-        cb_reserve_back(cb, 1);
-    }
-    const uint32_t row_l1 = get_write_ptr(cb_row);
-    const uint32_t mapping_l1 = get_write_ptr(cb_mapping);
-    const uint32_t counts_l1 = get_write_ptr(cb_counts);  // D pages of E words, this device's at `position`
-    const uint32_t list_l1 = get_write_ptr(cb_list);
-    const uint32_t stage_l1 = get_write_ptr(cb_stage);
-    volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
-    volatile uint32_t* own_ids = reinterpret_cast<volatile uint32_t*>(get_write_ptr(cb_own));
-    volatile uint16_t* own_weights = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_own) + tk * 4);
-    volatile ListEntry* list = reinterpret_cast<volatile ListEntry*>(list_l1);
     const uint32_t counts_page_bytes = align_dram(num_experts * 4);
+    const uint32_t row_l1 = moe_scratch::reserve(cb_row, row_bytes);
+    const uint32_t mapping_l1 = moe_scratch::reserve(cb_mapping, num_devices * mapping_element_bytes);
+    // D pages of E words, this device's at `position`
+    const uint32_t counts_l1 = moe_scratch::reserve(cb_counts, line_size * counts_page_bytes);
+    const uint32_t list_l1 = moe_scratch::reserve(cb_list, tk * sizeof(ListEntry));
+    const uint32_t stage_l1 = moe_scratch::reserve(cb_stage, kMaxTopK * 4);
+    const uint32_t own_l1 = moe_scratch::reserve(cb_own, tk * 6);
+    const uint32_t tables_l1 = moe_scratch::reserve(cb_tables, kPlanTables * num_experts * 4);
+    const uint32_t idx_image_l1 = moe_scratch::reserve(cb_idx_image, capacity * 4);
+    const uint32_t weight_image_l1 = moe_scratch::reserve(cb_weight_image, capacity * 2);
+    const uint32_t headers_l1 = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
+    volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
+    volatile uint32_t* own_ids = reinterpret_cast<volatile uint32_t*>(own_l1);
+    volatile uint16_t* own_weights = reinterpret_cast<volatile uint16_t*>(own_l1 + tk * 4);
+    volatile ListEntry* list = reinterpret_cast<volatile ListEntry*>(list_l1);
     auto counts_of = [&](uint32_t q) {
         return reinterpret_cast<volatile uint32_t*>(counts_l1 + q * counts_page_bytes);
     };
 
-    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, get_write_ptr(cb_headers), max_payload);
+    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, headers_l1, max_payload);
     line.open(connection_arg);
 
     uint32_t status[kStatusWords] = {0, 0, 0, kNone, kNone, kNone, 0, kNone};
 
     // 1. expert -> owner position and line index from the one-hot mapping rows.
-    PlanTables plan(get_write_ptr(cb_tables), num_experts);
+    PlanTables plan(tables_l1, num_experts);
     uint32_t experts_at[moe_fabric::kMaxLine] = {};
     uint32_t line_experts = 0;
     for (uint32_t e = 0; e < num_experts; ++e) {
@@ -299,8 +302,6 @@ void kernel_main() {
     }
     noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_lists)), list_packets);
 
-    const uint32_t idx_image_l1 = get_write_ptr(cb_idx_image);
-    const uint32_t weight_image_l1 = get_write_ptr(cb_weight_image);
     volatile uint32_t* idx_image = reinterpret_cast<volatile uint32_t*>(idx_image_l1);
     volatile uint16_t* weight_image = reinterpret_cast<volatile uint16_t*>(weight_image_l1);
     fill_words(idx_image_l1, capacity, 0);

@@ -17,7 +17,9 @@ enum StatusWord : uint32_t {
 
 uint32_t round_up_tile(uint32_t rows) { return (rows + kTile - 1) / kTile * kTile; }
 
-// Per-expert plan tables in one L1 block of 7 * E words.
+constexpr uint32_t kPlanTables = 7;
+
+// Per-expert plan tables in one L1 block of kPlanTables * E words.
 struct PlanTables {
     volatile uint32_t* owner;       // position of the owning device on this line, or kNone
     volatile uint32_t* line_index;  // index among the line's experts (ascending e), or kNone
