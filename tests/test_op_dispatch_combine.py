@@ -518,6 +518,13 @@ def test_a_mapping_that_is_not_one_hot_raises():
         all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
 
 
+def test_a_topology_other_than_the_mesh_fabric_raises():
+    xs, ids, ws, mapping = make_inputs((1, 8), 1, "uniform", 1, 3, seed=15)
+    mesh = open_mesh((1, 8), "Linear")
+    with pytest.raises(ValueError, match="topology 'Ring' does not match the mesh's fabric topology Linear"):
+        all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=1, topology="Ring")
+
+
 def test_inputs_on_a_single_device_are_rejected():
     device = emu.open_device(0, grid=(1, 1))
     x = emu.from_torch(torch.zeros(1, 2, HIDDEN, dtype=torch.bfloat16), emu.bfloat16,
