@@ -270,10 +270,10 @@ def pick_experts(kind, device, shape, axis, g, tokens):
     return torch.stack([pool[torch.multinomial(weights, k, generator=g)] for _ in range(tokens)])
 
 
-def make_inputs(shape, axis, kind, batch, seq, seed=0):
+def make_inputs(shape, axis, kind, batch, seq, seed=0, hidden=HIDDEN):
     g = torch.Generator().manual_seed(seed)
     n = shape[0] * shape[1]
-    xs = [torch.randn(batch, seq, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(n)]
+    xs = [torch.randn(batch, seq, hidden, generator=g).to(torch.bfloat16) for _ in range(n)]
     ids = [pick_experts(kind, d, shape, axis, g, batch * seq).reshape(batch, seq, -1).to(torch.int32)
            for d in range(n)]
     ws = [torch.rand(*i.shape, generator=g).to(torch.bfloat16) for i in ids]
@@ -386,6 +386,27 @@ def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batc
         assert_pcc(want[d], got16[d].float(), 0.9999, name=f"combine device {d}")
 
 
+def test_rows_longer_than_a_fabric_packet_and_a_tile():
+    # H = 2576: a 5152-byte row takes two fabric packets (4096-byte payloads) and three
+    # 1024-element chunks in the combine sum, the last one partial.
+    shape, axis, batch, seq, hidden = (2, 4), 1, 1, 5, 2576
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=13, hidden=hidden)
+    mesh = open_mesh(shape, "Ring")
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+    by_type = fabric_bytes_by_type(emu.last_run_counters())
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=out.tokens.shape[0])
+    check_dispatch(out, expected)
+    assert by_type["write"] == unique_remote_pairs(ids, shape, axis) * hidden * 2
+    g = torch.Generator().manual_seed(14)
+    reduced = [torch.randn(out.tokens.shape[0], hidden, generator=g).to(torch.bfloat16) for _ in xs]
+    got = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
+                                                 out.slot_source, out.num_slots, cluster_axis=axis, batch=batch,
+                                                 seq=seq, output_dtype="float32"))
+    want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
+                                           [e.num_slots for e in expected], shape, axis, batch, seq)
+    assert all(torch.equal(got[d], want[d]) for d in range(len(xs)))
+
+
 def test_combine_returns_the_unsummed_partials():
     shape, axis, batch, seq = (2, 4), 1, 2, 3
     xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=3)
@@ -495,6 +516,13 @@ def test_a_mapping_that_is_not_one_hot_raises():
     mesh = open_mesh(shape)
     with pytest.raises(ValueError, match="first bad expert 17"):
         all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+
+
+def test_a_topology_other_than_the_mesh_fabric_raises():
+    xs, ids, ws, mapping = make_inputs((1, 8), 1, "uniform", 1, 3, seed=15)
+    mesh = open_mesh((1, 8), "Linear")
+    with pytest.raises(ValueError, match="topology 'Ring' does not match the mesh's fabric topology Linear"):
+        all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=1, topology="Ring")
 
 
 def test_inputs_on_a_single_device_are_rejected():

@@ -219,8 +219,8 @@ class HardwareMeshTarget:
     semaphores it adds on the worker core (their ids are the last two of the runtime args
     it returns, in 0.81.1's convention) are mirrored into our program so the conversion
     in `run` carries them. `max_packet_payload` must not exceed the fabric's channel buffer
-    size; 4096 bytes fits every 0.81.1 fabric configuration. Topology defaults to Linear
-    (pass the op's `topology` for Ring or a 2D fabric).
+    size; 4096 bytes fits every 0.81.1 fabric configuration. The fabric's topology is not
+    read from the device: routes follow the op's `topology` argument (default Linear).
     """
 
     name = "ttnn"
@@ -251,8 +251,8 @@ class HardwareMeshTarget:
         nodes = [self._node(mesh, pd.MeshCoordinate(r, c)) for r in range(rows) for c in range(cols)]
         return [(int(n.mesh_id), int(n.chip_id)) for n in nodes]
 
-    def fabric_topology(self, mesh: Any) -> int:
-        return 0  # Linear (ttnn_moe.ops._mesh_launch.TOPOLOGIES)
+    def fabric_topology(self, mesh: Any) -> None:
+        return None  # not read from the device: the op's `topology` argument decides
 
     def max_packet_payload(self, mesh: Any) -> int:
         return self._max_packet_payload

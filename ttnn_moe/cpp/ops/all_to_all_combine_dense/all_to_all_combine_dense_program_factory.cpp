@@ -13,15 +13,16 @@ using namespace program;
 
 namespace {
 enum Io : uint32_t { kReduced, kSlotSource, kNumSlots, kOutput, kPartials, kPresence, kStatus, kNumIo };
-enum Cb : uint8_t { kCbRow, kCbPartial, kCbOut, kCbPresence, kCbStage, kCbHeaders, kCbAcc };
+enum Cb : uint8_t { kCbRow, kCbPartial, kCbOut, kCbPresence, kCbStage, kCbHeaders, kCbAcc, kCbCount };
 constexpr uint32_t kTileElements = 1024;
 constexpr uint32_t kStageBytes = 64;
 constexpr uint32_t kHeaderSlotBytes = 128;
 enum Semaphore : uint32_t { kSemInit = 0, kSemPartials = 1 };
 
+// L1 scratch of a kernel: `bytes` in pages of kAlignment bytes, so that the page size
+// (which a kernel build depends on) is the same for every shape.
 CBDescriptor scratch_cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uint32_t bytes) {
-    const uint32_t size = round_up(bytes, kAlignment);
-    return CBDescriptor{size, cores, {CBFormatDescriptor{index, format, size, std::nullopt}}};
+    return CBDescriptor{round_up(bytes, kAlignment), cores, {CBFormatDescriptor{index, format, kAlignment, std::nullopt}}};
 }
 }  // namespace
 
@@ -56,7 +57,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                                          std::nullopt}}},
         scratch_cb(cores, kCbPresence, DataFormat::UInt32, line_size * presence_stride),
         scratch_cb(cores, kCbStage, DataFormat::UInt32, kStageBytes),
-        scratch_cb(cores, kCbHeaders, DataFormat::UInt32, 2 * kHeaderSlotBytes),
+        scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
+        // partials per chunk of the next token, read by the compute kernel (read_tile_value)
+        scratch_cb(cores, kCbCount, DataFormat::UInt32, kAlignment),
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
@@ -71,7 +74,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     kernel.core_ranges = cores;
     for (uint32_t i = 0; i < kNumIo; ++i) append_runtime_page_size_accessor_args(io[i], kernel.compile_time_args);
     kernel.named_compile_time_args = {
-        {"cb_row", kCbRow},     {"cb_partial", kCbPartial}, {"cb_out", kCbOut},     {"cb_presence", kCbPresence},
+        {"cb_row", kCbRow},     {"cb_partial", kCbPartial}, {"cb_out", kCbOut},     {"cb_count", kCbCount},
+        {"cb_presence", kCbPresence},
         {"cb_stage", kCbStage}, {"cb_headers", kCbHeaders}, {"sem_init", kSemInit}, {"sem_partials", kSemPartials},
     };
     kernel.config = WriterConfigDescriptor{};
@@ -79,13 +83,14 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     KernelDescriptor sum;
     sum.kernel_source = kernels_root + "/all_to_all_combine_dense/compute/sum_partials.cpp";
     sum.core_ranges = cores;
-    sum.named_compile_time_args = {{"cb_partial", kCbPartial}, {"cb_acc", kCbAcc}, {"cb_out", kCbOut}};
+    sum.named_compile_time_args = {
+        {"cb_partial", kCbPartial}, {"cb_acc", kCbAcc}, {"cb_out", kCbOut}, {"cb_count", kCbCount}};
     ComputeConfigDescriptor sum_config;
     sum_config.math_fidelity = MathFidelity::HiFi4;
     sum_config.fp32_dest_acc_en = true;
     sum.config = sum_config;
     sum.runtime_args.emplace_back(
-        core, std::vector<uint32_t>{tokens, (s.hidden + kTileElements - 1) / kTileElements, line_size});
+        core, std::vector<uint32_t>{tokens, (s.hidden + kTileElements - 1) / kTileElements});
 
     CachedProgram cached;
     std::vector<uint32_t> args;

@@ -26,15 +26,16 @@ constexpr uint32_t kPlanTables = 7;
 constexpr uint32_t kListEntryBytes = 8;  // (token, expert | bf16 weight << 16)
 // Staging of one ids row (K <= kMaxTopK words) or the status record.
 constexpr uint32_t kStageBytes = kMaxTopK * 4;
-// Room for one packet header of either fabric (1D low-latency or 2D hybrid mesh).
+// Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
 constexpr uint32_t kHeaderSlotBytes = 128;
 // Semaphores on the kernel's core: peers ready, count pages landed, list packets landed,
 // token rows landed.
 enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3 };
 
+// L1 scratch of a kernel: `bytes` in pages of kAlignment bytes, so that the page size
+// (which a kernel build depends on) is the same for every shape.
 CBDescriptor scratch_cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uint32_t bytes) {
-    const uint32_t size = round_up(bytes, kAlignment);
-    return CBDescriptor{size, cores, {CBFormatDescriptor{index, format, size, std::nullopt}}};
+    return CBDescriptor{round_up(bytes, kAlignment), cores, {CBFormatDescriptor{index, format, kAlignment, std::nullopt}}};
 }
 }  // namespace
 
@@ -65,7 +66,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         scratch_cb(cores, kCbIdxImage, DataFormat::UInt32, s.capacity * 4),
         scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, s.capacity * 2),
         scratch_cb(cores, kCbStage, DataFormat::UInt32, kStageBytes),
-        scratch_cb(cores, kCbHeaders, DataFormat::UInt32, 2 * kHeaderSlotBytes),
+        scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;

@@ -1,13 +1,14 @@
-// all_to_all_combine_dense compute: for each token and 1024-element chunk of its row,
-// sums the D partial tiles fed in ascending source position: the first starts the fp32
+// all_to_all_combine_dense compute: for each token, the number n of partials fed per
+// chunk arrives first (a uint32 in a cb_count page); then for each 1024-element chunk
+// of the row, n partial tiles in ascending source position: the first starts the fp32
 // accumulator, each next one is added to it, the last sum is packed to the output
 // format. Rows are treated as element-wise "tiles": layout does not matter to add.
 //
-// conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2 formats=1:float32 fp32_dest_acc=1 label=bf16-out
-// conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2 formats=1:float32,2:float32 fp32_dest_acc=1 label=fp32-out
+// conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2,cb_count:3 formats=1:float32,3:uint32 fp32_dest_acc=1 label=bf16-out
+// conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2,cb_count:3 formats=1:float32,2:float32,3:uint32 fp32_dest_acc=1 label=fp32-out
 //
-// named compile-time args: cb_partial (bf16 tiles), cb_acc (float32 tiles), cb_out
-// runtime args: num_tokens, num_chunks (ceil(H / 1024)), line_size D
+// named compile-time args: cb_partial (bf16 tiles), cb_acc (float32 tiles), cb_out, cb_count
+// runtime args: num_tokens, num_chunks (ceil(H / 1024))
 #include <cstdint>
 
 #include "api/compute/cb_api.h"
@@ -37,33 +38,38 @@ void pack_to(uint32_t cb) {
 void kernel_main() {
     const uint32_t num_tokens = get_arg_val<uint32_t>(0);
     const uint32_t num_chunks = get_arg_val<uint32_t>(1);
-    const uint32_t line_size = get_arg_val<uint32_t>(2);
 
     constexpr uint32_t cb_partial = get_named_compile_time_arg_val("cb_partial");
     constexpr uint32_t cb_acc = get_named_compile_time_arg_val("cb_acc");
     constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
+    constexpr uint32_t cb_count = get_named_compile_time_arg_val("cb_count");
 
     compute_kernel_hw_startup(cb_partial, cb_acc, cb_out);
-    for (uint32_t tile = 0; tile < num_tokens * num_chunks; ++tile) {
-        // acc = partial 0
-        cb_wait_front(cb_partial, 1);
-        reconfig_data_format_srca(cb_partial);
-        copy_init(cb_partial);
-        tile_regs_acquire();
-        copy_tile(cb_partial, 0, 0);
-        cb_pop_front(cb_partial, 1);
-        pack_to(line_size == 1 ? cb_out : cb_acc);
-        // acc = acc + partial q, q = 1 .. D-1
-        for (uint32_t q = 1; q < line_size; ++q) {
-            cb_wait_front(cb_acc, 1);
+    for (uint32_t t = 0; t < num_tokens; ++t) {
+        cb_wait_front(cb_count, 1);
+        const uint32_t count = read_tile_value(cb_count, 0, 0);  // partials fed per chunk, >= 1
+        cb_pop_front(cb_count, 1);
+        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
+            // acc = first partial
             cb_wait_front(cb_partial, 1);
-            reconfig_data_format(cb_acc, cb_partial);
-            add_init(cb_acc, cb_partial);
+            reconfig_data_format_srca(cb_partial);
+            copy_init(cb_partial);
             tile_regs_acquire();
-            add_tiles(cb_acc, cb_partial, 0, 0, 0);
-            cb_pop_front(cb_acc, 1);
+            copy_tile(cb_partial, 0, 0);
             cb_pop_front(cb_partial, 1);
-            pack_to(q + 1 == line_size ? cb_out : cb_acc);
+            pack_to(count == 1 ? cb_out : cb_acc);
+            // acc = acc + next partial
+            for (uint32_t i = 1; i < count; ++i) {
+                cb_wait_front(cb_acc, 1);
+                cb_wait_front(cb_partial, 1);
+                reconfig_data_format(cb_acc, cb_partial);
+                add_init(cb_acc, cb_partial);
+                tile_regs_acquire();
+                add_tiles(cb_acc, cb_partial, 0, 0, 0);
+                cb_pop_front(cb_acc, 1);
+                cb_pop_front(cb_partial, 1);
+                pack_to(i + 1 == count ? cb_out : cb_acc);
+            }
         }
     }
 }

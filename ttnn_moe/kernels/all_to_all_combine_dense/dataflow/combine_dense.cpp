@@ -8,25 +8,27 @@
 //    increment packets on link 0 (once they land, so has every row sent on link 0),
 //    after a flushed increment on every other link. Slot s travels on link
 //    s % num_links.
-// 4. After every peer's increment: for each token, feed partials[q, t] for
-//    q = 0..D-1 in ascending order (absent partials as zeros, +0.0 as in the golden)
-//    to the compute kernel (sum_partials.cpp: fp32 accumulation), in 1024-element
-//    chunks, and write each chunk of the sum it returns (bf16 or fp32); with
-//    return_partials, absent partial rows are written as zeros.
+// 4. After every peer's increment: for each token, feed the partials[q, t] that
+//    arrived, in ascending q, to the compute kernel (sum_partials.cpp: fp32
+//    accumulation) in 1024-element chunks (a zero tile when none arrived), and write
+//    each chunk of the sum it returns (bf16 or fp32); with return_partials, absent
+//    partial rows are written as zeros. Skipping absent partials instead of adding
+//    +0.0 can differ from the golden only in the sign of a zero.
 //
 // compile-time args: 7 interleaved accessors (IsDram|RuntimePageSize) in io order
 //   reduced, slot_source, num_slots, output, partials, presence, combine_status
-// named compile-time args: cb_row, cb_partial, cb_out, cb_presence, cb_stage, cb_headers,
-//   sem_init, sem_partials
+// named compile-time args: cb_row, cb_partial, cb_out, cb_count, cb_presence, cb_stage,
+//   cb_headers, sem_init, sem_partials
 // runtime args: 7 addresses, T, H, D, position, capacity, max packet payload,
 //   output_is_fp32, return_partials, presence row stride (bytes), num_links, 2*D route words,
 //   then the fabric connection block.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
 #include "../../common/dataflow/fabric_line.hpp"
+#include "../../common/dataflow/scratch.hpp"
 
 namespace {
 
@@ -69,6 +71,7 @@ void kernel_main() {
     constexpr uint32_t cb_row = get_named_compile_time_arg_val("cb_row");
     constexpr uint32_t cb_partial = get_named_compile_time_arg_val("cb_partial");
     constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
+    constexpr uint32_t cb_count = get_named_compile_time_arg_val("cb_count");
     constexpr uint32_t cb_presence = get_named_compile_time_arg_val("cb_presence");
     constexpr uint32_t cb_stage = get_named_compile_time_arg_val("cb_stage");
     constexpr uint32_t cb_headers = get_named_compile_time_arg_val("cb_headers");
@@ -94,16 +97,16 @@ void kernel_main() {
     const auto presence = TensorAccessor(presence_args, presence_addr, align_dram(presence_bytes));
     const auto status_out = TensorAccessor(status_args, status_addr, align_dram(kStatusWords * 4));
 
-    for (uint32_t cb : {cb_row, cb_presence, cb_stage, cb_headers}) cb_reserve_back(cb, 1);
-    const uint32_t row_l1 = get_write_ptr(cb_row);
-    const uint32_t presence_l1 = get_write_ptr(cb_presence);
-    const uint32_t stage_l1 = get_write_ptr(cb_stage);
+    const uint32_t row_l1 = moe_scratch::reserve(cb_row, row_bytes);
+    const uint32_t presence_l1 = moe_scratch::reserve(cb_presence, line_size * presence_stride);
+    const uint32_t stage_l1 = moe_scratch::reserve(cb_stage, kStatusWords * 4);
+    const uint32_t headers_l1 = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
     volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
     auto presence_row = [&](uint32_t q) {
         return reinterpret_cast<volatile uint32_t*>(presence_l1 + q * presence_stride);
     };
 
-    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, get_write_ptr(cb_headers), max_payload);
+    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, headers_l1, max_payload);
     line.open(connection_arg);
     uint32_t status[kStatusWords] = {0, 0xFFFFFFFFu, 0, 0, 0, 0, 0, 0};
 
@@ -157,9 +160,9 @@ void kernel_main() {
     noc_async_write_barrier();
     moe_fabric::wait_for_line(line, sem_partials, line.packets_for(presence_bytes) + num_links - 1);
 
-    // 4. Feed the partials to the compute kernel, token by token and 1024-element chunk
-    //    by chunk, in ascending source position (a zero tile for an absent partial);
-    //    write back each sum it produces.
+    // 4. Feed the received partials to the compute kernel, token by token: their count,
+    //    then for each 1024-element chunk the partials in ascending source position (one
+    //    zero tile when no position sent the token); write back each sum it produces.
     for (uint32_t q = 0; q < line_size; ++q) {
         noc_async_read(presence.get_noc_addr(q), presence_l1 + q * presence_stride, presence_bytes);
     }
@@ -167,22 +170,31 @@ void kernel_main() {
     fill_words(row_l1, row_bytes / 4, 0);  // a zero row, for absent partials
     const uint32_t out_element_bytes = output_is_fp32 ? 4 : 2;
     for (uint32_t t = 0; t < num_tokens; ++t) {
-        for (uint32_t q = 0; q < line_size && return_partials; ++q) {
-            if (presence_row(q)[t] == 0) noc_async_write(row_l1, partials.get_noc_addr(q * num_tokens + t), row_bytes);
+        uint32_t present = 0;
+        for (uint32_t q = 0; q < line_size; ++q) {
+            if (presence_row(q)[t] != 0) {
+                ++present;
+            } else if (return_partials) {
+                noc_async_write(row_l1, partials.get_noc_addr(q * num_tokens + t), row_bytes);
+            }
         }
+        cb_reserve_back(cb_count, 1);  // one 32-byte page per token, read by the compute kernel
+        reinterpret_cast<volatile uint32_t*>(get_write_ptr(cb_count))[0] = present > 0 ? present : 1;
+        cb_push_back(cb_count, 1);
         for (uint32_t chunk = 0; chunk * kTileElements < hidden; ++chunk) {
             const uint32_t elements = hidden - chunk * kTileElements < kTileElements ? hidden - chunk * kTileElements
                                                                                       : kTileElements;
-            for (uint32_t q = 0; q < line_size; ++q) {
+            if (present == 0) {
                 cb_reserve_back(cb_partial, 1);
-                const uint32_t tile_l1 = get_write_ptr(cb_partial);
-                if (presence_row(q)[t] != 0) {
-                    noc_async_read(partials.get_noc_addr(q * num_tokens + t, chunk * kTileElements * 2), tile_l1,
-                                   elements * 2);
-                    noc_async_read_barrier();
-                } else {
-                    fill_words(tile_l1, kTileElements / 2, 0);
-                }
+                fill_words(get_write_ptr(cb_partial), kTileElements / 2, 0);
+                cb_push_back(cb_partial, 1);
+            }
+            for (uint32_t q = 0; q < line_size; ++q) {
+                if (presence_row(q)[t] == 0) continue;
+                cb_reserve_back(cb_partial, 1);
+                noc_async_read(partials.get_noc_addr(q * num_tokens + t, chunk * kTileElements * 2),
+                               get_write_ptr(cb_partial), elements * 2);
+                noc_async_read_barrier();
                 cb_push_back(cb_partial, 1);
             }
             cb_wait_front(cb_out, 1);

@@ -40,50 +40,20 @@
 
 #include "api/dataflow/dataflow_api.h"
 #include "../../common/dataflow/fabric_line.hpp"
+#include "../../common/dataflow/scratch.hpp"
+#include "dispatch_plan.hpp"
 
 namespace {
 
-constexpr uint32_t kNone = 0xFFFFFFFFu;
-constexpr uint32_t kTile = 32;
 constexpr uint32_t kMaxTopK = 32;
 constexpr uint32_t kDramAlignment = 32;  // Wormhole
 
-enum StatusWord : uint32_t {
-    kDroppedRows, kNeededRows, kInvalidIds, kFirstInvalidToken, kFirstInvalidK, kFirstInvalidId,
-    kMappingErrors, kFirstBadExpert, kStatusWords,
-};
-
-uint32_t round_up_tile(uint32_t rows) { return (rows + kTile - 1) / kTile * kTile; }
 uint32_t align_dram(uint32_t bytes) { return (bytes + kDramAlignment - 1) / kDramAlignment * kDramAlignment; }
 
 void fill_words(uint32_t l1_addr, uint32_t count, uint32_t value) {
     volatile uint32_t* words = reinterpret_cast<volatile uint32_t*>(l1_addr);
     for (uint32_t i = 0; i < count; ++i) words[i] = value;
 }
-
-// Per-expert plan tables in one L1 block of 7 * E words.
-struct PlanTables {
-    volatile uint32_t* owner;       // position of the owning device on this line, or kNone
-    volatile uint32_t* line_index;  // index among the line's experts (ascending e), or kNone
-    volatile uint32_t* before;      // assignments from sources before this one
-    volatile uint32_t* total;       // assignments from the whole line
-    volatile uint32_t* running;     // running rank while walking assignments
-    volatile uint32_t* offset;      // first row of the expert's block on its owner
-    volatile uint32_t* kept;        // rows of the block that fit the capacity
-    PlanTables(uint32_t l1, uint32_t e) {
-        volatile uint32_t* base = reinterpret_cast<volatile uint32_t*>(l1);
-        owner = base; line_index = base + e; before = base + 2 * e; total = base + 3 * e;
-        running = base + 4 * e; offset = base + 5 * e; kept = base + 6 * e;
-    }
-    bool in_line(uint32_t e, uint32_t num_experts) const { return e < num_experts && owner[e] != kNone; }
-};
-
-// One assignment in a routing list: token, expert, routing weight (bf16 bits).
-struct ListEntry {
-    uint32_t token;
-    uint32_t expert_and_weight;  // expert | weight << 16
-};
-static_assert(sizeof(ListEntry) == 8);
 
 }  // namespace
 
@@ -167,31 +137,33 @@ void kernel_main() {
     const auto routing_counts = TensorAccessor(routing_counts_args, routing_counts_addr, align_dram(num_experts * 4));
     const auto routing_lists = TensorAccessor(routing_lists_args, routing_lists_addr, align_dram(tk * 8));
 
-    for (uint32_t cb : {cb_row, cb_own, cb_counts, cb_list, cb_mapping, cb_tables, cb_idx_image, cb_weight_image,
-                        cb_stage, cb_headers}) {
-        cb_reserve_back(cb, 1);
-    }
-    const uint32_t row_l1 = get_write_ptr(cb_row);
-    const uint32_t mapping_l1 = get_write_ptr(cb_mapping);
-    const uint32_t counts_l1 = get_write_ptr(cb_counts);  // D pages of E words, this device's at `position`
-    const uint32_t list_l1 = get_write_ptr(cb_list);
-    const uint32_t stage_l1 = get_write_ptr(cb_stage);
-    volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
-    volatile uint32_t* own_ids = reinterpret_cast<volatile uint32_t*>(get_write_ptr(cb_own));
-    volatile uint16_t* own_weights = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_own) + tk * 4);
-    volatile ListEntry* list = reinterpret_cast<volatile ListEntry*>(list_l1);
     const uint32_t counts_page_bytes = align_dram(num_experts * 4);
+    const uint32_t row_l1 = moe_scratch::reserve(cb_row, row_bytes);
+    const uint32_t mapping_l1 = moe_scratch::reserve(cb_mapping, num_devices * mapping_element_bytes);
+    // D pages of E words, this device's at `position`
+    const uint32_t counts_l1 = moe_scratch::reserve(cb_counts, line_size * counts_page_bytes);
+    const uint32_t list_l1 = moe_scratch::reserve(cb_list, tk * sizeof(ListEntry));
+    const uint32_t stage_l1 = moe_scratch::reserve(cb_stage, kMaxTopK * 4);
+    const uint32_t own_l1 = moe_scratch::reserve(cb_own, tk * 6);
+    const uint32_t tables_l1 = moe_scratch::reserve(cb_tables, kPlanTables * num_experts * 4);
+    const uint32_t idx_image_l1 = moe_scratch::reserve(cb_idx_image, capacity * 4);
+    const uint32_t weight_image_l1 = moe_scratch::reserve(cb_weight_image, capacity * 2);
+    const uint32_t headers_l1 = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
+    volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
+    volatile uint32_t* own_ids = reinterpret_cast<volatile uint32_t*>(own_l1);
+    volatile uint16_t* own_weights = reinterpret_cast<volatile uint16_t*>(own_l1 + tk * 4);
+    volatile ListEntry* list = reinterpret_cast<volatile ListEntry*>(list_l1);
     auto counts_of = [&](uint32_t q) {
         return reinterpret_cast<volatile uint32_t*>(counts_l1 + q * counts_page_bytes);
     };
 
-    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, get_write_ptr(cb_headers), max_payload);
+    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, headers_l1, max_payload);
     line.open(connection_arg);
 
     uint32_t status[kStatusWords] = {0, 0, 0, kNone, kNone, kNone, 0, kNone};
 
     // 1. expert -> owner position and line index from the one-hot mapping rows.
-    PlanTables plan(get_write_ptr(cb_tables), num_experts);
+    PlanTables plan(tables_l1, num_experts);
     uint32_t experts_at[moe_fabric::kMaxLine] = {};
     uint32_t line_experts = 0;
     for (uint32_t e = 0; e < num_experts; ++e) {
@@ -264,28 +236,8 @@ void kernel_main() {
     noc_async_read_barrier();
 
     // 3. Packing plan of the whole line.
-    for (uint32_t e = 0; e < num_experts; ++e) {
-        plan.before[e] = plan.total[e] = plan.running[e] = 0;
-        if (!plan.in_line(e, num_experts)) continue;
-        for (uint32_t q = 0; q < line_size; ++q) {
-            const uint32_t c = counts_of(q)[plan.line_index[e]];
-            plan.total[e] += c;
-            if (q < position) plan.before[e] += c;
-        }
-    }
-    for (uint32_t d = 0; d < line_size; ++d) {
-        uint32_t next_row = 0, needed = 0;
-        for (uint32_t e = 0; e < num_experts; ++e) {
-            if (plan.owner[e] != d) continue;
-            const uint32_t room = capacity - next_row;
-            plan.offset[e] = next_row;
-            plan.kept[e] = plan.total[e] < room ? plan.total[e] : room;
-            next_row += round_up_tile(plan.kept[e]);
-            needed += round_up_tile(plan.total[e]);
-            if (d == position) status[kDroppedRows] += plan.total[e] - plan.kept[e];
-        }
-        if (d == position) status[kNeededRows] = needed;
-    }
+    count_line_assignments(plan, num_experts, line_size, position, counts_of);
+    lay_out_blocks(plan, num_experts, line_size, position, capacity, status);
 
     // 4. Send this device's token rows, then its assignment lists.
     uint32_t first_row_at[moe_fabric::kMaxLine];
@@ -350,8 +302,6 @@ void kernel_main() {
     }
     noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_lists)), list_packets);
 
-    const uint32_t idx_image_l1 = get_write_ptr(cb_idx_image);
-    const uint32_t weight_image_l1 = get_write_ptr(cb_weight_image);
     volatile uint32_t* idx_image = reinterpret_cast<volatile uint32_t*>(idx_image_l1);
     volatile uint16_t* weight_image = reinterpret_cast<volatile uint16_t*>(weight_image_l1);
     fill_words(idx_image_l1, capacity, 0);

@@ -49,7 +49,7 @@ class MeshTarget(Protocol):
 
     def fabric_node_ids(self, mesh: Any) -> list[tuple[int, int]]: ...
 
-    def fabric_topology(self, mesh: Any) -> int: ...
+    def fabric_topology(self, mesh: Any) -> int | None: ...  # None: the target cannot tell
 
     def max_packet_payload(self, mesh: Any) -> int: ...
 
@@ -166,6 +166,18 @@ def _with_fabric_connections(target: MeshTarget, mesh: Any, entry: dict) -> Any:
     return program
 
 
+def _resolve_topology(op: str, requested: Any, fabric: int | None) -> int:
+    """The factory code of the topology to route for: the requested one (which must be the
+    fabric's when the target knows it), else the fabric's, else Linear."""
+    if requested is None:
+        return TOPOLOGIES["Linear"] if fabric is None else fabric
+    code = topology_code(requested)
+    if fabric is not None and code != fabric:
+        names = {v: k for k, v in TOPOLOGIES.items()}
+        raise ValueError(f"{op}: topology {requested!r} does not match the mesh's fabric topology {names[fabric]}")
+    return code
+
+
 def launch_mesh(
     op: str,
     inputs: Mapping[str, Any],
@@ -177,13 +189,14 @@ def launch_mesh(
     """Runs mesh op `op` on `inputs` (name -> mesh tensor, in the factory's input order).
 
     attrs: the op's attributes except mesh_shape, topology, max_packet_payload and
-    fabric_node_ids, which come from the mesh. topology None = the mesh fabric's own.
+    fabric_node_ids, which come from the mesh. topology None = the mesh fabric's own
+    (Linear when the target cannot tell).
     Returns the outputs of `<op>_output_specs`, allocated on the mesh.
     """
     target, mesh = common_target_and_mesh(op, inputs)
     mesh_attrs = dict(attrs)
     mesh_attrs["mesh_shape"] = target.mesh_shape(mesh)
-    mesh_attrs["topology"] = target.fabric_topology(mesh) if topology is None else topology_code(topology)
+    mesh_attrs["topology"] = _resolve_topology(op, topology, target.fabric_topology(mesh))
     mesh_attrs["max_packet_payload"] = target.max_packet_payload(mesh)
     input_args = [target.to_arg(t) for t in inputs.values()]
     specs = getattr(_C.ops, f"{op}_output_specs")(input_args, **mesh_attrs)
