@@ -1,4 +1,4 @@
-"""Module-scoped emulator device and mesh fixtures for the ttnn_moe.emu API tests.
+"""Module-scoped emulator device and mesh fixtures for the ttnn_moe.emu API and op tests.
 
 A test module binds one with `device = emu_device_fixture(grid=(2, 2))`; the device
 is opened on first use and closed when the module's tests are done.
@@ -15,6 +15,18 @@ def emu_device_fixture(**open_kwargs):
     @pytest.fixture(scope="module")
     def device():
         dev = ttnn.open_device(**open_kwargs)
+        yield dev
+        ttnn.close_device(dev)
+
+    return device
+
+
+def emu_device_per_grid_fixture(grids):
+    """A fixture parametrized over core grids, yielding `ttnn.open_device(grid=g)` for each (ids "gridXxY")."""
+
+    @pytest.fixture(scope="module", params=grids, ids=lambda g: f"grid{g[0]}x{g[1]}")
+    def device(request):
+        dev = ttnn.open_device(grid=request.param)
         yield dev
         ttnn.close_device(dev)
 
