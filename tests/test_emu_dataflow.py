@@ -203,3 +203,59 @@ def test_row_pages_smaller_than_dram_alignment_stride_like_hardware():
     # A one-page ring keeps every L1 side of the transfers at the same 32-byte phase as DRAM.
     emu.run_program(dev, copy_program(src, dst, page, pages, [(0, 0), (1, 0)], cb_pages=1))
     np.testing.assert_array_equal(dev.read(dst, page, pages * page), data)
+
+
+_ADDR_GEN_KERNEL = """
+#include "api/dataflow/dataflow_api.h"
+// Counts pages whose NOC address differs from bank (id % banks), offset base + (id / banks) * STRIDE + offset.
+template <typename Gen>
+uint32_t mismatches(const Gen& gen, uint32_t base, uint32_t stride) {
+    uint32_t bad = 0;
+    for (uint32_t id = 0; id < 3 * NUM_DRAM_BANKS + 1; ++id) {
+        for (uint32_t offset : {0u, 8u}) {
+            const uint64_t want = get_noc_addr_from_bank_id<true>(
+                id % NUM_DRAM_BANKS, base + (id / NUM_DRAM_BANKS) * stride + offset);
+            bad += gen.get_noc_addr(id, offset) != want;
+            bad += get_noc_addr(id, gen, offset) != want;
+        }
+    }
+    return bad;
+}
+void kernel_main() {
+    constexpr uint32_t base = 4096;
+    const uint32_t scratch = get_semaphore(0);
+    auto* out = reinterpret_cast<volatile uint32_t*>(scratch);
+    out[0] = mismatches(InterleavedAddrGen<true>{.bank_base_address = base, .page_size = PAGE}, base, PAGE_STRIDE);
+    out[1] = mismatches(InterleavedAddrGenFast<true>{.bank_base_address = base, .page_size = PAGE,
+                                                     .data_format = DataFormat::Float16_b}, base, PAGE_STRIDE);
+    out[2] = mismatches(InterleavedPow2AddrGen<true>{.bank_base_address = base, .log_base_2_of_page_size = LOG2},
+                        base, LOG2_STRIDE);
+    out[3] = mismatches(InterleavedPow2AddrGenFast<true>{.bank_base_address = base, .log_base_2_of_page_size = LOG2},
+                        base, LOG2_STRIDE);
+    noc_async_write(scratch, get_noc_addr_from_bank_id<true>(0, get_arg_val<uint32_t>(0)), 16);
+    noc_async_write_barrier();
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "page, page_stride, log2, log2_stride",
+    [(100, 128, 4, 32), (32, 32, 6, 64), (2048, 2048, 5, 32)],
+    ids=["page100_log4", "page32_log6", "page2048_log5"],
+)
+def test_interleaved_address_generators_stride_pages_by_the_dram_alignment(page, page_stride, log2, log2_stride):
+    # DRAM pages of the legacy generators start at 32-byte aligned bank offsets: a 100-byte page
+    # takes 128 bytes, a 16-byte (log2 4) page 32.
+    dev = emu.open_device()
+    out = dev.allocate(32, 32)
+    k = pd.KernelDescriptor(
+        kernel_source=_ADDR_GEN_KERNEL,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=core_set(0, 0),
+        defines=[("PAGE", str(page)), ("PAGE_STRIDE", str(page_stride)), ("LOG2", str(log2)),
+                 ("LOG2_STRIDE", str(log2_stride))],
+        runtime_args=[(pd.CoreCoord(0, 0), [out])],
+        config=pd.WriterConfigDescriptor(),
+    )
+    emu.run_program(dev, pd.ProgramDescriptor(kernels=[k]))
+    assert dev.read(out, 32, 32).view(np.uint32)[:4].tolist() == [0, 0, 0, 0]

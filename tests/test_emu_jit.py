@@ -89,3 +89,38 @@ def test_source_code_kernels_and_defines():
     )
     emu.run_program(dev, pd.ProgramDescriptor(kernels=[k]))
     assert dev.read(out, 32, 32).view(np.uint32)[0] == 123
+
+
+def test_editing_a_header_included_by_relative_path_rebuilds_the_kernel(tmp_path):
+    # Op kernels share headers under ttnn_moe/kernels/common/ through "../../common/..." includes;
+    # the build cache key must cover them, and the headers they include in turn.
+    kernel_path = tmp_path / "op" / "dataflow" / "write_value.cpp"
+    header = tmp_path / "common" / "value.hpp"
+    nested = tmp_path / "common" / "value_detail.hpp"
+    kernel_path.parent.mkdir(parents=True)
+    header.parent.mkdir()
+    kernel_path.write_text(
+        textwrap.dedent(
+            """
+            #include "../../common/value.hpp"
+            #include "api/dataflow/dataflow_api.h"
+            void kernel_main() {
+                const uint32_t scratch = get_semaphore(0);
+                reinterpret_cast<volatile uint32_t*>(scratch)[0] = kValue;
+                noc_async_write(scratch, get_noc_addr_from_bank_id<true>(0, get_arg_val<uint32_t>(0)), 4);
+            }
+            """
+        )
+    )
+    header.write_text('#pragma once\n#include "value_detail.hpp"\nconstexpr uint32_t kValue = kDetail + 1;\n')
+    dev = emu.open_device()
+    out = dev.allocate(32, 32)
+    program = pd.ProgramDescriptor(
+        kernels=[kernel(str(kernel_path), core_set(0, 0), pd.WriterConfigDescriptor(), runtime_args=[(pd.CoreCoord(0, 0), [out])])]
+    )
+    results = []
+    for detail in (41, 99):
+        nested.write_text(f"#pragma once\n#include <cstdint>\nconstexpr uint32_t kDetail = {detail};\n")
+        counters = emu.run_program(dev, program)
+        results.append((counters["kernel_builds"], int(dev.read(out, 32, 32).view(np.uint32)[0])))
+    assert results == [(1, 42), (1, 100)]  # (kernel builds, value written) per run

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import ttnn_moe.emu as ttnn
+from emu_fixtures import emu_device_fixture
 
 EXACT_DTYPES = [ttnn.bfloat16, ttnn.float32, ttnn.uint32, ttnn.uint16, ttnn.int32]
 LAYOUTS = [ttnn.ROW_MAJOR_LAYOUT, ttnn.TILE_LAYOUT]
@@ -15,20 +16,7 @@ LAYOUTS = [ttnn.ROW_MAJOR_LAYOUT, ttnn.TILE_LAYOUT]
 SHAPES = [(70,), (33, 45), (2, 3, 20, 70), (64, 32)]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def single_torch_thread():
-    # The goldens here are small torch ops; on a busy 2-core host their thread start-up dominates.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def device():
-    dev = ttnn.open_device(device_id=0, grid=(8, 8))
-    yield dev
-    ttnn.close_device(dev)
+device = emu_device_fixture(device_id=0, grid=(8, 8))
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:

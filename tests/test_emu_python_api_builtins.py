@@ -5,32 +5,14 @@ import pytest
 import torch
 
 import ttnn_moe.emu as ttnn
+from emu_fixtures import emu_device_fixture, emu_mesh_fixture
 from ttnn_moe.emu.tensor import device_shards
 
 BF16_RTOL = 2.0**-8  # one bfloat16 rounding
 
 
-@pytest.fixture(autouse=True, scope="module")
-def single_torch_thread():
-    # The goldens here are small torch ops; on a busy 2-core host their thread start-up dominates.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def device():
-    dev = ttnn.open_device(grid=(2, 2))
-    yield dev
-    ttnn.close_device(dev)
-
-
-@pytest.fixture(scope="module")
-def mesh():
-    m = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), grid=(2, 2))
-    yield m
-    ttnn.close_mesh_device(m)
+device = emu_device_fixture(grid=(2, 2))
+mesh = emu_mesh_fixture(2, 4, grid=(2, 2))
 
 
 def _rand(*shape, seed=0, scale=1.0):

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import ttnn_moe.emu as ttnn
+from emu_fixtures import emu_device_fixture, emu_mesh_fixture
 from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
 from ttnn_moe.emu.tensor import device_shards
@@ -16,27 +17,8 @@ KERNEL = Path(__file__).resolve().parent / "kernels" / "pyemu" / "add_to_pages.c
 CORES = [(0, 0), (1, 0), (0, 1)]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def single_torch_thread():
-    # The goldens here are small torch ops; on a busy 2-core host their thread start-up dominates.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def device():
-    dev = ttnn.open_device(grid=(2, 2))
-    yield dev
-    ttnn.close_device(dev)
-
-
-@pytest.fixture(scope="module")
-def mesh():
-    m = ttnn.open_mesh_device(ttnn.MeshShape(2, 4), grid=(2, 2))
-    yield m
-    ttnn.close_mesh_device(m)
+device = emu_device_fixture(grid=(2, 2))
+mesh = emu_mesh_fixture(2, 4, grid=(2, 2))
 
 
 def add_program(src: ttnn.Tensor, dst: ttnn.Tensor, addend: int) -> pd.ProgramDescriptor:

@@ -9,15 +9,6 @@ import ttnn_moe.emu as ttnn
 MESH_SHAPES = [(1, 8), (2, 4), (4, 8)]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def single_torch_thread():
-    # The goldens here are small torch ops; on a busy 2-core host their thread start-up dominates.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module", params=MESH_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 def mesh(request):
     m = ttnn.open_mesh_device(ttnn.MeshShape(*request.param), grid=(2, 2))

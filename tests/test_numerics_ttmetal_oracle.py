@@ -14,7 +14,6 @@ The wheel is downloaded once with pip (about 100 MB) and only the host libraries
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,39 +24,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ttnn_moe import tt_wheel
 from ttnn_moe._C import numerics
 from ttnn_moe._C.program import DataFormat
 
 VERSION = "0.81.1"
 _LIBRARY_MEMBERS = ("ttnn/build/lib/", "ttnn.libs/")
 _BFP8_B = 6  # tt::DataFormat::Bfp8_b
-_MARKER = ".unpacked"
-
-
-def _cache_root() -> Path:
-    configured = os.environ.get("TTNN_MOE_CACHE")
-    return Path(configured) if configured else Path.home() / ".cache" / "ttnn_moe"
 
 
 def _find_or_download_wheel(workdir: Path) -> Path:
-    cached = sorted(_cache_root().glob(f"**/ttnn-{VERSION}-*.whl"))
-    if cached:
-        return cached[0]
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version",
-               "3.12", "--implementation", "cp", "--platform", "manylinux_2_34_x86_64", "-d", str(workdir),
-               f"ttnn=={VERSION}"]  # fmt: skip
-    completed = subprocess.run(command, capture_output=True, text=True)
-    wheels = sorted(workdir.glob(f"ttnn-{VERSION}-*.whl"))
-    if completed.returncode != 0 or not wheels:
-        raise RuntimeError(f"could not download ttnn=={VERSION} for the oracle test:\n{completed.stderr[-2000:]}")
-    return wheels[0]
+    cached = sorted(tt_wheel.cache_root().glob(f"**/ttnn-{VERSION}-*.whl"))
+    return cached[0] if cached else tt_wheel.download_wheel(VERSION, workdir)
 
 
 def _host_library() -> Path:
     """Path of libtt_metal.so, next to its dependencies as the wheel lays them out (RPATH $ORIGIN/...)."""
-    target = _cache_root() / f"ttnn-{VERSION}-hostlib"
+    target = tt_wheel.cache_root() / f"ttnn-{VERSION}-hostlib"
     library = target / "ttnn" / "build" / "lib" / "libtt_metal.so"
-    if (target / _MARKER).is_file():
+    if tt_wheel.is_published(target):
         return library
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".ttnn-{VERSION}-hostlib-", dir=target.parent) as tmp:
@@ -68,14 +53,7 @@ def _host_library() -> Path:
                 # The 65 MB op library and the Python extension are not needed.
                 if member.filename.startswith(_LIBRARY_MEMBERS) and "_ttnncpp" not in member.filename:
                     archive.extract(member, unpacked)
-        (unpacked / _MARKER).write_text(f"host libraries of {wheel.name}\n")
-        if target.exists():
-            shutil.rmtree(target)
-        try:
-            unpacked.rename(target)
-        except OSError:
-            if not (target / _MARKER).is_file():
-                raise
+        tt_wheel.publish(unpacked, target, f"host libraries of {wheel.name}")
     return library
 
 

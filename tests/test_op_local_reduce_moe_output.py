@@ -5,6 +5,7 @@ The numeric cases need the emulator's compute kernels (emu stage 3).
 
 import pytest
 import torch
+from emu_fixtures import emu_device_per_grid_fixture
 from routing_cases import expert_ids, identity_mapping, rm
 
 import ttnn_moe
@@ -12,11 +13,7 @@ from ttnn_moe import emu, golden
 from ttnn_moe.testing import assert_pcc
 
 
-@pytest.fixture(scope="module", params=[(1, 1), (2, 3), (8, 8)], ids=lambda g: f"grid{g[0]}x{g[1]}")
-def device(request):
-    dev = emu.open_device(grid=request.param)
-    yield dev
-    emu.close_device(dev)
+device = emu_device_per_grid_fixture([(1, 1), (2, 3), (8, 8)])
 
 
 def _padded_case(kind, num_tokens, hidden, num_local, top_k, seed):

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from emu_fixtures import emu_device_per_grid_fixture
 from routing_cases import expert_ids, identity_mapping, rm
 
 import ttnn_moe
@@ -11,11 +12,7 @@ from ttnn_moe.testing import assert_equal_exact
 NAMES = ("num_routed_tokens", "routed_tokens", "routed_token_weights", "token_idx_map")
 
 
-@pytest.fixture(scope="module", params=[(1, 1), (2, 3), (8, 8)], ids=lambda g: f"grid{g[0]}x{g[1]}")
-def device(request):
-    dev = emu.open_device(grid=request.param)
-    yield dev
-    emu.close_device(dev)
+device = emu_device_per_grid_fixture([(1, 1), (2, 3), (8, 8)])
 
 
 def _run(device, ids, weights, mapping, num_experts, **kwargs):

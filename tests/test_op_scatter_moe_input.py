@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from emu_fixtures import emu_device_per_grid_fixture
 from routing_cases import expert_ids, identity_mapping, rm
 
 import ttnn_moe
@@ -9,11 +10,7 @@ from ttnn_moe import emu, golden
 from ttnn_moe.testing import assert_equal_exact
 
 
-@pytest.fixture(scope="module", params=[(1, 1), (2, 3), (8, 8)], ids=lambda g: f"grid{g[0]}x{g[1]}")
-def device(request):
-    dev = emu.open_device(grid=request.param)
-    yield dev
-    emu.close_device(dev)
+device = emu_device_per_grid_fixture([(1, 1), (2, 3), (8, 8)])
 
 
 def _tables(ids, num_experts):

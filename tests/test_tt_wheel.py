@@ -51,3 +51,18 @@ def test_failed_download_says_which_command_to_run(monkeypatch, tmp_path):
     # Nothing half-done is left behind to be trusted later.
     assert not (tmp_path / "ttnn-0.0.0").exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_publish_renames_a_marked_tree_into_place_and_replaces_a_stale_one(tmp_path):
+    target = tmp_path / "tree"
+    target.mkdir()
+    (target / "half_written.h").write_text("interrupted")  # unmarked: an earlier run died here
+    assert not tt_wheel.is_published(target)
+    unpacked = tmp_path / "unpacked"
+    unpacked.mkdir()
+    (unpacked / "api.h").write_text("complete")
+    tt_wheel.publish(unpacked, target, "test tree")
+    assert tt_wheel.is_published(target)
+    assert not unpacked.exists()
+    assert sorted(p.name for p in target.iterdir() if not p.name.startswith(".")) == ["api.h"]
+    assert (target / "api.h").read_text() == "complete"

@@ -95,28 +95,33 @@ size_t checked_pages(const DramBuffer& buf, uint32_t page_size, size_t nbytes, c
     }
     return pages;
 }
+
+// Calls visit(i, page) for pages [0, pages) of the interleaved buffer at `address`, with
+// `page` its bytes in DRAM: page i sits in bank i % NUM_DRAM_BANKS at row i / NUM_DRAM_BANKS,
+// rows DRAM_ALIGNMENT-aligned.
+template <typename Visit>
+void for_each_page(DramBuffer& buf, uint32_t address, uint32_t page_size, size_t pages, Visit visit) {
+    const uint32_t aligned = static_cast<uint32_t>(round_up(page_size, params::DRAM_ALIGNMENT));
+    for (size_t i = 0; i < pages; ++i) {
+        const uint32_t bank = i % params::NUM_DRAM_BANKS;
+        const uint32_t addr = address + static_cast<uint32_t>(i / params::NUM_DRAM_BANKS) * aligned;
+        visit(i, buf.at(bank, addr));
+    }
+}
 }  // namespace
 
 void Dram::write_pages(uint32_t address, uint32_t page_size, const uint8_t* data, size_t nbytes) {
     DramBuffer& buf = buffer_at(address);
     const size_t pages = checked_pages(buf, page_size, nbytes, "device write");
-    const uint32_t aligned = static_cast<uint32_t>(round_up(page_size, params::DRAM_ALIGNMENT));
-    for (size_t i = 0; i < pages; ++i) {
-        const uint32_t bank = i % params::NUM_DRAM_BANKS;
-        const uint32_t addr = address + static_cast<uint32_t>(i / params::NUM_DRAM_BANKS) * aligned;
-        std::memcpy(buf.at(bank, addr), data + i * page_size, page_size);
-    }
+    for_each_page(buf, address, page_size, pages,
+                  [&](size_t i, uint8_t* page) { std::memcpy(page, data + i * page_size, page_size); });
 }
 
 void Dram::read_pages(uint32_t address, uint32_t page_size, uint8_t* data, size_t nbytes) {
     DramBuffer& buf = buffer_at(address);
     const size_t pages = checked_pages(buf, page_size, nbytes, "device read");
-    const uint32_t aligned = static_cast<uint32_t>(round_up(page_size, params::DRAM_ALIGNMENT));
-    for (size_t i = 0; i < pages; ++i) {
-        const uint32_t bank = i % params::NUM_DRAM_BANKS;
-        const uint32_t addr = address + static_cast<uint32_t>(i / params::NUM_DRAM_BANKS) * aligned;
-        std::memcpy(data + i * page_size, buf.at(bank, addr), page_size);
-    }
+    for_each_page(buf, address, page_size, pages,
+                  [&](size_t i, const uint8_t* page) { std::memcpy(data + i * page_size, page, page_size); });
 }
 
 }  // namespace ttnn_moe::emu

@@ -54,29 +54,41 @@ def ensure_ttnn_wheel(version: str = DEFAULT_VERSION) -> Path:
     if not isinstance(version, str) or not _VERSION_PATTERN.match(version):
         raise ValueError(f"not a ttnn release version: {version!r}")
     target = cache_root() / f"ttnn-{version}"
-    if (target / _COMPLETE_MARKER).is_file():
+    if is_published(target):
         return target
 
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".ttnn-{version}-", dir=target.parent) as tmp:
-        wheel = _download(version, Path(tmp) / "download")
+        wheel = download_wheel(version, Path(tmp) / "download")
         unpacked = _unpack(wheel, Path(tmp) / "unpacked")
-        (unpacked / _COMPLETE_MARKER).write_text(f"ttnn=={version} from {wheel.name}\n")
-        if target.exists():
-            # A stale, unmarked tree from an interrupted older layout: replace it.
-            logger.info("replacing incomplete {}", target)
-            shutil.rmtree(target)
-        try:
-            unpacked.rename(target)
-        except OSError:
-            # Another process finished first; its tree is complete (marked) and equivalent.
-            if not (target / _COMPLETE_MARKER).is_file():
-                raise
+        publish(unpacked, target, f"ttnn=={version} from {wheel.name}")
     logger.info("ttnn {} headers and kernels ready in {}", version, target)
     return target
 
 
-def _download(version: str, dest: Path) -> Path:
+def is_published(target: Path) -> bool:
+    """Whether `target` is a complete tree put in place by `publish`."""
+    return (target / _COMPLETE_MARKER).is_file()
+
+
+def publish(unpacked: Path, target: Path, note: str) -> None:
+    """Marks the fully unpacked tree `unpacked` complete (`note` says what it holds) and renames
+    it to `target`, on the same file system, so no reader ever sees a half-unpacked `target`."""
+    (unpacked / _COMPLETE_MARKER).write_text(note + "\n")
+    if target.exists():
+        # A stale, unmarked tree from an interrupted older layout: replace it.
+        logger.info("replacing incomplete {}", target)
+        shutil.rmtree(target)
+    try:
+        unpacked.rename(target)
+    except OSError:
+        # Another process finished first; its tree is complete (marked) and equivalent.
+        if not is_published(target):
+            raise
+
+
+def download_wheel(version: str, dest: Path) -> Path:
+    """Downloads the `ttnn==version` wheel into the new directory `dest` with pip; returns its path."""
     dest.mkdir(parents=True)
     command = pip_download_command(version, dest)
     logger.info("downloading ttnn=={} from PyPI (about 100 MB, once)", version)

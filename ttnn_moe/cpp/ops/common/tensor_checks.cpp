@@ -71,6 +71,20 @@ void require_dram(const std::string& op, const std::string& name, const program:
     if (!t.is_dram) throw std::invalid_argument(op + ": " + name + " must be DRAM interleaved, got L1");
 }
 
+std::vector<uint32_t> row_major_input(const std::string& op, const std::string& name, const program::TensorArg& t,
+                                      size_t rank, DataFormat format) {
+    auto shape = squeeze_to_rank(op, name, t, rank);
+    require_format(op, name, t, format);
+    require_row_major(op, name, t);
+    return shape;
+}
+
+std::vector<uint32_t> routing_column(const std::string& op, const std::string& name, const program::TensorArg& t) {
+    auto shape = row_major_input(op, name, t, 2, DataFormat::UInt32);
+    if (shape[1] != 1) throw std::invalid_argument(op + ": " + name + " must be (E_l, 1), got " + shape_str(t.shape));
+    return shape;
+}
+
 program::TensorArg row_major_spec(std::vector<uint32_t> shape, DataFormat format) {
     program::TensorArg spec;
     uint32_t rows = 1;

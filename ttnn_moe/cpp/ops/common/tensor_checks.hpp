@@ -12,7 +12,8 @@
 
 namespace ttnn_moe::ops {
 
-// Usable L1 per core for an op's circular buffers (below tt-metal's reserved region).
+// Usable L1 per core for an op's circular buffers (a Wormhole core has 1464 KiB;
+// firmware, kernels and tt-metal's reserved region take the rest).
 inline constexpr uint32_t kL1BudgetBytes = 1024 * 1024;
 // DRAM NOC reads and L1 buffers are kept 32-byte aligned (Wormhole DRAM alignment).
 inline constexpr uint32_t kAlignment = 32;
@@ -29,6 +30,13 @@ void require_format(const std::string& op, const std::string& name, const progra
                     program::DataFormat format);
 void require_row_major(const std::string& op, const std::string& name, const program::TensorArg& t);
 void require_dram(const std::string& op, const std::string& name, const program::TensorArg& t);
+
+// The shape (squeezed to `rank`) of an input that must be ROW_MAJOR and of `format`;
+// checks in that order: rank, dtype, layout.
+std::vector<uint32_t> row_major_input(const std::string& op, const std::string& name, const program::TensorArg& t,
+                                      size_t rank, program::DataFormat format);
+// The shape of an (E_l, 1) uint32 ROW_MAJOR routing column (num_routed_tokens, expert_offsets).
+std::vector<uint32_t> routing_column(const std::string& op, const std::string& name, const program::TensorArg& t);
 
 // Spec of a DRAM-interleaved ROW_MAJOR output (address left 0).
 program::TensorArg row_major_spec(std::vector<uint32_t> shape, program::DataFormat format);

@@ -9,16 +9,6 @@ namespace ttnn_moe::ops::local_reduce {
 using program::DataFormat;
 using program::TensorArg;
 
-namespace {
-std::vector<uint32_t> column(const TensorArg& t, const std::string& name) {
-    const auto shape = squeeze_to_rank(kOpName, name, t, 2);
-    require_format(kOpName, name, t, DataFormat::UInt32);
-    require_row_major(kOpName, name, t);
-    if (shape[1] != 1) throw std::invalid_argument(kOpName + ": " + name + " must be (E_l, 1), got " + shape_str(t.shape));
-    return shape;
-}
-}  // namespace
-
 Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     if (inputs.size() != 4 && inputs.size() != 5) {
         throw std::invalid_argument(kOpName + ": expects 4 inputs (padded) or 5 (grouped, with expert_offsets), got " +
@@ -33,21 +23,18 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     require_format(kOpName, "y", y, DataFormat::Float16_b);
     require_row_major(kOpName, "y", y);
     const std::vector<uint32_t> entries_shape(y_shape.begin(), y_shape.end() - 1);
-    const auto map_shape = squeeze_to_rank(kOpName, "token_idx_map", idx_map, entries_shape.size());
-    require_format(kOpName, "token_idx_map", idx_map, DataFormat::UInt32);
-    require_row_major(kOpName, "token_idx_map", idx_map);
-    const auto weights_shape = squeeze_to_rank(kOpName, "routed_token_weights", weights, entries_shape.size());
-    require_format(kOpName, "routed_token_weights", weights, DataFormat::Float16_b);
-    require_row_major(kOpName, "routed_token_weights", weights);
+    const auto map_shape = row_major_input(kOpName, "token_idx_map", idx_map, entries_shape.size(), DataFormat::UInt32);
+    const auto weights_shape =
+        row_major_input(kOpName, "routed_token_weights", weights, entries_shape.size(), DataFormat::Float16_b);
     for (const auto& [shape, name] : {std::pair{map_shape, "token_idx_map"}, {weights_shape, "routed_token_weights"}}) {
         if (shape != entries_shape) {
             throw std::invalid_argument(kOpName + ": " + name + " " + shape_str(shape) + " must match y's leading dims " +
                                         shape_str(entries_shape));
         }
     }
-    const auto counts_shape = column(inputs[3], "num_routed_tokens");
+    const auto counts_shape = routing_column(kOpName, "num_routed_tokens", inputs[3]);
     if (grouped) {
-        const auto offsets_shape = column(inputs[4], "expert_offsets");
+        const auto offsets_shape = routing_column(kOpName, "expert_offsets", inputs[4]);
         if (offsets_shape != counts_shape) {
             throw std::invalid_argument(kOpName + ": expert_offsets " + shape_str(inputs[4].shape) +
                                         " must match num_routed_tokens " + shape_str(inputs[3].shape));

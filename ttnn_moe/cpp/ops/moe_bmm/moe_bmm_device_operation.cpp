@@ -1,8 +1,8 @@
 #include "ops/moe_bmm/moe_bmm_device_operation.hpp"
 
-#include <sstream>
 #include <stdexcept>
 
+#include "ops/common/tensor_checks.hpp"
 #include "ops/moe_bmm/moe_bmm_layout.hpp"
 
 namespace ttnn_moe::ops::moe_bmm {
@@ -15,27 +15,6 @@ using program::TensorArg;
 
 constexpr uint32_t kTile = 32;
 constexpr uint32_t kMaxInnerBlock = 8;
-
-std::string shape_str(const std::vector<uint32_t>& shape) {
-    std::ostringstream s;
-    s << '(';
-    for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-    s << (shape.size() == 1 ? ",)" : ")");
-    return s.str();
-}
-
-std::string format_name(DataFormat f) {
-    switch (f) {
-        case DataFormat::Float32: return "float32";
-        case DataFormat::Float16_b: return "bfloat16";
-        case DataFormat::Bfp8_b: return "bfloat8_b";
-        case DataFormat::Bfp4_b: return "bfloat4_b";
-        case DataFormat::UInt32: return "uint32";
-        case DataFormat::Int32: return "int32";
-        case DataFormat::UInt16: return "uint16";
-        default: return "DataFormat(" + std::to_string(static_cast<int>(f)) + ")";
-    }
-}
 
 [[noreturn]] void fail(const std::string& message) { throw std::invalid_argument("moe_bmm: " + message); }
 

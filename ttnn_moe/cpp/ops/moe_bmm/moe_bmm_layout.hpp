@@ -25,9 +25,6 @@ constexpr uint8_t kCbOut = 16;            // output tiles, bf16
 constexpr uint32_t kRoutingSlotBytes = 64;
 // Page of cb_work: one uint32, padded to the L1 alignment of a CB page.
 constexpr uint32_t kWorkPageBytes = 32;
-// L1 the op may use per core for its CBs (a Wormhole core has 1464 KiB; firmware,
-// kernels and the unreserved base take the rest).
-constexpr uint32_t kL1BudgetBytes = 1024 * 1024;
 
 struct CircularBuffer {
     uint8_t index;

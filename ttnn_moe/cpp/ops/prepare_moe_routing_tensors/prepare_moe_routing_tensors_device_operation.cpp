@@ -16,19 +16,13 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     const auto& ids = inputs[0];
     const auto& weights = inputs[1];
     const auto& mapping = inputs[2];
-    const auto ids_shape = squeeze_to_rank(kOpName, "selected_experts", ids, 2);
-    require_format(kOpName, "selected_experts", ids, DataFormat::UInt32);
-    require_row_major(kOpName, "selected_experts", ids);
-    const auto weights_shape = squeeze_to_rank(kOpName, "routing_weights", weights, 2);
-    require_format(kOpName, "routing_weights", weights, DataFormat::Float16_b);
-    require_row_major(kOpName, "routing_weights", weights);
+    const auto ids_shape = row_major_input(kOpName, "selected_experts", ids, 2, DataFormat::UInt32);
+    const auto weights_shape = row_major_input(kOpName, "routing_weights", weights, 2, DataFormat::Float16_b);
     if (weights_shape != ids_shape) {
         throw std::invalid_argument(kOpName + ": routing_weights " + shape_str(weights.shape) +
                                     " must have the shape of selected_experts " + shape_str(ids.shape));
     }
-    const auto mapping_shape = squeeze_to_rank(kOpName, "expert_mapping", mapping, 1);
-    require_format(kOpName, "expert_mapping", mapping, DataFormat::Int32);
-    require_row_major(kOpName, "expert_mapping", mapping);
+    const auto mapping_shape = row_major_input(kOpName, "expert_mapping", mapping, 1, DataFormat::Int32);
     for (const auto* t : {&ids, &weights, &mapping}) require_dram(kOpName, "every input", *t);
     if (attrs.num_experts == 0) throw std::invalid_argument(kOpName + ": num_experts must be positive, got 0");
     if (mapping_shape[0] != attrs.num_experts) {

@@ -16,18 +16,9 @@ Shapes validate(const std::vector<TensorArg>& inputs) {
     const auto& x = inputs[0];
     const auto& counts = inputs[1];
     const auto& tokens = inputs[2];
-    const auto x_shape = squeeze_to_rank(kOpName, "x", x, 2);
-    require_format(kOpName, "x", x, DataFormat::Float16_b);
-    require_row_major(kOpName, "x", x);
-    const auto counts_shape = squeeze_to_rank(kOpName, "num_routed_tokens", counts, 2);
-    require_format(kOpName, "num_routed_tokens", counts, DataFormat::UInt32);
-    require_row_major(kOpName, "num_routed_tokens", counts);
-    if (counts_shape[1] != 1) {
-        throw std::invalid_argument(kOpName + ": num_routed_tokens must be (E_l, 1), got " + shape_str(counts.shape));
-    }
-    const auto tokens_shape = squeeze_to_rank(kOpName, "routed_tokens", tokens, 2);
-    require_format(kOpName, "routed_tokens", tokens, DataFormat::UInt32);
-    require_row_major(kOpName, "routed_tokens", tokens);
+    const auto x_shape = row_major_input(kOpName, "x", x, 2, DataFormat::Float16_b);
+    const auto counts_shape = routing_column(kOpName, "num_routed_tokens", counts);
+    const auto tokens_shape = row_major_input(kOpName, "routed_tokens", tokens, 2, DataFormat::UInt32);
     if (tokens_shape[0] != counts_shape[0] || tokens_shape[1] != x_shape[0]) {
         throw std::invalid_argument(kOpName + ": routed_tokens " + shape_str(tokens.shape) + " must be (E_l, T) = (" +
                                     std::to_string(counts_shape[0]) + ", " + std::to_string(x_shape[0]) +

@@ -18,18 +18,15 @@
 // conformance: kind=dataflow ct_args=130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_out:5,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32
 #include <cstdint>
 
+#include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
 
 namespace {
-constexpr uint32_t kAlign = 32;
 constexpr uint32_t kChunkElements = 1024;
-
-uint32_t align_up(uint32_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
-volatile uint32_t* words(uint32_t l1_addr) { return reinterpret_cast<volatile uint32_t*>(l1_addr); }
-volatile uint16_t* halves(uint32_t l1_addr) { return reinterpret_cast<volatile uint16_t*>(l1_addr); }
 }  // namespace
 
 void kernel_main() {
+    using namespace moe_kernel;
     const uint32_t y_addr = get_arg_val<uint32_t>(0);
     const uint32_t map_addr = get_arg_val<uint32_t>(1);
     const uint32_t weights_addr = get_arg_val<uint32_t>(2);
@@ -70,15 +67,13 @@ void kernel_main() {
     cb_reserve_back(cb_offsets, num_local);
     const uint32_t counts_l1 = get_write_ptr(cb_counts);
     const uint32_t offsets_l1 = get_write_ptr(cb_offsets);
-    for (uint32_t l = 0; l < num_local; ++l) {
-        noc_async_read(counts.get_noc_addr(l), counts_l1 + l * kAlign, 4);
-        if (grouped) noc_async_read(offsets.get_noc_addr(l), offsets_l1 + l * kAlign, 4);
-    }
+    read_column_async(counts, counts_l1, num_local, kDramAlign);
+    if (grouped) read_column_async(offsets, offsets_l1, num_local, kDramAlign);
     const uint32_t num_rows = row_end - row_begin;
     cb_reserve_back(cb_row_index, 2);
     const uint32_t row_count_l1 = get_write_ptr(cb_row_index);  // (num_rows + 1) words: count, then start
     volatile uint32_t* row_count = words(row_count_l1);
-    for (uint32_t r = 0; r <= num_rows; ++r) row_count[r] = 0;
+    fill_words(row_count_l1, num_rows + 1, 0);
     noc_async_read_barrier();
 
     // Scan: entries of this core's rows, in ascending (l, i).
@@ -90,8 +85,8 @@ void kernel_main() {
     volatile uint32_t* entries = words(get_write_ptr(cb_entries));
     uint32_t num_kept = 0;
     for (uint32_t l = 0; l < num_local; ++l) {
-        uint32_t count = words(counts_l1 + l * kAlign)[0];
-        const uint32_t first_row = grouped ? words(offsets_l1 + l * kAlign)[0] : l * block_rows;
+        uint32_t count = column_entry(counts_l1, l, kDramAlign);
+        const uint32_t first_row = grouped ? column_entry(offsets_l1, l, kDramAlign) : l * block_rows;
         const uint32_t page = grouped ? 0 : l;
         const uint32_t column = grouped ? first_row : 0;  // first entry inside the map page
         if (column >= block_rows) continue;
@@ -145,7 +140,7 @@ void kernel_main() {
                 const uint32_t y_l1 = get_write_ptr(cb_y);
                 const uint32_t weight_tile_l1 = get_write_ptr(cb_weight);
                 if (length == 0) {
-                    for (uint32_t h = 0; h < kChunkElements; ++h) halves(y_l1)[h] = 0;
+                    fill_halves(y_l1, kChunkElements, 0);
                     halves(weight_tile_l1)[0] = 0;
                 } else {
                     const uint32_t y_page = sorted[(first + j) * 2 + 0];

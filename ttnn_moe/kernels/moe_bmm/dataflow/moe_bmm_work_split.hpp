@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
 #include "api/dataflow/dataflow_buffer.h"
 #include "api/dataflow/noc.h"
@@ -80,9 +81,7 @@ public:
     uint32_t num_experts() const { return shape_.num_experts; }
 
 private:
-    uint32_t word(uint32_t slot) const {
-        return *reinterpret_cast<volatile uint32_t*>(base_ + slot * shape_.slot_bytes);
-    }
+    uint32_t word(uint32_t slot) const { return moe_kernel::column_entry(base_, slot, shape_.slot_bytes); }
     uint32_t base_;
     Shape shape_;
 };
@@ -94,15 +93,13 @@ private:
 template <typename Accessor>
 uint32_t load_routing(const Noc& noc, DataflowBuffer& scratch, const Accessor& counts, const Accessor& offsets,
                       const Shape& shape) {
-    constexpr uint32_t entry_bytes = sizeof(uint32_t);  // one ROW_MAJOR page of an (E_l, 1) uint32 tensor
     const uint32_t slots = 2 * shape.num_experts;
     scratch.reserve_back(slots);
-    for (uint32_t l = 0; l < shape.num_experts; ++l) {
-        noc.async_read(counts, scratch, entry_bytes, {.page_id = l}, {.offset_bytes = l * shape.slot_bytes});
-        if (shape.grouped) {
-            noc.async_read(offsets, scratch, entry_bytes, {.page_id = l},
-                           {.offset_bytes = (shape.num_experts + l) * shape.slot_bytes});
-        }
+    const uint32_t base = scratch.get_write_ptr();
+    moe_kernel::read_column_async(counts, base, shape.num_experts, shape.slot_bytes);
+    if (shape.grouped) {
+        moe_kernel::read_column_async(offsets, base + shape.num_experts * shape.slot_bytes, shape.num_experts,
+                                      shape.slot_bytes);
     }
     noc.async_read_barrier();
     scratch.push_back(slots);

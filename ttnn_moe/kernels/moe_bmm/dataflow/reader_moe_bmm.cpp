@@ -76,7 +76,7 @@ void kernel_main() {
 
     // The compute kernel learns its tile count from here (read_tile_value).
     work_dfb.reserve_back(1);
-    *reinterpret_cast<volatile uint32_t*>(work_dfb.get_write_ptr()) = share.count;
+    moe_kernel::words(work_dfb.get_write_ptr())[0] = share.count;
     work_dfb.push_back(1);
 
     const uint32_t x_tile_bytes = x_dfb.get_tile_size();

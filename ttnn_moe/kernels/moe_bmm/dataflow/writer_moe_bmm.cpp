@@ -56,8 +56,7 @@ void kernel_main() {
         const Share zeros = even_share(idle.total(), core_index, num_cores);
         if (zeros.count > 0) {
             zero_dfb.reserve_back(1);
-            auto* words = reinterpret_cast<volatile uint32_t*>(zero_dfb.get_write_ptr());
-            for (uint32_t i = 0; i < tile_bytes / sizeof(uint32_t); ++i) words[i] = 0;
+            moe_kernel::fill_words(zero_dfb.get_write_ptr(), tile_bytes / sizeof(uint32_t), 0);
             zero_dfb.push_back(1);
             zero_dfb.wait_front(1);
             for (uint32_t t = 0; t < zeros.count; ++t) {

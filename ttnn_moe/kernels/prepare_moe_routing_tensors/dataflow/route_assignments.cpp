@@ -15,28 +15,15 @@
 // conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130 named=cb_mapping:0,cb_ids:1,cb_weights:2,cb_tokens:3,cb_token_weights:4,cb_counters:5,cb_errors:6,cb_stage:7 formats=0:int32,1:uint32,3:uint32,5:uint32,6:uint32,7:uint32
 #include <cstdint>
 
+#include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
 
 namespace {
-
 constexpr uint32_t kNone = 0xFFFFFFFFu;
-constexpr uint32_t kAlign = 32;
-
-uint32_t align_up(uint32_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
-
-void fill_words(uint32_t l1_addr, uint32_t count, uint32_t value) {
-    volatile uint32_t* words = reinterpret_cast<volatile uint32_t*>(l1_addr);
-    for (uint32_t i = 0; i < count; ++i) words[i] = value;
-}
-
-void fill_halves(uint32_t l1_addr, uint32_t count, uint16_t value) {
-    volatile uint16_t* halves = reinterpret_cast<volatile uint16_t*>(l1_addr);
-    for (uint32_t i = 0; i < count; ++i) halves[i] = value;
-}
-
 }  // namespace
 
 void kernel_main() {
+    using namespace moe_kernel;
     const uint32_t ids_addr = get_arg_val<uint32_t>(0);
     const uint32_t weights_addr = get_arg_val<uint32_t>(1);
     const uint32_t mapping_addr = get_arg_val<uint32_t>(2);
@@ -103,7 +90,7 @@ void kernel_main() {
     fill_words(tokens_l1, num_slots * tokens_stride / 4, 0);
     fill_halves(token_weights_l1, num_slots * token_weights_stride / 2, 0);
     fill_words(counters_l1, num_local, 0);
-    volatile uint32_t* counters = reinterpret_cast<volatile uint32_t*>(counters_l1);
+    volatile uint32_t* counters = words(counters_l1);
 
     uint32_t num_invalid = 0, first_t = kNone, first_k = kNone, first_id = kNone;
     uint32_t num_dropped = 0, first_dropped_slot = kNone;
@@ -125,9 +112,8 @@ void kernel_main() {
 
         for (uint32_t r = 0; r < rows; ++r) {
             const uint32_t t = t0 + r;
-            volatile uint32_t* id_row = reinterpret_cast<volatile uint32_t*>(ids_l1 + r * align_up(ids_row_bytes));
-            volatile uint16_t* weight_row =
-                reinterpret_cast<volatile uint16_t*>(weights_l1 + r * align_up(weights_row_bytes));
+            volatile uint32_t* id_row = words(ids_l1 + r * align_up(ids_row_bytes));
+            volatile uint16_t* weight_row = halves(weights_l1 + r * align_up(weights_row_bytes));
             for (uint32_t k = 0; k < top_k; ++k) {
                 const uint32_t id = id_row[k];
                 if (id >= num_experts) {
@@ -150,9 +136,8 @@ void kernel_main() {
                 }
                 if (!mine) continue;
                 const uint32_t local_row = s - slot_begin;
-                reinterpret_cast<volatile uint32_t*>(tokens_l1 + local_row * tokens_stride)[column] = t;
-                reinterpret_cast<volatile uint16_t*>(token_weights_l1 + local_row * token_weights_stride)[column] =
-                    weight_row[k];
+                words(tokens_l1 + local_row * tokens_stride)[column] = t;
+                halves(token_weights_l1 + local_row * token_weights_stride)[column] = weight_row[k];
             }
         }
     }
@@ -160,7 +145,7 @@ void kernel_main() {
     // Rows out: on a single device token_idx_map equals routed_tokens.
     cb_reserve_back(cb_stage, 1);
     const uint32_t stage_l1 = get_write_ptr(cb_stage);
-    volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
+    volatile uint32_t* stage = words(stage_l1);
     for (uint32_t s = slot_begin; s < slot_end; ++s) {
         const uint32_t local_row = s - slot_begin;
         noc_async_write(tokens_l1 + local_row * tokens_stride, tokens_out.get_noc_addr(s), tokens_row_bytes);
@@ -174,7 +159,7 @@ void kernel_main() {
     if (reports_errors) {
         cb_reserve_back(cb_errors, 1);
         const uint32_t errors_l1 = get_write_ptr(cb_errors);
-        volatile uint32_t* record = reinterpret_cast<volatile uint32_t*>(errors_l1);
+        volatile uint32_t* record = words(errors_l1);
         record[0] = num_invalid;
         record[1] = first_t;
         record[2] = first_k;

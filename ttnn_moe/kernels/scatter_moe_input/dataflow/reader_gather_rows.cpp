@@ -7,18 +7,15 @@
 // conformance: kind=dataflow ct_args=130,130,130 named=cb_rows:0,cb_counts:1,cb_token_row:2 formats=1:uint32,2:uint32
 #include <cstdint>
 
+#include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
 
-// Interleaved pages sit at the allocator's 32-byte alignment; pass the aligned size so
-// page addresses are right whatever the accessor does with the raw size.
-constexpr uint32_t align_up(uint32_t bytes) { return (bytes + 31) / 32 * 32; }
-
 namespace {
-constexpr uint32_t kAlign = 32;
 constexpr uint32_t kNoExpert = 0xFFFFFFFFu;
 }  // namespace
 
 void kernel_main() {
+    using namespace moe_kernel;
     const uint32_t x_addr = get_arg_val<uint32_t>(0);
     const uint32_t counts_addr = get_arg_val<uint32_t>(1);
     const uint32_t tokens_addr = get_arg_val<uint32_t>(2);
@@ -42,17 +39,17 @@ void kernel_main() {
     // Counts stay on the device: one aligned L1 slot per local expert.
     cb_reserve_back(cb_counts, num_local);
     const uint32_t counts_l1 = get_write_ptr(cb_counts);
-    for (uint32_t l = 0; l < num_local; ++l) noc_async_read(counts.get_noc_addr(l), counts_l1 + l * kAlign, 4);
+    read_column_async(counts, counts_l1, num_local, kDramAlign);
     cb_reserve_back(cb_token_row, 1);
     const uint32_t token_row_l1 = get_write_ptr(cb_token_row);
-    volatile uint32_t* token_row = reinterpret_cast<volatile uint32_t*>(token_row_l1);
+    volatile uint32_t* token_row = words(token_row_l1);
     noc_async_read_barrier();
 
     uint32_t loaded_expert = kNoExpert;
     for (uint32_t row = row_begin; row < row_end; ++row) {
         const uint32_t l = row / num_tokens;
         const uint32_t i = row % num_tokens;
-        const uint32_t count = *reinterpret_cast<volatile uint32_t*>(counts_l1 + l * kAlign);
+        const uint32_t count = column_entry(counts_l1, l, kDramAlign);
         bool gather = i < count;
         if (gather && loaded_expert != l) {
             noc_async_read(tokens.get_noc_addr(l), token_row_l1, num_tokens * 4);
@@ -68,8 +65,7 @@ void kernel_main() {
             noc_async_read(x.get_noc_addr(token), dst, row_bytes);
             noc_async_read_barrier();
         } else {
-            volatile uint16_t* zeros = reinterpret_cast<volatile uint16_t*>(dst);
-            for (uint32_t h = 0; h < row_bytes / 2; ++h) zeros[h] = 0;
+            fill_halves(dst, row_bytes / 2, 0);
         }
         cb_push_back(cb_rows, 1);
     }

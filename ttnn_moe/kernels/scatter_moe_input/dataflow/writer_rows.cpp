@@ -6,13 +6,11 @@
 // conformance: kind=dataflow ct_args=130 named=cb_rows:0
 #include <cstdint>
 
+#include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
 
-// Interleaved pages sit at the allocator's 32-byte alignment; pass the aligned size so
-// page addresses are right whatever the accessor does with the raw size.
-constexpr uint32_t align_up(uint32_t bytes) { return (bytes + 31) / 32 * 32; }
-
 void kernel_main() {
+    using moe_kernel::align_up;
     const uint32_t out_addr = get_arg_val<uint32_t>(0);
     const uint32_t row_bytes = get_arg_val<uint32_t>(1);
     const uint32_t row_begin = get_arg_val<uint32_t>(2);

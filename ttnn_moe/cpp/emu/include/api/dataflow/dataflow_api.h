@@ -97,12 +97,27 @@ FORCE_INLINE uint64_t bank_noc_addr(uint32_t id, uint32_t bank_base_address, uin
 }
 }  // namespace interleaved_addr_gen
 
+namespace ttnn_moe_emu {
+// Bank stride of interleaved pages: the page size rounded up to its memory's bank
+// alignment (DRAM_ALIGNMENT, L1_ALIGNMENT), as the address generators lay pages out.
+template <bool DRAM>
+constexpr uint32_t aligned_page_bytes(uint32_t page_size) {
+    return align_power_of_2(page_size, DRAM ? DRAM_ALIGNMENT : L1_ALIGNMENT);
+}
+// The same for a power-of-2 page size given as its log2.
+template <bool DRAM>
+constexpr uint32_t aligned_log2_page_bytes(uint32_t log2_page_size) {
+    constexpr uint32_t log2_alignment = DRAM ? 5u : 4u;  // log2(DRAM_ALIGNMENT), log2(L1_ALIGNMENT)
+    return log2_page_size > log2_alignment ? log2_page_size : log2_alignment;
+}
+}  // namespace ttnn_moe_emu
+
 template <bool DRAM>
 struct InterleavedAddrGen {
     static constexpr bool is_dram = DRAM;
     uint32_t bank_base_address;
     const uint32_t page_size;
-    const uint32_t aligned_page_size = align_power_of_2(page_size, DRAM ? DRAM_ALIGNMENT : L1_ALIGNMENT);
+    const uint32_t aligned_page_size = ttnn_moe_emu::aligned_page_bytes<DRAM>(page_size);
 
     FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id, const uintptr_t offset = 0,
                                             uint8_t noc = noc_index) const {
@@ -117,7 +132,7 @@ struct InterleavedPow2AddrGen {
     const uint32_t bank_base_address;
     const uint32_t log_base_2_of_page_size;
     const uint32_t aligned_log_base_2_of_page_size =
-        log_base_2_of_page_size > (DRAM ? 5u : 4u) ? log_base_2_of_page_size : (DRAM ? 5u : 4u);
+        ttnn_moe_emu::aligned_log2_page_bytes<DRAM>(log_base_2_of_page_size);
 
     FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id, const uint32_t offset = 0,
                                             uint8_t noc = noc_index) const {
@@ -136,8 +151,7 @@ struct InterleavedAddrGenFast {
     FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id, const uint32_t offset = 0,
                                             uint8_t noc = noc_index) const {
         return interleaved_addr_gen::bank_noc_addr<DRAM>(id, bank_base_address,
-                                                         align_power_of_2(page_size, DRAM ? DRAM_ALIGNMENT : L1_ALIGNMENT),
-                                                         offset);
+                                                         ttnn_moe_emu::aligned_page_bytes<DRAM>(page_size), offset);
     }
 };
 
@@ -147,7 +161,7 @@ struct InterleavedPow2AddrGenFast {
     uint32_t bank_base_address;
     const uint32_t log_base_2_of_page_size;
     const uint32_t aligned_log_base_2_of_page_size =
-        log_base_2_of_page_size > (DRAM ? 5u : 4u) ? log_base_2_of_page_size : (DRAM ? 5u : 4u);
+        ttnn_moe_emu::aligned_log2_page_bytes<DRAM>(log_base_2_of_page_size);
 
     FORCE_INLINE std::uint64_t get_noc_addr(const uint32_t id, const uint32_t offset = 0,
                                             uint8_t noc = noc_index) const {

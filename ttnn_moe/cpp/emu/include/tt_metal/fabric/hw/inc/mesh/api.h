@@ -10,6 +10,7 @@
 #include "tt_metal/fabric/hw/inc/api_common.h"
 #include "tt_metal/fabric/hw/inc/edm_fabric/edm_fabric_worker_adapters.hpp"
 #include "tt_metal/fabric/hw/inc/tt_fabric_api.h"
+#include "ttnn_moe_emu/fabric_packet_send.h"
 
 using namespace tt::tt_fabric::common::experimental;
 namespace tt::tt_fabric::mesh::experimental {
@@ -28,9 +29,7 @@ FORCE_INLINE void fabric_unicast_noc_unicast_write(
         fabric_set_unicast_route(packet_header, dst_dev_id, dst_mesh_id);
     }
     packet_header->to_noc_unicast_write(noc_unicast_command_header, size);
-    client_interface->wait_for_empty_write_slot();
-    client_interface->send_payload_without_header_non_blocking_from_address(src_addr, size);
-    client_interface->send_payload_flush_non_blocking_from_address((uint32_t)(uintptr_t)packet_header, sizeof(PACKET_HEADER_TYPE));
+    ttnn_moe_emu::fabric_send_with_payload(client_interface, packet_header, src_addr, size);
 }
 
 template <typename FabricSenderType>
@@ -43,8 +42,7 @@ FORCE_INLINE void fabric_unicast_noc_unicast_atomic_inc(
     [[maybe_unused]] CheckFabricSenderType<FabricSenderType> check;
     fabric_set_unicast_route(packet_header, dst_dev_id, dst_mesh_id);
     packet_header->to_noc_unicast_atomic_inc(noc_unicast_atomic_inc_command_header);
-    client_interface->wait_for_empty_write_slot();
-    client_interface->send_payload_flush_non_blocking_from_address((uint32_t)(uintptr_t)packet_header, sizeof(PACKET_HEADER_TYPE));
+    ttnn_moe_emu::fabric_send_header_only(client_interface, packet_header);
 }
 
 template <typename FabricSenderType, bool SetRoute = true>
@@ -61,9 +59,7 @@ FORCE_INLINE void fabric_unicast_noc_fused_unicast_with_atomic_inc(
         fabric_set_unicast_route(packet_header, dst_dev_id, dst_mesh_id);
     }
     packet_header->to_noc_fused_unicast_write_atomic_inc(noc_fused_unicast_atomic_inc_command_header, size);
-    client_interface->wait_for_empty_write_slot();
-    client_interface->send_payload_without_header_non_blocking_from_address(src_addr, size);
-    client_interface->send_payload_flush_non_blocking_from_address((uint32_t)(uintptr_t)packet_header, sizeof(PACKET_HEADER_TYPE));
+    ttnn_moe_emu::fabric_send_with_payload(client_interface, packet_header, src_addr, size);
 }
 
 }  // namespace tt::tt_fabric::mesh::experimental

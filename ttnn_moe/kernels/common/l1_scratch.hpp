@@ -1,0 +1,50 @@
+// L1 scratch helpers shared by the dataflow kernels of the routing ops
+// (prepare_moe_routing_tensors, scatter_moe_input, local_reduce_moe_output, moe_bmm).
+//
+// Kernels include it with a path relative to their own file
+// ("../../common/l1_scratch.hpp"); the emulator's build cache and the conformance
+// check both hash the headers a kernel includes with quotes.
+#pragma once
+
+#include <cstdint>
+
+#include "api/dataflow/dataflow_api.h"
+
+namespace moe_kernel {
+
+// Interleaved DRAM pages sit at the allocator's 32-byte alignment. Accessors are given
+// the aligned page size so page addresses are right whatever the accessor does with
+// the raw size; L1 slots use the same stride so a NOC read lands on an aligned address.
+constexpr uint32_t kDramAlign = 32;
+constexpr uint32_t align_up(uint32_t bytes) { return (bytes + kDramAlign - 1) / kDramAlign * kDramAlign; }
+
+// Word (uint32) and half-word (uint16: bf16 bits) views of an L1 address.
+inline volatile uint32_t* words(uint32_t l1_addr) { return reinterpret_cast<volatile uint32_t*>(l1_addr); }
+inline volatile uint16_t* halves(uint32_t l1_addr) { return reinterpret_cast<volatile uint16_t*>(l1_addr); }
+
+inline void fill_words(uint32_t l1_addr, uint32_t count, uint32_t value) {
+    volatile uint32_t* w = words(l1_addr);
+    for (uint32_t i = 0; i < count; ++i) w[i] = value;
+}
+
+inline void fill_halves(uint32_t l1_addr, uint32_t count, uint16_t value) {
+    volatile uint16_t* h = halves(l1_addr);
+    for (uint32_t i = 0; i < count; ++i) h[i] = value;
+}
+
+// Starts reading entries [0, count) of a (count, 1) uint32 ROW_MAJOR table (one
+// 4-byte page per entry, e.g. num_routed_tokens or expert_offsets) into L1: entry l
+// lands at l1_addr + l * slot_bytes. The caller issues the read barrier.
+template <typename Accessor>
+void read_column_async(const Accessor& table, uint32_t l1_addr, uint32_t count, uint32_t slot_bytes) {
+    for (uint32_t l = 0; l < count; ++l) {
+        noc_async_read(table.get_noc_addr(l), l1_addr + l * slot_bytes, sizeof(uint32_t));
+    }
+}
+
+// Entry l of a column read by read_column_async.
+inline uint32_t column_entry(uint32_t l1_addr, uint32_t l, uint32_t slot_bytes) {
+    return words(l1_addr + l * slot_bytes)[0];
+}
+
+}  // namespace moe_kernel
