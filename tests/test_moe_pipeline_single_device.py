@@ -9,7 +9,7 @@ import torch
 from routing_cases import expert_ids, identity_mapping, rm
 
 import ttnn_moe
-from ttnn_moe import emu
+from ttnn_moe import emu, golden
 from ttnn_moe.testing import assert_pcc
 
 
@@ -56,3 +56,101 @@ def test_v2_pipeline_matches_torch_moe():
     finally:
         emu.close_device(device)
     assert_pcc(_torch_moe(x, ids, weights, w1, w3, w2), got, pcc=0.9999, name="moe output")
+
+
+# --- The mini DeepSeek-V3 config: gate-routed tokens, one device owning 32 of the 256 experts. ---
+
+LOCAL_EXPERTS = range(32, 64)  # the experts this device owns (a contiguous placement, as on a 1x8 mesh)
+
+
+def _mini_case(num_tokens=48, seed=7):
+    from models.deepseek_v3.config import DeepseekV3MoEConfig
+    from models.deepseek_v3.reference import local_expert_weights, moe_gate
+    from models.deepseek_v3.weights import random_moe_state_dict
+
+    config = DeepseekV3MoEConfig.mini()
+    state = random_moe_state_dict(config, seed=seed)
+    x = torch.randn(num_tokens, config.hidden_size, generator=torch.Generator().manual_seed(seed)).bfloat16()
+    ids, weights = moe_gate(x.float(), state["gate.weight"], state["gate.e_score_correction_bias"], config)
+    mapping = torch.full((config.n_routed_experts,), -1, dtype=torch.int32)
+    mapping[list(LOCAL_EXPERTS)] = torch.arange(len(LOCAL_EXPERTS), dtype=torch.int32)
+    w1, w3, w2 = (w.bfloat16() for w in local_expert_weights(state, mapping))  # (E_l, H, I), (E_l, H, I), (E_l, I, H)
+    return config, x, ids.int(), weights.bfloat16(), mapping, (w1, w3, w2)
+
+
+def _golden_padded(x, ids, weights, mapping, num_experts, w1, w3, w2):
+    counts, tokens, token_weights, idx_map = golden.prepare_moe_routing_tensors(ids, weights, mapping, num_experts)
+    scattered = golden.scatter_moe_input(x, counts, tokens)                           # (E_l, T, H)
+    hidden = torch.nn.functional.silu(golden.moe_bmm(scattered, w1, counts)) * golden.moe_bmm(scattered, w3, counts)
+    down = golden.moe_bmm(hidden, w2, counts)                                         # (E_l, T, H)
+    return golden.local_reduce_moe_output(down, idx_map, token_weights, counts, x.shape[0])
+
+
+def test_v2_pipeline_mini_config_matches_golden():
+    config, x, ids, weights, mapping, (w1, w3, w2) = _mini_case()
+    num_experts, num_tokens = config.n_routed_experts, x.shape[0]
+    expected = _golden_padded(x, ids, weights, mapping, num_experts, w1, w3, w2)
+    assert expected.abs().sum() > 0, "the gate must route some tokens to this device's experts"
+
+    device = emu.open_device(grid=(8, 8))
+    try:
+        def tiled(t):
+            return emu.from_torch(t, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=device)
+
+        counts, tokens, token_weights, idx_map = ttnn_moe.prepare_moe_routing_tensors(
+            rm(device, ids, emu.uint32), rm(device, weights, emu.bfloat16), rm(device, mapping, emu.int32),
+            num_experts,
+        )
+        scattered = emu.to_layout(ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), counts, tokens),
+                                  emu.TILE_LAYOUT)                                    # (E_l, T, H)
+        gate = ttnn_moe.moe_bmm(scattered, tiled(w1), counts)                          # (E_l, T, I)
+        up = ttnn_moe.moe_bmm(scattered, tiled(w3), counts)                            # (E_l, T, I)
+        down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), tiled(w2), counts)        # (E_l, T, H)
+        out = ttnn_moe.local_reduce_moe_output(
+            emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), idx_map, token_weights, counts, num_tokens
+        )
+        got = emu.to_torch(out).float()                                                # (T, H)
+    finally:
+        emu.close_device(device)
+    assert_pcc(expected, got, pcc=0.9999, name="mini-config experts output (padded moe_bmm)")
+
+
+def test_v2_pipeline_mini_config_grouped_over_packed_input():
+    """The packed layout dense dispatch produces (golden dispatch on a 1x8 mesh), through grouped moe_bmm
+    and grouped local_reduce on the emulator, vs the padded golden pipeline."""
+    config, x, ids, weights, mapping, (w1, w3, w2) = _mini_case(seed=11)
+    num_experts, num_tokens, hidden_size = config.n_routed_experts, x.shape[0], config.hidden_size
+    expected = _golden_padded(x, ids, weights, mapping, num_experts, w1, w3, w2)
+
+    # On a 1x8 mesh dispatching along axis 0 every device is its own dispatch group; device 1 owns
+    # experts 32..63 (LOCAL_EXPERTS) and receives exactly its own tokens' assignments to them.
+    one_hot = golden.expert_mapping_for_mesh(num_experts, 8)                          # (1, 1, E, 8)
+    device_index = LOCAL_EXPERTS.start // (num_experts // 8)
+    packed = golden.all_to_all_dispatch_dense(
+        [x.view(num_tokens, 1, hidden_size)] * 8, [ids.view(num_tokens, 1, -1)] * 8,
+        [weights.view(num_tokens, 1, -1)] * 8, one_hot, (1, 8), 0,
+    )[device_index]
+
+    device = emu.open_device(grid=(8, 8))
+    try:
+        def tiled(t):
+            return emu.from_torch(t, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=device)
+
+        counts, offsets = (rm(device, t, emu.uint32) for t in (packed.num_routed_tokens, packed.expert_offsets))
+        tokens = tiled(packed.tokens)                                                  # (cap, H)
+        gate = ttnn_moe.moe_bmm(tokens, tiled(w1), counts, expert_offsets=offsets)     # (cap, I)
+        up = ttnn_moe.moe_bmm(tokens, tiled(w3), counts, expert_offsets=offsets)       # (cap, I)
+        down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), tiled(w2), counts, expert_offsets=offsets)
+        slots = ttnn_moe.local_reduce_moe_output(
+            emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), rm(device, packed.token_idx_map, emu.uint32),
+            rm(device, packed.routed_token_weights, emu.bfloat16), counts, packed.tokens.shape[0],
+            expert_offsets=offsets,
+        )
+        got_slots = emu.to_torch(slots).float()                                        # (cap, H): one row per slot
+    finally:
+        emu.close_device(device)
+    # Slot s holds the partial of source token slot_source[s, 1]; tokens with no local expert have no slot.
+    got = torch.zeros(num_tokens, hidden_size)
+    num_slots = int(packed.num_slots[0])
+    got[packed.slot_source[:num_slots, 1].long()] = got_slots[:num_slots]
+    assert_pcc(expected, got, pcc=0.9999, name="mini-config experts output (grouped moe_bmm)")
