@@ -1,5 +1,4 @@
-// L1 scratch helpers shared by the dataflow kernels of the routing ops
-// (prepare_moe_routing_tensors, scatter_moe_input, local_reduce_moe_output, moe_bmm).
+// L1 scratch helpers shared by the dataflow kernels of the MoE ops.
 //
 // Kernels include it with a path relative to their own file
 // ("../../common/l1_scratch.hpp"); the emulator's build cache and the conformance

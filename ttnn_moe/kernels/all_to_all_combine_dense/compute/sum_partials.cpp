@@ -19,21 +19,11 @@
 #include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/tile_move_copy.h"
+#include "../../common/compute/accumulate.hpp"
 
-namespace {
+using moe_compute::add_front_tiles_to;
+using moe_compute::pack_dst0_to;
 
-// DST[0] -> one tile of `cb` (reserve, pack, push).
-void pack_to(uint32_t cb) {
-    tile_regs_commit();
-    cb_reserve_back(cb, 1);
-    tile_regs_wait();
-    pack_reconfig_data_format(cb);
-    pack_tile(0, cb);
-    tile_regs_release();
-    cb_push_back(cb, 1);
-}
-
-}  // namespace
 
 void kernel_main() {
     const uint32_t num_tokens = get_arg_val<uint32_t>(0);
@@ -57,18 +47,10 @@ void kernel_main() {
             tile_regs_acquire();
             copy_tile(cb_partial, 0, 0);
             cb_pop_front(cb_partial, 1);
-            pack_to(count == 1 ? cb_out : cb_acc);
+            pack_dst0_to(count == 1 ? cb_out : cb_acc);
             // acc = acc + next partial
             for (uint32_t i = 1; i < count; ++i) {
-                cb_wait_front(cb_acc, 1);
-                cb_wait_front(cb_partial, 1);
-                reconfig_data_format(cb_acc, cb_partial);
-                add_init(cb_acc, cb_partial);
-                tile_regs_acquire();
-                add_tiles(cb_acc, cb_partial, 0, 0, 0);
-                cb_pop_front(cb_acc, 1);
-                cb_pop_front(cb_partial, 1);
-                pack_to(i + 1 == count ? cb_out : cb_acc);
+                add_front_tiles_to(cb_acc, cb_partial, i + 1 == count ? cb_out : cb_acc);
             }
         }
     }

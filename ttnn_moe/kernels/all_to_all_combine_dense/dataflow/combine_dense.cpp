@@ -29,20 +29,12 @@
 #include "api/dataflow/dataflow_api.h"
 #include "../../common/dataflow/fabric_line.hpp"
 #include "../../common/dataflow/scratch.hpp"
+#include "../../common/l1_scratch.hpp"
 
 namespace {
 
 enum StatusWord : uint32_t { kBadSlots, kFirstBadSlot, kNumSlotsClamped, kStatusWords = 8 };
-constexpr uint32_t kDramAlignment = 32;  // Wormhole
-
-uint32_t align_dram(uint32_t bytes) { return (bytes + kDramAlignment - 1) / kDramAlignment * kDramAlignment; }
-
 constexpr uint32_t kTileElements = 1024;  // a row chunk fed to the compute kernel as one tile
-
-void fill_words(uint32_t l1_addr, uint32_t count, uint32_t value) {
-    volatile uint32_t* words = reinterpret_cast<volatile uint32_t*>(l1_addr);
-    for (uint32_t i = 0; i < count; ++i) words[i] = value;
-}
 
 }  // namespace
 
@@ -89,13 +81,13 @@ void kernel_main() {
     const uint32_t row_bytes = hidden * 2;
     const uint32_t presence_bytes = num_tokens * 4;
     // Accessors take the DRAM-aligned page size (the bank stride of the pages).
-    const auto reduced = TensorAccessor(reduced_args, reduced_addr, align_dram(row_bytes));
-    const auto slot_source = TensorAccessor(slot_source_args, slot_source_addr, align_dram(8));
-    const auto num_slots_in = TensorAccessor(num_slots_args, num_slots_addr, align_dram(4));
-    const auto output = TensorAccessor(output_args, output_addr, align_dram(output_is_fp32 ? hidden * 4 : row_bytes));
-    const auto partials = TensorAccessor(partials_args, partials_addr, align_dram(row_bytes));
-    const auto presence = TensorAccessor(presence_args, presence_addr, align_dram(presence_bytes));
-    const auto status_out = TensorAccessor(status_args, status_addr, align_dram(kStatusWords * 4));
+    const auto reduced = TensorAccessor(reduced_args, reduced_addr, moe_kernel::align_up(row_bytes));
+    const auto slot_source = TensorAccessor(slot_source_args, slot_source_addr, moe_kernel::align_up(8));
+    const auto num_slots_in = TensorAccessor(num_slots_args, num_slots_addr, moe_kernel::align_up(4));
+    const auto output = TensorAccessor(output_args, output_addr, moe_kernel::align_up(output_is_fp32 ? hidden * 4 : row_bytes));
+    const auto partials = TensorAccessor(partials_args, partials_addr, moe_kernel::align_up(row_bytes));
+    const auto presence = TensorAccessor(presence_args, presence_addr, moe_kernel::align_up(presence_bytes));
+    const auto status_out = TensorAccessor(status_args, status_addr, moe_kernel::align_up(kStatusWords * 4));
 
     const uint32_t row_l1 = moe_scratch::reserve(cb_row, row_bytes);
     const uint32_t presence_l1 = moe_scratch::reserve(cb_presence, line_size * presence_stride);
@@ -167,7 +159,7 @@ void kernel_main() {
         noc_async_read(presence.get_noc_addr(q), presence_l1 + q * presence_stride, presence_bytes);
     }
     noc_async_read_barrier();
-    fill_words(row_l1, row_bytes / 4, 0);  // a zero row, for absent partials
+    moe_kernel::fill_words(row_l1, row_bytes / 4, 0);  // a zero row, for absent partials
     const uint32_t out_element_bytes = output_is_fp32 ? 4 : 2;
     for (uint32_t t = 0; t < num_tokens; ++t) {
         uint32_t present = 0;
@@ -186,7 +178,7 @@ void kernel_main() {
                                                                                       : kTileElements;
             if (present == 0) {
                 cb_reserve_back(cb_partial, 1);
-                fill_words(get_write_ptr(cb_partial), kTileElements / 2, 0);
+                moe_kernel::fill_words(get_write_ptr(cb_partial), kTileElements / 2, 0);
                 cb_push_back(cb_partial, 1);
             }
             for (uint32_t q = 0; q < line_size; ++q) {

@@ -41,20 +41,12 @@
 #include "api/dataflow/dataflow_api.h"
 #include "../../common/dataflow/fabric_line.hpp"
 #include "../../common/dataflow/scratch.hpp"
+#include "../../common/l1_scratch.hpp"
 #include "dispatch_plan.hpp"
 
 namespace {
 
 constexpr uint32_t kMaxTopK = 32;
-constexpr uint32_t kDramAlignment = 32;  // Wormhole
-
-uint32_t align_dram(uint32_t bytes) { return (bytes + kDramAlignment - 1) / kDramAlignment * kDramAlignment; }
-
-void fill_words(uint32_t l1_addr, uint32_t count, uint32_t value) {
-    volatile uint32_t* words = reinterpret_cast<volatile uint32_t*>(l1_addr);
-    for (uint32_t i = 0; i < count; ++i) words[i] = value;
-}
-
 }  // namespace
 
 void kernel_main() {
@@ -122,22 +114,22 @@ void kernel_main() {
     // Accessors take the DRAM-aligned page size (the bank stride of the pages).
     const uint32_t row_bytes = hidden * 2;
     const uint32_t tk = num_tokens * top_k;
-    const auto x = TensorAccessor(x_args, x_addr, align_dram(row_bytes));
-    const auto ids_in = TensorAccessor(ids_args, ids_addr, align_dram(top_k * 4));
-    const auto weights_in = TensorAccessor(weights_args, weights_addr, align_dram(top_k * 2));
-    const auto mapping = TensorAccessor(mapping_args, mapping_addr, align_dram(num_devices * mapping_element_bytes));
-    const auto tokens = TensorAccessor(tokens_args, tokens_addr, align_dram(row_bytes));
-    const auto counts_out = TensorAccessor(counts_args, counts_addr, align_dram(4));
-    const auto offsets_out = TensorAccessor(offsets_args, offsets_addr, align_dram(4));
-    const auto idx_map_out = TensorAccessor(idx_map_args, idx_map_addr, align_dram(capacity * 4));
-    const auto row_weights_out = TensorAccessor(row_weights_args, row_weights_addr, align_dram(capacity * 2));
-    const auto slot_source_out = TensorAccessor(slot_source_args, slot_source_addr, align_dram(8));
-    const auto num_slots_out = TensorAccessor(num_slots_args, num_slots_addr, align_dram(4));
-    const auto status_out = TensorAccessor(status_args, status_addr, align_dram(kStatusWords * 4));
-    const auto routing_counts = TensorAccessor(routing_counts_args, routing_counts_addr, align_dram(num_experts * 4));
-    const auto routing_lists = TensorAccessor(routing_lists_args, routing_lists_addr, align_dram(tk * 8));
+    const auto x = TensorAccessor(x_args, x_addr, moe_kernel::align_up(row_bytes));
+    const auto ids_in = TensorAccessor(ids_args, ids_addr, moe_kernel::align_up(top_k * 4));
+    const auto weights_in = TensorAccessor(weights_args, weights_addr, moe_kernel::align_up(top_k * 2));
+    const auto mapping = TensorAccessor(mapping_args, mapping_addr, moe_kernel::align_up(num_devices * mapping_element_bytes));
+    const auto tokens = TensorAccessor(tokens_args, tokens_addr, moe_kernel::align_up(row_bytes));
+    const auto counts_out = TensorAccessor(counts_args, counts_addr, moe_kernel::align_up(4));
+    const auto offsets_out = TensorAccessor(offsets_args, offsets_addr, moe_kernel::align_up(4));
+    const auto idx_map_out = TensorAccessor(idx_map_args, idx_map_addr, moe_kernel::align_up(capacity * 4));
+    const auto row_weights_out = TensorAccessor(row_weights_args, row_weights_addr, moe_kernel::align_up(capacity * 2));
+    const auto slot_source_out = TensorAccessor(slot_source_args, slot_source_addr, moe_kernel::align_up(8));
+    const auto num_slots_out = TensorAccessor(num_slots_args, num_slots_addr, moe_kernel::align_up(4));
+    const auto status_out = TensorAccessor(status_args, status_addr, moe_kernel::align_up(kStatusWords * 4));
+    const auto routing_counts = TensorAccessor(routing_counts_args, routing_counts_addr, moe_kernel::align_up(num_experts * 4));
+    const auto routing_lists = TensorAccessor(routing_lists_args, routing_lists_addr, moe_kernel::align_up(tk * 8));
 
-    const uint32_t counts_page_bytes = align_dram(num_experts * 4);
+    const uint32_t counts_page_bytes = moe_kernel::align_up(num_experts * 4);
     const uint32_t row_l1 = moe_scratch::reserve(cb_row, row_bytes);
     const uint32_t mapping_l1 = moe_scratch::reserve(cb_mapping, num_devices * mapping_element_bytes);
     // D pages of E words, this device's at `position`
@@ -222,7 +214,7 @@ void kernel_main() {
 
     // 2. Every member runs this program before anyone writes into another's buffers.
     moe_fabric::line_barrier(line, sem_init);
-    const uint32_t counts_bytes = align_dram(line_experts * 4);
+    const uint32_t counts_bytes = moe_kernel::align_up(line_experts * 4);
     const uint64_t counts_page_noc = routing_counts.get_noc_addr(position);
     const uint64_t sem_counts_noc = get_noc_addr(get_semaphore(sem_counts));
     for (uint32_t q = 0; q < line_size; ++q) {
@@ -304,7 +296,7 @@ void kernel_main() {
 
     volatile uint32_t* idx_image = reinterpret_cast<volatile uint32_t*>(idx_image_l1);
     volatile uint16_t* weight_image = reinterpret_cast<volatile uint16_t*>(weight_image_l1);
-    fill_words(idx_image_l1, capacity, 0);
+    moe_kernel::fill_words(idx_image_l1, capacity, 0);
     for (uint32_t r = 0; r < capacity; ++r) weight_image[r] = 0;
     for (uint32_t e = 0; e < num_experts; ++e) plan.running[e] = 0;
     uint32_t num_slots = 0;
@@ -371,7 +363,7 @@ void kernel_main() {
     noc_async_write_barrier();
     noc_async_write(idx_image_l1, idx_map_out.get_noc_addr(0), capacity * 4);
     noc_async_write(weight_image_l1, row_weights_out.get_noc_addr(0), capacity * 2);
-    fill_words(row_l1, row_bytes / 4, 0);  // zero row for the padding of each block
+    moe_kernel::fill_words(row_l1, row_bytes / 4, 0);  // zero row for the padding of each block
     uint32_t local_slot = 0;
     for (uint32_t e = 0; e < num_experts && local_slot < local_experts; ++e) {
         if (plan.owner[e] != position) continue;

@@ -1,6 +1,5 @@
-// Circular buffers used as L1 scratch: the program factory gives them 32-byte pages (the
-// page size is part of a kernel build, so it stays the same for every shape) and as many
-// pages as the scratch needs; the kernel reserves all of them once and uses the block.
+// Circular buffers used as L1 scratch: the program factory gives them 32-byte pages and as
+// many pages as the scratch needs; the kernel reserves all of them once and uses the block.
 #pragma once
 
 #include <cstdint>

@@ -16,21 +16,11 @@
 #include "api/compute/pack.h"
 #include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
+#include "../../common/compute/accumulate.hpp"
 
-namespace {
+using moe_compute::add_front_tiles_to;
+using moe_compute::pack_dst0_to;
 
-// DST[0] -> one tile of `cb` (reserve, pack, push).
-void pack_to(uint32_t cb) {
-    tile_regs_commit();
-    cb_reserve_back(cb, 1);
-    tile_regs_wait();
-    pack_reconfig_data_format(cb);
-    pack_tile(0, cb);
-    tile_regs_release();
-    cb_push_back(cb, 1);
-}
-
-}  // namespace
 
 void kernel_main() {
     const uint32_t num_rows = get_arg_val<uint32_t>(0);
@@ -61,20 +51,12 @@ void kernel_main() {
                 cb_pop_front(cb_y, 1);
                 cb_pop_front(cb_weight, 1);
                 if (j == 0) {
-                    pack_to(last ? cb_out : cb_acc);
+                    pack_dst0_to(last ? cb_out : cb_acc);
                     continue;
                 }
-                pack_to(cb_product);
+                pack_dst0_to(cb_product);
                 // acc = acc + product (earlier experts first)
-                cb_wait_front(cb_acc, 1);
-                cb_wait_front(cb_product, 1);
-                reconfig_data_format(cb_acc, cb_product);
-                add_init(cb_acc, cb_product);
-                tile_regs_acquire();
-                add_tiles(cb_acc, cb_product, 0, 0, 0);
-                cb_pop_front(cb_acc, 1);
-                cb_pop_front(cb_product, 1);
-                pack_to(last ? cb_out : cb_acc);
+                add_front_tiles_to(cb_acc, cb_product, last ? cb_out : cb_acc);
             }
         }
     }
