@@ -24,7 +24,6 @@
 using moe_compute::add_front_tiles_to;
 using moe_compute::pack_dst0_to;
 
-
 void kernel_main() {
     const uint32_t num_tokens = get_arg_val<uint32_t>(0);
     const uint32_t num_chunks = get_arg_val<uint32_t>(1);
