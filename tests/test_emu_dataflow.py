@@ -259,3 +259,30 @@ def test_interleaved_address_generators_stride_pages_by_the_dram_alignment(page,
     )
     emu.run_program(dev, pd.ProgramDescriptor(kernels=[k]))
     assert dev.read(out, 32, 32).view(np.uint32)[:4].tolist() == [0, 0, 0, 0]
+
+
+def _read_then_use(dev, src, dst, mode):
+    cores = core_set(3, 3)
+    program = pd.ProgramDescriptor(
+        kernels=[kernel("read_then_use.cpp", cores, pd.ReaderConfigDescriptor(),
+                        runtime_args=[(pd.CoreCoord(3, 3), [src, 64, mode, dst])])],
+        cbs=[cb(0, 1, 64, cores)],
+    )
+    return emu.run_program(dev, program)
+
+
+@pytest.mark.parametrize("mode, misuse", [
+    (1, r"cb_push_back\(cb 0\) while 1 NOC read\(s\) into that memory are still outstanding"),
+    (2, r"kernel_main returned while 1 NOC read\(s\)"),
+    (3, r"noc write from L1 0x[0-9a-f]+ while 1 NOC read\(s\) into that memory are still outstanding"),
+])
+def test_a_forgotten_read_barrier_is_an_error_naming_kernel_and_core(mode, misuse):
+    # Reads land in L1 only at the read barrier, so using the data without one cannot pass silently.
+    dev = emu.open_device()
+    data = np.arange(12 * 64, dtype=np.uint8).astype(np.uint8)
+    src, dst = dev.allocate(12 * 64, 64), dev.allocate(12 * 64, 64)
+    dev.write(src, 64, data)
+    _read_then_use(dev, src, dst, 0)  # with the barrier: the page goes through
+    np.testing.assert_array_equal(dev.read(dst, 64, 64), data[:64])
+    with pytest.raises(emu.EmulatorError, match=r"read_then_use\.cpp.*core \(3, 3\).*" + misuse):
+        _read_then_use(dev, src, dst, mode)

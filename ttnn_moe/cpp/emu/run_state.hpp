@@ -87,6 +87,15 @@ struct Instance {
     std::array<ttnn_moe_emu::CbInterface, params::MAX_CIRCULAR_BUFFERS> cb_views{};
     std::array<ttnn_moe_emu::CbInterface, params::MAX_CIRCULAR_BUFFERS> cb_views_written{};
 
+    // NOC reads issued and not yet completed by a read barrier: the source bytes as
+    // they were at issue, landing in L1 only at the barrier, so a kernel that uses
+    // the data without noc_async_read_barrier() sees stale memory or an error.
+    struct PendingRead {
+        uint32_t dst_offset;
+        std::vector<uint8_t> data;
+    };
+    std::vector<PendingRead> pending_reads;
+
     std::unique_ptr<CbTileAccessImpl> cb_access;  // compute kernels only
     std::unique_ptr<ComputeEngine> compute;
     uint32_t matmul_transpose = 0;  // set by matmul_init, used by matmul_tiles

@@ -15,6 +15,7 @@
 #include "emu/jit.hpp"
 #include "emu/l1_pool.hpp"
 #include "emu/run_state.hpp"
+#include "emu/services.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -308,7 +309,10 @@ std::vector<Counters> Run::execute() {
     for (auto& inst : instances_) {
         Instance* self = inst.get();
         if (self->kind == KernelKind::COMPUTE) attach_compute(*self);
-        self->fiber = std::make_unique<Fiber>([self, table]() { self->entry(table); });
+        self->fiber = std::make_unique<Fiber>([self, table]() {
+            self->entry(table);
+            services::check_no_pending_read(0, 0, "kernel_main returned");
+        });
     }
     RunScope scope(this);
     size_t unfinished = instances_.size();

@@ -48,6 +48,27 @@ void count_call() { ++t_env->api_calls; }
 
 void fail(const std::string& message) { throw EmuError(message); }
 
+void complete_pending_reads() {
+    Instance& self = instance();
+    for (const auto& read : self.pending_reads) {
+        std::memcpy(self.core->l1 + read.dst_offset, read.data.data(), read.data.size());
+    }
+    self.pending_reads.clear();
+}
+
+void check_no_pending_read(uint32_t offset, uint32_t size, const std::string& what) {
+    const auto& pending = instance().pending_reads;
+    size_t overlapping = 0;
+    for (const auto& read : pending) {
+        const bool overlaps = read.dst_offset < offset + size && offset < read.dst_offset + read.data.size();
+        if (size == 0 || overlaps) ++overlapping;
+    }
+    if (overlapping > 0) {
+        fail(what + " while " + std::to_string(overlapping) +
+             " NOC read(s) into that memory are still outstanding (missing noc_async_read_barrier?)");
+    }
+}
+
 CbState& cb(uint32_t index) {
     if (index >= params::MAX_CIRCULAR_BUFFERS || !t_inst->core->cbs[index].configured) {
         fail("circular buffer " + std::to_string(index) + " is not configured on this core");
@@ -252,6 +273,8 @@ void count_dram(Counters& c, const Endpoint& ep, uint32_t size, bool read) {
 void svc_cb_reserve_back(uint32_t cb, uint32_t n) { services::count_call(), services::cb_reserve_back(cb, n); }
 void svc_cb_push_back(uint32_t cb, uint32_t n) {
     services::count_call();
+    const CbState& ring = services::cb(cb);
+    services::check_no_pending_read(ring.base, ring.size, "cb_push_back(cb " + std::to_string(cb) + ")");
     services::cb_push_back(cb, n);
     // The packer's sequential position restarts after each push.
     if (t_inst->compute) t_inst->compute->on_push_back(cb);
@@ -298,8 +321,8 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     CoreState& self = *t_inst->core;
     const Endpoint ep = resolve(src, size, "noc read");
     check_alignment(ep, dst_local, "noc read");
-    uint8_t* dst = self.l1 + l1_offset(dst_local, size, "noc read destination");
-    std::memmove(dst, ep.ptr, size);
+    const uint32_t dst_offset = l1_offset(dst_local, size, "noc read destination");
+    t_inst->pending_reads.push_back({dst_offset, std::vector<uint8_t>(ep.ptr, ep.ptr + size)});
     Counters& c = services::run().counters_of(self);
     if (ep.dram) {
         c.noc_bytes_read_dram += size;
@@ -312,7 +335,9 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
 void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     services::count_call();
     CoreState& self = *t_inst->core;
-    const uint8_t* src = self.l1 + l1_offset(src_local, size, "noc write source");
+    const uint32_t src_offset = l1_offset(src_local, size, "noc write source");
+    services::check_no_pending_read(src_offset, size, "noc write from L1 " + hex(src_local));
+    const uint8_t* src = self.l1 + src_offset;
     const Endpoint ep = resolve(dst, size, "noc write");
     check_alignment(ep, src_local, "noc write");
     std::memmove(ep.ptr, src, size);
@@ -413,8 +438,14 @@ void svc_noc_inline_write(uint64_t dst, uint32_t value, uint32_t byte_enable) {
     }
 }
 
-// NOC transfers complete when issued, so barriers have nothing to wait for.
-void svc_noc_barrier(ttnn_moe_emu::Barrier) { services::count_call(); }
+// Reads complete at a read (or full) barrier; writes and atomics complete when issued,
+// so their barriers have nothing to wait for.
+void svc_noc_barrier(ttnn_moe_emu::Barrier kind) {
+    services::count_call();
+    if (kind == ttnn_moe_emu::Barrier::Read || kind == ttnn_moe_emu::Barrier::Full) {
+        services::complete_pending_reads();
+    }
+}
 
 void svc_wait_l1_value(const volatile uint32_t* addr, uint32_t value, uint32_t at_least) {
     services::count_call();

@@ -29,6 +29,12 @@ ttnn_moe_emu::CbInterface* cb_interface(uint32_t cb);
 void absorb_cb_view_writes(uint32_t cb, CbState& state);
 void refresh_cb_view(uint32_t cb, const CbState& state);
 
+// Outstanding NOC reads of the running kernel (services.cpp): complete them (read
+// barrier), or fail naming `what` when one lands in [offset, offset + size) or,
+// with size 0, when any is outstanding at all.
+void complete_pending_reads();
+void check_no_pending_read(uint32_t offset, uint32_t size, const std::string& what);
+
 // Fills the compute entries of the table (compute_services.cpp).
 void fill_compute_services(ttnn_moe_emu::Services& table);
 

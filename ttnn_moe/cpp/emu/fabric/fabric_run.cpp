@@ -177,6 +177,7 @@ void FabricRun::send_payload(Instance& inst, uint32_t conn, uint32_t src_l1_addr
              std::to_string(FABRIC_MAX_PAYLOAD_BYTES) + "-byte packet limit (split it into packets)");
     }
     const uint32_t offset = local_l1_offset(*inst.core, src_l1_addr, size, "fabric payload source");
+    services::check_no_pending_read(offset, size, "fabric send of a payload from L1");
     c.payload.assign(inst.core->l1 + offset, inst.core->l1 + offset + size);
     c.pending_payload = true;
 }
