@@ -259,3 +259,24 @@ def test_interleaved_address_generators_stride_pages_by_the_dram_alignment(page,
     )
     emu.run_program(dev, pd.ProgramDescriptor(kernels=[k]))
     assert dev.read(out, 32, 32).view(np.uint32)[:4].tolist() == [0, 0, 0, 0]
+
+
+SEMAPHORE_0_L1_OFFSET = 0x18000  # the emulator's semaphore 0 (README: semaphore i at 0x18000 + 16 i)
+
+
+@pytest.mark.parametrize("zero_bytes", [16, 40, 60])
+def test_circular_buffer_object_write_zeros_and_semaphore_by_l1_offset(zero_bytes):
+    dev = emu.open_device()
+    result = dev.allocate(64, 64)
+    cores = core_set(0, 0)
+    program = pd.ProgramDescriptor(
+        kernels=[kernel("circular_buffer_object.cpp", cores, pd.WriterConfigDescriptor(),
+                        runtime_args=[(pd.CoreCoord(0, 0), [result, zero_bytes, SEMAPHORE_0_L1_OFFSET])])],
+        cbs=[cb(0, 1, 64, cores)],
+        semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)],
+    )
+    emu.run_program(dev, program)
+    page = dev.read(result, 64, 64)
+    assert (page[:zero_bytes] == 0).all()
+    assert (page[zero_bytes:60] == 0xAB).all()
+    assert page[60:].view(np.uint32)[0] == 7  # set through the bare offset, read back through get_semaphore(0)
