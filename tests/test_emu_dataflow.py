@@ -286,3 +286,24 @@ def test_a_forgotten_read_barrier_is_an_error_naming_kernel_and_core(mode, misus
     np.testing.assert_array_equal(dev.read(dst, 64, 64), data[:64])
     with pytest.raises(emu.EmulatorError, match=r"read_then_use\.cpp.*core \(3, 3\).*" + misuse):
         _read_then_use(dev, src, dst, mode)
+
+
+SEMAPHORE_0_L1_OFFSET = 0x18000  # the emulator's semaphore 0 (README: semaphore i at 0x18000 + 16 i)
+
+
+@pytest.mark.parametrize("zero_bytes", [16, 40, 60])
+def test_circular_buffer_object_write_zeros_and_semaphore_by_l1_offset(zero_bytes):
+    dev = emu.open_device()
+    result = dev.allocate(64, 64)
+    cores = core_set(0, 0)
+    program = pd.ProgramDescriptor(
+        kernels=[kernel("circular_buffer_object.cpp", cores, pd.WriterConfigDescriptor(),
+                        runtime_args=[(pd.CoreCoord(0, 0), [result, zero_bytes, SEMAPHORE_0_L1_OFFSET])])],
+        cbs=[cb(0, 1, 64, cores)],
+        semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)],
+    )
+    emu.run_program(dev, program)
+    page = dev.read(result, 64, 64)
+    assert (page[:zero_bytes] == 0).all()
+    assert (page[zero_bytes:60] == 0xAB).all()
+    assert page[60:].view(np.uint32)[0] == 7  # set through the bare offset, read back through get_semaphore(0)

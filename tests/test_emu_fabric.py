@@ -4,9 +4,11 @@ in-order delivery under seeded delays, route errors, counters, and the host stan
 import numpy as np
 import pytest
 
-from emu_programs import cb, core_set
+from emu_programs import cb, core_set, kernel
 from fabric_programs import (
+    CORE,
     HEADER_BYTES,
+    KERNELS,
     device_program,
     dram_buffer,
     mesh_program,
@@ -300,3 +302,33 @@ def test_mesh_device_forwards_fabric_settings():
     assert mesh.fabric_topology == ttnn.Topology.Linear
     mesh.fabric_topology = ttnn.Topology.Ring
     assert mesh.chip_mesh.fabric_topology == ttnn.Topology.Ring
+
+
+def test_fabric_connection_manager_sends_over_forward_and_backward_connections():
+    mesh = emu.Mesh(1, 3, grid=(1, 1))
+    n_bytes = 6016  # two packets per connection
+    data = np.random.default_rng(11).integers(0, 2**32, n_bytes // 4, dtype=np.uint32)
+    programs, outputs = {}, {}
+    for chip in range(3):
+        device = mesh.devices()[chip]
+        dram_in = dram_buffer(device, n_bytes, data if chip == 1 else None)
+        outputs[chip] = dram_buffer(device, n_bytes)
+        cores = core_set(0, 0)
+        program = pd.ProgramDescriptor(
+            kernels=[], cbs=[cb(0, 1, n_bytes, cores), cb(1, 1, HEADER_BYTES, cores), cb(2, 1, n_bytes, cores)],
+            semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)])
+        args = [int(chip == 1), n_bytes, emu.fabric_max_payload_size, dram_in, outputs[chip]]
+        if chip == 1:  # forward: east to chip 2, backward: west to chip 0
+            args += [1] + setup_fabric_connection(node(mesh, 1), node(mesh, 2), 0, program, CORE)
+            args += [1] + setup_fabric_connection(node(mesh, 1), node(mesh, 0), 0, program, CORE)
+        else:
+            args += [0, 0]
+        program.kernels = [kernel(str(KERNELS / "connection_manager.cpp"), cores, pd.WriterConfigDescriptor(),
+                                  runtime_args=[(CORE, args)])]
+        programs[chip] = program
+    counters = emu.run_mesh_program(mesh, mesh_program(mesh, programs))
+    for chip in (0, 2):
+        np.testing.assert_array_equal(read_u32(mesh.devices()[chip], outputs[chip], n_bytes), data,
+                                      err_msg=f"chip {chip}")
+    pairs = counters["fabric"]["pairs"]
+    assert {pair: v["bytes"] for pair, v in pairs.items()} == {(1, 2): n_bytes, (1, 0): n_bytes}

@@ -17,6 +17,8 @@ inline constexpr uint32_t ABI_VERSION = 4;
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
 inline constexpr uint32_t L1_SEMAPHORE_BASE = 0x18000;
+// Bytes of one core's L1 (device_params.hpp's L1_SIZE; kernels tell an L1 offset from a host address by it).
+inline constexpr uint32_t L1_SIZE_BYTES = 1464 * 1024;
 inline constexpr uint32_t L1_SEMAPHORE_STRIDE = 16;
 inline constexpr uint32_t L1_NUM_SEMAPHORES = 16;
 inline constexpr uint32_t NUM_CIRCULAR_BUFFERS = 32;  // Wormhole

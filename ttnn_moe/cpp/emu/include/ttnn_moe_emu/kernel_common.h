@@ -50,6 +50,20 @@ constexpr uint64_t noc_xy_addr(uint32_t x, uint32_t y, uint64_t addr) {
     __builtin_unreachable();
 }
 
+// Host code hands kernels bare L1 offsets (a global semaphore's address), which kernels built for the hardware
+// use as pointers. The emulated core's L1 starts at env().l1_base, so an address below the L1 size is such an
+// offset; anything else is already a host address inside the core's L1.
+inline uintptr_t local_l1_address(uintptr_t addr) { return addr < L1_SIZE_BYTES ? env().l1_base + addr : addr; }
+template <typename T>
+inline volatile T* local_l1_pointer(volatile T* ptr) {
+    return reinterpret_cast<volatile T*>(local_l1_address(reinterpret_cast<uintptr_t>(ptr)));
+}
+
+// Zeroes size bytes of this core's L1 at addr (an L1 offset or a host address).
+inline void zero_local_l1(uintptr_t addr, uint32_t size) {
+    std::memset(reinterpret_cast<void*>(local_l1_address(addr)), 0, size);
+}
+
 }  // namespace ttnn_moe_emu
 
 // tt::DataFormat values (0.81.1 tensix_types.h).

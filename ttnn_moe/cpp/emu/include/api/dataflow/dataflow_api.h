@@ -294,13 +294,16 @@ FORCE_INLINE uintptr_t get_semaphore(uint32_t semaphore_id) {
            semaphore_id * ttnn_moe_emu::L1_SEMAPHORE_STRIDE;
 }
 
+// sem_addr may be a bare L1 offset from the host (a global semaphore's address), as on the hardware.
 FORCE_INLINE void noc_semaphore_wait(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
-    ttnn_moe_emu::services->wait_l1_value(sem_addr, val, 0);
+    ttnn_moe_emu::services->wait_l1_value(ttnn_moe_emu::local_l1_pointer(sem_addr), val, 0);
 }
 FORCE_INLINE void noc_semaphore_wait_min(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
-    ttnn_moe_emu::services->wait_l1_value(sem_addr, val, 1);
+    ttnn_moe_emu::services->wait_l1_value(ttnn_moe_emu::local_l1_pointer(sem_addr), val, 1);
 }
-FORCE_INLINE void noc_semaphore_set(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) { *sem_addr = val; }
+FORCE_INLINE void noc_semaphore_set(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
+    *ttnn_moe_emu::local_l1_pointer(sem_addr) = val;
+}
 
 template <bool posted = false>
 FORCE_INLINE void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t noc_id = noc_index,

@@ -108,6 +108,16 @@ class Noc {
         ttnn_moe_emu::services->noc_inline_write(dst_addr, val, be);
     }
 
+    // Zeroes size_bytes of a local L1 endpoint (CircularBuffer, DataflowBuffer) at its write pointer. The
+    // hardware streams zeros through the NOC; here they land at once, so the barrier has nothing to wait for.
+    template <typename Dst>
+    void async_write_zeros(const Dst& dst, uint32_t size_bytes, const dst_args_t<Dst>& args = {}) const {
+        const uint32_t addr =
+            static_cast<uint32_t>(noc_traits_t<Dst>::template dst_addr<AddressType::LOCAL_L1>(dst, *this, args));
+        ttnn_moe_emu::zero_local_l1(addr, size_bytes);
+    }
+    void write_zeros_l1_barrier() const {}
+
     template <NocOptions opts = NocOptions::DEFAULT>
     void async_read_barrier(const NocOptVals& noc_opts = {}) const {
         noc_async_read_barrier(noc_id_);
