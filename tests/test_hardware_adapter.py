@@ -244,3 +244,23 @@ def test_attached_op_runs_through_ttnn_generic_op():
     assert reader.kernel_source.endswith("scatter_moe_input/dataflow/reader_gather_rows.cpp")
     assert [args[:3] for _, args in reader.runtime_args] == [[0x1000, 0x2000, 0x3000]] * 2
     assert [args[0] for _, args in writer.runtime_args] == [out.buffer_address()] * 2
+
+
+def test_import_attaches_to_an_importable_ttnn(tmp_path):
+    # A stand-in `ttnn` package on the path: importing ttnn_moe must attach the ops to it,
+    # and TTNN_MOE_NO_ATTACH=1 must leave it alone.
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "ttnn").mkdir()
+    (tmp_path / "ttnn" / "__init__.py").write_text("")
+    probe = "import ttnn_moe, ttnn; print(hasattr(ttnn, 'moe_bmm'), hasattr(ttnn, 'all_to_all_dispatch_dense'))"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    attached = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert attached.returncode == 0, attached.stderr
+    assert attached.stdout.split() == ["True", "True"]
+    env["TTNN_MOE_NO_ATTACH"] = "1"
+    left_alone = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert left_alone.returncode == 0, left_alone.stderr
+    assert left_alone.stdout.split() == ["False", "False"]
