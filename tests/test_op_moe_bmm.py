@@ -117,19 +117,45 @@ def counts_column(counts):
 # ---- checks shared by the tests -------------------------------------------------------------
 
 
-def check_work_counters(w_device, counts, kd, n):
-    """Exactly the active tile matmuls; weight pages read only for experts with tokens."""
+def column_runs_per_core(counts: list[int], nt: int, num_cores: int) -> list[int]:
+    """Weight columns each core reads: its even share of the active tiles, ordered (expert, column,
+    row tile), holds one run of consecutive tiles per (expert, column) it touches."""
+    columns = [(l, col) for l, c in enumerate(counts) for col in range(nt) for _ in range(row_tiles(c))]
+    base, extra = divmod(len(columns), num_cores)
+    runs, first = [], 0
+    for core in range(num_cores):
+        size = base + (1 if core < extra else 0)
+        runs.append(len(set(columns[first:first + size])))
+        first += size
+    return runs
+
+
+def check_work_counters(w_device, counts, kd, n, grid, resident=True):
+    """Exactly the active tile matmuls; weight pages read only for experts with tokens, each
+    active column once per core holding part of it (resident), or once per output tile (streamed)."""
     kt, nt = kd // 32, n // 32
     counters = ttnn.last_run_counters()
     assert counters["tile_matmuls"] == sum(row_tiles(c) for c in counts) * kt * nt
-    traffic = counters["dram_buffers"].get(w_device.to_arg().address)
+    w_arg = w_device.to_arg()
+    traffic = counters["dram_buffers"].get(w_arg.address)
     active = sum(1 for c in counts if c > 0)
     if active == 0:
         assert traffic is None or traffic["page_reads"] == 0
         return
-    # Every output tile reads its Kt weight tiles; the distinct pages are the active experts' only.
-    assert traffic["page_reads"] == sum(row_tiles(c) for c in counts) * kt * nt
     assert traffic["unique_pages_read"] == active * kt * nt
+    active_bytes = active * kt * nt * w_arg.page_size
+    if not resident:  # every output tile reads its Kt weight tiles
+        assert traffic["page_reads"] == sum(row_tiles(c) for c in counts) * kt * nt
+        return
+    num_cores = grid[0] * grid[1]
+    column_bytes = kt * w_arg.page_size
+    runs = column_runs_per_core(counts, nt, num_cores)
+    assert traffic["page_reads"] == sum(runs) * kt
+    assert traffic["bytes_read"] == sum(runs) * column_bytes
+    busy_cores = sum(1 for r in runs if r > 0)
+    assert traffic["bytes_read"] <= active_bytes + (busy_cores - 1) * column_bytes
+    if num_cores == 1:
+        assert traffic["bytes_read"] == active_bytes
 
 
 def check_padded(out, x, w, counts, pcc):
@@ -164,13 +190,14 @@ def test_padded_every_small_shape(devices, tokens, num_experts):
     """Every T x E_l pair, small Kd/N; routing and grid rotate over the cases."""
     index = SMALL_CASES.index((tokens, num_experts))
     routing = ROUTINGS[index % len(ROUTINGS)]
-    device = devices[list(GRIDS)[index % len(GRIDS)]]
+    grid = list(GRIDS)[index % len(GRIDS)]
+    device = devices[grid]
     kd, n = 64, 32
     counts = routed_counts(routing, num_experts, tokens, seed=index)
     x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=index, device=device)
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BF16)
-    check_work_counters(w_d, counts, kd, n)
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid])
 
 
 @pytest.mark.parametrize("grid", GRIDS)
@@ -181,7 +208,7 @@ def test_padded_routings_on_grids(devices, routing, grid):
     x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=11, device=devices[grid])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BF16)
-    check_work_counters(w_d, counts, kd, n)
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid])
 
 
 @pytest.mark.parametrize("kd,n", [(32, 1024), (1024, 32), (1024, 1024), (256, 32)])
@@ -191,7 +218,24 @@ def test_padded_wide_inner_and_outer_dims(devices, kd, n):
     x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=5, device=devices["8x8"])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BF16)
-    check_work_counters(w_d, counts, kd, n)
+    check_work_counters(w_d, counts, kd, n, GRIDS["8x8"])
+
+
+@pytest.mark.parametrize("w_dtype,resident", [(ttnn.bfloat16, False), (ttnn.bfloat8_b, True)],
+                         ids=["bf16-streamed", "bfp8-resident"])
+def test_weight_column_beyond_l1_is_streamed(devices, w_dtype, resident):
+    """Kd=16384: a bf16 column is 512 tiles * 2 KiB = 1 MiB, more than a core's L1, so the op
+    streams it per row tile; the bfloat8_b column (512 * 1088 B) fits and stays resident.
+    fp32 accumulation: a 16384-long sum in bf16 DST would miss the PCC bar by itself."""
+    num_experts, tokens, kd, n = 2, 64, 16384, 64
+    counts = [64, 33]
+    x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=81, w_dtype=w_dtype,
+                                                device=devices["2x3"])
+    config = WormholeComputeKernelConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True,
+                                         math_approx_mode=False, packer_l1_acc=False)
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, compute_kernel_config=config)
+    check_padded(out, x, w, counts, PCC_BF16 if w_dtype == ttnn.bfloat16 else PCC_BFP8)
+    check_work_counters(w_d, counts, kd, n, GRIDS["2x3"], resident=resident)
 
 
 def test_no_tokens_at_all_reads_no_weights_and_writes_zeros(devices):
@@ -199,7 +243,7 @@ def test_no_tokens_at_all_reads_no_weights_and_writes_zeros(devices):
     x, w, (x_d, w_d, counts_d, _) = make_padded(3, 64, 64, 64, counts, seed=2, device=devices["2x3"])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     assert torch.count_nonzero(ttnn.to_torch(out)) == 0
-    check_work_counters(w_d, counts, 64, 64)
+    check_work_counters(w_d, counts, 64, 64, GRIDS["2x3"])
 
 
 @pytest.mark.parametrize("routing", ["uniform", "zero_experts"])
@@ -210,7 +254,7 @@ def test_padded_bfloat8_weights(devices, routing):
                                                 device=devices["8x8"])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BFP8)
-    check_work_counters(w_d, counts, kd, n)
+    check_work_counters(w_d, counts, kd, n, GRIDS["8x8"])
 
 
 def test_compute_kernel_config_fp32_accumulation(devices):
@@ -241,7 +285,7 @@ def test_grouped_packed_input(devices, routing):
     x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(kd, n, counts, seed=42, device=devices[grid])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
     check_grouped(out, x, w, counts, offsets, PCC_BF16)
-    check_work_counters(w_d, counts, kd, n)
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid])
 
 
 def test_grouped_bfloat8_weights(devices):
@@ -250,7 +294,7 @@ def test_grouped_bfloat8_weights(devices):
                                                                   device=devices["8x8"])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
     check_grouped(out, x, w, counts, offsets, PCC_BFP8)
-    check_work_counters(w_d, counts, 256, 256)
+    check_work_counters(w_d, counts, 256, 256, GRIDS["8x8"])
 
 
 # ---- determinism and the program cache ------------------------------------------------------

@@ -1,5 +1,6 @@
 #include "ops/moe_bmm/moe_bmm_device_operation.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "ops/common/tensor_checks.hpp"
@@ -106,10 +107,18 @@ Dims validate(const Attributes& attributes, const Inputs& inputs) {
         fail("core grid must be at least 1x1, got " + std::to_string(attributes.grid.x) + "x" +
              std::to_string(attributes.grid.y));
     }
-    const uint32_t l1 = l1_bytes_per_core(dims, inputs.w.dtype);
-    if (l1 > kL1BudgetBytes) {
-        fail("circular buffers need " + std::to_string(l1) + " B of L1 per core for E_l=" +
-             std::to_string(dims.num_experts) + ", more than the " + std::to_string(kL1BudgetBytes) + " B budget");
+    // A resident weight column saves re-reading it per row tile; stream it only when it does not fit.
+    dims.resident_weights = true;
+    const uint32_t resident_l1 = l1_bytes_per_core(dims, inputs.w.dtype);
+    if (resident_l1 <= kL1BudgetBytes) return dims;
+    dims.resident_weights = false;
+    const uint32_t streamed_l1 = l1_bytes_per_core(dims, inputs.w.dtype);
+    if (streamed_l1 > kL1BudgetBytes) {
+        fail("circular buffers need " + std::to_string(std::min(resident_l1, streamed_l1)) +
+             " B of L1 per core for E_l=" + std::to_string(dims.num_experts) + ", more than the " +
+             std::to_string(kL1BudgetBytes) + " B budget (resident weight column of Kt=" +
+             std::to_string(dims.inner_tiles) + " tiles: " + std::to_string(resident_l1) +
+             " B; weights streamed in blocks: " + std::to_string(streamed_l1) + " B)");
     }
     return dims;
 }

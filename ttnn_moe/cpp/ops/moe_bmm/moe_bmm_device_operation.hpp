@@ -51,6 +51,10 @@ struct Dims {
     uint32_t inner_tiles = 0;  // Kt = Kd / 32
     uint32_t col_tiles = 0;    // Nt = N / 32
     uint32_t inner_block = 0;  // k tiles per CB push: the largest divisor of Kt up to 8
+    // true: cb_w holds a whole weight column (Kt tiles), read once per column run of a
+    // core's share; false (the column does not fit in L1 next to the other CBs): cb_w
+    // streams inner_block-tile blocks of the column for every output tile.
+    bool resident_weights = true;
 };
 
 struct OutputSpec {
@@ -60,7 +64,9 @@ struct OutputSpec {
 };
 
 // Checks ranks, shapes, dtypes, layouts, alignment and the L1 budget; throws
-// std::invalid_argument naming the offending value.
+// std::invalid_argument naming the offending value. Chooses resident weights when
+// their circular buffers fit the L1 budget, else streamed weights; raises when
+// neither fits.
 Dims validate(const Attributes& attributes, const Inputs& inputs);
 OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs);
 

@@ -7,10 +7,12 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
     using program::tile_size_bytes;
     const uint32_t double_block = 2 * dims.inner_block;  // the reader fills one block while compute eats the other
     const uint32_t routing_slots = 2 * dims.num_experts;  // counts, then offsets
+    // Resident: one whole weight column (Kt tiles) stays while a core computes its row tiles.
+    const uint32_t w_pages = dims.resident_weights ? dims.inner_tiles : double_block;
     return {
         {kCbX, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), double_block},
-        {kCbW, weight_format, tile_size_bytes(weight_format), double_block},
-        {kCbWork, DataFormat::UInt32, kWorkPageBytes, 1},
+        {kCbW, weight_format, tile_size_bytes(weight_format), w_pages},
+        {kCbWork, DataFormat::UInt32, kWorkPageBytes, 2},
         {kCbRoutingReader, DataFormat::UInt32, kRoutingSlotBytes, routing_slots},
         {kCbRoutingWriter, DataFormat::UInt32, kRoutingSlotBytes, routing_slots},
         {kCbZero, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 1},

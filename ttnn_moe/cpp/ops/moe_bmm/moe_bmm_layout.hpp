@@ -12,8 +12,8 @@ namespace ttnn_moe::ops::moe_bmm {
 
 // CB indices (named compile-time args of the kernels).
 constexpr uint8_t kCbX = 0;               // x tiles, bf16, two blocks of inner_block
-constexpr uint8_t kCbW = 1;               // w tiles, bf16 or bfloat8_b, two blocks
-constexpr uint8_t kCbWork = 2;            // reader -> compute: this core's output tile count
+constexpr uint8_t kCbW = 1;               // w tiles, bf16 or bfloat8_b: a resident column (Kt) or two blocks
+constexpr uint8_t kCbWork = 2;            // reader -> compute: tile count, then each column run's row tiles
 constexpr uint8_t kCbRoutingReader = 3;   // reader's copy of counts and offsets
 constexpr uint8_t kCbRoutingWriter = 4;   // writer's copy of counts and offsets
 constexpr uint8_t kCbZero = 5;            // writer's zero tile (padded mode)
@@ -23,7 +23,8 @@ constexpr uint8_t kCbOut = 16;            // output tiles, bf16
 // (64 B on Blackhole, 32 B on Wormhole), so each 4-byte entry lands at an address
 // with the same alignment as its DRAM page.
 constexpr uint32_t kRoutingSlotBytes = 64;
-// Page of cb_work: one uint32, padded to the L1 alignment of a CB page.
+// Page of cb_work: one uint32, padded to the L1 alignment of a CB page (two pages: the
+// reader may post the next run's length while the compute kernel reads the current one).
 constexpr uint32_t kWorkPageBytes = 32;
 
 struct CircularBuffer {

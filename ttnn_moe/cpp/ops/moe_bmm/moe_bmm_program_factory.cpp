@@ -24,7 +24,7 @@ using program::TensorArg;
 // (order: moe_bmm::common_arg in kernels/moe_bmm/dataflow/moe_bmm_work_split.hpp).
 std::vector<uint32_t> shape_args(const Dims& dims) {
     return {dims.num_experts, dims.grouped ? 1u : 0u, dims.rows, dims.row_tiles, kRoutingSlotBytes,
-            dims.inner_tiles, dims.col_tiles, dims.inner_block};
+            dims.inner_tiles, dims.col_tiles, dims.inner_block, dims.resident_weights ? 1u : 0u};
 }
 
 // Per-core runtime args of the dataflow kernels: (core_index, num_cores), cores in row-major order.
@@ -88,7 +88,7 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     compute.kernel_source = kernel_path(attributes, "compute/moe_bmm.cpp");
     compute.core_ranges = cores;
     compute.named_compile_time_args = {{"cb_x", kCbX}, {"cb_w", kCbW}, {"cb_work", kCbWork}, {"cb_out", kCbOut}};
-    compute.common_runtime_args = {dims.inner_tiles, dims.inner_block};
+    compute.common_runtime_args = {dims.inner_tiles, dims.inner_block, dims.resident_weights ? 1u : 0u};
     ComputeConfigDescriptor compute_config;
     compute_config.math_fidelity = attributes.compute.math_fidelity;
     compute_config.fp32_dest_acc_en = attributes.compute.fp32_dest_acc_en;

@@ -7,9 +7,17 @@
 // Tile coordinates: expert l's rows start at row tile row_tile_base(l) of x and of the
 // output (padded mode: l * Mt, its block being Mt row tiles; grouped mode:
 // expert_offsets[l] / 32). Its ACTIVE row tiles are the first ceil(count_l / 32). The active output
-// tiles of all experts, ordered (expert, row tile, column tile), are split into
+// tiles of all experts, ordered (expert, column tile, row tile), are split into
 // contiguous, even shares over the cores (core i of P gets total/P tiles, the first
 // total%P cores one more).
+//
+// Why column-major inside an expert: consecutive tiles of a share then use the same
+// weight column w[l][:, n], so the reader loads that column once per "column run"
+// (the maximal stretch of the share with one (l, n)) and the compute kernel keeps it
+// resident while it multiplies every row tile of the run. A share may begin or end in
+// the middle of a column; that column is then read once by each core holding part of
+// it, so the weight bytes read in total are at most the active experts' bytes plus one
+// column (Kt tiles) per boundary between two cores' shares.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +50,8 @@ constexpr uint32_t slot_bytes = 4;
 constexpr uint32_t inner_tiles = 5;   // Kt
 constexpr uint32_t col_tiles = 6;     // Nt
 constexpr uint32_t inner_block = 7;   // k tiles per CB push (divides Kt)
-constexpr uint32_t first_address = 8; // kernel-specific buffer addresses follow
+constexpr uint32_t resident_weights = 8;  // 1: a column run's Kt weight tiles stay in cb_w; 0: streamed per tile
+constexpr uint32_t first_address = 9; // kernel-specific buffer addresses follow
 }  // namespace common_arg
 
 // Per-core runtime args of the reader and the writer.
@@ -130,7 +139,7 @@ struct RowTileRange {
     uint32_t hi;
 };
 
-// Walks the tiles (l, r, n) with r in [lo(l), hi(l)) and n in [0, Nt), in that order.
+// Walks the tiles (l, n, r) with n in [0, Nt) and r in [lo(l), hi(l)), in that order.
 // RowRange is a callable (l) -> {lo, hi}; the active set uses [0, active_row_tiles(l)),
 // the zero-fill set of the padded mode [active_row_tiles(l), Mt).
 template <typename RowRange>
@@ -153,16 +162,19 @@ public:
             ++expert_;
         }
         const auto range = rows_(expert_);
-        row_ = range.lo + index / col_tiles_;
-        col_ = index % col_tiles_;
+        const uint32_t rows_per_col = range.hi - range.lo;
+        col_ = index / rows_per_col;
+        row_ = range.lo + index % rows_per_col;
         return {expert_, row_, col_};
     }
 
     // The tile after the current one (the caller never steps past the last tile).
     TileCoord next() {
-        if (++col_ == col_tiles_) {
-            col_ = 0;
-            if (++row_ == rows_(expert_).hi) {
+        const auto range = rows_(expert_);
+        if (++row_ == range.hi) {
+            row_ = range.lo;
+            if (++col_ == col_tiles_) {
+                col_ = 0;
                 do {
                     ++expert_;
                 } while (expert_ < num_experts_ && tiles_of(expert_) == 0);
@@ -170,6 +182,13 @@ public:
             }
         }
         return {expert_, row_, col_};
+    }
+
+    // Tiles left in the current column run among the next `remaining` tiles of a share
+    // (the current one included): the run ends at the column's last row tile.
+    uint32_t run_length(uint32_t remaining) const {
+        const uint32_t left_in_column = rows_(expert_).hi - row_;
+        return left_in_column < remaining ? left_in_column : remaining;
     }
 
 private:

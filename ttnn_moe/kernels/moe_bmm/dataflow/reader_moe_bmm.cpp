@@ -1,8 +1,18 @@
 // moe_bmm reader: derives this core's share of the active output tiles from the
-// device-resident counts, tells the compute kernel how many tiles it will produce
-// (cb_work), then streams, per output tile (expert l, row tile r, column tile n), the
-// Kt tiles of x's row tile and of w[l]'s column n in blocks of `inner_block` tiles.
-// Weights of experts without tokens are never read.
+// device-resident counts and feeds the compute kernel, one column run (consecutive
+// tiles of the share with the same expert l and column tile n, see
+// moe_bmm_work_split.hpp) at a time. Weights of experts without tokens are never read.
+//
+// Schedule for the compute kernel, through cb_work (one uint32 per page, read there
+// with read_tile_value): first the share's tile count, then before each column run
+// the run's number of row tiles.
+//
+// Weights, by the factory's choice (common arg resident_weights):
+//   resident (1): the Kt tiles of w[l][:, n] are read ONCE per run into cb_w (Kt pages)
+//                 and stay there while the compute kernel does every row tile of the run;
+//   streamed (0): when a whole column does not fit in L1, the column is re-read in blocks
+//                 of inner_block tiles for every row tile, next to the x blocks.
+// x: per row tile, its Kt tiles in blocks of inner_block tiles (cb_x, double-buffered).
 //
 // Compile-time args: TensorAccessorArgs of x, w, num_routed_tokens (in that order);
 //   named: cb_x, cb_w, cb_work, cb_routing.
@@ -56,6 +66,7 @@ void kernel_main() {
     const uint32_t inner_tiles = get_common_arg_val<uint32_t>(common_arg::inner_tiles);
     const uint32_t col_tiles = get_common_arg_val<uint32_t>(common_arg::col_tiles);
     const uint32_t inner_block = get_common_arg_val<uint32_t>(common_arg::inner_block);
+    const bool resident_weights = get_common_arg_val<uint32_t>(common_arg::resident_weights) != 0;
     const auto x = TensorAccessor(x_args, get_common_arg_val<uint32_t>(common_arg::first_address + 0));
     const auto w = TensorAccessor(w_args, get_common_arg_val<uint32_t>(common_arg::first_address + 1));
     const auto counts = TensorAccessor(routing_args, get_common_arg_val<uint32_t>(common_arg::first_address + 2));
@@ -74,37 +85,59 @@ void kernel_main() {
     TileWalk walk(shape.num_experts, col_tiles, active_rows);
     const Share share = even_share(walk.total(), core_index, num_cores);
 
-    // The compute kernel learns its tile count from here (read_tile_value).
-    work_dfb.reserve_back(1);
-    moe_kernel::words(work_dfb.get_write_ptr())[0] = share.count;
-    work_dfb.push_back(1);
+    // The compute kernel learns its schedule from these words (read_tile_value).
+    auto send_word = [&work_dfb](uint32_t value) {
+        work_dfb.reserve_back(1);
+        moe_kernel::words(work_dfb.get_write_ptr())[0] = value;
+        work_dfb.push_back(1);
+    };
+    send_word(share.count);
 
     const uint32_t x_tile_bytes = x_dfb.get_tile_size();
     const uint32_t w_tile_bytes = w_dfb.get_tile_size();
-    for (uint32_t t = 0; t < share.count; ++t) {
-        const TileCoord tile = t == 0 ? walk.seek(share.first) : walk.next();
-        const uint32_t valid_rows = routing.valid_rows(tile.expert);
-        const uint32_t rows_in_tile = valid_rows - tile.row_tile * kTileRows;  // > 0: the tile is active
-        const uint32_t x_first_page = (routing.row_tile_base(tile.expert) + tile.row_tile) * inner_tiles;
-        const uint32_t w_first_page = tile.expert * inner_tiles * col_tiles + tile.col_tile;
-
-        for (uint32_t k0 = 0; k0 < inner_tiles; k0 += inner_block) {
-            x_dfb.reserve_back(inner_block);
-            w_dfb.reserve_back(inner_block);
-            for (uint32_t j = 0; j < inner_block; ++j) {
-                noc.async_read(x, x_dfb, x_tile_bytes, {.page_id = x_first_page + k0 + j},
-                               {.offset_bytes = j * x_tile_bytes});
-                noc.async_read(w, w_dfb, w_tile_bytes, {.page_id = w_first_page + (k0 + j) * col_tiles},
-                               {.offset_bytes = j * w_tile_bytes});
-            }
-            noc.async_read_barrier();
-            if (rows_in_tile < kTileRows) {
-                for (uint32_t j = 0; j < inner_block; ++j) {
-                    zero_bf16_tile_rows(x_dfb.get_write_ptr() + j * x_tile_bytes, rows_in_tile);
-                }
-            }
-            x_dfb.push_back(inner_block);
-            w_dfb.push_back(inner_block);
+    // Reads the k tiles [k0, k0 + count) of w[l][:, n] (page w_first_page at k = 0) into cb_w's reserved back.
+    auto read_w_tiles = [&](uint32_t w_first_page, uint32_t k0, uint32_t count) {
+        for (uint32_t j = 0; j < count; ++j) {
+            noc.async_read(w, w_dfb, w_tile_bytes, {.page_id = w_first_page + (k0 + j) * col_tiles},
+                           {.offset_bytes = j * w_tile_bytes});
         }
+    };
+
+    for (uint32_t t = 0; t < share.count;) {
+        TileCoord tile = t == 0 ? walk.seek(share.first) : walk.next();
+        const uint32_t run = walk.run_length(share.count - t);
+        const uint32_t valid_rows = routing.valid_rows(tile.expert);
+        const uint32_t w_first_page = tile.expert * inner_tiles * col_tiles + tile.col_tile;
+        send_word(run);
+
+        if (resident_weights) {
+            w_dfb.reserve_back(inner_tiles);
+            read_w_tiles(w_first_page, 0, inner_tiles);
+            noc.async_read_barrier();
+            w_dfb.push_back(inner_tiles);
+        }
+        for (uint32_t r = 0; r < run; ++r) {
+            if (r > 0) tile = walk.next();
+            const uint32_t rows_in_tile = valid_rows - tile.row_tile * kTileRows;  // > 0: the tile is active
+            const uint32_t x_first_page = (routing.row_tile_base(tile.expert) + tile.row_tile) * inner_tiles;
+            for (uint32_t k0 = 0; k0 < inner_tiles; k0 += inner_block) {
+                x_dfb.reserve_back(inner_block);
+                if (!resident_weights) w_dfb.reserve_back(inner_block);
+                for (uint32_t j = 0; j < inner_block; ++j) {
+                    noc.async_read(x, x_dfb, x_tile_bytes, {.page_id = x_first_page + k0 + j},
+                                   {.offset_bytes = j * x_tile_bytes});
+                }
+                if (!resident_weights) read_w_tiles(w_first_page, k0, inner_block);
+                noc.async_read_barrier();
+                if (rows_in_tile < kTileRows) {
+                    for (uint32_t j = 0; j < inner_block; ++j) {
+                        zero_bf16_tile_rows(x_dfb.get_write_ptr() + j * x_tile_bytes, rows_in_tile);
+                    }
+                }
+                x_dfb.push_back(inner_block);
+                if (!resident_weights) w_dfb.push_back(inner_block);
+            }
+        }
+        t += run;
     }
 }
