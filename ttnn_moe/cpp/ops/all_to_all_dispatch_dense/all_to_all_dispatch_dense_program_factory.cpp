@@ -32,22 +32,13 @@ constexpr uint32_t kHeaderSlotBytes = 128;
 // token rows landed.
 enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3 };
 
-// L1 scratch of a kernel: `bytes` in pages of kAlignment bytes, so that the page size
-// (which a kernel build depends on) is the same for every shape.
-CBDescriptor scratch_cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uint32_t bytes) {
-    return CBDescriptor{round_up(bytes, kAlignment), cores, {CBFormatDescriptor{index, format, kAlignment, std::nullopt}}};
-}
 }  // namespace
 
 CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root, CoreCoord grid,
                              const Attributes& attrs, MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids) {
+    validate_line_program_inputs(kOpName, io.size(), kNumIo, grid);
     const Shapes s = validate({io.begin(), io.begin() + 4}, attrs);
-    if (io.size() != kNumIo) {
-        throw std::invalid_argument(kOpName + ": expects " + std::to_string(kNumIo) + " io tensors, got " +
-                                    std::to_string(io.size()));
-    }
-    if (grid.x == 0 || grid.y == 0) throw std::invalid_argument(kOpName + ": empty worker grid");
     const MeshGeometry& mesh = attrs.mesh;
     const DispatchLine line = dispatch_line(mesh, device);
     const uint32_t line_size = mesh.line_size();

@@ -85,4 +85,20 @@ void append_route_args(const MeshGeometry& mesh, const DispatchLine& line,
     }
 }
 
+void validate_line_program_inputs(const std::string& op, size_t num_io, size_t expected_io,
+                                  program::CoreCoord grid) {
+    if (num_io != expected_io) {
+        throw std::invalid_argument(op + ": expects " + std::to_string(expected_io) + " io tensors, got " +
+                                    std::to_string(num_io));
+    }
+    if (grid.x == 0 || grid.y == 0) throw std::invalid_argument(op + ": empty worker grid");
+}
+
+program::CBDescriptor scratch_cb(const program::CoreRangeSet& cores, uint8_t index, program::DataFormat format,
+                                 uint32_t bytes) {
+    constexpr uint32_t kPageBytes = 32;
+    const uint32_t total = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
+    return program::CBDescriptor{total, cores, {program::CBFormatDescriptor{index, format, kPageBytes, std::nullopt}}};
+}
+
 }  // namespace ttnn_moe::ops

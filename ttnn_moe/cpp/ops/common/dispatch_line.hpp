@@ -72,4 +72,13 @@ void append_route_args(const MeshGeometry& mesh, const DispatchLine& line,
                        const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids,
                        std::vector<uint32_t>& runtime_args);
 
+// Checks a line op factory's io tensor count and worker grid, naming `op`.
+void validate_line_program_inputs(const std::string& op, size_t num_io, size_t expected_io,
+                                  program::CoreCoord grid);
+
+// L1 scratch CB of a line op kernel: `bytes` in pages of 32 bytes, so the page layout
+// is the same for every shape.
+program::CBDescriptor scratch_cb(const program::CoreRangeSet& cores, uint8_t index, program::DataFormat format,
+                                 uint32_t bytes);
+
 }  // namespace ttnn_moe::ops
