@@ -307,3 +307,24 @@ def test_circular_buffer_object_write_zeros_and_semaphore_by_l1_offset(zero_byte
     assert (page[:zero_bytes] == 0).all()
     assert (page[zero_bytes:60] == 0xAB).all()
     assert page[60:].view(np.uint32)[0] == 7  # set through the bare offset, read back through get_semaphore(0)
+
+
+def _write_then_pop(dev, dst, mode):
+    cores = core_set(2, 6)
+    program = pd.ProgramDescriptor(
+        kernels=[kernel("write_then_pop.cpp", cores, pd.WriterConfigDescriptor(),
+                        runtime_args=[(pd.CoreCoord(2, 6), [dst, 64, mode])])],
+        cbs=[cb(0, 1, 64, cores)],
+    )
+    return emu.run_program(dev, program)
+
+
+def test_popping_pages_a_write_still_reads_is_an_error():
+    dev = emu.open_device()
+    dst = dev.allocate(12 * 64, 64)
+    _write_then_pop(dev, dst, 0)  # flushed before the pop: fine
+    expected = (np.arange(64) * 7 + 1).astype(np.uint8)
+    np.testing.assert_array_equal(dev.read(dst, 64, 64), expected)
+    with pytest.raises(emu.EmulatorError, match=r"write_then_pop\.cpp.*core \(2, 6\).*cb_pop_front\(cb 0, 1\) "
+                       r"while 1 NOC write\(s\) from those pages are still in flight"):
+        _write_then_pop(dev, dst, 1)

@@ -95,6 +95,10 @@ struct Instance {
         std::vector<uint8_t> data;
     };
     std::vector<PendingRead> pending_reads;
+    // L1 source ranges (offset, size) of NOC writes not yet flushed by a write barrier or
+    // noc_async_writes_flushed(). The data left at issue; the record lets the emulator
+    // catch a kernel that frees (pops) those pages before the write has left them.
+    std::vector<std::pair<uint32_t, uint32_t>> unflushed_writes;
 
     std::unique_ptr<CbTileAccessImpl> cb_access;  // compute kernels only
     std::unique_ptr<ComputeEngine> compute;

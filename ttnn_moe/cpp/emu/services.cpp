@@ -280,7 +280,23 @@ void svc_cb_push_back(uint32_t cb, uint32_t n) {
     if (t_inst->compute) t_inst->compute->on_push_back(cb);
 }
 void svc_cb_wait_front(uint32_t cb, uint32_t n) { services::count_call(), services::cb_wait_front(cb, n); }
-void svc_cb_pop_front(uint32_t cb, uint32_t n) { services::count_call(), services::cb_pop_front(cb, n); }
+void svc_cb_pop_front(uint32_t cb, uint32_t n) {
+    services::count_call();
+    // Popping frees the pages to the producer: a NOC write still reading them must have left.
+    const CbState& ring = services::cb(cb);
+    const uint32_t popped_end = ring.rd + n * ring.page_size;
+    size_t in_flight = 0;
+    for (const auto& [offset, size] : t_inst->unflushed_writes) {
+        if (offset < popped_end && ring.rd < offset + size) ++in_flight;
+    }
+    if (in_flight > 0) {
+        fail("cb_pop_front(cb " + std::to_string(cb) + ", " + std::to_string(n) + ") while " +
+             std::to_string(in_flight) +
+             " NOC write(s) from those pages are still in flight (missing noc_async_writes_flushed or "
+             "noc_async_write_barrier?)");
+    }
+    services::cb_pop_front(cb, n);
+}
 
 uint32_t svc_cb_pages_reservable_at_back(uint32_t cb, uint32_t n) {
     const CbState& s = services::cb(cb);
@@ -341,6 +357,7 @@ void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     const Endpoint ep = resolve(dst, size, "noc write");
     check_alignment(ep, src_local, "noc write");
     std::memmove(ep.ptr, src, size);
+    t_inst->unflushed_writes.emplace_back(src_offset, size);
     Counters& c = services::run().counters_of(self);
     if (ep.dram) {
         c.noc_bytes_written_dram += size;
@@ -438,12 +455,16 @@ void svc_noc_inline_write(uint64_t dst, uint32_t value, uint32_t byte_enable) {
     }
 }
 
-// Reads complete at a read (or full) barrier; writes and atomics complete when issued,
-// so their barriers have nothing to wait for.
+// Reads complete at a read (or full) barrier. Writes and atomics complete when issued;
+// a write (or full) barrier or writes_flushed only forgets their L1 source ranges.
 void svc_noc_barrier(ttnn_moe_emu::Barrier kind) {
     services::count_call();
     if (kind == ttnn_moe_emu::Barrier::Read || kind == ttnn_moe_emu::Barrier::Full) {
         services::complete_pending_reads();
+    }
+    if (kind == ttnn_moe_emu::Barrier::Write || kind == ttnn_moe_emu::Barrier::WritesFlushed ||
+        kind == ttnn_moe_emu::Barrier::Full) {
+        t_inst->unflushed_writes.clear();
     }
 }
 
