@@ -182,6 +182,7 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
         # dispatch_status words 0, 2, 6: dropped rows, invalid expert ids, expert-mapping errors.
         status = [tuple(int(words.reshape(-1)[i]) for i in (0, 2, 6))
                   for words in device_values(moe.last_dispatch_status)]
+        reduce_overflow = [int(words.sum()) for words in device_values(moe.last_reduce_row_overflow)]
     finally:
         emu.close_mesh_device(mesh_device)
     B, H, K, E_l = 8, CONFIG.hidden_size, CONFIG.num_experts_per_tok, CONFIG.n_routed_experts // 32
@@ -196,6 +197,7 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
     assert shapes["combine"] == ((B, 1, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["reduce_scatter"] == ((B, H // 8), emu.TILE_LAYOUT)
     assert status == [(0, 0, 0)] * 32  # the default capacity drops nothing; routing and mapping are valid
+    assert reduce_overflow == [0] * 32  # no slot receives more than K rows
 
 
 def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):

@@ -15,7 +15,7 @@ Two kinds of calls:
 
 Nothing in `forward` reads a count back to the host: every op takes its counts
 from device memory. Ops that can validate by reading back (dispatch, moe_bmm,
-combine) get strict=False; their device-side status (e.g. dispatch_status) is
+local reduce, combine) get strict=False; their device-side status (e.g. dispatch_status) is
 kept on the device for a caller that wants to check it outside the hot path.
 """
 
@@ -54,6 +54,7 @@ class TtMoE:
         layer = load_moe_layer(state_dict, config, prefix=prefix)
         self.weights: TtMoEWeights = load_tt_moe_weights(layer, config, mesh_device, expert_dtype=expert_dtype)
         self.last_dispatch_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see dispatch
+        self.last_reduce_row_overflow: Optional[ttnn.Tensor] = None  # (cap, 1) uint32 per device, see 5a
 
     def forward(self, x: ttnn.Tensor, observer: Optional[StageObserver] = None) -> ttnn.Tensor:
         """x per device (B, H/C) bfloat16 TILE -> per device (B, H/C) bfloat16 TILE.
@@ -107,10 +108,14 @@ class TtMoE:
 
         # 5a. Local reduce into slots [kernel]: weight every row by its routing weight (the only
         #     place the weights are applied) and sum the rows of each (source device, token) slot.
+        #     A slot receives at most K rows (one per top-k choice): bounding the per-core
+        #     assignment lists by K keeps them in L1 at prefill capacities.
         expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)                    # (cap, H) RM
-        reduced = ttnn_moe.local_reduce_moe_output(
+        reduced, self.last_reduce_row_overflow = ttnn_moe.local_reduce_moe_output(
             expert_rows, dispatched.token_idx_map, dispatched.routed_token_weights, counts,
-            int(dispatched.tokens.shape[0]), expert_offsets=offsets)                       # (cap, H) RM
+            int(dispatched.tokens.shape[0]), expert_offsets=offsets,
+            max_assignments_per_row=config.num_experts_per_tok, strict=False,
+            return_row_overflow=True)                                                      # (cap, H) RM, (cap, 1)
         ttnn.deallocate(expert_rows)
         notify("local_reduce", reduced)
 

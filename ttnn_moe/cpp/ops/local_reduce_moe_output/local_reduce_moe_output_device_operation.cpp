@@ -52,7 +52,8 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
 
 std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     const auto s = validate(inputs, attrs);
-    return {row_major_spec({attrs.num_out_rows, s.hidden}, DataFormat::Float16_b)};
+    return {row_major_spec({attrs.num_out_rows, s.hidden}, DataFormat::Float16_b),
+            row_major_spec({attrs.num_out_rows, 1}, DataFormat::UInt32)};
 }
 
 ProgramCache& program_cache() {

@@ -5,7 +5,8 @@
 //          num_routed_tokens (E_l, 1) uint32
 // grouped: y (M, H), token_idx_map (M,), routed_token_weights (M,), num_routed_tokens (E_l, 1),
 //          expert_offsets (E_l, 1) uint32 (multiples of 32)
-// output : (num_out_rows, H) bf16 RM
+// outputs: (num_out_rows, H) bf16 RM; row_overflow (num_out_rows, 1) uint32 RM = assignments of each
+//          row dropped for exceeding max_assignments_per_row (all 0 when every row fits)
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,9 @@ struct Attributes {
     uint32_t num_out_rows = 0;
     program::MathFidelity math_fidelity = program::MathFidelity::HiFi4;
     bool fp32_dest_acc_en = true;
+    // Most assignments one output row can receive (top-k K: one per choice); 0 = no bound, the
+    // per-core assignment list is then sized for every entry of the map.
+    uint32_t max_assignments_per_row = 0;
 };
 
 struct Shapes {
@@ -36,7 +40,7 @@ struct Shapes {
 
 Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
 std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
-// io = the 4 (padded) or 5 (grouped) inputs, then the output.
+// io = the 4 (padded) or 5 (grouped) inputs, then the output and row_overflow.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
                              program::CoreCoord grid, const Attributes& attrs);
 ProgramCache& program_cache();

@@ -4,18 +4,21 @@
 // Inverse index: one scan over every expert's valid map entries (ascending l, then i)
 // keeps the entries whose output row is in [row_begin, row_end) in an L1 list and counts
 // them per row; a stable counting sort then groups them by row. Linear in assignments.
+// The list holds list_capacity entries and a row keeps at most row_bound of its assignments
+// (the first ones in (l, i) order): any more are dropped, never written past the list, and
+// counted per row in row_overflow (written for every row of this core, 0 when it fits).
 //
 // Feed, per output row and per 1024-element chunk of H: one (y chunk, weight scalar tile)
 // pair per assignment; a row without assignments gets one zero pair, so the compute
 // kernel always sums >= 1 product. Per row, cb_row_length carries that pair count.
 //
-// compile-time args: 5 interleaved accessors (IsDram|RuntimePageSize): y, token_idx_map,
-//   routed_token_weights, num_routed_tokens, expert_offsets (padded mode: unused slot)
+// compile-time args: 6 interleaved accessors (IsDram|RuntimePageSize): y, token_idx_map,
+//   routed_token_weights, num_routed_tokens, expert_offsets (padded mode: unused slot), row_overflow
 // named compile-time args: cb_y, cb_weight, cb_row_length, cb_out (unused here), cb_counts,
-//   cb_offsets, cb_map_segment, cb_weight_segment, cb_entries, cb_sorted, cb_row_index
+//   cb_offsets, cb_map_segment, cb_weight_segment, cb_entries, cb_sorted, cb_row_index, cb_status_stage
 // runtime args: y_addr, map_addr, weights_addr, counts_addr, offsets_addr, grouped, E_l,
-//   block_rows (T padded / M grouped), H, row_begin, row_end
-// conformance: kind=dataflow ct_args=130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_out:5,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32
+//   block_rows (T padded / M grouped), H, row_begin, row_end, overflow_addr, list_capacity, row_bound
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_out:5,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12,cb_status_stage:13 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32,13:uint32
 #include <cstdint>
 
 #include "../../common/l1_scratch.hpp"
@@ -38,6 +41,9 @@ void kernel_main() {
     const uint32_t hidden = get_arg_val<uint32_t>(8);
     const uint32_t row_begin = get_arg_val<uint32_t>(9);
     const uint32_t row_end = get_arg_val<uint32_t>(10);
+    const uint32_t overflow_addr = get_arg_val<uint32_t>(11);
+    const uint32_t list_capacity = get_arg_val<uint32_t>(12);  // entries the L1 lists hold
+    const uint32_t row_bound = get_arg_val<uint32_t>(13);      // assignments one row may keep
 
     constexpr uint32_t cb_y = get_named_compile_time_arg_val("cb_y");
     constexpr uint32_t cb_weight = get_named_compile_time_arg_val("cb_weight");
@@ -49,18 +55,21 @@ void kernel_main() {
     constexpr uint32_t cb_entries = get_named_compile_time_arg_val("cb_entries");
     constexpr uint32_t cb_sorted = get_named_compile_time_arg_val("cb_sorted");
     constexpr uint32_t cb_row_index = get_named_compile_time_arg_val("cb_row_index");
+    constexpr uint32_t cb_status_stage = get_named_compile_time_arg_val("cb_status_stage");
 
     constexpr auto y_args = TensorAccessorArgs<0>();
     constexpr auto map_args = TensorAccessorArgs<y_args.next_compile_time_args_offset()>();
     constexpr auto weights_args = TensorAccessorArgs<map_args.next_compile_time_args_offset()>();
     constexpr auto counts_args = TensorAccessorArgs<weights_args.next_compile_time_args_offset()>();
     constexpr auto offsets_args = TensorAccessorArgs<counts_args.next_compile_time_args_offset()>();
+    constexpr auto overflow_args = TensorAccessorArgs<offsets_args.next_compile_time_args_offset()>();
     const uint32_t y_row_bytes = hidden * 2;
     const auto y = TensorAccessor(y_args, y_addr, align_up(y_row_bytes));
     const auto idx_map = TensorAccessor(map_args, map_addr, align_up(block_rows * 4));
     const auto weights = TensorAccessor(weights_args, weights_addr, align_up(block_rows * 2));
     const auto counts = TensorAccessor(counts_args, counts_addr, align_up(4));
     const auto offsets = TensorAccessor(offsets_args, offsets_addr, align_up(4));
+    const auto row_overflow = TensorAccessor(overflow_args, overflow_addr, align_up(4));
 
     // Counts (and offsets) of every local expert, one aligned L1 slot each.
     cb_reserve_back(cb_counts, num_local);
@@ -70,10 +79,13 @@ void kernel_main() {
     read_column_async(counts, counts_l1, num_local, kDramAlign);
     if (grouped) read_column_async(offsets, offsets_l1, num_local, kDramAlign);
     const uint32_t num_rows = row_end - row_begin;
-    cb_reserve_back(cb_row_index, 2);
-    const uint32_t row_count_l1 = get_write_ptr(cb_row_index);  // (num_rows + 1) words: count, then start
+    cb_reserve_back(cb_row_index, 3);
+    const uint32_t row_count_l1 = get_write_ptr(cb_row_index);  // 3 pages of (num_rows + 1) words: count, start, dropped
+    const uint32_t row_page_bytes = align_up((num_rows + 1) * 4);
     volatile uint32_t* row_count = words(row_count_l1);
+    volatile uint32_t* row_dropped = words(row_count_l1 + 2 * row_page_bytes);
     fill_words(row_count_l1, num_rows + 1, 0);
+    fill_words(row_count_l1 + 2 * row_page_bytes, num_rows + 1, 0);
     noc_async_read_barrier();
 
     // Scan: entries of this core's rows, in ascending (l, i).
@@ -98,6 +110,10 @@ void kernel_main() {
         for (uint32_t i = 0; i < count; ++i) {
             const uint32_t row = words(map_l1)[i];
             if (row < row_begin || row >= row_end) continue;
+            if (row_count[row - row_begin] >= row_bound || num_kept >= list_capacity) {
+                ++row_dropped[row - row_begin];
+                continue;
+            }
             entries[num_kept * 3 + 0] = row - row_begin;
             entries[num_kept * 3 + 1] = first_row + i;  // y page of this assignment
             entries[num_kept * 3 + 2] = halves(weight_l1)[i];
@@ -107,7 +123,7 @@ void kernel_main() {
     }
 
     // Stable counting sort by row: row_start[r] = first sorted slot of row r.
-    volatile uint32_t* row_start = words(row_count_l1 + align_up((num_rows + 1) * 4));  // second page
+    volatile uint32_t* row_start = words(row_count_l1 + row_page_bytes);  // second page
     uint32_t running = 0;
     for (uint32_t r = 0; r < num_rows; ++r) {
         row_start[r] = running;
@@ -120,6 +136,15 @@ void kernel_main() {
         const uint32_t slot = row_count[entries[e * 3]]++;
         sorted[slot * 2 + 0] = entries[e * 3 + 1];
         sorted[slot * 2 + 1] = entries[e * 3 + 2];
+    }
+
+    // row_overflow[row] = its dropped assignments, one page per row.
+    cb_reserve_back(cb_status_stage, 1);
+    const uint32_t stage_l1 = get_write_ptr(cb_status_stage);
+    for (uint32_t r = 0; r < num_rows; ++r) {
+        words(stage_l1)[0] = row_dropped[r];
+        noc_async_write(stage_l1, row_overflow.get_noc_addr(row_begin + r), 4);
+        noc_async_write_barrier();
     }
 
     // Feed the compute kernel row by row, chunk by chunk.
