@@ -104,8 +104,7 @@ def bench(shape: tuple[int, int], tokens: int, phase: str) -> Row:
     wall = time.perf_counter() - start
     fabric = emu.last_run_counters()["fabric"]
     start = time.perf_counter()
-    ttnn_moe.all_to_all_combine_dense(out.tokens, out.slot_source, out.num_slots, cluster_axis=AXIS, batch=1,
-                                      seq=tokens)
+    ttnn_moe.all_to_all_combine_dense(out.tokens, out.handle)
     combine_wall = time.perf_counter() - start
     combine_payload = sum(f["bytes"] for f in emu.last_run_counters()["fabric"]["flows"] if f["type"] == "write")
     by_type: dict[str, int] = {}

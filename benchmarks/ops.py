@@ -142,19 +142,20 @@ def bench_routing_ops(device) -> list[DataRow]:
     for kind in ("uniform", "skewed"):
         ids, weights, mapping = _routing_tables(kind)
         ids_d, weights_d, mapping_d = rm(ids, ttnn.uint32), rm(weights, ttnn.bfloat16), rm(mapping, ttnn.int32)
-        tables = ttnn_moe.prepare_moe_routing_tensors(ids_d, weights_d, mapping_d, NUM_EXPERTS,
+        tables = ttnn_moe.prepare_moe_routing_tensors(ids_d, weights_d, mapping_d, num_experts=NUM_EXPERTS,
                                                       num_local_experts=NUM_LOCAL_EXPERTS, strict=False)
-        counts, tokens, token_weights, idx_map = tables
+        counts, tokens, token_weights, idx_map, _ = tables
         assignments = int(ttnn.to_torch(counts).sum())
         needed = assignments * HIDDEN * 2
         x = rm(torch.randn(TOKENS, HIDDEN).bfloat16(), ttnn.bfloat16)
         y = rm(torch.randn(NUM_LOCAL_EXPERTS, TOKENS, HIDDEN).bfloat16(), ttnn.bfloat16)
         cases = (
             ("prepare_moe_routing_tensors", None, lambda: ttnn_moe.prepare_moe_routing_tensors(
-                ids_d, weights_d, mapping_d, NUM_EXPERTS, num_local_experts=NUM_LOCAL_EXPERTS, strict=False)),
+                ids_d, weights_d, mapping_d, num_experts=NUM_EXPERTS, num_local_experts=NUM_LOCAL_EXPERTS,
+                strict=False)),
             ("scatter_moe_input", x, lambda: ttnn_moe.scatter_moe_input(x, counts, tokens)),
             ("local_reduce_moe_output", y, lambda: ttnn_moe.local_reduce_moe_output(
-                y, idx_map, token_weights, counts, TOKENS)),
+                y, idx_map, token_weights, counts, num_out_rows=TOKENS)),
         )
         for name, payload, run in cases:
             wall_ms, counters = _timed(run)

@@ -98,8 +98,12 @@ def test_generic_op_bad_calls(device, mesh):
     on_mesh = ttnn.from_torch(torch.zeros(32, 32, dtype=torch.int64), device=mesh)
     with pytest.raises(ValueError, match="different devices"):
         ttnn.generic_op([on_device, on_mesh], pd.ProgramDescriptor())
-    with pytest.raises(ValueError, match="MeshProgramDescriptor needs tensors on a mesh"):
+    # A single device is a 1x1 mesh: a MeshProgramDescriptor there holds exactly the program of (0, 0).
+    with pytest.raises(ValueError, match=r"must hold one program for the 1x1 mesh \(0, 0\), got 0 entries"):
         ttnn.generic_op([on_device], pd.MeshProgramDescriptor())
+    elsewhere = pd.MeshCoordinateRange(pd.MeshCoordinate(0, 1), pd.MeshCoordinate(0, 1))
+    with pytest.raises(ValueError, match=r"must hold one program for the 1x1 mesh \(0, 0\), got 1 entries"):
+        ttnn.generic_op([on_device], pd.MeshProgramDescriptor([(elsewhere, pd.ProgramDescriptor())]))
     with pytest.raises(TypeError, match="str"):
         ttnn.generic_op([on_device], "program")
     with pytest.raises(ValueError, match="host tensor"):

@@ -202,7 +202,7 @@ def test_unsupported_data_format_names_it():
 
 def test_tensor_arg_of_ttnn_tensor():
     ttnn = make_fake_ttnn()
-    backend = hardware.HardwareBackend(ttnn)
+    backend = hardware.HardwareTarget(ttnn)
     rm = FakeTensor([3, 100], ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, "dev", 0x4000, 4)
     arg = backend.to_arg(rm)
     assert (list(arg.shape), arg.dtype, arg.layout) == ([3, 100], pd.DataFormat.UInt32, pd.Layout.ROW_MAJOR)
@@ -214,7 +214,7 @@ def test_tensor_arg_of_ttnn_tensor():
         backend.to_arg(FakeTensor([1, 32], "DataType.INT8", ttnn.ROW_MAJOR_LAYOUT, "dev", 0, 1))
 
 
-def test_attach_registers_backend_and_sets_every_op():
+def test_attach_registers_the_target_and_sets_every_op():
     ttnn = make_fake_ttnn()
     assert ttnn_moe.attach(ttnn) is ttnn
     for name, op in ttnn_moe.ops.OPS.items():
@@ -222,7 +222,7 @@ def test_attach_registers_backend_and_sets_every_op():
     from ttnn_moe.ops import _launch
 
     tensor = FakeTensor([1, 32], ttnn.bfloat16, ttnn.ROW_MAJOR_LAYOUT, "dev", 0, 2)
-    assert _launch.backend_of("op", "x", tensor).name == "ttnn"
+    assert _launch.target_of("op", "x", tensor).name == "ttnn"
 
 
 def test_attached_op_runs_through_ttnn_generic_op():

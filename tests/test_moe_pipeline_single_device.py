@@ -40,9 +40,9 @@ def test_v2_pipeline_matches_torch_moe():
         def tiled(t):
             return emu.from_torch(t, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=device)
 
-        counts, tokens, token_weights, idx_map = ttnn_moe.prepare_moe_routing_tensors(
+        counts, tokens, token_weights, idx_map, _ = ttnn_moe.prepare_moe_routing_tensors(
             rm(device, ids, emu.uint32), rm(device, weights, emu.bfloat16),
-            rm(device, identity_mapping(num_experts), emu.int32), num_experts,
+            rm(device, identity_mapping(num_experts), emu.int32), num_experts=num_experts,
         )
         scattered = ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), counts, tokens)
         scattered = emu.to_layout(scattered, emu.TILE_LAYOUT)
@@ -50,8 +50,8 @@ def test_v2_pipeline_matches_torch_moe():
         up = ttnn_moe.moe_bmm(scattered, tiled(w3), counts)
         down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), tiled(w2), counts)
         out = ttnn_moe.local_reduce_moe_output(
-            emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), idx_map, token_weights, counts, num_tokens
-        )
+            emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), idx_map, token_weights, counts, num_out_rows=num_tokens
+        ).output
         got = emu.to_torch(out).float()
     finally:
         emu.close_device(device)
@@ -97,9 +97,9 @@ def test_v2_pipeline_mini_config_matches_golden():
         def tiled(t):
             return emu.from_torch(t, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=device)
 
-        counts, tokens, token_weights, idx_map = ttnn_moe.prepare_moe_routing_tensors(
+        counts, tokens, token_weights, idx_map, _ = ttnn_moe.prepare_moe_routing_tensors(
             rm(device, ids, emu.uint32), rm(device, weights, emu.bfloat16), rm(device, mapping, emu.int32),
-            num_experts,
+            num_experts=num_experts,
         )
         scattered = emu.to_layout(ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), counts, tokens),
                                   emu.TILE_LAYOUT)                                    # (E_l, T, H)
@@ -107,8 +107,8 @@ def test_v2_pipeline_mini_config_matches_golden():
         up = ttnn_moe.moe_bmm(scattered, tiled(w3), counts)                            # (E_l, T, I)
         down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), tiled(w2), counts)        # (E_l, T, H)
         out = ttnn_moe.local_reduce_moe_output(
-            emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), idx_map, token_weights, counts, num_tokens
-        )
+            emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), idx_map, token_weights, counts, num_out_rows=num_tokens
+        ).output
         got = emu.to_torch(out).float()                                                # (T, H)
     finally:
         emu.close_device(device)
@@ -143,9 +143,9 @@ def test_v2_pipeline_mini_config_grouped_over_packed_input():
         down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), tiled(w2), counts, expert_offsets=offsets)
         slots = ttnn_moe.local_reduce_moe_output(
             emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), rm(device, packed.token_idx_map, emu.uint32),
-            rm(device, packed.routed_token_weights, emu.bfloat16), counts, packed.tokens.shape[0],
+            rm(device, packed.routed_token_weights, emu.bfloat16), counts, num_out_rows=packed.tokens.shape[0],
             expert_offsets=offsets,
-        )
+        ).output
         got_slots = emu.to_torch(slots).float()                                        # (cap, H): one row per slot
     finally:
         emu.close_device(device)

@@ -7,12 +7,16 @@ determinism under different fabric delivery delays, strict-mode errors, and the 
 pipeline dispatch -> moe_bmm grouped -> local_reduce over slots -> combine.
 """
 
+import dataclasses
+
 import pytest
 import torch
 
 from ttnn_moe import (
     _C,
+    DispatchHandle,
     all_to_all_combine_dense,
+    all_to_all_combine_dense_partials,
     all_to_all_dispatch_dense,
     emu,
     golden,
@@ -20,12 +24,13 @@ from ttnn_moe import (
     moe_bmm,
 )
 from ttnn_moe.emu.tensor import device_shards, from_shards
+from ttnn_moe.ops._launch import topology_of
 from ttnn_moe.paths import kernels_dir
 from ttnn_moe.testing import assert_pcc
 
 DF = _C.program.DataFormat
 RM = _C.program.Layout.ROW_MAJOR
-LINEAR, RING, MESH = 0, 1, 2
+LINEAR, RING, MESH = (_C.ops.FabricTopology.Linear, _C.ops.FabricTopology.Ring, _C.ops.FabricTopology.Mesh)
 
 
 def arg(shape, dtype, layout=RM, address=4096):
@@ -46,10 +51,27 @@ def dispatch_inputs(batch=2, seq=3, hidden=64, top_k=4, experts=64, devices=8, m
     ]
 
 
+def mesh_context(mesh=(1, 8), topology=LINEAR, node_ids=None, payload=4096, connections=None):
+    """A MeshContext whose fabric connector records every connection and returns
+    [0xC0DE, dst row, dst col] as that connection's runtime args."""
+    rows, cols = mesh
+
+    def connect(src, dst, link, program, core):
+        if connections is not None:
+            connections.append(((src.row, src.col), (dst.row, dst.col), link, (core.x, core.y)))
+        return [0xC0DE, dst.row, dst.col]
+
+    return _C.ops.MeshContext(
+        kernels_root=str(kernels_dir()), grid=_C.program.CoreCoord(2, 2), rows=rows, cols=cols, topology=topology,
+        max_packet_payload=payload, fabric_node_ids=node_ids or [(0, d) for d in range(rows * cols)],
+        connect_fabric=connect)
+
+
 def dispatch_specs(inputs, mesh=(1, 8), axis=1, topology=LINEAR, capacity=0, num_links=1, payload=4096):
-    return _C.ops.all_to_all_dispatch_dense_output_specs(
-        inputs, mesh_shape=mesh, cluster_axis=axis, topology=topology, capacity=capacity, num_links=num_links,
-        max_packet_payload=payload)
+    attributes = _C.ops.all_to_all_dispatch_dense.Attributes(cluster_axis=axis, capacity=capacity,
+                                                             num_links=num_links)
+    return _C.ops.all_to_all_dispatch_dense.output_specs(attributes, inputs,
+                                                         mesh_context(mesh, topology, payload=payload))
 
 
 def test_dispatch_output_specs_follow_the_spec_shapes():
@@ -68,14 +90,14 @@ def test_default_capacity_is_the_worst_case_for_distinct_experts():
     # D = 4 (axis 0 of 4x8), T = 5, K = 4, E_l = 64 / 32 = 2 -> 40 -> 64, + 2 * 32.
     specs = dispatch_specs(dispatch_inputs(batch=1, seq=5, top_k=4, experts=64, devices=32), mesh=(4, 8), axis=0)
     assert list(specs[0].shape)[0] == 64 + 64
-    assert _C.ops.all_to_all_dispatch_dense_default_capacity(5, 4, 4, 2) == 64 + 64
+    assert _C.ops.all_to_all_dispatch_dense.default_capacity(tokens_per_device=5, top_k=4, line_size=4,
+                                                             local_experts=2) == 64 + 64
 
 
 @pytest.mark.parametrize(
     "change, message",
     [
         (dict(axis=2), "cluster_axis must be 0 or 1"),
-        (dict(topology=3), "topology must be"),
         (dict(capacity=100), "capacity 100 must be a multiple of 32"),
         (dict(num_links=0), r"num_links must be in \[1, 4\], got 0"),
         (dict(num_links=5), r"num_links must be in \[1, 4\], got 5"),
@@ -86,6 +108,19 @@ def test_default_capacity_is_the_worst_case_for_distinct_experts():
 def test_dispatch_bad_attributes_raise(change, message):
     with pytest.raises(ValueError, match=message):
         dispatch_specs(dispatch_inputs(), **change)
+
+
+@pytest.mark.parametrize("topology", ["Star", 3, None.__class__])
+def test_unknown_topology_raises_naming_it(topology):
+    with pytest.raises(ValueError, match="topology must be one of"):
+        topology_of("all_to_all_dispatch_dense", topology, None)
+
+
+def test_topology_must_match_the_fabric_when_the_target_knows_it():
+    assert topology_of("op", "Ring", RING) == RING
+    assert topology_of("op", None, None) == LINEAR
+    with pytest.raises(ValueError, match="topology 'Linear' does not match the mesh's fabric topology Ring"):
+        topology_of("op", "Linear", RING)
 
 
 @pytest.mark.parametrize(
@@ -100,6 +135,7 @@ def test_dispatch_bad_attributes_raise(change, message):
         ([dispatch_inputs()[0], arg((2, 3, 4), DF.Int32)] + dispatch_inputs()[2:], "topk_indices must be uint32"),
         ([dispatch_inputs()[0], arg((2, 4, 4), DF.UInt32)] + dispatch_inputs()[2:], r"must match x \(2, 3, 64\)"),
         (dispatch_inputs()[:2] + [arg((2, 3, 5), DF.Float16_b), dispatch_inputs()[3]], "topk_weights"),
+        ([arg((2, 3, 2, 64), DF.Float16_b)] + dispatch_inputs()[1:], r"x must be \(B, S, H\) or \(B, S, 1, H\)"),
         (dispatch_inputs()[:3], "expects 4 inputs"),
     ],
 )
@@ -108,82 +144,112 @@ def test_dispatch_bad_inputs_raise(inputs, message):
         dispatch_specs(inputs)
 
 
-def test_dispatch_accepts_ttnn_4d_inputs_and_uint16_mapping():
-    inputs = [arg((1, 2, 3, 64), DF.Float16_b), arg((1, 2, 3, 4), DF.UInt32), arg((1, 2, 3, 4), DF.Float16_b),
+@pytest.mark.parametrize("x_shape, k_shape", [((1, 2, 3, 64), (1, 2, 3, 4)), ((2, 3, 1, 64), (2, 3, 1, 4))],
+                         ids=["leading_1", "ttnn_B_S_1_H"])
+def test_dispatch_accepts_ttnn_4d_inputs_and_uint16_mapping(x_shape, k_shape):
+    inputs = [arg(x_shape, DF.Float16_b), arg(k_shape, DF.UInt32), arg(k_shape, DF.Float16_b),
               arg((1, 1, 64, 8), DF.UInt16)]
-    assert list(dispatch_specs(inputs, capacity=64)[0].shape) == [64, 64]
+    specs = dispatch_specs(inputs, capacity=64)
+    assert list(specs[0].shape) == [64, 64]
+    assert list(specs[9].shape) == [8, 2 * 6 * 4]  # routing lists: T = B * S = 6 tokens of K = 4
 
 
-def dispatch_programs(mesh, axis, topology, node_ids=None):
+def dispatch_programs(mesh, axis, topology, node_ids=None, connections=None):
     inputs = dispatch_inputs(devices=mesh[0] * mesh[1], experts=8 * mesh[0] * mesh[1])
     specs = dispatch_specs(inputs, mesh=mesh, axis=axis, topology=topology, capacity=64)
     for i, spec in enumerate(specs):
         spec.address = 65536 * (i + 1)
-    node_ids = node_ids or [(0, d) for d in range(mesh[0] * mesh[1])]
-    return _C.ops.all_to_all_dispatch_dense_program(
-        inputs + list(specs), str(kernels_dir()), grid=(2, 2), mesh_shape=mesh, cluster_axis=axis,
-        topology=topology, capacity=64, num_links=1, max_packet_payload=4096, fabric_node_ids=node_ids)
+    attributes = _C.ops.all_to_all_dispatch_dense.Attributes(cluster_axis=axis, capacity=64)
+    context = mesh_context(mesh, topology, node_ids, connections=connections)
+    return _C.ops.all_to_all_dispatch_dense.program(attributes, inputs + list(specs), context).mesh_programs
 
 
 def coord(c):
     return None if c is None else (c.row, c.col)
 
 
-@pytest.mark.parametrize("mesh, axis", [((1, 8), 1), ((2, 4), 0), ((2, 4), 1), ((4, 8), 0)])
-def test_linear_line_connects_each_device_to_its_existing_neighbors(mesh, axis):
-    entries = dispatch_programs(mesh, axis, LINEAR)
-    assert [coord(e["coord"]) for e in entries] == [(r, c) for r in range(mesh[0]) for c in range(mesh[1])]
-    for e in entries:
-        r, c = coord(e["coord"])
-        pos, size = (r, mesh[0]) if axis == 0 else (c, mesh[1])
-        step = (1, 0) if axis == 0 else (0, 1)
-        forward = (r + step[0], c + step[1]) if pos + 1 < size else None
-        backward = (r - step[0], c - step[1]) if pos > 0 else None
-        assert (coord(e["forward"]), coord(e["backward"])) == (forward, backward)
-
-
-def test_ring_connects_both_ways_round_the_line():
-    entries = dispatch_programs((1, 8), 1, RING)
-    assert (coord(entries[0]["forward"]), coord(entries[0]["backward"])) == ((0, 1), (0, 7))
-    assert (coord(entries[7]["forward"]), coord(entries[7]["backward"])) == ((0, 0), (0, 6))
-
-
-def route_words(entry, line_size):
+def route_words(program, line_size):
     """The kernel's per-position route words: (direction, hops, chip id) of each line position."""
-    args = entry["program"].kernels[0].runtime_args[0][1]
+    args = program.kernels[0].runtime_args[0][1]
     start = 14 + 12 + line_size  # 14 addresses, 12 scalars, line device indices
     words = args[start:start + 2 * line_size]
     return [(w & 0xFF, (w >> 8) & 0xFF, n & 0xFFFF) for w, n in zip(words[::2], words[1::2])]
 
 
+def fabric_neighbors(program, line_size):
+    """(forward, backward) neighbors from the connection block after the route words:
+    [has_forward][0xC0DE, row, col][has_backward][0xC0DE, row, col] (one link)."""
+    args = program.kernels[0].runtime_args[0][1]
+    block = list(args[14 + 12 + 3 * line_size:])
+    neighbors = []
+    for _ in ("forward", "backward"):
+        present, block = block[0], block[1:]
+        if present:
+            assert block[0] == 0xC0DE
+            neighbors.append((block[1], block[2]))
+            block = block[3:]
+        else:
+            neighbors.append(None)
+    assert block == []  # the connection block ends the runtime args
+    return tuple(neighbors)
+
+
+@pytest.mark.parametrize("mesh, axis", [((1, 8), 1), ((2, 4), 0), ((2, 4), 1), ((4, 8), 0)])
+def test_linear_line_connects_each_device_to_its_existing_neighbors(mesh, axis):
+    connections = []
+    programs = dispatch_programs(mesh, axis, LINEAR, connections=connections)
+    assert [(coord(r.start), coord(r.end)) for r, _ in programs] == [((r, c), (r, c)) for r in range(mesh[0])
+                                                                    for c in range(mesh[1])]
+    for device_range, program in programs:
+        r, c = coord(device_range.start)
+        pos, size = (r, mesh[0]) if axis == 0 else (c, mesh[1])
+        step = (1, 0) if axis == 0 else (0, 1)
+        forward = (r + step[0], c + step[1]) if pos + 1 < size else None
+        backward = (r - step[0], c - step[1]) if pos > 0 else None
+        assert fabric_neighbors(program, size) == (forward, backward)
+    # One connection per neighbor and link, from the kernel's core (0, 0).
+    assert len(connections) == sum(1 for _, p in programs for n in fabric_neighbors(p, mesh[axis]) if n)
+    assert {core for *_, core in connections} == {(0, 0)}
+
+
+def test_ring_connects_both_ways_round_the_line():
+    programs = dispatch_programs((1, 8), 1, RING)
+    assert fabric_neighbors(programs[0][1], 8) == ((0, 1), (0, 7))
+    assert fabric_neighbors(programs[7][1], 8) == ((0, 0), (0, 6))
+
+
 def test_routes_take_the_shorter_way_on_a_ring_and_the_straight_way_on_a_line():
     local, fwd, bwd = 0, 1, 2
-    ring = route_words(dispatch_programs((1, 8), 1, RING)[1], 8)
+    ring = route_words(dispatch_programs((1, 8), 1, RING)[1][1], 8)
     assert [(d, h) for d, h, _ in ring] == [(bwd, 1), (local, 0), (fwd, 1), (fwd, 2), (fwd, 3), (fwd, 4),
                                             (bwd, 3), (bwd, 2)]
-    line = route_words(dispatch_programs((1, 8), 1, LINEAR)[1], 8)
+    line = route_words(dispatch_programs((1, 8), 1, LINEAR)[1][1], 8)
     assert [(d, h) for d, h, _ in line] == [(bwd, 1), (local, 0)] + [(fwd, h) for h in range(1, 7)]
 
 
 def test_2d_routes_name_the_destination_chip_of_each_position():
     node_ids = [(0, 100 + d) for d in range(8)]
-    entries = dispatch_programs((2, 4), 0, MESH, node_ids)
+    programs = dispatch_programs((2, 4), 0, MESH, node_ids)
     # Device (1, 2) (index 6) dispatches along column 2: positions 0, 1 are devices 2 and 6.
-    assert [chip for _, _, chip in route_words(entries[6], 2)] == [102, 106]
+    assert [chip for _, _, chip in route_words(programs[6][1], 2)] == [102, 106]
 
 
-def test_program_cache_hits_on_a_repeated_call():
-    before = _C.ops.all_to_all_dispatch_dense_cache_stats()
-    dispatch_programs((2, 4), 1, LINEAR)
-    dispatch_programs((2, 4), 1, LINEAR)
-    after = _C.ops.all_to_all_dispatch_dense_cache_stats()
-    assert after["hits"] - before["hits"] >= 8  # every device's program of the second call
+def test_program_cache_hit_builds_nothing_and_sets_up_no_fabric_connection():
+    first, second = [], []
+    dispatch_programs((2, 4), 1, LINEAR, node_ids=[(7, d) for d in range(8)], connections=first)
+    before = _C.ops.all_to_all_dispatch_dense.program_cache_info()
+    programs = dispatch_programs((2, 4), 1, LINEAR, node_ids=[(7, d) for d in range(8)], connections=second)
+    after = _C.ops.all_to_all_dispatch_dense.program_cache_info()
+    assert (after["hits"], after["misses"]) == (before["hits"] + 1, before["misses"])  # the whole mesh program
+    assert first and second == []
+    assert len(programs) == 8
 
 
-def combine_specs(inputs, mesh=(1, 8), axis=1, batch=2, seq=3, dtype=DF.Float16_b, partials=False):
-    return _C.ops.all_to_all_combine_dense_output_specs(
-        inputs, mesh_shape=mesh, cluster_axis=axis, topology=LINEAR, batch=batch, seq=seq, output_dtype=dtype,
-        return_partials=partials, num_links=1, max_packet_payload=4096)
+def combine_specs(inputs, mesh=(1, 8), axis=1, batch=2, seq=3, dtype=DF.Float16_b, partials=False, unit_dim=False):
+    attributes = _C.ops.all_to_all_combine_dense.Attributes(cluster_axis=axis, batch=batch, seq=seq,
+                                                            output_dtype=dtype, unit_dim=unit_dim,
+                                                            return_partials=partials)
+    return _C.ops.all_to_all_combine_dense.output_specs(attributes, inputs, mesh_context(mesh))
 
 
 def combine_inputs(capacity=64, hidden=64):
@@ -194,6 +260,8 @@ def test_combine_output_specs():
     specs = combine_specs(combine_inputs(), mesh=(4, 8), axis=0, batch=2, seq=3, dtype=DF.Float32)
     assert [list(s.shape) for s in specs] == [[2, 3, 64], [4, 2, 3, 64], [4, 6], [1, 8]]
     assert specs[0].dtype == DF.Float32
+    ttnn_form = combine_specs(combine_inputs(), mesh=(4, 8), axis=0, batch=2, seq=3, unit_dim=True)
+    assert list(ttnn_form[0].shape) == [2, 3, 1, 64]
 
 
 @pytest.mark.parametrize(
@@ -214,18 +282,22 @@ def test_combine_bad_inputs_raise(inputs, change, message):
         combine_specs(inputs, **change)
 
 
-@pytest.mark.parametrize("name, value", [("cluster_axis", -1), ("cluster_axis", 1.0), ("num_links", 0)])
-def test_dispatch_wrapper_rejects_bad_scalars_before_launching(name, value):
+@pytest.mark.parametrize("name, value, error", [
+    ("cluster_axis", -1, ValueError), ("cluster_axis", 2, ValueError), ("cluster_axis", 1.0, TypeError),
+    ("num_links", 0, ValueError), ("capacity", 2**32, ValueError), ("strict", 1, TypeError)])
+def test_dispatch_wrapper_rejects_bad_scalars_before_launching(name, value, error):
     kwargs = {"cluster_axis": 0, name: value}
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(error, match=name):
         all_to_all_dispatch_dense(None, None, None, None, **kwargs)
 
 
-@pytest.mark.parametrize("name, value", [("batch", 0), ("seq", True), ("output_dtype", "int32")])
-def test_combine_wrapper_rejects_bad_scalars_before_launching(name, value):
-    kwargs = {"cluster_axis": 0, "batch": 1, "seq": 1, name: value}
-    with pytest.raises(ValueError, match=name):
-        all_to_all_combine_dense(None, None, None, **kwargs)
+def test_combine_wrapper_takes_the_dispatch_handle_and_rejects_bad_arguments():
+    with pytest.raises(TypeError, match="handle must be the DispatchHandle all_to_all_dispatch_dense returned"):
+        all_to_all_combine_dense(None, (None, None))
+    handle = DispatchHandle(slot_source=None, num_slots=None, dispatch_status=None, cluster_axis=0, batch=1, seq=1,
+                            unit_dim=False, capacity=32, num_links=1, topology=None)
+    with pytest.raises(ValueError, match="output_dtype must be bfloat16 or float32, got 'int32'"):
+        all_to_all_combine_dense(None, handle, output_dtype="int32")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,9 +364,17 @@ def words(t):
     return t.to(torch.int64) & 0xFFFFFFFF
 
 
+def dispatch_shards(out):
+    """name -> per-device tensors of every dispatch output, the handle's tensors included."""
+    tensors = {name: getattr(out, name) for name in out._fields if name != "handle"}
+    tensors.update(slot_source=out.handle.slot_source, num_slots=out.handle.num_slots,
+                   dispatch_status=out.handle.dispatch_status)
+    return {name: device_shards(t) for name, t in tensors.items()}
+
+
 def check_dispatch(out, expected):
     """Every metadata tensor exact; tokens exact on every block row, block padding rows 0."""
-    got = {name: device_shards(getattr(out, name)) for name in out._fields}
+    got = dispatch_shards(out)
     for d, exp in enumerate(expected):
         for name in ("num_routed_tokens", "expert_offsets", "token_idx_map", "slot_source", "num_slots"):
             assert torch.equal(words(got[name][d]).reshape(exp_shape := getattr(exp, name).shape),
@@ -374,10 +454,8 @@ def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batc
     reduced_mesh = from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
     want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
                                            [e.num_slots for e in expected], shape, axis, batch, seq)
-    got32 = device_shards(all_to_all_combine_dense(reduced_mesh, out.slot_source, out.num_slots, cluster_axis=axis,
-                                                   batch=batch, seq=seq, output_dtype="float32"))
-    got16 = device_shards(all_to_all_combine_dense(reduced_mesh, out.slot_source, out.num_slots, cluster_axis=axis,
-                                                   batch=batch, seq=seq))
+    got32 = device_shards(all_to_all_combine_dense(reduced_mesh, out.handle, output_dtype="float32"))
+    got16 = device_shards(all_to_all_combine_dense(reduced_mesh, out.handle))
     # Every slot row goes back once: the same (token, remote device) pairs as the dispatch.
     assert fabric_bytes_by_type(emu.last_run_counters())["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
     for d in range(len(xs)):
@@ -399,9 +477,8 @@ def test_rows_longer_than_a_fabric_packet_and_a_tile():
     assert by_type["write"] == unique_remote_pairs(ids, shape, axis) * hidden * 2
     g = torch.Generator().manual_seed(14)
     reduced = [torch.randn(out.tokens.shape[0], hidden, generator=g).to(torch.bfloat16) for _ in xs]
-    got = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
-                                                 out.slot_source, out.num_slots, cluster_axis=axis, batch=batch,
-                                                 seq=seq, output_dtype="float32"))
+    got = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh), out.handle,
+                                                 output_dtype="float32"))
     want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
                                            [e.num_slots for e in expected], shape, axis, batch, seq)
     assert all(torch.equal(got[d], want[d]) for d in range(len(xs)))
@@ -415,9 +492,8 @@ def test_combine_returns_the_unsummed_partials():
     expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=out.tokens.shape[0])
     g = torch.Generator().manual_seed(4)
     reduced = [torch.randn(out.tokens.shape[0], HIDDEN, generator=g).to(torch.bfloat16) for _ in xs]
-    got = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
-                                                 out.slot_source, out.num_slots, cluster_axis=axis, batch=batch,
-                                                 seq=seq, return_partials=True))
+    got = device_shards(all_to_all_combine_dense_partials(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
+                                                          out.handle))
     want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
                                            [e.num_slots for e in expected], shape, axis, batch, seq,
                                            return_partials=True)
@@ -435,9 +511,8 @@ def test_results_are_bitwise_identical_under_different_fabric_delays():
         mesh._mesh.set_fabric_max_delay(12)
         out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
         reduced = emu.to_layout(out.tokens, emu.ROW_MAJOR_LAYOUT)  # the dispatched rows as partials
-        combined = all_to_all_combine_dense(reduced, out.slot_source, out.num_slots, cluster_axis=axis,
-                                            batch=batch, seq=seq, output_dtype="float32")
-        results.append([device_shards(t) for t in (*out, combined)])
+        combined = all_to_all_combine_dense(reduced, out.handle, output_dtype="float32")
+        results.append([*dispatch_shards(out).values(), device_shards(combined)])
     for other in results[1:]:
         for a, b in zip(results[0], other):
             assert all(torch.equal(x, y) for x, y in zip(a, b))
@@ -459,8 +534,7 @@ def test_two_links_split_the_payload_and_give_the_same_results():
     assert sorted(payload_by_link) == [0, 1] and min(payload_by_link.values()) > 0
     assert sum(payload_by_link.values()) == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
     reduced = emu.to_layout(out.tokens, emu.ROW_MAJOR_LAYOUT)
-    one, two = (device_shards(all_to_all_combine_dense(reduced, out.slot_source, out.num_slots, cluster_axis=axis,
-                                                       batch=batch, seq=seq, num_links=links)) for links in (1, 2))
+    one, two = (device_shards(all_to_all_combine_dense(reduced, dataclasses.replace(out.handle, num_links=links))) for links in (1, 2))
     assert all(torch.equal(a, b) for a, b in zip(one, two))
 
 
@@ -546,7 +620,7 @@ def test_dispatch_moe_bmm_local_reduce_combine_equals_the_experts_output():
     capacity = out.tokens.shape[0]
     local = NUM_EXPERTS // (rows * cols)
     single = emu.open_device(1, grid=(2, 2))
-    shards = {name: device_shards(getattr(out, name)) for name in out._fields}
+    shards = dispatch_shards(out)
 
     def on_single(t, dtype, layout=emu.ROW_MAJOR_LAYOUT):
         return emu.from_torch(t, dtype, layout=layout, device=single)
@@ -561,11 +635,11 @@ def test_dispatch_moe_bmm_local_reduce_combine_equals_the_experts_output():
         y = emu.to_layout(y, emu.ROW_MAJOR_LAYOUT)
         r = local_reduce_moe_output(
             y, on_single(words(shards["token_idx_map"][d]).to(torch.int32), emu.uint32),
-            on_single(shards["routed_token_weights"][d], emu.bfloat16), counts, capacity, expert_offsets=offsets)
-        reduced.append(emu.to_torch(r))
+            on_single(shards["routed_token_weights"][d], emu.bfloat16), counts, num_out_rows=capacity,
+            expert_offsets=offsets)
+        reduced.append(emu.to_torch(r.output))
     combined = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
-                                                      out.slot_source, out.num_slots, cluster_axis=axis,
-                                                      batch=batch, seq=seq, output_dtype="float32"))
+                                                      out.handle, output_dtype="float32"))
     owner = owners(rows * cols)
     for d in range(rows * cols):
         line = golden.group_of(d, shape, axis)
@@ -586,8 +660,8 @@ def test_dispatch_moe_bmm_local_reduce_combine_equals_the_experts_output():
 def test_hardware_mesh_target_appends_ttnn_fabric_connections():
     from fake_ttnn import FakeTensor, make_fake_ttnn
 
-    from ttnn_moe.hardware import HardwareMeshTarget
-    from ttnn_moe.ops import _mesh_launch
+    from ttnn_moe.hardware import HardwareTarget
+    from ttnn_moe.ops import _launch
 
     ttnn = make_fake_ttnn()
     calls = []
@@ -609,7 +683,7 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
 
     ttnn.setup_fabric_connection = setup_fabric_connection
     mesh = FakeMesh()
-    _mesh_launch.register_target(HardwareMeshTarget(ttnn))
+    _launch.register_target(HardwareTarget(ttnn))
 
     def tensor(shape, dtype, element_size, address):
         return FakeTensor(shape, dtype, ttnn.ROW_MAJOR_LAYOUT, mesh, address, element_size)

@@ -29,7 +29,7 @@ def _run(device, y, tables, num_out_rows, **kwargs):
     counts, _, token_weights, idx_map = tables
     return ttnn_moe.local_reduce_moe_output(
         rm(device, y, emu.bfloat16), rm(device, idx_map, emu.uint32), rm(device, token_weights, emu.bfloat16),
-        rm(device, counts, emu.uint32), num_out_rows, **kwargs,
+        rm(device, counts, emu.uint32), num_out_rows=num_out_rows, **kwargs,
     )
 
 
@@ -43,14 +43,14 @@ def test_matches_golden(device, shape, kind):
     num_tokens, hidden, num_local, top_k = shape
     top_k = max(1, min(top_k, num_local // 2 if kind == "sparse" else num_local))
     y, tables = _padded_case(kind, num_tokens, hidden, num_local, top_k, seed=num_tokens + num_local)
-    got = emu.to_torch(_run(device, y, tables, num_tokens))
+    got = emu.to_torch(_run(device, y, tables, num_tokens).output)
     want = golden.local_reduce_moe_output(y, tables[3], tables[2], tables[0], num_tokens)
     assert_pcc(want, got.float(), pcc=0.9999, name="reduced")
 
 
 def test_rows_without_assignments_are_zero(device):
     y, tables = _padded_case("uniform", 8, 64, 2, 1, seed=1)
-    got = emu.to_torch(_run(device, y, tables, 12))  # rows 8..11 receive nothing
+    got = emu.to_torch(_run(device, y, tables, 12).output)  # rows 8..11 receive nothing
     assert not got[8:].any()
 
 
@@ -65,18 +65,18 @@ def test_grouped_mode(device):
     y = torch.randn(64, 96).bfloat16()
     got = ttnn_moe.local_reduce_moe_output(
         rm(device, y, emu.bfloat16), rm(device, idx_map, emu.uint32), rm(device, weights, emu.bfloat16),
-        rm(device, counts, emu.uint32), 6, expert_offsets=rm(device, offsets, emu.uint32),
-    )
+        rm(device, counts, emu.uint32), num_out_rows=6, expert_offsets=rm(device, offsets, emu.uint32),
+    ).output
     want = golden.local_reduce_moe_output(y, idx_map, weights, counts, 6, expert_offsets=offsets)
     assert_pcc(want, emu.to_torch(got).float(), pcc=0.9999, name="grouped")
 
 
 def test_bitwise_deterministic_and_cached(device):
     y, tables = _padded_case("skewed", 64, 256, 8, 4, seed=11)
-    first = emu.to_torch(_run(device, y, tables, 64))
-    before = ttnn_moe._C.ops.local_reduce_moe_output_cache_stats()
-    second = emu.to_torch(_run(device, y, tables, 64))
-    after = ttnn_moe._C.ops.local_reduce_moe_output_cache_stats()
+    first = emu.to_torch(_run(device, y, tables, 64).output)
+    before = ttnn_moe._C.ops.local_reduce_moe_output.program_cache_info()
+    second = emu.to_torch(_run(device, y, tables, 64).output)
+    after = ttnn_moe._C.ops.local_reduce_moe_output.program_cache_info()
     assert torch.equal(first, second)
     assert after["hits"] == before["hits"] + 1 and after["misses"] == before["misses"]
 
@@ -84,17 +84,17 @@ def test_bitwise_deterministic_and_cached(device):
 def test_bad_inputs_raise_naming_the_value(device):
     y, tables = _padded_case("uniform", 8, 32, 2, 1, seed=2)
     counts, _, token_weights, idx_map = tables
-    with pytest.raises(ValueError, match="num_out_rows must be a positive int, got 0"):
+    with pytest.raises(ValueError, match=r"num_out_rows must be in \[1, 4294967295\], got 0"):
         _run(device, y, tables, 0)
     with pytest.raises(ValueError, match=r"token_idx_map \(2, 7\) must match y's leading dims \(2, 8\)"):
         ttnn_moe.local_reduce_moe_output(
             rm(device, y, emu.bfloat16), rm(device, idx_map[:, :7], emu.uint32),
-            rm(device, token_weights, emu.bfloat16), rm(device, counts, emu.uint32), 8,
+            rm(device, token_weights, emu.bfloat16), rm(device, counts, emu.uint32), num_out_rows=8,
         )
     with pytest.raises(ValueError, match="routed_token_weights must be bfloat16, got float32"):
         ttnn_moe.local_reduce_moe_output(
             rm(device, y, emu.bfloat16), rm(device, idx_map, emu.uint32), rm(device, token_weights.float(), emu.float32),
-            rm(device, counts, emu.uint32), 8,
+            rm(device, counts, emu.uint32), num_out_rows=8,
         )
     with pytest.raises(ValueError, match="math_fidelity must be one of .*, got 'Medium'"):
         _run(device, y, tables, 8, compute_kernel_config=type("Cfg", (), {"math_fidelity": "Medium", "fp32_dest_acc_en": True, "math_approx_mode": False})())
@@ -129,7 +129,8 @@ def _run_grouped(device, case, num_out_rows, **kwargs):
     y, idx_map, weights, counts, offsets = case
     return ttnn_moe.local_reduce_moe_output(
         rm(device, y, emu.bfloat16), rm(device, idx_map, emu.uint32), rm(device, weights, emu.bfloat16),
-        rm(device, counts, emu.uint32), num_out_rows, expert_offsets=rm(device, offsets, emu.uint32), **kwargs,
+        rm(device, counts, emu.uint32), num_out_rows=num_out_rows, expert_offsets=rm(device, offsets, emu.uint32),
+        **kwargs,
     )
 
 
@@ -140,8 +141,8 @@ def test_padded_bound_is_bitwise_identical_to_default_sizing(device, shape, kind
     num_tokens, hidden, num_local, top_k = shape
     top_k = min(top_k, num_local // 2) if kind == "sparse" else top_k
     y, tables = _padded_case(kind, num_tokens, hidden, num_local, top_k, seed=3 * num_tokens + num_local)
-    default = emu.to_torch(_run(device, y, tables, num_tokens))
-    out, overflow = _run(device, y, tables, num_tokens, max_assignments_per_row=top_k, return_row_overflow=True)
+    default = emu.to_torch(_run(device, y, tables, num_tokens).output)
+    out, overflow = _run(device, y, tables, num_tokens, max_assignments_per_row=top_k)
     assert torch.equal(emu.to_torch(out), default)
     assert not emu.to_torch(overflow).any()
 
@@ -151,8 +152,8 @@ def test_padded_bound_is_bitwise_identical_to_default_sizing(device, shape, kind
 def test_grouped_bound_is_bitwise_identical_to_default_sizing(device, shape):
     num_slots, hidden, num_local, top_k = shape
     case = _grouped_case(num_slots, hidden, num_local, top_k, capacity=num_slots * top_k + 32 * num_local, seed=num_slots)
-    default = emu.to_torch(_run_grouped(device, case, num_slots))
-    bounded = emu.to_torch(_run_grouped(device, case, num_slots, max_assignments_per_row=top_k))
+    default = emu.to_torch(_run_grouped(device, case, num_slots).output)
+    bounded = emu.to_torch(_run_grouped(device, case, num_slots, max_assignments_per_row=top_k).output)
     assert torch.equal(bounded, default)
     want = golden.local_reduce_moe_output(case[0], case[1], case[2], case[3], num_slots, expert_offsets=case[4])
     assert_pcc(want, bounded.float(), pcc=0.9999, name="grouped bounded")
@@ -165,7 +166,7 @@ def test_large_capacity_fits_l1_only_with_the_bound(device):
     case = _grouped_case(num_slots, 32, 4, top_k, capacity=capacity, seed=5)
     with pytest.raises(ValueError, match=r"needs \d+ bytes of L1 per core .*no max_assignments_per_row"):
         _run_grouped(device, case, num_slots)
-    got = emu.to_torch(_run_grouped(device, case, num_slots, max_assignments_per_row=top_k))
+    got = emu.to_torch(_run_grouped(device, case, num_slots, max_assignments_per_row=top_k).output)
     want = golden.local_reduce_moe_output(case[0], case[1], case[2], case[3], num_slots, expert_offsets=case[4])
     assert_pcc(want, got.float(), pcc=0.9999, name="large capacity")
     # Bitwise: the rows up to the last expert block hold every valid entry, so cutting the buffer
@@ -173,7 +174,7 @@ def test_large_capacity_fits_l1_only_with_the_bound(device):
     used = int((case[4] + case[3]).max() + 31) // 32 * 32
     assert used < capacity // 64
     small = (case[0][:used], case[1][:used], case[2][:used], case[3], case[4])
-    assert torch.equal(got, emu.to_torch(_run_grouped(device, small, num_slots)))
+    assert torch.equal(got, emu.to_torch(_run_grouped(device, small, num_slots).output))
 
 
 def _overflowing_case():
@@ -192,16 +193,16 @@ def test_row_over_the_bound_raises_naming_it(device):
     case = _overflowing_case()
     with pytest.raises(ValueError, match=r"output row 3 .*more than max_assignments_per_row=2; 1 dropped"):
         _run_grouped(device, case, 5, max_assignments_per_row=2)
-    with pytest.raises(ValueError, match="max_assignments_per_row must be a positive int or None, got 0"):
+    with pytest.raises(ValueError, match=r"max_assignments_per_row must be in \[1, 4294967295\], got 0"):
         _run_grouped(device, case, 5, max_assignments_per_row=0)
 
 
 def test_row_over_the_bound_non_strict_keeps_other_rows_exact(device):
     y, idx_map, weights, counts, offsets = case = _overflowing_case()
-    out, overflow = _run_grouped(device, case, 5, max_assignments_per_row=2, strict=False, return_row_overflow=True)
+    out, overflow = _run_grouped(device, case, 5, max_assignments_per_row=2, strict=False)
     got = emu.to_torch(out)
     assert emu.to_torch(overflow).reshape(-1).tolist() == [0, 0, 0, 1, 0]
-    default = emu.to_torch(_run_grouped(device, case, 5))
+    default = emu.to_torch(_run_grouped(device, case, 5).output)
     keep = [0, 1, 2, 4]
     assert torch.equal(got[keep], default[keep])
     # Row 3 keeps its first 2 assignments in (l, i) order: expert 2's (entry 65) is the one dropped.

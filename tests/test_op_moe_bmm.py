@@ -267,8 +267,9 @@ def test_compute_kernel_config_fp32_accumulation(devices):
     check_padded(out, x, w, counts, PCC_BF16)
     # The config reaches the compute kernel's descriptor.
     io = [t.to_arg() for t in (x_d, w_d, counts_d, out)]
-    program = _C.ops.moe_bmm_program(io, str(ttnn_moe.paths.kernels_dir()), (2, 3),
-                                     math_fidelity=MathFidelity.HiFi2, fp32_dest_acc_en=True)
+    context = _C.ops.MeshContext(kernels_root=str(ttnn_moe.paths.kernels_dir()), grid=_C.program.CoreCoord(2, 3))
+    attributes = _C.ops.moe_bmm.Attributes(math_fidelity=MathFidelity.HiFi2, fp32_dest_acc_en=True)
+    ((_, program),) = _C.ops.moe_bmm.program(attributes, io, context).mesh_programs
     compute = [k for k in program.kernels if k.is_compute()]
     assert len(compute) == 1
     assert compute[0].config.math_fidelity == MathFidelity.HiFi2 and compute[0].config.fp32_dest_acc_en
@@ -316,11 +317,11 @@ def test_same_shapes_hit_the_program_cache_and_build_nothing(devices):
     counts = [40, 0, 3]
     _, _, (x_d, w_d, counts_d, _) = make_padded(3, 48, 96, 64, counts, seed=71, device=devices["2x3"])
     ttnn_moe.moe_bmm(x_d, w_d, counts_d)
-    before = _C.ops.moe_bmm_program_cache_info()
+    before = _C.ops.moe_bmm.program_cache_info()
     new_counts = [1, 47, 0]  # new tensors (new addresses), same shapes
     x, w, (x_d, w_d, counts_d, _) = make_padded(3, 48, 96, 64, new_counts, seed=72, device=devices["2x3"])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
-    after = _C.ops.moe_bmm_program_cache_info()
+    after = _C.ops.moe_bmm.program_cache_info()
     assert after["hits"] == before["hits"] + 1
     assert after["misses"] == before["misses"]
     assert ttnn.last_run_counters()["kernel_builds"] == 0
@@ -388,4 +389,5 @@ def test_routing_tables_beyond_the_l1_budget_raise():
     w = P.TensorArg([experts, 32, 32], P.DataFormat.Float16_b, P.Layout.TILE, 0, 2048, experts)
     counts = P.TensorArg([experts, 1], P.DataFormat.UInt32, P.Layout.ROW_MAJOR, 0, 4, experts)
     with pytest.raises(ValueError, match=r"B of L1 per core for E_l=5000, more than the 1048576 B budget"):
-        _C.ops.moe_bmm_output_specs([x, w, counts])
+        _C.ops.moe_bmm.output_specs(_C.ops.moe_bmm.Attributes(), [x, w, counts],
+                                    _C.ops.MeshContext(kernels_root="", grid=P.CoreCoord(8, 8)))

@@ -76,9 +76,9 @@ def test_deterministic_and_cached(device):
     x = torch.randn(64, 256).bfloat16()
     runs = []
     for _ in range(2):
-        before = ttnn_moe._C.ops.scatter_moe_input_cache_stats()
+        before = ttnn_moe._C.ops.scatter_moe_input.program_cache_info()
         out = ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32),
                                          rm(device, tokens, emu.uint32))
-        runs.append((emu.to_torch(out), ttnn_moe._C.ops.scatter_moe_input_cache_stats(), before))
+        runs.append((emu.to_torch(out), ttnn_moe._C.ops.scatter_moe_input.program_cache_info(), before))
     assert torch.equal(runs[0][0], runs[1][0])
     assert runs[1][1]["hits"] == runs[1][2]["hits"] + 1 and runs[1][1]["misses"] == runs[1][2]["misses"]

@@ -89,11 +89,11 @@ class TtMoE:
             x_rows, topk_indices, topk_weights, w.expert_mapping,
             cluster_axis=DISPATCH_AXIS, capacity=self.capacity, strict=False)
         ttnn.deallocate(x_rows)
-        self.last_dispatch_status = dispatched.dispatch_status                              # (1, 8), stays on device
+        self.last_dispatch_status = dispatched.handle.dispatch_status                       # (1, 8), stays on device
         counts, offsets = dispatched.num_routed_tokens, dispatched.expert_offsets          # (E_l, 1) each
         notify("dispatch.tokens", dispatched.tokens)                                       # (cap, H) RM
         notify("dispatch.num_routed_tokens", counts)
-        notify("dispatch.slot_source", dispatched.slot_source)                             # (cap, 2)
+        notify("dispatch.slot_source", dispatched.handle.slot_source)                      # (cap, 2)
 
         # 4. Routed experts, SwiGLU, grouped moe_bmm over the packed blocks [kernels]: only the
         #    active row tiles of each local expert are computed; idle experts' weights are not read.
@@ -113,17 +113,14 @@ class TtMoE:
         expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)                    # (cap, H) RM
         reduced, self.last_reduce_row_overflow = ttnn_moe.local_reduce_moe_output(
             expert_rows, dispatched.token_idx_map, dispatched.routed_token_weights, counts,
-            int(dispatched.tokens.shape[0]), expert_offsets=offsets,
-            max_assignments_per_row=config.num_experts_per_tok, strict=False,
-            return_row_overflow=True)                                                      # (cap, H) RM, (cap, 1)
+            num_out_rows=int(dispatched.tokens.shape[0]), expert_offsets=offsets,
+            max_assignments_per_row=config.num_experts_per_tok, strict=False)              # (cap, H) RM, (cap, 1)
         ttnn.deallocate(expert_rows)
         notify("local_reduce", reduced)
 
         # 5b. Combine up the column [kernel]: slot rows return to their source devices, which sum
         #     them in ascending source order: column c's experts' share of every token.
-        combined = ttnn_moe.all_to_all_combine_dense(
-            reduced, dispatched.slot_source, dispatched.num_slots,
-            cluster_axis=DISPATCH_AXIS, batch=B, seq=1, strict=False)                      # (B, 1, H) RM
+        combined = ttnn_moe.all_to_all_combine_dense(reduced, dispatched.handle, strict=False)  # (B, 1, H) RM
         notify("combine", combined)
 
         # 6. Shared expert, tensor parallel [host built-ins]: column c computes its Is/C slice of

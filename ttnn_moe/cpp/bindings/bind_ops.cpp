@@ -1,6 +1,8 @@
+#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.hpp"
+#include "ops/common/device_operation.hpp"
 #include "ops/common/op_registry.hpp"
 #include "program/tensor_arg.hpp"
 
@@ -29,6 +31,34 @@ void bind_ops(py::module_& parent) {
         .def_readwrite("page_size", &TensorArg::page_size)
         .def_readwrite("num_pages", &TensorArg::num_pages)
         .def_readwrite("is_dram", &TensorArg::is_dram);
+
+    using ops::FabricTopology;
+    py::enum_<FabricTopology>(m, "FabricTopology", "ttnn.Topology values the fabric ops route for")
+        .value("Linear", FabricTopology::Linear)
+        .value("Ring", FabricTopology::Ring)
+        .value("Mesh", FabricTopology::Mesh);
+    using ops::MeshContext;
+    py::class_<MeshContext>(m, "MeshContext", R"doc(Where an op runs, as the launcher sees its tensors' mesh.
+
+A single device is a 1x1 mesh. Fabric ops also need the topology, the packet payload, the
+fabric node id of every device and connect_fabric(src, dst, link, program, core) -> [runtime
+args], the target's setup_fabric_connection; it runs only when a program is built.)doc")
+        .def(py::init([](std::string kernels_root, program::CoreCoord grid, uint32_t rows, uint32_t cols,
+                         FabricTopology topology, uint32_t max_packet_payload,
+                         std::vector<std::pair<uint32_t, uint32_t>> fabric_node_ids,
+                         ops::FabricConnector connect_fabric) {
+                 return MeshContext{std::move(kernels_root), grid, rows, cols, topology, max_packet_payload,
+                                    std::move(fabric_node_ids), std::move(connect_fabric)};
+             }),
+             py::kw_only(), py::arg("kernels_root"), py::arg("grid"), py::arg("rows") = 1, py::arg("cols") = 1,
+             py::arg("topology") = FabricTopology::Linear, py::arg("max_packet_payload") = 0,
+             py::arg("fabric_node_ids") = std::vector<std::pair<uint32_t, uint32_t>>{},
+             py::arg("connect_fabric") = ops::FabricConnector{})
+        .def_readonly("kernels_root", &MeshContext::kernels_root)
+        .def_readonly("grid", &MeshContext::grid)
+        .def_readonly("rows", &MeshContext::rows)
+        .def_readonly("cols", &MeshContext::cols)
+        .def_readonly("topology", &MeshContext::topology);
 
     for (auto binder : ops::registered_op_binders()) binder(m);
 }

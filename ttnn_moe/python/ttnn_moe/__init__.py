@@ -16,10 +16,28 @@ from ttnn_moe import _C  # noqa: F401  (the extension must load with the package
 from ttnn_moe._C import program  # noqa: F401
 from ttnn_moe._attach import attach
 from ttnn_moe.ops import OPS as _OPS
+from ttnn_moe.ops import (
+    DispatchDenseOutput,
+    DispatchHandle,
+    LocalReduceOutput,
+    RoutingTensors,
+    all_to_all_combine_dense_partials,
+    expert_mapping,
+)
 
 globals().update(_OPS)
 
 if _os.environ.get("TTNN_MOE_NO_ATTACH") != "1" and _importlib_util.find_spec("ttnn") is not None:
     attach()
 
-__all__ = ["attach", "program", *_OPS]
+__all__ = [
+    "attach",
+    "program",
+    *_OPS,
+    "DispatchDenseOutput",
+    "DispatchHandle",
+    "LocalReduceOutput",
+    "RoutingTensors",
+    "all_to_all_combine_dense_partials",
+    "expert_mapping",
+]

@@ -6,7 +6,7 @@ from typing import Any
 
 
 def attach(ttnn: Any = None) -> Any:
-    """Registers the hardware backend for `ttnn.Tensor` and sets `ttnn.<op>` for every op in
+    """Registers the hardware target for `ttnn.Tensor` and sets `ttnn.<op>` for every op in
     `ttnn_moe.ops.OPS` (`ttnn.moe_bmm`, `ttnn.prepare_moe_routing_tensors`, ...).
 
     `ttnn` defaults to the importable real module. Returns the module. Never run on hardware
@@ -14,11 +14,10 @@ def attach(ttnn: Any = None) -> Any:
     """
     if ttnn is None:
         import ttnn  # noqa: PLC0415  (only when the caller wants the real one)
-    from ttnn_moe.hardware import HardwareBackend, HardwareMeshTarget
-    from ttnn_moe.ops import OPS, _launch, _mesh_launch
+    from ttnn_moe.hardware import HardwareTarget
+    from ttnn_moe.ops import OPS, _launch
 
-    _launch.register_backend(HardwareBackend(ttnn))
-    _mesh_launch.register_target(HardwareMeshTarget(ttnn))
+    _launch.register_target(HardwareTarget(ttnn))
     for name, op in OPS.items():
         setattr(ttnn, name, op)
     return ttnn

@@ -6,7 +6,7 @@ conversion itself, against a test double of ttnn's descriptor classes with the
 field names of ttnn 0.81.1 (tests/test_hardware_adapter.py).
 
 The real `ttnn` module is passed in (never imported here), so this file loads
-on machines without ttnn. `HardwareBackend(ttnn)` plugs ttnn tensors into the
+on machines without ttnn. `HardwareTarget(ttnn)` plugs ttnn tensors into the
 ops' launch path (`ttnn_moe.ops._launch`); `ttnn_moe.attach(ttnn)` registers it
 and sets `ttnn.moe_bmm`, `ttnn.prepare_moe_routing_tensors`, ... .
 """
@@ -146,23 +146,73 @@ def run_program(ttnn: Any, io_tensors: list[Any], program: pd.ProgramDescriptor 
     return ttnn.generic_op(io_tensors, program_descriptor(ttnn, program))
 
 
-class HardwareBackend:
-    """ttnn tensors on a Tenstorrent device, for the ops' launch path (DRAM interleaved only)."""
+def _dtype_name(dtype: Any) -> str:
+    # ttnn.DataType members print as "DataType.BFLOAT16"; match on the lower-case member name.
+    return str(getattr(dtype, "name", dtype)).split(".")[-1].lower()
+
+
+class HardwareTarget:
+    """ttnn tensors on a Tenstorrent device or mesh (a single device is a 1x1 mesh), for the
+    ops' launch path (`ttnn_moe.ops._launch`). DRAM interleaved tensors only.
+
+    NOT EXECUTABLE HERE, like the rest of this module. Fabric connections come from
+    `ttnn.setup_fabric_connection(src_fabric_node_id, dst_fabric_node_id, link_idx,
+    program_descriptor, worker_core)` on the device's converted program; the two
+    semaphores it adds on the worker core (their ids are the last two of the runtime args
+    it returns, in 0.81.1's convention) are mirrored into our program so the conversion
+    in `run` carries them. `max_packet_payload` must not exceed the fabric's channel buffer
+    size; 4096 bytes fits every 0.81.1 fabric configuration. The fabric's topology is not
+    read from the device: routes follow the op's `topology` argument (default Linear).
+    """
 
     name = "ttnn"
 
-    def __init__(self, ttnn: Any):
+    def __init__(self, ttnn: Any, max_packet_payload: int = 4096):
         self.ttnn = ttnn
+        self._max_packet_payload = max_packet_payload
 
     def owns(self, tensor: Any) -> bool:
         return isinstance(tensor, self.ttnn.Tensor)
 
-    def device_of(self, tensor: Any) -> Any:
+    def mesh_of(self, tensor: Any) -> Any:
         return tensor.device()
 
-    def grid_of(self, device: Any) -> tuple[int, int]:
-        grid = device.compute_with_storage_grid_size()
+    def mesh_shape(self, mesh: Any) -> tuple[int, int]:
+        shape = getattr(mesh, "shape", None)
+        if shape is None:  # a single device
+            return 1, 1
+        rows, cols = tuple(shape)
+        return int(rows), int(cols)
+
+    def grid_of(self, mesh: Any) -> tuple[int, int]:
+        grid = mesh.compute_with_storage_grid_size()
         return int(grid.x), int(grid.y)
+
+    def fabric_topology(self, mesh: Any) -> None:
+        return None  # not read from the device: the op's `topology` argument decides
+
+    def max_packet_payload(self, mesh: Any) -> int:
+        return self._max_packet_payload
+
+    def _node(self, mesh: Any, coord: pd.MeshCoordinate) -> Any:
+        return mesh.get_fabric_node_id(self.ttnn.MeshCoordinate(coord.row, coord.col))
+
+    def fabric_node_ids(self, mesh: Any) -> list[tuple[int, int]]:
+        rows, cols = self.mesh_shape(mesh)
+        nodes = [self._node(mesh, pd.MeshCoordinate(r, c)) for r in range(rows) for c in range(cols)]
+        return [(int(n.mesh_id), int(n.chip_id)) for n in nodes]
+
+    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: pd.ProgramDescriptor,
+                                core: pd.CoreCoord) -> list[int]:
+        converted = program_descriptor(self.ttnn, program)
+        args = list(self.ttnn.setup_fabric_connection(self._node(mesh, src), self._node(mesh, dst), link, converted,
+                                                      self.ttnn.CoreCoord(core.x, core.y)))
+        on_core = pd.CoreRangeSet([pd.CoreRange(core, core)])
+        program.semaphores = list(program.semaphores) + [
+            pd.SemaphoreDescriptor(id=sem_id, core_type=pd.CoreType.WORKER, core_ranges=on_core, initial_value=0)
+            for sem_id in args[-2:]
+        ]
+        return args
 
     def to_arg(self, tensor: Any) -> pd.TensorArg:
         data_format = _FORMAT_OF_TTNN_DTYPE_NAME.get(_dtype_name(tensor.dtype))
@@ -190,90 +240,19 @@ class HardwareBackend:
             is_dram=True,
         )
 
-    def allocate(self, spec: pd.TensorArg, device: Any, memory_config: Any) -> Any:
+    def allocate(self, spec: pd.TensorArg, mesh: Any, memory_config: Any) -> Any:
         ttnn = self.ttnn
         return ttnn.allocate_tensor_on_device(
             ttnn.Shape(list(spec.shape)),
             ttnn_dtype(ttnn, spec.dtype),
             ttnn.TILE_LAYOUT if spec.layout == pd.Layout.TILE else ttnn.ROW_MAJOR_LAYOUT,
-            device,
+            mesh,
             memory_config or ttnn.DRAM_MEMORY_CONFIG,
         )
 
-    def run(self, io_tensors: list[Any], program: pd.ProgramDescriptor) -> None:
-        run_program(self.ttnn, io_tensors, program)
-
-
-def _dtype_name(dtype: Any) -> str:
-    # ttnn.DataType members print as "DataType.BFLOAT16"; match on the lower-case member name.
-    return str(getattr(dtype, "name", dtype)).split(".")[-1].lower()
-
-
-class HardwareMeshTarget:
-    """ttnn mesh tensors on a Tenstorrent mesh with tt-fabric, for the mesh ops
-    (`ttnn_moe.ops._mesh_launch`: all_to_all_dispatch_dense, all_to_all_combine_dense).
-
-    NOT EXECUTABLE HERE, like the rest of this module. Fabric connections come from
-    `ttnn.setup_fabric_connection(src_fabric_node_id, dst_fabric_node_id, link_idx,
-    program_descriptor, worker_core)` on the device's converted program; the two
-    semaphores it adds on the worker core (their ids are the last two of the runtime args
-    it returns, in 0.81.1's convention) are mirrored into our program so the conversion
-    in `run` carries them. `max_packet_payload` must not exceed the fabric's channel buffer
-    size; 4096 bytes fits every 0.81.1 fabric configuration. The fabric's topology is not
-    read from the device: routes follow the op's `topology` argument (default Linear).
-    """
-
-    name = "ttnn"
-
-    def __init__(self, ttnn: Any, max_packet_payload: int = 4096):
-        self.ttnn = ttnn
-        self._tensors = HardwareBackend(ttnn)
-        self._max_packet_payload = max_packet_payload
-
-    def owns(self, tensor: Any) -> bool:
-        return isinstance(tensor, self.ttnn.Tensor)
-
-    def mesh_of(self, tensor: Any) -> Any:
-        return tensor.device()
-
-    def mesh_shape(self, mesh: Any) -> tuple[int, int]:
-        rows, cols = tuple(mesh.shape)
-        return int(rows), int(cols)
-
-    def grid_of(self, mesh: Any) -> tuple[int, int]:
-        return self._tensors.grid_of(mesh)
-
-    def _node(self, mesh: Any, coord: pd.MeshCoordinate) -> Any:
-        return mesh.get_fabric_node_id(self.ttnn.MeshCoordinate(coord.row, coord.col))
-
-    def fabric_node_ids(self, mesh: Any) -> list[tuple[int, int]]:
-        rows, cols = self.mesh_shape(mesh)
-        nodes = [self._node(mesh, pd.MeshCoordinate(r, c)) for r in range(rows) for c in range(cols)]
-        return [(int(n.mesh_id), int(n.chip_id)) for n in nodes]
-
-    def fabric_topology(self, mesh: Any) -> None:
-        return None  # not read from the device: the op's `topology` argument decides
-
-    def max_packet_payload(self, mesh: Any) -> int:
-        return self._max_packet_payload
-
-    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: pd.ProgramDescriptor,
-                                core: pd.CoreCoord) -> list[int]:
-        converted = program_descriptor(self.ttnn, program)
-        args = list(self.ttnn.setup_fabric_connection(self._node(mesh, src), self._node(mesh, dst), link, converted,
-                                                      self.ttnn.CoreCoord(core.x, core.y)))
-        on_core = pd.CoreRangeSet([pd.CoreRange(core, core)])
-        program.semaphores = list(program.semaphores) + [
-            pd.SemaphoreDescriptor(id=sem_id, core_type=pd.CoreType.WORKER, core_ranges=on_core, initial_value=0)
-            for sem_id in args[-2:]
-        ]
-        return args
-
-    def to_arg(self, tensor: Any) -> pd.TensorArg:
-        return self._tensors.to_arg(tensor)
-
-    def allocate(self, spec: pd.TensorArg, mesh: Any, memory_config: Any) -> Any:
-        return self._tensors.allocate(spec, mesh, memory_config)
-
     def run(self, io_tensors: list[Any], program: pd.MeshProgramDescriptor) -> None:
-        run_program(self.ttnn, io_tensors, program)
+        entries = program.mesh_programs
+        if len(entries) == 1:  # one program for every device: ttnn.generic_op broadcasts a ProgramDescriptor
+            run_program(self.ttnn, io_tensors, entries[0][1])
+        else:
+            run_program(self.ttnn, io_tensors, program)

@@ -59,16 +59,12 @@ std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const 
     const Shapes s = validate(inputs, attrs);
     const uint32_t line = attrs.mesh.line_size();
     return {
-        row_major_spec({attrs.batch, attrs.seq, s.hidden}, attrs.output_dtype),
+        attrs.unit_dim ? row_major_spec({attrs.batch, attrs.seq, 1, s.hidden}, attrs.output_dtype)
+                       : row_major_spec({attrs.batch, attrs.seq, s.hidden}, attrs.output_dtype),
         row_major_spec({line, attrs.batch, attrs.seq, s.hidden}, DataFormat::Float16_b),
         row_major_spec({line, attrs.batch * attrs.seq}, DataFormat::UInt32),
         row_major_spec({1, kStatusWords}, DataFormat::UInt32),
     };
-}
-
-ProgramCache& program_cache() {
-    static ProgramCache cache;
-    return cache;
 }
 
 }  // namespace ttnn_moe::ops::combine_dense

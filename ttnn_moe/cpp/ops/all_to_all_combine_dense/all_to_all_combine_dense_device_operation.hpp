@@ -5,7 +5,7 @@
 //   reduced (capacity, H) bf16 (local_reduce_moe_output over the dispatch slots),
 //   slot_source (capacity, 2) uint32, num_slots (1,) uint32 (from all_to_all_dispatch_dense)
 // outputs (per device, DRAM interleaved, ROW_MAJOR):
-//   output (B, S, H) bf16 or float32: sum over source positions, fp32 accumulation in
+//   output (B, S, H) or (B, S, 1, H) bf16 or float32: sum over source positions, fp32 accumulation in
 //     ascending position (bitwise reproducible),
 //   partials (D, B, S, H) bf16: the rows received from each position (zero rows where a
 //     position sent nothing when return_partials is set, unspecified otherwise),
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "ops/common/dispatch_line.hpp"
-#include "ops/common/program_cache.hpp"
+#include "ops/common/device_operation.hpp"
 #include "program/tensor_arg.hpp"
 
 namespace ttnn_moe::ops::combine_dense {
@@ -30,9 +30,14 @@ struct Attributes {
     uint32_t batch = 0;
     uint32_t seq = 0;
     program::DataFormat output_dtype = program::DataFormat::Float16_b;  // or Float32
+    bool unit_dim = false;  // output (B, S, 1, H), ttnn's form, instead of (B, S, H)
     bool return_partials = false;
     uint32_t num_links = 1;
     uint32_t max_packet_payload = 0;
+    auto fields() const {
+        return std::tie(mesh.rows, mesh.cols, mesh.cluster_axis, mesh.topology, batch, seq, output_dtype, unit_dim,
+                        return_partials, num_links, max_packet_payload);
+    }
 };
 
 enum StatusWord : uint32_t {
@@ -51,6 +56,33 @@ std::vector<program::TensorArg> output_specs(const std::vector<program::TensorAr
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
                              program::CoreCoord grid, const Attributes& attrs, program::MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids);
-ProgramCache& program_cache();
+
+// The device operation (device_operation.hpp): one program per device, whose worker on
+// core (0, 0) connects to its line neighbors over tt-fabric. The mesh geometry and the
+// packet payload come from the mesh context.
+struct Operation {
+    static constexpr const char* name = "all_to_all_combine_dense";
+    static constexpr Placement placement = Placement::kPerDevice;
+    using Attributes = combine_dense::Attributes;
+    static Attributes with_context(Attributes attributes, const MeshContext& context) {
+        attributes.mesh.rows = context.rows;
+        attributes.mesh.cols = context.cols;
+        attributes.mesh.topology = context.topology;
+        attributes.max_packet_payload = context.max_packet_payload;
+        return attributes;
+    }
+    static std::vector<program::TensorArg> output_specs(const Attributes& attributes,
+                                                        const std::vector<program::TensorArg>& inputs) {
+        return combine_dense::output_specs(inputs, attributes);
+    }
+    static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
+                                        const MeshContext& context, program::MeshCoordinate device) {
+        return combine_dense::create_program(io, context.kernels_root, context.grid, attributes, device,
+                                    context.fabric_node_ids);
+    }
+    static std::optional<FabricWorker> fabric_worker(const Attributes& attributes) {
+        return FabricWorker{0, {0, 0}, attributes.num_links, attributes.mesh};
+    }
+};
 
 }  // namespace ttnn_moe::ops::combine_dense

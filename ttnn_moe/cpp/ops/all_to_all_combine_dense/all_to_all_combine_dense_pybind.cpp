@@ -1,7 +1,7 @@
-#include <pybind11/stl.h>
-
+// ttnn_moe._C.ops.all_to_all_combine_dense: the device operation's Python face
+// (device_operation_pybind.hpp).
 #include "ops/all_to_all_combine_dense/all_to_all_combine_dense_device_operation.hpp"
-#include "ops/common/mesh_program_binding.hpp"
+#include "ops/common/device_operation_pybind.hpp"
 #include "ops/common/op_registry.hpp"
 
 namespace py = pybind11;
@@ -9,66 +9,30 @@ namespace py = pybind11;
 namespace ttnn_moe::ops::combine_dense {
 namespace {
 
-using NodeIds = std::vector<std::pair<uint32_t, uint32_t>>;
+void bind(py::module_& ops) {
+    auto m = ops.def_submodule("all_to_all_combine_dense", R"doc(all_to_all_combine_dense's device operation.
 
-Attributes attributes(std::pair<uint32_t, uint32_t> mesh_shape, uint32_t cluster_axis, uint32_t topology,
-                      uint32_t batch, uint32_t seq, program::DataFormat output_dtype, bool return_partials,
-                      uint32_t num_links, uint32_t max_packet_payload) {
-    return {{mesh_shape.first, mesh_shape.second, cluster_axis, static_cast<FabricTopology>(topology)},
-            batch, seq, output_dtype, return_partials, num_links, max_packet_payload};
-}
-
-void bind(py::module_& m) {
-    m.def(
-        "all_to_all_combine_dense_output_specs",
-        [](const std::vector<program::TensorArg>& inputs, std::pair<uint32_t, uint32_t> mesh_shape,
-           uint32_t cluster_axis, uint32_t topology, uint32_t batch, uint32_t seq, program::DataFormat output_dtype,
-           bool return_partials, uint32_t num_links, uint32_t max_packet_payload) {
-            return output_specs(inputs, attributes(mesh_shape, cluster_axis, topology, batch, seq, output_dtype,
-                                                   return_partials, num_links, max_packet_payload));
-        },
-        py::arg("inputs"), py::arg("mesh_shape"), py::arg("cluster_axis"), py::arg("topology"), py::arg("batch"),
-        py::arg("seq"), py::arg("output_dtype"), py::arg("return_partials"), py::arg("num_links"),
-        py::arg("max_packet_payload"),
-        R"doc(Validates the inputs and returns the per-device output specs of all_to_all_combine_dense.
-
-inputs: [reduced (capacity, H) bfloat16, slot_source (capacity, 2) uint32, num_slots (1,) uint32],
-        ROW_MAJOR, DRAM interleaved. topology: 0 Linear, 1 Ring, 2 Mesh.
-outputs: output (B, S, H) bfloat16 or float32, partials (D, B, S, H) bfloat16,
-         presence (D, B*S) uint32 (scratch), combine_status (1, 8) uint32.
-Raises ValueError naming the offending value.)doc");
-    m.def(
-        "all_to_all_combine_dense_program",
-        [](const std::vector<program::TensorArg>& io, const std::string& kernels_root,
-           std::pair<uint32_t, uint32_t> grid, std::pair<uint32_t, uint32_t> mesh_shape, uint32_t cluster_axis,
-           uint32_t topology, uint32_t batch, uint32_t seq, program::DataFormat output_dtype, bool return_partials,
-           uint32_t num_links, uint32_t max_packet_payload, const NodeIds& fabric_node_ids) {
-            const Attributes attrs = attributes(mesh_shape, cluster_axis, topology, batch, seq, output_dtype,
-                                                return_partials, num_links, max_packet_payload);
-            ProgramKey key;
-            key.add(kernels_root).add(grid.first).add(grid.second).add(mesh_shape.first).add(mesh_shape.second);
-            key.add(cluster_axis).add(topology).add(batch).add(seq).add(static_cast<uint64_t>(output_dtype));
-            key.add(return_partials ? 1 : 0).add(num_links).add(max_packet_payload);
-            for (const auto& [mesh_id, chip_id] : fabric_node_ids) key.add(mesh_id).add(chip_id);
-            for (const auto& t : io) key.add(t);
-            return mesh_program_entries(program_cache(), key, io, attrs.mesh, FabricWorker{0, {0, 0}, num_links}, [&](auto device) {
-                return create_program(io, kernels_root, {grid.first, grid.second}, attrs, device, fabric_node_ids);
-            });
-        },
-        py::arg("io_tensors"), py::arg("kernels_root"), py::arg("grid"), py::arg("mesh_shape"),
-        py::arg("cluster_axis"), py::arg("topology"), py::arg("batch"), py::arg("seq"), py::arg("output_dtype"),
-        py::arg("return_partials"), py::arg("num_links"), py::arg("max_packet_payload"), py::arg("fabric_node_ids"),
-        R"doc(Per-device programs of all_to_all_combine_dense (cached by attributes, io specs and device).
-
-Returns one dict per device in row-major order: coord, program, kernel_index and core of the
-fabric-using kernel, and the forward/backward neighbor coordinates it connects to (or None).)doc");
-    m.def(
-        "all_to_all_combine_dense_cache_stats",
-        [] {
-            auto& c = program_cache();
-            return py::dict(py::arg("hits") = c.hits(), py::arg("misses") = c.misses(), py::arg("size") = c.size());
-        },
-        "Program cache counters of all_to_all_combine_dense: hits, misses, size.");
+inputs: [reduced (capacity, H) bfloat16, slot_source (capacity, 2) uint32, num_slots (1,) uint32], ROW_MAJOR;
+outputs per device: output (B, S, H) or (B, S, 1, H) bfloat16 or float32, partials (D, B, S, H) bfloat16, presence (D, B*S)
+uint32 (scratch), combine_status (1, 8) uint32.)doc");
+    py::class_<Attributes>(m, "Attributes")
+        .def(py::init([](uint32_t cluster_axis, uint32_t batch, uint32_t seq, program::DataFormat output_dtype,
+                         bool unit_dim, bool return_partials, uint32_t num_links) {
+                 Attributes attributes;
+                 attributes.mesh.cluster_axis = cluster_axis;
+                 attributes.batch = batch;
+                 attributes.seq = seq;
+                 attributes.output_dtype = output_dtype;
+                 attributes.unit_dim = unit_dim;
+                 attributes.return_partials = return_partials;
+                 attributes.num_links = num_links;
+                 return attributes;
+             }),
+             py::kw_only(), py::arg("cluster_axis"), py::arg("batch"), py::arg("seq"),
+             py::arg("output_dtype") = program::DataFormat::Float16_b, py::arg("unit_dim") = false,
+             py::arg("return_partials") = false,
+             py::arg("num_links") = 1);
+    bind_device_operation<Operation>(m);
 }
 
 const OpBindingRegistration registration(&bind);

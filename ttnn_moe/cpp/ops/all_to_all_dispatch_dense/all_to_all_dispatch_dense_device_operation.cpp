@@ -14,6 +14,17 @@ namespace {
 constexpr uint32_t kTile = 32;
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(kOpName + ": " + what); }
+
+// (B, S, last) of a per-token input given as (B, S, last) or ttnn's (B, S, 1, last); leading 1s allowed.
+std::vector<uint32_t> per_token_shape(const std::string& name, const std::string& last, const TensorArg& t) {
+    std::vector<uint32_t> shape = t.shape;
+    if (shape.size() >= 4 && shape[shape.size() - 2] == 1) shape.erase(shape.end() - 2);
+    while (shape.size() > 3 && shape.front() == 1) shape.erase(shape.begin());
+    if (shape.size() != 3) {
+        fail(name + " must be (B, S, " + last + ") or (B, S, 1, " + last + "), got " + shape_str(t.shape));
+    }
+    return shape;
+}
 }  // namespace
 
 uint32_t default_capacity(uint32_t tokens_per_device, uint32_t top_k, uint32_t line_size, uint32_t local_experts) {
@@ -29,11 +40,11 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     const auto& ids = inputs[1];
     const auto& weights = inputs[2];
     const auto& mapping = inputs[3];
-    const auto x_shape = squeeze_to_rank(kOpName, "x (B, S, H)", x, 3);
+    const auto x_shape = per_token_shape("x", "H", x);
     require_format(kOpName, "x", x, DataFormat::Float16_b);
-    const auto ids_shape = squeeze_to_rank(kOpName, "topk_indices (B, S, K)", ids, 3);
+    const auto ids_shape = per_token_shape("topk_indices", "K", ids);
     require_format(kOpName, "topk_indices", ids, DataFormat::UInt32);
-    const auto weights_shape = squeeze_to_rank(kOpName, "topk_weights (B, S, K)", weights, 3);
+    const auto weights_shape = per_token_shape("topk_weights", "K", weights);
     require_format(kOpName, "topk_weights", weights, DataFormat::Float16_b);
     const auto mapping_shape = squeeze_to_rank(kOpName, "expert_mapping (1, 1, E, num_devices)", mapping, 2);
     if (mapping.dtype != DataFormat::UInt16 && mapping.dtype != DataFormat::UInt32 &&
@@ -100,11 +111,6 @@ std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const 
         row_major_spec({attrs.mesh.line_size(), s.num_experts}, DataFormat::UInt32),
         row_major_spec({attrs.mesh.line_size(), 2 * s.tokens() * s.top_k}, DataFormat::UInt32),
     };
-}
-
-ProgramCache& program_cache() {
-    static ProgramCache cache;
-    return cache;
 }
 
 }  // namespace ttnn_moe::ops::dispatch_dense

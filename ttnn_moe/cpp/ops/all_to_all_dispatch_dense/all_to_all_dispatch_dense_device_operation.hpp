@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "ops/common/dispatch_line.hpp"
-#include "ops/common/program_cache.hpp"
+#include "ops/common/device_operation.hpp"
 #include "program/tensor_arg.hpp"
 
 namespace ttnn_moe::ops::dispatch_dense {
@@ -35,6 +35,10 @@ struct Attributes {
     uint32_t capacity = 0;           // rows per device; 0 = the worst case (default_capacity)
     uint32_t num_links = 1;          // fabric links per direction: token t travels on link t % num_links
     uint32_t max_packet_payload = 0; // bytes per fabric packet payload (the fabric's channel buffer)
+    auto fields() const {
+        return std::tie(mesh.rows, mesh.cols, mesh.cluster_axis, mesh.topology, capacity, num_links,
+                        max_packet_payload);
+    }
 };
 
 // Words of the dispatch_status record, written by every device.
@@ -68,6 +72,33 @@ std::vector<program::TensorArg> output_specs(const std::vector<program::TensorAr
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
                              program::CoreCoord grid, const Attributes& attrs, program::MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids);
-ProgramCache& program_cache();
+
+// The device operation (device_operation.hpp): one program per device, whose worker on
+// core (0, 0) connects to its line neighbors over tt-fabric. The mesh geometry and the
+// packet payload come from the mesh context.
+struct Operation {
+    static constexpr const char* name = "all_to_all_dispatch_dense";
+    static constexpr Placement placement = Placement::kPerDevice;
+    using Attributes = dispatch_dense::Attributes;
+    static Attributes with_context(Attributes attributes, const MeshContext& context) {
+        attributes.mesh.rows = context.rows;
+        attributes.mesh.cols = context.cols;
+        attributes.mesh.topology = context.topology;
+        attributes.max_packet_payload = context.max_packet_payload;
+        return attributes;
+    }
+    static std::vector<program::TensorArg> output_specs(const Attributes& attributes,
+                                                        const std::vector<program::TensorArg>& inputs) {
+        return dispatch_dense::output_specs(inputs, attributes);
+    }
+    static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
+                                        const MeshContext& context, program::MeshCoordinate device) {
+        return dispatch_dense::create_program(io, context.kernels_root, context.grid, attributes, device,
+                                    context.fabric_node_ids);
+    }
+    static std::optional<FabricWorker> fabric_worker(const Attributes& attributes) {
+        return FabricWorker{0, {0, 0}, attributes.num_links, attributes.mesh};
+    }
+};
 
 }  // namespace ttnn_moe::ops::dispatch_dense

@@ -1,15 +1,10 @@
-// Program cache of an op: keyed by the op's attributes and the input specs
-// (shapes, dtypes, layouts; not addresses). A hit reuses the description and
-// only rewrites the runtime args that hold buffer addresses, so a repeated
-// call neither rebuilds the description nor recompiles a kernel.
+// What a program factory returns (the program and which runtime args hold buffer
+// addresses) and the key builder of the op's program cache (device_operation.hpp).
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <limits>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "program/program_descriptor.hpp"
@@ -41,24 +36,6 @@ public:
 
 private:
     std::string key_;
-};
-
-class ProgramCache {
-public:
-    // Returns the program for `key`, creating it with `factory` on a miss, with
-    // every address slot rewritten from `io_tensors`.
-    program::ProgramDescriptor get(const ProgramKey& key, const std::vector<program::TensorArg>& io_tensors,
-                                   const std::function<CachedProgram()>& factory);
-    uint64_t hits() const { return hits_; }
-    uint64_t misses() const { return misses_; }
-    size_t size() const { return entries_.size(); }
-    void clear();
-
-private:
-    std::mutex mutex_;
-    std::unordered_map<std::string, CachedProgram> entries_;
-    uint64_t hits_ = 0;
-    uint64_t misses_ = 0;
 };
 
 }  // namespace ttnn_moe::ops

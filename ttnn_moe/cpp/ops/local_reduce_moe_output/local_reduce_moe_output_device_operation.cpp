@@ -56,9 +56,4 @@ std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const 
             row_major_spec({attrs.num_out_rows, 1}, DataFormat::UInt32)};
 }
 
-ProgramCache& program_cache() {
-    static ProgramCache cache;
-    return cache;
-}
-
 }  // namespace ttnn_moe::ops::local_reduce

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/common/program_cache.hpp"
+#include "ops/common/device_operation.hpp"
 #include "program/program_descriptor.hpp"
 #include "program/tensor_arg.hpp"
 
@@ -28,6 +28,7 @@ struct Attributes {
     // Most assignments one output row can receive (top-k K: one per choice); 0 = no bound, the
     // per-core assignment list is then sized for every entry of the map.
     uint32_t max_assignments_per_row = 0;
+    auto fields() const { return std::tie(num_out_rows, math_fidelity, fp32_dest_acc_en, max_assignments_per_row); }
 };
 
 struct Shapes {
@@ -43,6 +44,21 @@ std::vector<program::TensorArg> output_specs(const std::vector<program::TensorAr
 // io = the 4 (padded) or 5 (grouped) inputs, then the output and row_overflow.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
                              program::CoreCoord grid, const Attributes& attrs);
-ProgramCache& program_cache();
+
+// The device operation (device_operation.hpp): one program everywhere.
+struct Operation {
+    static constexpr const char* name = "local_reduce_moe_output";
+    static constexpr Placement placement = Placement::kSameProgramEverywhere;
+    using Attributes = local_reduce::Attributes;
+    static Attributes with_context(Attributes attributes, const MeshContext&) { return attributes; }
+    static std::vector<program::TensorArg> output_specs(const Attributes& attributes,
+                                                        const std::vector<program::TensorArg>& inputs) {
+        return local_reduce::output_specs(inputs, attributes);
+    }
+    static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
+                                        const MeshContext& context, program::MeshCoordinate) {
+        return local_reduce::create_program(io, context.kernels_root, context.grid, attributes);
+    }
+};
 
 }  // namespace ttnn_moe::ops::local_reduce

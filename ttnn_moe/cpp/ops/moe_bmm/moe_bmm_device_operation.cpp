@@ -137,4 +137,41 @@ OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs) {
     return spec;
 }
 
+namespace {
+
+// io starts with [x, w, num_routed_tokens] (padded) or [x, w, num_routed_tokens, expert_offsets].
+Inputs inputs_from(const std::vector<TensorArg>& tensors, size_t count) {
+    if (count != 3 && count != 4) {
+        fail("expected 3 inputs (x, w, num_routed_tokens) or 4 (+ expert_offsets), got " + std::to_string(count));
+    }
+    Inputs inputs{tensors[0], tensors[1], tensors[2], std::nullopt};
+    if (count == 4) inputs.expert_offsets = tensors[3];
+    return inputs;
+}
+
+TensorArg tile_output_arg(const OutputSpec& spec) {
+    TensorArg out;
+    out.shape = spec.shape;
+    out.dtype = spec.dtype;
+    out.layout = spec.layout;
+    out.page_size = program::tile_size_bytes(spec.dtype);
+    const uint32_t rows = spec.shape[spec.shape.size() - 2], cols = spec.shape.back();
+    uint32_t pages = ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
+    for (size_t i = 0; i + 2 < spec.shape.size(); ++i) pages *= spec.shape[i];
+    out.num_pages = pages;
+    return out;
+}
+
+}  // namespace
+
+std::vector<TensorArg> Operation::output_specs(const Attributes& attributes, const std::vector<TensorArg>& inputs) {
+    return {tile_output_arg(output_spec(attributes, inputs_from(inputs, inputs.size())))};
+}
+
+CachedProgram Operation::create_program(const Attributes& attributes, const std::vector<TensorArg>& io,
+                                        const MeshContext&, program::MeshCoordinate) {
+    if (io.size() < 4) fail("io tensors are the inputs then the output, got " + std::to_string(io.size()));
+    return moe_bmm::create_program(attributes, inputs_from(io, io.size() - 1), io.back());
+}
+
 }  // namespace ttnn_moe::ops::moe_bmm

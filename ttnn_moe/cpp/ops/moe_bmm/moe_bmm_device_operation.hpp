@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/common/program_cache.hpp"
+#include "ops/common/device_operation.hpp"
 #include "program/program_descriptor.hpp"
 #include "program/tensor_arg.hpp"
 
@@ -30,9 +30,14 @@ struct ComputeConfig {
 };
 
 struct Attributes {
-    program::CoreCoord grid{8, 8};  // worker cores (x, y) the active tiles are split over
     ComputeConfig compute;
-    std::string kernels_dir;  // root of the op kernels (<op>/{dataflow,compute}/...)
+    // Filled from the mesh context:
+    program::CoreCoord grid{8, 8};  // worker cores (x, y) the active tiles are split over
+    std::string kernels_dir;        // root of the op kernels (<op>/{dataflow,compute}/...)
+    auto fields() const {
+        return std::tie(compute.math_fidelity, compute.fp32_dest_acc_en, compute.math_approx_mode, grid.x, grid.y,
+                        kernels_dir);
+    }
 };
 
 struct Inputs {
@@ -76,8 +81,22 @@ uint32_t l1_bytes_per_core(const Dims& dims, program::DataFormat weight_format);
 // The program for `output` (allocated from output_spec), built on a miss of the
 // op's program cache; io tensor order: x, w, num_routed_tokens, [expert_offsets,] output.
 CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const program::TensorArg& output);
-program::ProgramDescriptor program_for(const Attributes& attributes, const Inputs& inputs,
-                                       const program::TensorArg& output);
-ProgramCache& program_cache();
+
+// The device operation (device_operation.hpp): one program everywhere; inputs are
+// [x, w, num_routed_tokens] (padded) or [x, w, num_routed_tokens, expert_offsets] (grouped).
+struct Operation {
+    static constexpr const char* name = "moe_bmm";
+    static constexpr Placement placement = Placement::kSameProgramEverywhere;
+    using Attributes = moe_bmm::Attributes;
+    static Attributes with_context(Attributes attributes, const MeshContext& context) {
+        attributes.grid = context.grid;
+        attributes.kernels_dir = context.kernels_root;
+        return attributes;
+    }
+    static std::vector<program::TensorArg> output_specs(const Attributes& attributes,
+                                                        const std::vector<program::TensorArg>& inputs);
+    static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
+                                        const MeshContext& context, program::MeshCoordinate device);
+};
 
 }  // namespace ttnn_moe::ops::moe_bmm

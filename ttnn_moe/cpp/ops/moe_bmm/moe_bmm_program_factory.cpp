@@ -115,35 +115,4 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     return cached;
 }
 
-ProgramCache& program_cache() {
-    static ProgramCache cache;
-    return cache;
-}
-
-program::ProgramDescriptor program_for(const Attributes& attributes, const Inputs& inputs, const TensorArg& output) {
-    const OutputSpec spec = output_spec(attributes, inputs);
-    if (output.shape != spec.shape || output.dtype != spec.dtype || output.layout != spec.layout) {
-        throw std::invalid_argument("moe_bmm: the output tensor does not match the output spec of these inputs");
-    }
-    ProgramKey key;
-    key.add(std::string("moe_bmm"))
-        .add(attributes.kernels_dir)
-        .add(attributes.grid.x)
-        .add(attributes.grid.y)
-        .add(static_cast<uint64_t>(attributes.compute.math_fidelity))
-        .add(attributes.compute.fp32_dest_acc_en ? 1 : 0)
-        .add(attributes.compute.math_approx_mode ? 1 : 0)
-        .add(inputs.x)
-        .add(inputs.w)
-        .add(inputs.num_routed_tokens)
-        .add(inputs.expert_offsets ? 1 : 0)
-        .add(output);
-    if (inputs.expert_offsets) key.add(*inputs.expert_offsets);
-
-    std::vector<TensorArg> io = {inputs.x, inputs.w, inputs.num_routed_tokens};
-    if (inputs.expert_offsets) io.push_back(*inputs.expert_offsets);
-    io.push_back(output);
-    return program_cache().get(key, io, [&] { return create_program(attributes, inputs, output); });
-}
-
 }  // namespace ttnn_moe::ops::moe_bmm

@@ -49,9 +49,4 @@ std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const 
     };
 }
 
-ProgramCache& program_cache() {
-    static ProgramCache cache;
-    return cache;
-}
-
 }  // namespace ttnn_moe::ops::prepare_routing

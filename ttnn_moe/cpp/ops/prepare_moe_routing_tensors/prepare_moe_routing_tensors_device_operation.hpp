@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/common/program_cache.hpp"
+#include "ops/common/device_operation.hpp"
 #include "program/tensor_arg.hpp"
 
 namespace ttnn_moe::ops::prepare_routing {
@@ -19,6 +19,7 @@ inline const std::string kOpName = "prepare_moe_routing_tensors";
 struct Attributes {
     uint32_t num_experts = 0;        // E: ids outside [0, E) are invalid
     uint32_t num_local_experts = 0;  // E_l: rows of the tables
+    auto fields() const { return std::tie(num_experts, num_local_experts); }
 };
 
 // Words of the routing_errors record the kernel writes (core 0 scans every id).
@@ -44,6 +45,21 @@ std::vector<program::TensorArg> output_specs(const std::vector<program::TensorAr
 // io = the 3 inputs then the 5 outputs, in the orders above.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
                              program::CoreCoord grid, const Attributes& attrs);
-ProgramCache& program_cache();
+
+// The device operation (device_operation.hpp): one program everywhere.
+struct Operation {
+    static constexpr const char* name = "prepare_moe_routing_tensors";
+    static constexpr Placement placement = Placement::kSameProgramEverywhere;
+    using Attributes = prepare_routing::Attributes;
+    static Attributes with_context(Attributes attributes, const MeshContext&) { return attributes; }
+    static std::vector<program::TensorArg> output_specs(const Attributes& attributes,
+                                                        const std::vector<program::TensorArg>& inputs) {
+        return prepare_routing::output_specs(inputs, attributes);
+    }
+    static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
+                                        const MeshContext& context, program::MeshCoordinate) {
+        return prepare_routing::create_program(io, context.kernels_root, context.grid, attributes);
+    }
+};
 
 }  // namespace ttnn_moe::ops::prepare_routing

@@ -33,9 +33,4 @@ std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs) {
     return {row_major_spec({s.num_local, s.num_tokens, s.hidden}, DataFormat::Float16_b)};
 }
 
-ProgramCache& program_cache() {
-    static ProgramCache cache;
-    return cache;
-}
-
 }  // namespace ttnn_moe::ops::scatter_input

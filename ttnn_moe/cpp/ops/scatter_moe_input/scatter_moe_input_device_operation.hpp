@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/common/program_cache.hpp"
+#include "ops/common/device_operation.hpp"
 #include "program/tensor_arg.hpp"
 
 namespace ttnn_moe::ops::scatter_input {
@@ -24,6 +24,23 @@ std::vector<program::TensorArg> output_specs(const std::vector<program::TensorAr
 // io = x, num_routed_tokens, routed_tokens, output.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
                              program::CoreCoord grid);
-ProgramCache& program_cache();
+
+// The device operation (device_operation.hpp): no attributes, one program everywhere.
+struct Operation {
+    static constexpr const char* name = "scatter_moe_input";
+    static constexpr Placement placement = Placement::kSameProgramEverywhere;
+    struct Attributes {
+        auto fields() const { return std::tuple<>(); }
+    };
+    static Attributes with_context(Attributes attributes, const MeshContext&) { return attributes; }
+    static std::vector<program::TensorArg> output_specs(const Attributes&,
+                                                        const std::vector<program::TensorArg>& inputs) {
+        return scatter_input::output_specs(inputs);
+    }
+    static CachedProgram create_program(const Attributes&, const std::vector<program::TensorArg>& io,
+                                        const MeshContext& context, program::MeshCoordinate) {
+        return scatter_input::create_program(io, context.kernels_root, context.grid);
+    }
+};
 
 }  // namespace ttnn_moe::ops::scatter_input

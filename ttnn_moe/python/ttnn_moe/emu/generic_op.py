@@ -2,7 +2,8 @@
 
 The tensors' device decides where it runs. A ProgramDescriptor runs on a single
 device, or on every device of a mesh (as ttnn broadcasts it over the mesh); a
-MeshProgramDescriptor runs per-device programs on a mesh. Returns the last io
+MeshProgramDescriptor runs per-device programs on a mesh (a single device is a
+1x1 mesh). Returns the last io
 tensor (the output, by ttnn's convention); the run's counters are kept for
 `last_run_counters()`.
 """
@@ -39,14 +40,24 @@ def _whole_mesh(mesh: MeshDevice, program: _program.ProgramDescriptor) -> _progr
     return _program.MeshProgramDescriptor([(everywhere, program)])
 
 
+def _single_device_program(device: Device, mesh_program: _program.MeshProgramDescriptor):
+    origin = _program.MeshCoordinateRange(_program.MeshCoordinate(0, 0), _program.MeshCoordinate(0, 0))
+    entries = mesh_program.mesh_programs
+    if len(entries) != 1 or entries[0][0] != origin:
+        raise ValueError(f"a MeshProgramDescriptor on the single device {device!r} must hold one program for the "
+                         f"1x1 mesh (0, 0), got {len(entries)} entries")
+    return entries[0][1]
+
+
 def generic_op(io_tensors: Sequence[Tensor], program_descriptor) -> Tensor:
     global _last_run_counters
     device = _common_device(io_tensors)
     _last_run_counters = None  # a failed run must not leave the previous run's figures behind
     if isinstance(program_descriptor, _program.MeshProgramDescriptor):
-        if not isinstance(device, MeshDevice):
-            raise ValueError(f"a MeshProgramDescriptor needs tensors on a mesh, they are on {device!r}")
-        counters = _emu.run_mesh_program(device._mesh, program_descriptor)
+        if isinstance(device, MeshDevice):
+            counters = _emu.run_mesh_program(device._mesh, program_descriptor)
+        else:  # a single device is a 1x1 mesh
+            counters = _emu.run_program(device._chip, _single_device_program(device, program_descriptor))
     elif isinstance(program_descriptor, _program.ProgramDescriptor):
         if isinstance(device, MeshDevice):
             counters = _emu.run_mesh_program(device._mesh, _whole_mesh(device, program_descriptor))

@@ -1,18 +1,19 @@
 """The MoE device ops, ttnn-style: each takes and returns device tensors.
 
-Every op runs through `ttnn_moe.ops._launch.launch` (C++ validation and output
-specs, cached program, `generic_op`), so the same function runs on emulator
-tensors and, after `ttnn_moe.attach(ttnn)`, on ttnn tensors. The mesh ops
-(all_to_all_*_dense) run through `ttnn_moe.ops._mesh_launch.launch_mesh`.
+Every op runs through `ttnn_moe.ops._launch.launch` (C++ validation and output specs,
+the cached mesh program, `generic_op`), so the same function runs on emulator tensors
+and, after `ttnn_moe.attach(ttnn)`, on ttnn tensors. Each op's contract is its
+docstring and docs/ops/<op>.md.
 """
 
 from collections.abc import Callable
 
-from ttnn_moe.ops.all_to_all_combine_dense import all_to_all_combine_dense
-from ttnn_moe.ops.all_to_all_dispatch_dense import all_to_all_dispatch_dense
-from ttnn_moe.ops.local_reduce_moe_output import local_reduce_moe_output
+from ttnn_moe.ops.all_to_all_combine_dense import all_to_all_combine_dense, all_to_all_combine_dense_partials
+from ttnn_moe.ops.all_to_all_dispatch_dense import DispatchDenseOutput, DispatchHandle, all_to_all_dispatch_dense
+from ttnn_moe.ops.expert_mapping import expert_mapping
+from ttnn_moe.ops.local_reduce_moe_output import LocalReduceOutput, local_reduce_moe_output
 from ttnn_moe.ops.moe_bmm import moe_bmm
-from ttnn_moe.ops.prepare_moe_routing_tensors import prepare_moe_routing_tensors
+from ttnn_moe.ops.prepare_moe_routing_tensors import RoutingTensors, prepare_moe_routing_tensors
 from ttnn_moe.ops.scatter_moe_input import scatter_moe_input
 
 # name -> op function; `ttnn_moe.attach` sets each of these on the ttnn module.
@@ -25,4 +26,13 @@ OPS: dict[str, Callable] = {
     "all_to_all_combine_dense": all_to_all_combine_dense,
 }
 
-__all__ = ["OPS", *OPS]
+__all__ = [
+    "OPS",
+    *OPS,
+    "DispatchDenseOutput",
+    "DispatchHandle",
+    "LocalReduceOutput",
+    "RoutingTensors",
+    "all_to_all_combine_dense_partials",
+    "expert_mapping",
+]

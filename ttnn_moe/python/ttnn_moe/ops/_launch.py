@@ -1,140 +1,181 @@
-"""The one launch path every op wrapper uses.
+"""The one launch path of every op: a single device is a 1x1 mesh.
 
-An op is described to Python by two functions of its C++ program factory in
-`ttnn_moe._C.ops` (the convention every op follows):
+Each op is a device operation in `ttnn_moe._C.ops.<op>` with the same face:
+`Attributes(...)`, `output_specs(attributes, inputs, context)` (validation, ValueError
+naming the offending value) and `program(attributes, io_tensors, context)`, the whole
+`MeshProgramDescriptor` from the op's program cache (built once per cache key, fabric
+connections included; a hit only rewrites buffer addresses).
 
-- `<op>_output_specs(inputs: list[TensorArg], **attrs) -> list[TensorArg]`:
-  validates the inputs (ValueError/TypeError naming the offending value) and
-  returns the outputs' shape, dtype, layout and page geometry (address 0);
-- `<op>_program(io_tensors: list[TensorArg], kernels_root: str, grid: (x, y), **attrs)
-  -> ProgramDescriptor`: the program from the op's program cache (a hit only
-  rewrites buffer addresses), io_tensors = inputs then outputs.
-
-`launch` validates that the inputs are device tensors of one backend on one
-device, allocates the outputs there, fetches the program and runs it. Backends:
-the emulator (`ttnn_moe.emu` tensors, always available) and, after
-`ttnn_moe.attach(ttnn)`, Tenstorrent hardware (`ttnn.Tensor`, see
-`ttnn_moe.hardware`).
+`launch` finds the target that owns the inputs (the emulator, or after
+`ttnn_moe.attach(ttnn)` Tenstorrent hardware, see `ttnn_moe.hardware`), describes
+their mesh in a `MeshContext`, allocates the outputs (or checks the ones the caller
+passed), fetches the program and runs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from ttnn_moe import _C, emu
+from ttnn_moe import _C
 from ttnn_moe.paths import kernels_dir
 
-# The dtypes op outputs can have, by their data format.
-_EMU_DTYPE_OF_FORMAT = {
-    _C.program.DataFormat.Float16_b: emu.bfloat16,
-    _C.program.DataFormat.Bfp8_b: emu.bfloat8_b,
-    _C.program.DataFormat.Float32: emu.float32,
-    _C.program.DataFormat.UInt32: emu.uint32,
-    _C.program.DataFormat.UInt16: emu.uint16,
-    _C.program.DataFormat.Int32: emu.int32,
-}
+Topology = _C.ops.FabricTopology
 
 
-class Backend(Protocol):
-    """Where an op's tensors live and how its program is run."""
+class Target(Protocol):
+    """Where tensors live (a mesh, or a single device as a 1x1 mesh) and how programs run there."""
 
     name: str
 
     def owns(self, tensor: Any) -> bool: ...
 
-    def device_of(self, tensor: Any) -> Any: ...
+    def mesh_of(self, tensor: Any) -> Any: ...
 
-    def grid_of(self, device: Any) -> tuple[int, int]: ...
+    def mesh_shape(self, mesh: Any) -> tuple[int, int]: ...
+
+    def grid_of(self, mesh: Any) -> tuple[int, int]: ...
+
+    def fabric_topology(self, mesh: Any) -> Topology | None: ...  # None: the target cannot tell
+
+    def max_packet_payload(self, mesh: Any) -> int: ...
+
+    def fabric_node_ids(self, mesh: Any) -> list[tuple[int, int]]: ...
+
+    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: Any, core: Any
+                                ) -> list[int]: ...
 
     def to_arg(self, tensor: Any) -> _C.program.TensorArg: ...
 
-    def allocate(self, spec: _C.program.TensorArg, device: Any, memory_config: Any) -> Any: ...
+    def allocate(self, spec: _C.program.TensorArg, mesh: Any, memory_config: Any) -> Any: ...
 
-    def run(self, io_tensors: list[Any], program: _C.program.ProgramDescriptor) -> None: ...
-
-
-class EmulatorBackend:
-    """`ttnn_moe.emu` tensors; programs run in the Tensix emulator.
-
-    On a mesh tensor a single-device op runs on every device of the mesh, as ttnn runs an
-    op on a mesh tensor: mesh tensors have one buffer address on all devices and the
-    kernels read their counts from device memory, so one program serves every device.
-    """
-
-    name = "emulator"
-
-    def owns(self, tensor: Any) -> bool:
-        return isinstance(tensor, emu.Tensor)
-
-    def device_of(self, tensor: Any) -> Any:
-        return tensor.device()
-
-    def grid_of(self, device: Any) -> tuple[int, int]:
-        grid = device.compute_with_storage_grid_size()
-        return int(grid.x), int(grid.y)
-
-    def to_arg(self, tensor: Any) -> _C.program.TensorArg:
-        return tensor.to_arg()
-
-    def allocate(self, spec: _C.program.TensorArg, device: Any, memory_config: Any) -> Any:
-        layout = emu.TILE_LAYOUT if spec.layout == _C.program.Layout.TILE else emu.ROW_MAJOR_LAYOUT
-        return emu.allocate_tensor_on_device(
-            list(spec.shape), _EMU_DTYPE_OF_FORMAT[spec.dtype], layout, device, memory_config=memory_config
-        )
-
-    def run(self, io_tensors: list[Any], program: _C.program.ProgramDescriptor) -> None:
-        emu.generic_op(io_tensors, program)
+    def run(self, io_tensors: list[Any], program: _C.program.MeshProgramDescriptor) -> None: ...
 
 
-_BACKENDS: list[Backend] = [EmulatorBackend()]
+_TARGETS: list[Target] = []
 
 
-def register_backend(backend: Backend) -> None:
-    """Adds a backend, replacing one of the same name (attaching another ttnn module rebinds it)."""
-    _BACKENDS[:] = [b for b in _BACKENDS if b.name != backend.name] + [backend]
+def register_target(target: Target) -> None:
+    """Adds a target, replacing one of the same name (attaching another ttnn module rebinds it)."""
+    _TARGETS[:] = [t for t in _TARGETS if t.name != target.name] + [target]
 
 
-def backend_of(op: str, name: str, tensor: Any) -> Backend:
-    for backend in _BACKENDS:
-        if backend.owns(tensor):
-            return backend
-    known = ", ".join(b.name for b in _BACKENDS)
+def _targets() -> list[Target]:
+    # The emulator is always a target; imported on first use, so the ops load without torch.
+    if not any(t.name == "emulator" for t in _TARGETS):
+        from ttnn_moe.emu.target import EmulatorTarget  # noqa: PLC0415
+
+        _TARGETS.insert(0, EmulatorTarget())
+    return _TARGETS
+
+
+def target_of(op: str, name: str, tensor: Any) -> Target:
+    for target in _targets():
+        if target.owns(tensor):
+            return target
+    known = ", ".join(t.name for t in _TARGETS)
     raise TypeError(f"{op}: {name} is a {type(tensor).__module__}.{type(tensor).__qualname__}, "
                     f"expected a device tensor of one of: {known}")
 
 
-def common_backend_and_device(op: str, inputs: Mapping[str, Any]) -> tuple[Backend, Any]:
-    """The backend and device shared by every input; TypeError/ValueError naming the odd one out."""
+def common_target_and_mesh(op: str, inputs: Mapping[str, Any]) -> tuple[Target, Any]:
+    """The target and mesh shared by every input; TypeError/ValueError naming the odd one out."""
     first_name = next(iter(inputs))
-    backend = backend_of(op, first_name, inputs[first_name])
-    device = backend.device_of(inputs[first_name])
+    target = target_of(op, first_name, inputs[first_name])
+    mesh = target.mesh_of(inputs[first_name])
     for name, tensor in inputs.items():
-        other = backend_of(op, name, tensor)
-        if other is not backend:
-            raise TypeError(f"{op}: {name} is a {other.name} tensor but {first_name} is a {backend.name} tensor")
-        if backend.device_of(tensor) is not device:
-            raise ValueError(f"{op}: {name} is on device {backend.device_of(tensor)!r}, "
-                             f"{first_name} on {device!r}: all inputs must be on one device")
-    return backend, device
+        other = target_of(op, name, tensor)
+        if other is not target:
+            raise TypeError(f"{op}: {name} is a {other.name} tensor but {first_name} is a {target.name} tensor")
+        if target.mesh_of(tensor) is not mesh:
+            raise ValueError(f"{op}: {name} is on {target.mesh_of(tensor)!r}, {first_name} on {mesh!r}: "
+                             "all inputs must be on one device or mesh")
+    return target, mesh
+
+
+def topology_of(op: str, requested: Any, fabric: Topology | None) -> Topology:
+    """The topology to route for: the requested one (ttnn.Topology member or name), which must be
+    the fabric's when the target knows it; else the fabric's; else Linear."""
+    if requested is None:
+        return Topology.Linear if fabric is None else fabric
+    name = requested if isinstance(requested, str) else getattr(requested, "name", None)
+    name = name.split(".")[-1] if isinstance(name, str) else None
+    if name not in Topology.__members__:
+        raise ValueError(f"{op}: topology must be one of {sorted(Topology.__members__)}, got {requested!r}")
+    topology = Topology.__members__[name]
+    if fabric is not None and topology != fabric:
+        raise ValueError(f"{op}: topology {requested!r} does not match the mesh's fabric topology {fabric.name}")
+    return topology
+
+
+def _context(op: str, operation: Any, target: Target, mesh: Any, topology: Any) -> _C.ops.MeshContext:
+    rows, cols = target.mesh_shape(mesh)
+    context = {"kernels_root": str(kernels_dir()), "grid": _C.program.CoreCoord(*target.grid_of(mesh)),
+               "rows": rows, "cols": cols}
+    if operation.uses_fabric:
+        context.update(
+            topology=topology_of(op, topology, target.fabric_topology(mesh)),
+            max_packet_payload=target.max_packet_payload(mesh),
+            fabric_node_ids=target.fabric_node_ids(mesh),
+            connect_fabric=lambda src, dst, link, program, core: target.setup_fabric_connection(
+                mesh, src, dst, link, program, core),
+        )
+    elif topology is not None:
+        raise ValueError(f"{op}: topology applies to fabric ops only, got {topology!r}")
+    return _C.ops.MeshContext(**context)
+
+
+def _outputs(op: str, target: Target, mesh: Any, specs: Sequence[Any], given: Sequence[Any] | None,
+             memory_config: Any) -> list[Any]:
+    """The caller's preallocated outputs where given (checked against their specs), new ones elsewhere."""
+    given = list(given or [])
+    if len(given) > len(specs):
+        raise ValueError(f"{op}: output_tensors has {len(given)} entries, the op has {len(specs)} outputs")
+    outputs = []
+    for index, spec in enumerate(specs):
+        tensor = given[index] if index < len(given) else None
+        if tensor is None:
+            outputs.append(target.allocate(spec, mesh, memory_config))
+            continue
+        if not target.owns(tensor) or target.mesh_of(tensor) is not mesh:
+            raise ValueError(f"{op}: output_tensors[{index}] must be a {target.name} tensor on the inputs' device")
+        arg = target.to_arg(tensor)
+        if (list(arg.shape), arg.dtype, arg.layout) != (list(spec.shape), spec.dtype, spec.layout):
+            raise ValueError(f"{op}: output_tensors[{index}] is {list(arg.shape)} {arg.dtype.name} {arg.layout.name}, "
+                             f"the op writes {list(spec.shape)} {spec.dtype.name} {spec.layout.name}")
+        outputs.append(tensor)
+    return outputs
 
 
 def launch(
     op: str,
     inputs: Mapping[str, Any],
+    attributes: Any,
     *,
-    attrs: Mapping[str, Any] | None = None,
     memory_config: Any = None,
+    output_tensors: Sequence[Any] | None = None,
+    topology: Any = None,
 ) -> list[Any]:
-    """Runs `op` on `inputs` (name -> device tensor, in the factory's input order); returns its outputs."""
-    attrs = dict(attrs or {})
-    backend, device = common_backend_and_device(op, inputs)
-    input_args = [backend.to_arg(t) for t in inputs.values()]
-    specs = getattr(_C.ops, f"{op}_output_specs")(input_args, **attrs)
-    outputs = [backend.allocate(spec, device, memory_config) for spec in specs]
-    io_tensors = list(inputs.values()) + outputs
-    program = getattr(_C.ops, f"{op}_program")(
-        input_args + [backend.to_arg(t) for t in outputs], str(kernels_dir()), backend.grid_of(device), **attrs
-    )
-    backend.run(io_tensors, program)
+    """Runs `op` on `inputs` (name -> device tensor, in the op's input order); returns all its outputs.
+
+    output_tensors: preallocated outputs in the op's output order (None entries are allocated).
+    topology: fabric ops only; ttnn.Topology (Linear, Ring, Mesh) or None for the mesh fabric's own.
+    """
+    target, mesh = common_target_and_mesh(op, inputs)
+    operation = getattr(_C.ops, op)
+    context = _context(op, operation, target, mesh, topology)
+    input_args = [target.to_arg(t) for t in inputs.values()]
+    specs = operation.output_specs(attributes, input_args, context)
+    outputs = _outputs(op, target, mesh, specs, output_tensors, memory_config)
+    program = operation.program(attributes, input_args + [target.to_arg(t) for t in outputs], context)
+    target.run([*inputs.values(), *outputs], program)
     return outputs
+
+
+def output_specs(op: str, inputs: Mapping[str, Any], attributes: Any, *, topology: Any = None) -> list[Any]:
+    """Validates `inputs` for `op` as `launch` does (ValueError naming the offending value) and
+    returns the output specs, without running anything."""
+    target, mesh = common_target_and_mesh(op, inputs)
+    operation = getattr(_C.ops, op)
+    context = _context(op, operation, target, mesh, topology)
+    return operation.output_specs(attributes, [target.to_arg(t) for t in inputs.values()], context)

@@ -5,66 +5,73 @@ from __future__ import annotations
 from typing import Any
 
 from ttnn_moe import _C
-from ttnn_moe.ops._mesh_launch import launch_mesh
+from ttnn_moe.ops._arguments import require_bool
+from ttnn_moe.ops._launch import launch
 from ttnn_moe.ops._readback import read_device_words
+from ttnn_moe.ops.all_to_all_dispatch_dense import DispatchHandle
 
+_OP = "all_to_all_combine_dense"
 _OUTPUT_FORMATS = {"bfloat16": _C.program.DataFormat.Float16_b, "float32": _C.program.DataFormat.Float32}
 
 
 def all_to_all_combine_dense(
     reduced: Any,
-    slot_source: Any,
-    num_slots: Any,
+    handle: DispatchHandle,
     *,
-    cluster_axis: int,
-    batch: int,
-    seq: int,
     output_dtype: Any = "bfloat16",
-    return_partials: bool = False,
-    num_links: int = 1,
-    topology: Any = None,
     memory_config: Any = None,
+    output_tensor: Any = None,
     strict: bool = True,
 ) -> Any:
-    """Dense combine along `cluster_axis` (SPEC section 4).
+    """Dense combine along the dispatch's cluster axis. Contract: docs/ops/all_to_all_combine_dense.md.
 
-    Per device: reduced (capacity, H) bfloat16 (local_reduce_moe_output over the dispatch
-    slots), slot_source (capacity, 2) uint32 and num_slots (1,) uint32 from
-    all_to_all_dispatch_dense. Returns per device (B, S, H) in output_dtype (bfloat16 or
-    float32): the partials of the line's devices summed in ascending source position with
-    fp32 accumulation (bitwise reproducible). return_partials=True returns instead the
-    unsummed (D, B, S, H) bfloat16 partials, zero rows where a position sent nothing.
+    Per device: reduced (capacity, H) bfloat16, local_reduce_moe_output over the dispatch slots;
+    handle: the DispatchHandle of the all_to_all_dispatch_dense that produced the slots.
+    Returns per device (B, S, H) (or (B, S, 1, H) when dispatch's x was in that form) in
+    output_dtype (bfloat16 or float32): the partials of the line's devices summed in ascending
+    source position with fp32 accumulation (bitwise reproducible).
 
-    num_links: fabric links per direction (1..4); slot s travels on link s % num_links.
     strict: read every device's combine_status after the op (a validation sync, outside the
     hot path) and raise ValueError on slot sources outside the line or the tokens.
     """
+    output, _partials, _presence, status = _combine(reduced, handle, output_dtype, False, memory_config,
+                                                    [output_tensor], strict)
+    return output
+
+
+def all_to_all_combine_dense_partials(reduced: Any, handle: DispatchHandle, *, memory_config: Any = None,
+                                      strict: bool = True) -> Any:
+    """For debugging combine: the unsummed (D, B, S, H) bfloat16 partials, partials[q] = what line
+    position q sent back, zero rows where it sent nothing. Not part of the hot path."""
+    _output, partials, _presence, _status = _combine(reduced, handle, "bfloat16", True, memory_config, None, strict)
+    return partials
+
+
+def _combine(reduced: Any, handle: DispatchHandle, output_dtype: Any, return_partials: bool, memory_config: Any,
+             output_tensors: Any, strict: bool) -> list[Any]:
+    if not isinstance(handle, DispatchHandle):
+        raise TypeError(f"{_OP}: handle must be the DispatchHandle all_to_all_dispatch_dense returned, "
+                        f"got {type(handle).__name__}")
     dtype_name = str(getattr(output_dtype, "name", output_dtype)).split(".")[-1].lower()
     if dtype_name not in _OUTPUT_FORMATS:
-        raise ValueError(f"all_to_all_combine_dense: output_dtype must be bfloat16 or float32, got {output_dtype!r}")
-    for name, value, minimum in (("cluster_axis", cluster_axis, 0), ("batch", batch, 1), ("seq", seq, 1),
-                                 ("num_links", num_links, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ValueError(f"all_to_all_combine_dense: {name} must be an int >= {minimum}, got {value!r}")
-    output, partials, _presence, status = launch_mesh(
-        "all_to_all_combine_dense",
-        {"reduced": reduced, "slot_source": slot_source, "num_slots": num_slots},
-        attrs={
-            "cluster_axis": cluster_axis,
-            "batch": batch,
-            "seq": seq,
-            "output_dtype": _OUTPUT_FORMATS[dtype_name],
-            "return_partials": bool(return_partials),
-            "num_links": num_links,
-        },
-        topology=topology,
+        raise ValueError(f"{_OP}: output_dtype must be bfloat16 or float32, got {output_dtype!r}")
+    require_bool(_OP, "strict", strict)
+    outputs = launch(
+        _OP,
+        {"reduced": reduced, "slot_source": handle.slot_source, "num_slots": handle.num_slots},
+        _C.ops.all_to_all_combine_dense.Attributes(
+            cluster_axis=handle.cluster_axis, batch=handle.batch, seq=handle.seq,
+            output_dtype=_OUTPUT_FORMATS[dtype_name], unit_dim=handle.unit_dim, return_partials=return_partials,
+            num_links=handle.num_links),
+        topology=handle.topology,
         memory_config=memory_config,
+        output_tensors=output_tensors,
     )
     if strict:
-        for device, words in enumerate(read_device_words(status)):
+        for device, words in enumerate(read_device_words(outputs[3])):
             if words[0]:
-                raise ValueError(f"all_to_all_combine_dense: device {device}: slot {words[1]} names a source outside "
+                raise ValueError(f"{_OP}: device {device}: slot {words[1]} names a source outside "
                                  f"the line or the B*S tokens ({words[0]} bad slots)")
             if words[2]:
-                raise ValueError(f"all_to_all_combine_dense: device {device}: num_slots exceeds the capacity")
-    return partials if return_partials else output
+                raise ValueError(f"{_OP}: device {device}: num_slots exceeds the capacity")
+    return outputs

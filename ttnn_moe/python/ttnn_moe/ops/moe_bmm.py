@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 from ttnn_moe import _C
-from ttnn_moe.ops._launch import common_backend_and_device, launch
+from ttnn_moe.ops._launch import launch, output_specs
+from ttnn_moe.ops._readback import read_device_words
 from ttnn_moe.ops.compute_kernel_config import compute_attrs
 
 _TILE = 32
@@ -21,6 +20,7 @@ def moe_bmm(
     expert_offsets: Any = None,
     memory_config: Any = None,
     compute_kernel_config: Any = None,
+    output_tensor: Any = None,
     strict: bool = True,
 ) -> Any:
     """out[l, rows] = x[l, rows] @ w[l] over the first count_l rows of every local expert l.
@@ -30,7 +30,7 @@ def moe_bmm(
     grouped (expert_offsets given): x (M, Kd) TILE bfloat16 packed by expert, expert l's
              rows at [expert_offsets[l], expert_offsets[l] + count_l), offsets (E_l, 1)
              ROW_MAJOR uint32 and multiples of 32                    -> (M, N) TILE bfloat16
-    Kd and N are multiples of 32.
+    Kd and N are multiples of 32. Contract: docs/ops/moe_bmm.md.
 
     Output-stationary: only the active output tiles, ceil(count_l / 32) row tiles times
     N/32 column tiles of each expert, are computed, split evenly over the device's core
@@ -53,6 +53,7 @@ def moe_bmm(
 
     compute_kernel_config: ttnn-style (math_fidelity, fp32_dest_acc_en, math_approx_mode;
     packer_l1_acc is ignored). None means HiFi4 with bfloat16 DST accumulation.
+    output_tensor: a preallocated output of the shape, dtype and layout above.
     strict: reads num_routed_tokens (and expert_offsets) back to check them (offsets multiples
     of 32, blocks inside x) and raises ValueError naming the bad value. That read is a
     validation sync outside the op; pass strict=False on the hot path, where the kernels
@@ -61,40 +62,30 @@ def moe_bmm(
     inputs = {"x": x, "w": w, "num_routed_tokens": num_routed_tokens}
     if expert_offsets is not None:
         inputs["expert_offsets"] = expert_offsets
-    attrs = compute_attrs(compute_kernel_config)
+    attributes = _C.ops.moe_bmm.Attributes(**compute_attrs(compute_kernel_config))
     if strict:
         # Shapes, dtypes and layouts first, so the read-back below only sees valid tensors.
-        backend, _ = common_backend_and_device("moe_bmm", inputs)
-        _C.ops.moe_bmm_output_specs([backend.to_arg(t) for t in inputs.values()], **attrs)
+        output_specs("moe_bmm", inputs, attributes)
         _check_routing(x, num_routed_tokens, expert_offsets)
-    (out,) = launch("moe_bmm", inputs, attrs=attrs, memory_config=memory_config)
+    (out,) = launch("moe_bmm", inputs, attributes, memory_config=memory_config, output_tensors=[output_tensor])
     return out
-
-
-def _to_host(tensor: Any) -> torch.Tensor:
-    from ttnn_moe import emu
-
-    if isinstance(tensor, emu.Tensor):
-        return emu.to_torch(tensor)
-    import ttnn  # a hardware tensor: only reachable when the real ttnn is installed
-
-    return ttnn.to_torch(tensor)
 
 
 def _check_routing(x: Any, num_routed_tokens: Any, expert_offsets: Any) -> None:
     rows = int(x.shape[-2])
-    counts = _to_host(num_routed_tokens).reshape(-1).to(torch.int64)
-    if expert_offsets is None:
-        for l, count in enumerate(counts.tolist()):
-            if count > rows:
-                raise ValueError(f"moe_bmm: num_routed_tokens[{l}] = {count} exceeds T = {rows}")
-        return
-    offsets = _to_host(expert_offsets).reshape(-1).to(torch.int64)
-    for l, (offset, count) in enumerate(zip(offsets.tolist(), counts.tolist())):
-        if offset % _TILE:
-            raise ValueError(f"moe_bmm: expert_offsets[{l}] = {offset} is not a multiple of 32")
-        if count > 0 and offset + count > rows:
-            raise ValueError(
-                f"moe_bmm: expert {l} rows [{offset}, {offset + count}) (expert_offsets[{l}] = {offset}, "
-                f"num_routed_tokens[{l}] = {count}) exceed M = {rows}"
-            )
+    for device, counts in enumerate(read_device_words(num_routed_tokens)):
+        where = f" on device {device}" if device else ""
+        if expert_offsets is None:
+            for l, count in enumerate(counts):
+                if count > rows:
+                    raise ValueError(f"moe_bmm: num_routed_tokens[{l}] = {count}{where} exceeds T = {rows}")
+            continue
+        offsets = read_device_words(expert_offsets)[device]
+        for l, (offset, count) in enumerate(zip(offsets, counts)):
+            if offset % _TILE:
+                raise ValueError(f"moe_bmm: expert_offsets[{l}] = {offset}{where} is not a multiple of 32")
+            if count > 0 and offset + count > rows:
+                raise ValueError(
+                    f"moe_bmm: expert {l} rows [{offset}, {offset + count}) (expert_offsets[{l}] = {offset}, "
+                    f"num_routed_tokens[{l}] = {count}){where} exceed M = {rows}"
+                )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
+from ttnn_moe import _C
+from ttnn_moe.ops._arguments import require_int
 from ttnn_moe.ops._launch import launch
+
+_OP = "prepare_moe_routing_tensors"
 
 _NONE = 0xFFFFFFFF
 
@@ -44,46 +48,55 @@ def raise_on_routing_errors(routing_errors: Any, num_experts: int) -> None:
         )
 
 
+class RoutingTensors(NamedTuple):
+    """Per-local-expert tables of the (token, k) assignments (all ROW_MAJOR)."""
+
+    num_routed_tokens: Any  # (E_l, 1) uint32
+    routed_tokens: Any  # (E_l, T) uint32: token indices by ascending token (ties by k), then 0
+    routed_token_weights: Any  # (E_l, T) bfloat16, 0 past the count
+    token_idx_map: Any  # (E_l, T) uint32: the output row of each assignment
+    routing_status: Any  # (1, 8) uint32: invalid ids, first bad t, k, id, dropped, first dropped slot
+
+
 def prepare_moe_routing_tensors(
     selected_experts: Any,
     routing_weights: Any,
     expert_mapping: Any,
-    num_experts: int,
     *,
+    num_experts: int,
     num_local_experts: int | None = None,
-    strict: bool = True,
-    return_routing_errors: bool = False,
     memory_config: Any = None,
-) -> tuple[Any, ...]:
+    output_tensors: Any = None,
+    strict: bool = True,
+) -> RoutingTensors:
     """selected_experts (T, K) uint32 RM (global ids), routing_weights (T, K) bfloat16 RM,
     expert_mapping (E,) int32 RM (local slot of global expert e on this device, or -1), num_experts E
-    -> num_routed_tokens (E_l, 1) uint32, routed_tokens (E_l, T) uint32,
-       routed_token_weights (E_l, T) bfloat16, token_idx_map (E_l, T) uint32 (all ROW_MAJOR).
+    -> RoutingTensors. Contract: docs/ops/prepare_moe_routing_tensors.md.
 
     Row l lists local expert l's assignments by ascending token, ties by ascending k, then 0s.
     Ids outside [0, E) are not routed; the device counts them (and assignments past an expert's
-    T columns) in a (1, 8) uint32 routing_errors record = [invalid ids, first bad t, k, id,
-    dropped, first dropped slot, 0, 0]. strict=True reads that record after the op (a
-    validation sync, outside the hot path) and raises ValueError naming the first bad (t, k).
-    return_routing_errors=True appends the record to the outputs.
+    T columns) in the (1, 8) uint32 routing_status record. strict=True reads that record after
+    the op (a validation sync, outside the hot path) and raises ValueError naming the first bad
+    (t, k).
 
     num_local_experts (E_l) sizes the tables; when None it is read from expert_mapping on the
     host (a setup-time sync: pass it in the hot path).
+    output_tensors: preallocated outputs in the order of RoutingTensors (entries may be None).
     """
-    if not isinstance(num_experts, int) or isinstance(num_experts, bool) or num_experts <= 0:
-        raise ValueError(f"prepare_moe_routing_tensors: num_experts must be a positive int, got {num_experts!r}")
+    require_int(_OP, "num_experts", num_experts, minimum=1)
     if num_local_experts is None:
         num_local_experts = _num_local_slots(expert_mapping)
-    counts, tokens, token_weights, idx_map, errors = launch(
-        "prepare_moe_routing_tensors",
+    require_int(_OP, "num_local_experts", num_local_experts, minimum=1)
+    result = RoutingTensors(*launch(
+        _OP,
         {"selected_experts": selected_experts, "routing_weights": routing_weights, "expert_mapping": expert_mapping},
-        attrs={"num_experts": num_experts, "num_local_experts": num_local_experts},
+        _C.ops.prepare_moe_routing_tensors.Attributes(num_experts=num_experts, num_local_experts=num_local_experts),
         memory_config=memory_config,
-    )
+        output_tensors=output_tensors,
+    ))
     if strict:
-        raise_on_routing_errors(errors, num_experts)
-    outputs = (counts, tokens, token_weights, idx_map)
-    return outputs + (errors,) if return_routing_errors else outputs
+        raise_on_routing_errors(result.routing_status, num_experts)
+    return result
 
 
 def _num_local_slots(expert_mapping: Any) -> int:

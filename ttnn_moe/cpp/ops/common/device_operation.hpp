@@ -1,0 +1,176 @@
+// The one shape of every MoE op, and the one way its program is built and cached.
+//
+// An op is a struct (its "device operation") with:
+//   static constexpr const char* name;                 // "moe_bmm"
+//   using Attributes = ...;                            // everything but the tensors that shapes the program;
+//                                                      // `fields()` returns a tuple of every member
+//   static constexpr Placement placement;              // one program everywhere, or one per device
+//   static Attributes with_context(Attributes, const MeshContext&);  // fills what the mesh decides
+//   static std::vector<TensorArg> output_specs(const Attributes&, const std::vector<TensorArg>& inputs);
+//   static CachedProgram create_program(const Attributes&, const std::vector<TensorArg>& io,
+//                                       const MeshContext&, program::MeshCoordinate device);
+//   static std::optional<FabricWorker> fabric_worker(const Attributes&);  // kPerDevice ops only
+//
+// `mesh_program<Op>` returns the whole MeshProgramDescriptor (every device's program, with
+// the fabric connections of line ops appended) from the op's cache. The cache key is
+// derived in one place, `program_key`: the op's name, its attributes' fields, the io
+// tensor specs and the mesh context. A hit rewrites buffer addresses only; nothing is
+// rebuilt and no fabric connection is set up again. A single device is a 1x1 mesh.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ops/common/dispatch_line.hpp"
+#include "ops/common/program_cache.hpp"
+#include "program/program_descriptor.hpp"
+#include "program/tensor_arg.hpp"
+
+namespace ttnn_moe::ops {
+
+// Sets up one fabric connection from `src` to its neighbor `dst` on `link` for the worker
+// `core` of `program` (adding what the connection needs, e.g. semaphores, to the program)
+// and returns the runtime args the worker's sender is built from. The target supplies it:
+// the emulator's or ttnn's setup_fabric_connection. The program is passed by pointer so a
+// Python connector edits this program, not a copy of it.
+using FabricConnector = std::function<std::vector<uint32_t>(
+    program::MeshCoordinate src, program::MeshCoordinate dst, uint32_t link, program::ProgramDescriptor* program,
+    program::CoreCoord core)>;
+
+// Where an op runs, as the launcher sees the tensors' mesh (a single device: 1x1).
+struct MeshContext {
+    std::string kernels_root;          // directory holding the op kernels
+    program::CoreCoord grid{8, 8};     // worker cores of every device
+    uint32_t rows = 1;
+    uint32_t cols = 1;
+    FabricTopology topology = FabricTopology::Linear;  // routes of fabric ops
+    uint32_t max_packet_payload = 0;   // fabric packet payload bytes (fabric ops)
+    std::vector<std::pair<uint32_t, uint32_t>> fabric_node_ids;  // (mesh id, chip id), row-major (fabric ops)
+    FabricConnector connect_fabric;    // not part of the cache key: it only runs on a miss
+
+    auto fields() const {
+        return std::tie(kernels_root, grid.x, grid.y, rows, cols, topology, max_packet_payload, fabric_node_ids);
+    }
+};
+
+enum class Placement {
+    kSameProgramEverywhere,  // one program for every device (addresses and counts live in device memory)
+    kPerDevice,              // one program per device (its position on a dispatch line)
+};
+
+// The kernel and core whose runtime args end with the fabric connection block
+// [has_forward][forward args of links 0..n-1][has_backward][backward args ...].
+struct FabricWorker {
+    uint32_t kernel_index = 0;
+    program::CoreCoord core{0, 0};
+    uint32_t num_links = 1;
+    MeshGeometry line;  // the dispatch line whose neighbors the worker connects to
+};
+
+// A cached mesh program: each device range's program with its address slots.
+struct CachedMeshProgram {
+    std::vector<program::MeshCoordinateRange> ranges;
+    std::vector<CachedProgram> programs;
+};
+
+class MeshProgramCache {
+public:
+    program::MeshProgramDescriptor get(const ProgramKey& key, const std::vector<program::TensorArg>& io,
+                                       const std::function<CachedMeshProgram()>& build);
+    uint64_t hits() const { return hits_; }
+    uint64_t misses() const { return misses_; }
+    size_t size() const { return entries_.size(); }
+    void clear();
+
+private:
+    std::mutex mutex_;
+    std::unordered_map<std::string, CachedMeshProgram> entries_;
+    uint64_t hits_ = 0;
+    uint64_t misses_ = 0;
+};
+
+namespace detail {
+
+inline void add_field(ProgramKey& key, const std::string& value) { key.add(value); }
+inline void add_field(ProgramKey& key, const program::TensorArg& value) { key.add(value); }
+inline void add_field(ProgramKey& key, const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
+    key.add(pairs.size());
+    for (const auto& [a, b] : pairs) key.add(a).add(b);
+}
+template <class T>
+    requires std::is_integral_v<T> || std::is_enum_v<T>
+void add_field(ProgramKey& key, T value) {
+    key.add(static_cast<uint64_t>(value));
+}
+template <class Tuple>
+void add_fields(ProgramKey& key, const Tuple& fields) {
+    std::apply([&](const auto&... field) { (add_field(key, field), ...); }, fields);
+}
+
+// Appends the fabric connection block of `worker` on `device` to its kernel's runtime args.
+void connect_fabric_worker(program::ProgramDescriptor& program, const FabricWorker& worker,
+                           program::MeshCoordinate device, const MeshContext& context);
+
+}  // namespace detail
+
+// The cache key of a program: the one definition every op uses.
+template <class Op>
+ProgramKey program_key(const typename Op::Attributes& attributes, const std::vector<program::TensorArg>& io,
+                       const MeshContext& context) {
+    ProgramKey key;
+    key.add(std::string(Op::name));
+    detail::add_fields(key, attributes.fields());
+    for (const auto& tensor : io) key.add(tensor);
+    detail::add_fields(key, context.fields());
+    return key;
+}
+
+template <class Op>
+MeshProgramCache& program_cache() {
+    static MeshProgramCache cache;
+    return cache;
+}
+
+template <class Op>
+std::vector<program::TensorArg> output_specs(const typename Op::Attributes& requested,
+                                             const std::vector<program::TensorArg>& inputs,
+                                             const MeshContext& context) {
+    return Op::output_specs(Op::with_context(requested, context), inputs);
+}
+
+// The op's whole mesh program for io = inputs then outputs (allocated from output_specs).
+template <class Op>
+program::MeshProgramDescriptor mesh_program(const typename Op::Attributes& requested,
+                                            const std::vector<program::TensorArg>& io, const MeshContext& context) {
+    const auto attributes = Op::with_context(requested, context);
+    const auto build = [&] {
+        CachedMeshProgram mesh;
+        if constexpr (Op::placement == Placement::kSameProgramEverywhere) {
+            mesh.ranges.push_back({{0, 0}, {context.rows - 1, context.cols - 1}});
+            mesh.programs.push_back(Op::create_program(attributes, io, context, {0, 0}));
+        } else {
+            const std::optional<FabricWorker> worker = Op::fabric_worker(attributes);
+            for (uint32_t row = 0; row < context.rows; ++row) {
+                for (uint32_t col = 0; col < context.cols; ++col) {
+                    const program::MeshCoordinate device{row, col};
+                    CachedProgram program = Op::create_program(attributes, io, context, device);
+                    if (worker) detail::connect_fabric_worker(program.program, *worker, device, context);
+                    mesh.ranges.push_back({device, device});
+                    mesh.programs.push_back(std::move(program));
+                }
+            }
+        }
+        return mesh;
+    };
+    return program_cache<Op>().get(program_key<Op>(attributes, io, context), io, build);
+}
+
+}  // namespace ttnn_moe::ops
