@@ -118,15 +118,18 @@ class DataRow:
     payload_bytes_needed: int  # bytes of that operand the assignments need
 
 
+# The routing ops run on one device (a 1x1 mesh), which then holds all of its E experts: here
+# the E_l experts above, each token picking ROUTING_TOP_K of them.
+ROUTING_TOP_K = 2
+
+
 def _routing_tables(kind: str, seed: int = 0):
-    """(T, K) ids over E global experts (local 0..E_l-1 as in routing_counts) and bf16 weights."""
+    """(T, ROUTING_TOP_K) ids over the device's E_l experts, bf16 weights, and the (1, 1, E_l, 1) mapping."""
     gen = torch.Generator().manual_seed(seed)
-    probs = torch.ones(NUM_EXPERTS) if kind == "uniform" else 1.0 / torch.arange(1, NUM_EXPERTS + 1).float()
-    ids = torch.multinomial(probs.expand(TOKENS, -1), TOP_K, replacement=False, generator=gen).int()
-    weights = torch.rand(TOKENS, TOP_K, generator=gen).bfloat16()
-    mapping = torch.full((NUM_EXPERTS,), -1, dtype=torch.int32)
-    mapping[:NUM_LOCAL_EXPERTS] = torch.arange(NUM_LOCAL_EXPERTS, dtype=torch.int32)
-    return ids, weights, mapping
+    probs = torch.ones(NUM_LOCAL_EXPERTS) if kind == "uniform" else 1.0 / torch.arange(1, NUM_LOCAL_EXPERTS + 1).float()
+    ids = torch.multinomial(probs.expand(TOKENS, -1), ROUTING_TOP_K, replacement=False, generator=gen).int()
+    weights = torch.rand(TOKENS, ROUTING_TOP_K, generator=gen).bfloat16()
+    return ids, weights, ttnn_moe.expert_mapping(NUM_LOCAL_EXPERTS, 1)
 
 
 def bench_routing_ops(device) -> list[DataRow]:
@@ -142,8 +145,7 @@ def bench_routing_ops(device) -> list[DataRow]:
     for kind in ("uniform", "skewed"):
         ids, weights, mapping = _routing_tables(kind)
         ids_d, weights_d, mapping_d = rm(ids, ttnn.uint32), rm(weights, ttnn.bfloat16), rm(mapping, ttnn.int32)
-        tables = ttnn_moe.prepare_moe_routing_tensors(ids_d, weights_d, mapping_d, num_experts=NUM_EXPERTS,
-                                                      num_local_experts=NUM_LOCAL_EXPERTS, strict=False)
+        tables = ttnn_moe.prepare_moe_routing_tensors(ids_d, weights_d, mapping_d, strict=False)
         counts, tokens, token_weights, idx_map, _ = tables
         assignments = int(ttnn.to_torch(counts).sum())
         needed = assignments * HIDDEN * 2
@@ -151,8 +153,7 @@ def bench_routing_ops(device) -> list[DataRow]:
         y = rm(torch.randn(NUM_LOCAL_EXPERTS, TOKENS, HIDDEN).bfloat16(), ttnn.bfloat16)
         cases = (
             ("prepare_moe_routing_tensors", None, lambda: ttnn_moe.prepare_moe_routing_tensors(
-                ids_d, weights_d, mapping_d, num_experts=NUM_EXPERTS, num_local_experts=NUM_LOCAL_EXPERTS,
-                strict=False)),
+                ids_d, weights_d, mapping_d, strict=False)),
             ("scatter_moe_input", x, lambda: ttnn_moe.scatter_moe_input(x, counts, tokens)),
             ("local_reduce_moe_output", y, lambda: ttnn_moe.local_reduce_moe_output(
                 y, idx_map, token_weights, counts, num_out_rows=TOKENS)),
@@ -177,7 +178,8 @@ BENCHMARKS: dict[str, Callable] = {"moe_bmm": bench_moe_bmm, "routing_ops": benc
 
 
 def print_data_table(name: str, rows: list[DataRow]) -> None:
-    print(f"\n== {name} (E_l={NUM_LOCAL_EXPERTS} of E={NUM_EXPERTS}, T={TOKENS}, H={HIDDEN}, top-{TOP_K}, 8x8 cores)")
+    print(f"\n== {name} (E_l=E={NUM_LOCAL_EXPERTS} on one device, T={TOKENS}, H={HIDDEN}, top-{ROUTING_TOP_K}, "
+          f"8x8 cores)")
     print(f"{'case':<62} {'wall ms':>8} {'DRAM rd KB':>10} {'DRAM wr KB':>10} {'payload rd/needed':>18}")
     for r in rows:
         ratio = f"{r.payload_bytes_read / r.payload_bytes_needed:.2f}" if r.payload_bytes_needed else "-"

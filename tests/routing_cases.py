@@ -29,8 +29,22 @@ def expert_ids(kind: str, num_tokens: int, top_k: int, num_experts: int, seed: i
     return torch.stack([torch.multinomial(weight, top_k, generator=g) for _ in range(num_tokens)]).int()
 
 
-def identity_mapping(num_experts: int) -> torch.Tensor:
-    return torch.arange(num_experts, dtype=torch.int32)
+def single_device_mapping(num_experts: int) -> torch.Tensor:
+    """(1, 1, E, 1) int32 expert_mapping of a 1x1 mesh: the device holds every expert."""
+    return torch.ones(1, 1, num_experts, 1, dtype=torch.int32)
+
+
+def placement_mapping(owner: list[int], num_devices: int) -> torch.Tensor:
+    """(1, 1, E, D) int32 one-hot expert_mapping with expert e on device owner[e]."""
+    mapping = torch.zeros(1, 1, len(owner), num_devices, dtype=torch.int32)
+    mapping[0, 0, torch.arange(len(owner)), torch.tensor(owner)] = 1
+    return mapping
+
+
+def shuffled_placement(num_experts: int, num_devices: int, seed: int) -> list[int]:
+    """Owner of each expert: E / D experts per device, in a random order."""
+    perm = torch.randperm(num_experts, generator=torch.Generator().manual_seed(seed))
+    return (perm % num_devices).tolist()
 
 
 def rm(device, t: torch.Tensor, dtype):

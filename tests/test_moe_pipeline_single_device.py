@@ -1,4 +1,4 @@
-"""The single-device V2 MoE pipeline of seed 004 on the emulator vs a torch fp32 MoE.
+"""The MoE pipeline without dispatch (each device routes its own tokens) on the emulator vs torch.
 
 prepare -> scatter -> to_layout(TILE) -> moe_bmm(w1), moe_bmm(w3) -> silu * mul -> moe_bmm(w2)
 -> to_layout(ROW_MAJOR) -> local_reduce. silu, mul and to_layout are ttnn_moe.emu host built-ins
@@ -6,10 +6,11 @@ prepare -> scatter -> to_layout(TILE) -> moe_bmm(w1), moe_bmm(w3) -> silu * mul 
 """
 
 import torch
-from routing_cases import expert_ids, identity_mapping, rm
+from routing_cases import expert_ids, rm, single_device_mapping
 
 import ttnn_moe
 from ttnn_moe import emu, golden
+from ttnn_moe.emu.tensor import device_shards, from_shards
 from ttnn_moe.testing import assert_pcc
 
 
@@ -42,7 +43,7 @@ def test_v2_pipeline_matches_torch_moe():
 
         counts, tokens, token_weights, idx_map, _ = ttnn_moe.prepare_moe_routing_tensors(
             rm(device, ids, emu.uint32), rm(device, weights, emu.bfloat16),
-            rm(device, identity_mapping(num_experts), emu.int32), num_experts=num_experts,
+            rm(device, single_device_mapping(num_experts), emu.int32),
         )
         scattered = ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), counts, tokens)
         scattered = emu.to_layout(scattered, emu.TILE_LAYOUT)
@@ -58,9 +59,9 @@ def test_v2_pipeline_matches_torch_moe():
     assert_pcc(_torch_moe(x, ids, weights, w1, w3, w2), got, pcc=0.9999, name="moe output")
 
 
-# --- The mini DeepSeek-V3 config: gate-routed tokens, one device owning 32 of the 256 experts. ---
+# --- The mini DeepSeek-V3 config: gate-routed tokens, experts placed over a 1x8 mesh (32 of 256 each). ---
 
-LOCAL_EXPERTS = range(32, 64)  # the experts this device owns (a contiguous placement, as on a 1x8 mesh)
+NUM_DEVICES = 8
 
 
 def _mini_case(num_tokens=48, seed=7):
@@ -72,14 +73,16 @@ def _mini_case(num_tokens=48, seed=7):
     state = random_moe_state_dict(config, seed=seed)
     x = torch.randn(num_tokens, config.hidden_size, generator=torch.Generator().manual_seed(seed)).bfloat16()
     ids, weights = moe_gate(x.float(), state["gate.weight"], state["gate.e_score_correction_bias"], config)
-    mapping = torch.full((config.n_routed_experts,), -1, dtype=torch.int32)
-    mapping[list(LOCAL_EXPERTS)] = torch.arange(len(LOCAL_EXPERTS), dtype=torch.int32)
-    w1, w3, w2 = (w.bfloat16() for w in local_expert_weights(state, mapping))  # (E_l, H, I), (E_l, H, I), (E_l, I, H)
-    return config, x, ids.int(), weights.bfloat16(), mapping, (w1, w3, w2)
+    mapping = ttnn_moe.expert_mapping(config.n_routed_experts, NUM_DEVICES)           # (1, 1, E, 8)
+    # Per device: (E_l, H, I), (E_l, H, I), (E_l, I, H) of its experts in ascending id.
+    experts = [tuple(w.bfloat16() for w in local_expert_weights(state, golden.local_expert_slots(mapping, d)))
+               for d in range(NUM_DEVICES)]
+    return config, x, ids.int(), weights.bfloat16(), mapping, experts
 
 
-def _golden_padded(x, ids, weights, mapping, num_experts, w1, w3, w2):
-    counts, tokens, token_weights, idx_map = golden.prepare_moe_routing_tensors(ids, weights, mapping, num_experts)
+def _golden_padded(x, ids, weights, mapping, device_index, w1, w3, w2):
+    counts, tokens, token_weights, idx_map = golden.prepare_moe_routing_tensors(
+        ids, weights, mapping, device_index=device_index)
     scattered = golden.scatter_moe_input(x, counts, tokens)                           # (E_l, T, H)
     hidden = torch.nn.functional.silu(golden.moe_bmm(scattered, w1, counts)) * golden.moe_bmm(scattered, w3, counts)
     down = golden.moe_bmm(hidden, w2, counts)                                         # (E_l, T, H)
@@ -87,48 +90,48 @@ def _golden_padded(x, ids, weights, mapping, num_experts, w1, w3, w2):
 
 
 def test_v2_pipeline_mini_config_matches_golden():
-    config, x, ids, weights, mapping, (w1, w3, w2) = _mini_case()
-    num_experts, num_tokens = config.n_routed_experts, x.shape[0]
-    expected = _golden_padded(x, ids, weights, mapping, num_experts, w1, w3, w2)
-    assert expected.abs().sum() > 0, "the gate must route some tokens to this device's experts"
+    """Every device of a 1x8 mesh runs the padded pipeline on the same tokens; each routes to and
+    computes only the experts of its own mapping column."""
+    config, x, ids, weights, mapping, experts = _mini_case()
+    num_tokens = x.shape[0]
+    expected = [_golden_padded(x, ids, weights, mapping, d, *experts[d]) for d in range(NUM_DEVICES)]
+    assert all(e.abs().sum() > 0 for e in expected), "the gate must route some tokens to every device's experts"
 
-    device = emu.open_device(grid=(8, 8))
+    mesh = emu.open_mesh_device(emu.MeshShape(1, NUM_DEVICES), grid=(8, 8))
     try:
-        def tiled(t):
-            return emu.from_torch(t, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=device)
+        def per_device(which):
+            return from_shards([w[which] for w in experts], emu.bfloat16, emu.TILE_LAYOUT, mesh)
 
         counts, tokens, token_weights, idx_map, _ = ttnn_moe.prepare_moe_routing_tensors(
-            rm(device, ids, emu.uint32), rm(device, weights, emu.bfloat16), rm(device, mapping, emu.int32),
-            num_experts=num_experts,
-        )
-        scattered = emu.to_layout(ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), counts, tokens),
+            rm(mesh, ids, emu.uint32), rm(mesh, weights, emu.bfloat16), rm(mesh, mapping, emu.int32))
+        scattered = emu.to_layout(ttnn_moe.scatter_moe_input(rm(mesh, x, emu.bfloat16), counts, tokens),
                                   emu.TILE_LAYOUT)                                    # (E_l, T, H)
-        gate = ttnn_moe.moe_bmm(scattered, tiled(w1), counts)                          # (E_l, T, I)
-        up = ttnn_moe.moe_bmm(scattered, tiled(w3), counts)                            # (E_l, T, I)
-        down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), tiled(w2), counts)        # (E_l, T, H)
+        gate = ttnn_moe.moe_bmm(scattered, per_device(0), counts)                      # (E_l, T, I)
+        up = ttnn_moe.moe_bmm(scattered, per_device(1), counts)                        # (E_l, T, I)
+        down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), per_device(2), counts)    # (E_l, T, H)
         out = ttnn_moe.local_reduce_moe_output(
             emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), idx_map, token_weights, counts, num_out_rows=num_tokens
         ).output
-        got = emu.to_torch(out).float()                                                # (T, H)
+        got = [shard.float() for shard in device_shards(out)]                          # (T, H) per device
     finally:
-        emu.close_device(device)
-    assert_pcc(expected, got, pcc=0.9999, name="mini-config experts output (padded moe_bmm)")
+        emu.close_mesh_device(mesh)
+    for d in range(NUM_DEVICES):
+        assert_pcc(expected[d], got[d], pcc=0.9999, name=f"mini-config experts output of device {d} (padded moe_bmm)")
 
 
 def test_v2_pipeline_mini_config_grouped_over_packed_input():
     """The packed layout dense dispatch produces (golden dispatch on a 1x8 mesh), through grouped moe_bmm
     and grouped local_reduce on the emulator, vs the padded golden pipeline."""
-    config, x, ids, weights, mapping, (w1, w3, w2) = _mini_case(seed=11)
-    num_experts, num_tokens, hidden_size = config.n_routed_experts, x.shape[0], config.hidden_size
-    expected = _golden_padded(x, ids, weights, mapping, num_experts, w1, w3, w2)
-
+    config, x, ids, weights, mapping, experts = _mini_case(seed=11)
+    num_tokens, hidden_size = x.shape[0], config.hidden_size
     # On a 1x8 mesh dispatching along axis 0 every device is its own dispatch group; device 1 owns
-    # experts 32..63 (LOCAL_EXPERTS) and receives exactly its own tokens' assignments to them.
-    one_hot = golden.expert_mapping_for_mesh(num_experts, 8)                          # (1, 1, E, 8)
-    device_index = LOCAL_EXPERTS.start // (num_experts // 8)
+    # experts 32..63 and receives exactly its own tokens' assignments to them.
+    device_index = 1
+    w1, w3, w2 = experts[device_index]
+    expected = _golden_padded(x, ids, weights, mapping, device_index, w1, w3, w2)
     packed = golden.all_to_all_dispatch_dense(
         [x.view(num_tokens, 1, hidden_size)] * 8, [ids.view(num_tokens, 1, -1)] * 8,
-        [weights.view(num_tokens, 1, -1)] * 8, one_hot, (1, 8), 0,
+        [weights.view(num_tokens, 1, -1)] * 8, mapping, (1, 8), 0,
     )[device_index]
 
     device = emu.open_device(grid=(8, 8))

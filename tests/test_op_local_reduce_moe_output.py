@@ -6,7 +6,7 @@ The numeric cases need the emulator's compute kernels (emu stage 3).
 import pytest
 import torch
 from emu_fixtures import emu_device_per_grid_fixture
-from routing_cases import expert_ids, identity_mapping, rm
+from routing_cases import expert_ids, single_device_mapping, rm
 
 import ttnn_moe
 from ttnn_moe import emu, golden
@@ -20,7 +20,7 @@ def _padded_case(kind, num_tokens, hidden, num_local, top_k, seed):
     ids = expert_ids(kind, num_tokens, top_k, num_local, seed=seed)
     g = torch.Generator().manual_seed(seed)
     weights = torch.rand(num_tokens, top_k, generator=g).bfloat16()
-    tables = golden.prepare_moe_routing_tensors(ids, weights, identity_mapping(num_local), num_local)
+    tables = golden.prepare_moe_routing_tensors(ids, weights, single_device_mapping(num_local))
     y = torch.randn(num_local, num_tokens, hidden, generator=g).bfloat16()
     return y, tables
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 from emu_fixtures import emu_device_per_grid_fixture
-from routing_cases import expert_ids, identity_mapping, rm
+from routing_cases import expert_ids, single_device_mapping, rm
 
 import ttnn_moe
 from ttnn_moe import emu, golden
@@ -15,7 +15,7 @@ device = emu_device_per_grid_fixture([(1, 1), (2, 3), (8, 8)])
 
 def _tables(ids, num_experts):
     weights = torch.ones(ids.shape).bfloat16()
-    counts, tokens, _, _ = golden.prepare_moe_routing_tensors(ids, weights, identity_mapping(num_experts), num_experts)
+    counts, tokens, _, _ = golden.prepare_moe_routing_tensors(ids, weights, single_device_mapping(num_experts))
     return counts, tokens
 
 

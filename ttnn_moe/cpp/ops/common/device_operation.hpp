@@ -9,7 +9,7 @@
 //   static std::vector<TensorArg> output_specs(const Attributes&, const std::vector<TensorArg>& inputs);
 //   static CachedProgram create_program(const Attributes&, const std::vector<TensorArg>& io,
 //                                       const MeshContext&, program::MeshCoordinate device);
-//   static std::optional<FabricWorker> fabric_worker(const Attributes&);  // kPerDevice ops only
+//   static std::optional<FabricWorker> fabric_worker(const Attributes&);  // fabric ops only
 //
 // `mesh_program<Op>` returns the whole MeshProgramDescriptor (every device's program, with
 // the fabric connections of line ops appended) from the op's cache. The cache key is
@@ -133,6 +133,10 @@ ProgramKey program_key(const typename Op::Attributes& attributes, const std::vec
     return key;
 }
 
+// An op sends over tt-fabric when it names the kernel that does (fabric_worker).
+template <class Op>
+constexpr bool uses_fabric = requires(const typename Op::Attributes& attributes) { Op::fabric_worker(attributes); };
+
 template <class Op>
 MeshProgramCache& program_cache() {
     static MeshProgramCache cache;
@@ -157,7 +161,8 @@ program::MeshProgramDescriptor mesh_program(const typename Op::Attributes& reque
             mesh.ranges.push_back({{0, 0}, {context.rows - 1, context.cols - 1}});
             mesh.programs.push_back(Op::create_program(attributes, io, context, {0, 0}));
         } else {
-            const std::optional<FabricWorker> worker = Op::fabric_worker(attributes);
+            std::optional<FabricWorker> worker;
+            if constexpr (uses_fabric<Op>) worker = Op::fabric_worker(attributes);
             for (uint32_t row = 0; row < context.rows; ++row) {
                 for (uint32_t col = 0; col < context.cols; ++col) {
                     const program::MeshCoordinate device{row, col};

@@ -17,7 +17,7 @@ template <class Op>
 void bind_device_operation(pybind11::module_& m) {
     namespace py = pybind11;
     m.attr("name") = Op::name;
-    m.attr("uses_fabric") = Op::placement == Placement::kPerDevice;
+    m.attr("uses_fabric") = uses_fabric<Op>;
     m.def("output_specs", &output_specs<Op>, py::arg("attributes"), py::arg("inputs"), py::arg("context"),
           "Validates the inputs (ValueError naming the offending value) and returns the output specs (address 0).");
     m.def("program", &mesh_program<Op>, py::arg("attributes"), py::arg("io_tensors"), py::arg("context"),

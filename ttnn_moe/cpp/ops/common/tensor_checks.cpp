@@ -79,6 +79,27 @@ std::vector<uint32_t> row_major_input(const std::string& op, const std::string& 
     return shape;
 }
 
+uint32_t expert_mapping_experts(const std::string& op, const program::TensorArg& mapping, uint32_t num_devices) {
+    const auto shape = squeeze_to_rank(op, "expert_mapping (1, 1, E, num_devices)", mapping, 2);
+    if (mapping.dtype != DataFormat::UInt16 && mapping.dtype != DataFormat::UInt32 &&
+        mapping.dtype != DataFormat::Int32) {
+        throw std::invalid_argument(op + ": expert_mapping must be uint16, uint32 or int32, got " +
+                                    format_name(mapping.dtype));
+    }
+    require_row_major(op, "expert_mapping", mapping);
+    require_dram(op, "expert_mapping", mapping);
+    if (shape[1] != num_devices) {
+        throw std::invalid_argument(op + ": expert_mapping " + shape_str(mapping.shape) + " covers " +
+                                    std::to_string(shape[1]) + " devices, the mesh has " +
+                                    std::to_string(num_devices));
+    }
+    if (shape[0] % num_devices) {
+        throw std::invalid_argument(op + ": E = " + std::to_string(shape[0]) + " experts are not divisible by the " +
+                                    std::to_string(num_devices) + " devices of the mesh");
+    }
+    return shape[0];
+}
+
 std::vector<uint32_t> routing_column(const std::string& op, const std::string& name, const program::TensorArg& t) {
     auto shape = row_major_input(op, name, t, 2, DataFormat::UInt32);
     if (shape[1] != 1) throw std::invalid_argument(op + ": " + name + " must be (E_l, 1), got " + shape_str(t.shape));

@@ -11,6 +11,7 @@ from ttnn_moe.golden._validate import (
     require_shape,
     squeeze_to_rank,
 )
+from ttnn_moe.golden.mesh import expert_owners, local_expert_slots
 
 
 def _expert_ids(selected_experts: torch.Tensor, name: str = "selected_experts") -> torch.Tensor:
@@ -41,42 +42,36 @@ def raise_on_first_invalid(ids: torch.Tensor, num_experts: int, where: str = "")
         )
 
 
-def local_slots(expert_mapping: torch.Tensor, num_experts: int) -> tuple[torch.Tensor, int]:
-    """Checks the (E,) slot map; returns it as int64 and E_l.
-
-    Entries are -1 (expert elsewhere) or a local slot; the slots in use must be exactly 0..E_l-1.
-    """
-    mapping = squeeze_to_rank(expert_mapping, 1, "expert_mapping")
-    require_int(mapping, "expert_mapping")
-    require_shape(mapping, (num_experts,), "expert_mapping (E,)")
-    mapping = mapping.to(torch.int64)
-    below = (mapping < -1).nonzero()
-    if below.numel():
-        e = int(below[0, 0])
-        raise ValueError(f"expert_mapping[{e}] = {int(mapping[e])}: entries must be -1 or a local slot >= 0")
-    slots = mapping[mapping >= 0]
-    num_local = slots.numel()
-    if not torch.equal(slots.sort().values, torch.arange(num_local)):
-        raise ValueError(f"expert_mapping slots {slots.tolist()} must be exactly 0..{num_local - 1}, each once")
-    return mapping, num_local
+def _require_even_placement(expert_mapping: torch.Tensor) -> None:
+    """Every device of the mapping holds E / D experts (the routing tables have E_l = E / D rows)."""
+    owners = expert_owners(expert_mapping)
+    num_devices = squeeze_to_rank(expert_mapping, 2, "expert_mapping").shape[1]
+    per_device = torch.bincount(owners, minlength=num_devices)
+    uneven = (per_device * num_devices != owners.numel()).nonzero()
+    if uneven.numel():
+        d = int(uneven[0, 0])
+        raise ValueError(
+            f"expert_mapping places {int(per_device[d])} experts on device {d}; every device must hold "
+            f"E / D = {owners.numel()} / {num_devices}"
+        )
 
 
 def prepare_moe_routing_tensors(
     selected_experts: torch.Tensor,
     routing_weights: torch.Tensor,
     expert_mapping: torch.Tensor,
-    num_experts: int,
     *,
+    device_index: int = 0,
     strict: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """selected_experts (T, K) int, routing_weights (T, K) bf16, expert_mapping (E,) int32 ->
-    num_routed_tokens (E_l, 1) int32, routed_tokens (E_l, T) int32,
-    routed_token_weights (E_l, T) bf16, token_idx_map (E_l, T) int32.
+    """selected_experts (T, K) int, routing_weights (T, K) bf16, expert_mapping (1, 1, E, D) one-hot
+    -> the tables of device `device_index`: num_routed_tokens (E_l, 1) int32, routed_tokens (E_l, T)
+    int32, routed_token_weights (E_l, T) bf16, token_idx_map (E_l, T) int32.
 
-    Row l lists local expert l's assignments by ascending token, ties (same expert
-    chosen twice) by ascending k; the rest of the row is 0.
+    The device's local experts are the E_l = E / D experts of its mapping column, by ascending id
+    (every device must hold E / D). Row l lists local expert l's assignments by ascending token,
+    ties (same expert chosen twice) by ascending k; the rest of the row is 0.
     """
-    require_positive_int(num_experts, "num_experts")
     ids = _expert_ids(selected_experts)
     weights = squeeze_to_rank(routing_weights, 2, "routing_weights")
     require_bf16(weights, "routing_weights")
@@ -84,7 +79,10 @@ def prepare_moe_routing_tensors(
     num_tokens, top_k = ids.shape
     if num_tokens == 0 or top_k == 0:
         raise ValueError(f"selected_experts must be non-empty, got shape {tuple(ids.shape)}")
-    slot_of_expert, num_local = local_slots(expert_mapping, num_experts)
+    slot_of_expert = local_expert_slots(expert_mapping, device_index).to(torch.int64)  # (E,) slot or -1
+    num_experts = slot_of_expert.numel()
+    _require_even_placement(expert_mapping)
+    num_local = int((slot_of_expert >= 0).sum())
     if strict:
         raise_on_first_invalid(ids, num_experts)
 
