@@ -502,6 +502,33 @@ def test_combine_returns_the_unsummed_partials():
         assert torch.equal(got[d].float(), want[d]), f"device {d}"
 
 
+def test_preallocated_dispatch_and_combine_outputs_are_written_in_place():
+    shape, axis, batch, seq = (2, 4), 1, 2, 3
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=5)
+    mesh = open_mesh(shape)
+    inputs = to_mesh(mesh, xs, ids, ws, mapping)
+    capacity = all_to_all_dispatch_dense(*inputs, cluster_axis=axis).tokens.shape[0]
+    stale = [torch.full((capacity, HIDDEN), 3.0).to(torch.bfloat16) for _ in xs]
+    tokens = from_shards(stale, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    out = all_to_all_dispatch_dense(*inputs, cluster_axis=axis, output_tensors=[tokens])
+    assert out.tokens is tokens
+    check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=capacity))
+
+    g = torch.Generator().manual_seed(6)
+    reduced = from_shards([torch.randn(capacity, HIDDEN, generator=g).to(torch.bfloat16) for _ in xs],
+                          emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    want = device_shards(all_to_all_combine_dense(reduced, out.handle))
+    combined = from_shards([torch.full((batch, seq, HIDDEN), 5.0).to(torch.bfloat16) for _ in xs],
+                           emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    assert all_to_all_combine_dense(reduced, out.handle, output_tensor=combined) is combined
+    assert all(torch.equal(a, b) for a, b in zip(device_shards(combined), want))
+    wrong = from_shards([torch.zeros(batch, seq + 1, HIDDEN).to(torch.bfloat16) for _ in xs],
+                        emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    with pytest.raises(ValueError, match=r"all_to_all_combine_dense: output_tensors\[0\] is \[2, 4, 64\] bfloat16 "
+                                         r"ROW_MAJOR, the op writes \[2, 3, 64\] bfloat16 ROW_MAJOR"):
+        all_to_all_combine_dense(reduced, out.handle, output_tensor=wrong)
+
+
 def test_results_are_bitwise_identical_under_different_fabric_delays():
     shape, axis, batch, seq = (2, 4), 1, 1, 7
     xs, ids, ws, mapping = make_inputs(shape, axis, "skewed", batch, seq, seed=5)

@@ -154,7 +154,7 @@ def test_preallocated_outputs_are_written_in_place(device):
     assert got.routed_tokens is preallocated
     assert_equal_exact(want[1], emu.to_torch(preallocated), name="routed_tokens")
     wrong = rm(device, torch.zeros(8, 41, dtype=torch.int32), emu.uint32)
-    with pytest.raises(ValueError, match=r"output_tensors\[1\] is \[8, 41\] UInt32 ROW_MAJOR, the op writes \[8, 40\]"):
+    with pytest.raises(ValueError, match=r"output_tensors\[1\] is \[8, 41\] uint32 ROW_MAJOR, the op writes \[8, 40\]"):
         _run(device, ids, weights, single_device_mapping(8), output_tensors=[None, wrong, None, None, None])
 
 

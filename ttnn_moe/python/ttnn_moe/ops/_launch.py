@@ -137,14 +137,23 @@ def _outputs(op: str, target: Target, mesh: Any, specs: Sequence[Any], given: Se
         if tensor is None:
             outputs.append(target.allocate(spec, mesh, memory_config))
             continue
+        name = "output_tensor" if len(specs) == 1 else f"output_tensors[{index}]"
         if not target.owns(tensor) or target.mesh_of(tensor) is not mesh:
-            raise ValueError(f"{op}: output_tensors[{index}] must be a {target.name} tensor on the inputs' device")
+            raise ValueError(f"{op}: {name} must be a tensor on the inputs' device ({target.name})")
         arg = target.to_arg(tensor)
         if (list(arg.shape), arg.dtype, arg.layout) != (list(spec.shape), spec.dtype, spec.layout):
-            raise ValueError(f"{op}: output_tensors[{index}] is {list(arg.shape)} {arg.dtype.name} {arg.layout.name}, "
-                             f"the op writes {list(spec.shape)} {spec.dtype.name} {spec.layout.name}")
+            raise ValueError(f"{op}: {name} is {_spec_str(arg)}, the op writes {_spec_str(spec)}")
         outputs.append(tensor)
     return outputs
+
+
+_DTYPE_NAMES = {"Float16_b": "bfloat16", "Bfp8_b": "bfloat8_b", "Float32": "float32", "UInt32": "uint32",
+                "UInt16": "uint16", "Int32": "int32"}
+
+
+def _spec_str(arg: Any) -> str:
+    """A tensor spec in ttnn's words: [4, 40, 32] bfloat16 TILE."""
+    return f"{list(arg.shape)} {_DTYPE_NAMES.get(arg.dtype.name, arg.dtype.name)} {arg.layout.name}"
 
 
 def launch(
