@@ -34,7 +34,7 @@ import torch
 import ttnn_moe
 from ttnn_moe import _C, emu
 from ttnn_moe.emu.tensor import from_shards
-from ttnn_moe.golden import expert_mapping_for_mesh, group_of
+from ttnn_moe.golden import group_of
 
 HIDDEN = 7168
 NUM_EXPERTS = 256
@@ -98,7 +98,7 @@ def bench(shape: tuple[int, int], tokens: int, phase: str) -> Row:
     topk = from_shards([i.reshape(1, tokens, TOP_K) for i in ids], emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh)
     weights = from_shards([torch.rand(1, tokens, TOP_K, generator=g).to(torch.bfloat16) for _ in range(n)],
                           emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
-    mapping = from_shards([expert_mapping_for_mesh(NUM_EXPERTS, n)] * n, emu.int32, emu.ROW_MAJOR_LAYOUT, mesh)
+    mapping = from_shards([ttnn_moe.expert_mapping(NUM_EXPERTS, n)] * n, emu.int32, emu.ROW_MAJOR_LAYOUT, mesh)
     start = time.perf_counter()
     out = ttnn_moe.all_to_all_dispatch_dense(x, topk, weights, mapping, cluster_axis=AXIS, capacity=capacity)
     wall = time.perf_counter() - start

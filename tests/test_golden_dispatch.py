@@ -10,11 +10,11 @@ import math
 import pytest
 import torch
 
+from ttnn_moe import expert_mapping
 from ttnn_moe.golden import (
     all_to_all_combine_dense,
     all_to_all_dispatch_dense,
     default_dispatch_capacity,
-    expert_mapping_for_mesh,
     local_reduce_moe_output,
     moe_bmm,
 )
@@ -182,7 +182,7 @@ def all_on_first_experts(g):
 @pytest.mark.parametrize("cluster_axis", [0, 1])
 def test_dispatch_and_combine_match_loops(mesh_shape, cluster_axis):
     mesh = Mesh(mesh_shape, cluster_axis)
-    mapping = expert_mapping_for_mesh(NUM_EXPERTS, mesh.size)
+    mapping = expert_mapping(NUM_EXPERTS, mesh.size)
     xs, ids, ws = make_inputs(mesh, seed=mesh.size + cluster_axis)
     outputs = all_to_all_dispatch_dense(xs, ids, ws, mapping, mesh_shape, cluster_axis)
     experts_per_device = NUM_EXPERTS // mesh.size
@@ -208,7 +208,7 @@ def test_dispatch_and_combine_match_loops(mesh_shape, cluster_axis):
 def test_skewed_routing_leaves_devices_empty(cluster_axis):
     """Every token picks experts 0..7, all on device 0: only device 0's group routes anything."""
     mesh = Mesh((4, 8), cluster_axis)
-    mapping = expert_mapping_for_mesh(NUM_EXPERTS, mesh.size)
+    mapping = expert_mapping(NUM_EXPERTS, mesh.size)
     xs, ids, ws = make_inputs(mesh, seed=5, pick=all_on_first_experts)
     outputs = all_to_all_dispatch_dense(xs, ids, ws, mapping, (4, 8), cluster_axis)
     check_dispatch(mesh, xs, ids, ws, mapping, outputs[0].tokens.shape[0], outputs)
@@ -258,7 +258,7 @@ def test_default_capacity_formula():
 def overflow_case():
     """(1, 2) mesh on axis 1; device 0 owns experts 0..3 and gets 3 + 33 + 1 rows from its group."""
     mesh = Mesh((1, 2), 1)
-    mapping = expert_mapping_for_mesh(8, 2)
+    mapping = expert_mapping(8, 2)
     ids = [torch.full((1, 20, 1), 1, dtype=torch.int32), torch.full((1, 20, 1), 5, dtype=torch.int32)]
     ids[0][0, :3, 0] = 0
     ids[1][0, :16, 0] = 1
@@ -285,7 +285,7 @@ def test_overflow_strict_raises_and_non_strict_drops_and_counts():
 
 def test_bad_ids_strict_raise_non_strict_skip():
     mesh = Mesh((2, 4), 1)
-    mapping = expert_mapping_for_mesh(NUM_EXPERTS, mesh.size)
+    mapping = expert_mapping(NUM_EXPERTS, mesh.size)
     xs, ids, ws = make_inputs(mesh, seed=4)
     ids[5][1, 0, 3] = NUM_EXPERTS
     ids[6][0, 1, 2] = -7
@@ -297,7 +297,7 @@ def test_bad_ids_strict_raise_non_strict_skip():
 
 def test_dispatch_accepts_ttnn_4d_inputs():
     mesh = Mesh((2, 4), 0)
-    mapping = expert_mapping_for_mesh(NUM_EXPERTS, mesh.size)
+    mapping = expert_mapping(NUM_EXPERTS, mesh.size)
     xs, ids, ws = make_inputs(mesh, seed=6)
     flat = all_to_all_dispatch_dense(xs, ids, ws, mapping, (2, 4), 0)
     padded = all_to_all_dispatch_dense(
@@ -310,7 +310,7 @@ def test_dispatch_accepts_ttnn_4d_inputs():
 
 
 def test_dispatch_bad_inputs_raise():
-    mapping = expert_mapping_for_mesh(16, 8)
+    mapping = expert_mapping(16, 8)
     xs, ids, ws = make_inputs(Mesh((2, 4), 0), seed=1)
     ids = [t % 16 for t in ids]
     with pytest.raises(ValueError, match="x has 7 entries, the mesh has 8 devices"):
@@ -324,7 +324,7 @@ def test_dispatch_bad_inputs_raise():
     with pytest.raises(ValueError, match="capacity 100 must be a multiple of 32"):
         all_to_all_dispatch_dense(xs, ids, ws, mapping, (2, 4), 0, capacity=100)
     with pytest.raises(ValueError, match="expert_mapping covers 4 devices, the 2x4 mesh has 8"):
-        all_to_all_dispatch_dense(xs, ids, ws, expert_mapping_for_mesh(16, 4), (2, 4), 0)
+        all_to_all_dispatch_dense(xs, ids, ws, expert_mapping(16, 4), (2, 4), 0)
     with pytest.raises(ValueError, match="cluster_axis must be 0 or 1, got 2"):
         all_to_all_dispatch_dense(xs, ids, ws, mapping, (2, 4), 2)
 

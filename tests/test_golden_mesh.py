@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from ttnn_moe.golden import axis_groups, expert_mapping_for_mesh, expert_owners, group_of, local_expert_slots
+from ttnn_moe import expert_mapping
+from ttnn_moe.golden import axis_groups, expert_owners, group_of, local_expert_slots
 
 MESHES = [(1, 8), (2, 4), (4, 8), (8, 8), (16, 8)]
 
@@ -32,8 +33,8 @@ def test_groups_share_the_other_coordinate(mesh_shape, cluster_axis):
 
 @pytest.mark.parametrize("num_experts, num_devices", [(256, 8), (256, 32), (256, 64), (256, 128), (8, 8), (12, 4)])
 def test_expert_mapping_places_contiguous_ranges(num_experts, num_devices):
-    mapping = expert_mapping_for_mesh(num_experts, num_devices)
-    assert mapping.shape == (1, 1, num_experts, num_devices)
+    mapping = expert_mapping(num_experts, num_devices)
+    assert mapping.dtype == torch.int32 and mapping.shape == (1, 1, num_experts, num_devices)
     per_device = num_experts // num_devices
     for e in range(num_experts):
         row = mapping[0, 0, e].tolist()
@@ -43,12 +44,14 @@ def test_expert_mapping_places_contiguous_ranges(num_experts, num_devices):
 
 
 def test_expert_mapping_rejects_indivisible_counts():
-    with pytest.raises(ValueError, match="num_experts 10 is not divisible by num_devices 4"):
-        expert_mapping_for_mesh(10, 4)
-    with pytest.raises(ValueError, match="num_experts 4 is not divisible by num_devices 8"):
-        expert_mapping_for_mesh(4, 8)
-    with pytest.raises(ValueError, match="num_devices must be positive, got 0"):
-        expert_mapping_for_mesh(8, 0)
+    with pytest.raises(ValueError, match="expert_mapping: num_experts 10 is not divisible by num_devices 4"):
+        expert_mapping(10, 4)
+    with pytest.raises(ValueError, match="expert_mapping: num_experts 4 is not divisible by num_devices 8"):
+        expert_mapping(4, 8)
+    with pytest.raises(ValueError, match=r"expert_mapping: num_devices must be in \[1, 4294967295\], got 0"):
+        expert_mapping(8, 0)
+    with pytest.raises(TypeError, match="expert_mapping: num_experts must be an int, got 8.0"):
+        expert_mapping(8.0, 2)
 
 
 def test_local_slots_rank_experts_of_any_one_hot_placement():
@@ -65,7 +68,7 @@ def test_local_slots_rank_experts_of_any_one_hot_placement():
 
 
 def test_bad_mappings_and_geometry_raise():
-    mapping = expert_mapping_for_mesh(8, 4)
+    mapping = expert_mapping(8, 4)
     with pytest.raises(ValueError, match=r"device_index 4 is outside \[0, 4\)"):
         local_expert_slots(mapping, 4)
     twice = mapping.clone()

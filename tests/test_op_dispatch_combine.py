@@ -19,6 +19,7 @@ from ttnn_moe import (
     all_to_all_combine_dense_partials,
     all_to_all_dispatch_dense,
     emu,
+    expert_mapping,
     golden,
     local_reduce_moe_output,
     moe_bmm,
@@ -349,7 +350,7 @@ def make_inputs(shape, axis, kind, batch, seq, seed=0, hidden=HIDDEN):
     ids = [pick_experts(kind, d, shape, axis, g, batch * seq).reshape(batch, seq, -1).to(torch.int32)
            for d in range(n)]
     ws = [torch.rand(*i.shape, generator=g).to(torch.bfloat16) for i in ids]
-    return xs, ids, ws, golden.expert_mapping_for_mesh(NUM_EXPERTS, n)
+    return xs, ids, ws, expert_mapping(NUM_EXPERTS, n)
 
 
 def to_mesh(mesh, xs, ids, ws, mapping, mapping_dtype=emu.int32):
@@ -574,7 +575,7 @@ def test_duplicate_experts_per_token_fan_out_on_the_destination():
     ids = [torch.tensor([[e, e, e + 1, 200] for e in range(0, 96, 16)][:seq], dtype=torch.int32)
            .reshape(batch, seq, 4) for _ in range(8)]
     ws = [torch.rand(batch, seq, 4, generator=g).to(torch.bfloat16) for _ in range(8)]
-    mapping = golden.expert_mapping_for_mesh(NUM_EXPERTS, 8)
+    mapping = expert_mapping(NUM_EXPERTS, 8)
     mesh = open_mesh(shape)
     out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping, emu.uint16), cluster_axis=axis,
                                     capacity=256)
