@@ -14,6 +14,8 @@ passed), fetches the program and runs it.
 
 from __future__ import annotations
 
+import sys
+
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -61,8 +63,9 @@ def register_target(target: Target) -> None:
 
 
 def _targets() -> list[Target]:
-    # The emulator is always a target; imported on first use, so the ops load without torch.
-    if not any(t.name == "emulator" for t in _TARGETS):
+    # An emulator tensor exists only once ttnn_moe.emu is imported: the emulator (which needs
+    # torch) becomes a target then, so the ops load and run on hardware without torch.
+    if "ttnn_moe.emu" in sys.modules and not any(t.name == "emulator" for t in _TARGETS):
         from ttnn_moe.emu.target import EmulatorTarget  # noqa: PLC0415
 
         _TARGETS.insert(0, EmulatorTarget())
