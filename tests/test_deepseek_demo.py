@@ -1,35 +1,25 @@
 """The demo end to end, in-process: runs, logs, passes the PCC bar; refuses what it should."""
 
-import pytest
 import torch
 
 from models.deepseek_v3 import demo
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 
 
-@pytest.mark.parametrize("backend", ["emulator", "golden"])
-def test_main_passes_and_logs_stages_histogram_and_pcc(capsys, backend):
-    assert demo.main(["--mesh", "t3k", "--tokens", "8", "--seed", "3", "--backend", backend]) == 0
+def test_main_passes_and_logs_stages_histogram_counters_and_pcc(capsys):
+    assert demo.main(["--mesh", "t3k", "--tokens", "8", "--seed", "3"]) == 0
     log = capsys.readouterr().err
     for text in ("dispatch.tokens", "reduce_scatter", "tokens per expert", "idle experts", "PCC mesh vs reference_moe",
-                 f"backend {backend}"):
+                 "emulator: tile matmuls", "ratio 1.00", "kernel builds", "emulator: fabric"):
         assert text in log
     pcc_line = next(line for line in log.splitlines() if "PCC mesh vs reference_moe" in line)
     assert float(pcc_line.split("reference_moe: ")[1].split()[0]) >= demo.PCC_BAR
 
 
-def test_emulator_is_the_default_backend_and_logs_its_counters(capsys):
-    assert demo.main(["--mesh", "tg", "--tokens", "8"]) == 0
-    log = capsys.readouterr().err
-    assert "backend emulator" in log
-    for text in ("emulator: tile matmuls", "ratio 1.00", "kernel builds", "emulator: fabric"):
-        assert text in log
-
-
 def test_run_demo_returns_pcc_load_and_shapes():
     result = demo.run_demo(mesh="tg", tokens=16, seed=1)
     assert result.passed and result.pcc >= 0.999
-    assert result.counters is not None and result.counters.tile_matmuls > 0
+    assert result.counters.tile_matmuls > 0
     assert result.expert_load.shape == (256,)
     assert int(result.expert_load.sum()) == 16 * 8  # every token reaches its 8 experts exactly once
     assert result.stage_shapes["input"] == [(4, 32)] * 32
@@ -48,14 +38,11 @@ def test_rejects_tokens_not_divisible_by_rows(capsys):
 
 
 def test_expert_load_maps_device_counts_to_global_experts():
-    backend = demo.get_backend("golden")
     # 4 experts on 2 devices: device 0 owns experts 0, 1; device 1 owns experts 2, 3.
     counts = [torch.tensor([[3], [0]], dtype=torch.int32), torch.tensor([[1], [5]], dtype=torch.int32)]
-    assert demo.expert_load_from_dispatch(backend, counts, 4).tolist() == [3, 0, 1, 5]
+    assert demo.expert_load_from_dispatch(counts, 4).tolist() == [3, 0, 1, 5]
 
 
-def test_bfloat8_b_experts_pass_the_bar_and_need_the_emulator(capsys):
+def test_bfloat8_b_experts_pass_the_bar(capsys):
     assert demo.main(["--mesh", "t3k", "--tokens", "8", "--expert-dtype", "bfloat8_b"]) == 0
     assert "experts bfloat8_b" in capsys.readouterr().err
-    assert demo.main(["--backend", "golden", "--expert-dtype", "bfloat8_b"]) == 2
-    assert "needs --backend emulator" in capsys.readouterr().err

@@ -1,21 +1,21 @@
-"""reference_moe_mesh (the SPEC section 5 flow on the golden ops) against the single-device reference."""
+"""TtMoE's mesh flow stage by stage: every op's output, observed in a forward pass, against that op's
+torch golden computed from the previous stage's observed tensors (so a wrong stage is named, not just
+a wrong layer), and the layer's output against the single-device fp32 reference."""
 
 import pytest
 import torch
+import torch.nn.functional as F
 
-from models.deepseek_v3.backends import get_backend
 from models.deepseek_v3.config import DeepseekV3MoEConfig
-from models.deepseek_v3.reference import (
-    assemble_mesh_output,
-    moe_gate,
-    reference_moe,
-    reference_moe_mesh,
-    split_input_for_mesh,
-)
+from models.deepseek_v3.reference import local_expert_weights, moe_gate, reference_moe
+from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to_torch
 from models.deepseek_v3.weights import random_moe_state_dict
+from ttnn_moe import emu, expert_mapping, golden
 from ttnn_moe.testing import assert_equal_exact, assert_pcc
 
 CONFIG = DeepseekV3MoEConfig.mini()
+LAYER_PCC = 0.999
+STAGE_PCC = 0.9999
 
 
 @pytest.fixture(scope="module")
@@ -23,76 +23,125 @@ def weights():
     return random_moe_state_dict(CONFIG, seed=5)
 
 
-def tokens(count, seed=0):
-    return torch.randn(count, CONFIG.hidden_size, generator=torch.Generator().manual_seed(seed))
+def bf16_tokens(count, seed):
+    return torch.randn(count, CONFIG.hidden_size, generator=torch.Generator().manual_seed(seed)).bfloat16().float()
 
 
-def run_mesh(x, weights, mesh, **kwargs):
-    return assemble_mesh_output(reference_moe_mesh(split_input_for_mesh(x, mesh), weights, CONFIG, mesh, **kwargs),
-                                mesh)
+def forward_with_stages(state_dict, mesh_shape, x, config=CONFIG):
+    """Runs TtMoE on an emulated mesh; returns (y (T, H), stage -> per-device torch tensors)."""
+    mesh_device = emu.open_mesh_device(emu.MeshShape(*mesh_shape))
+    stages = {}
+    try:
+        moe = TtMoE(state_dict, config, mesh_device)
+        y = output_to_torch(moe(input_to_mesh(x, mesh_device),
+                                observer=lambda stage, t: stages.setdefault(stage, device_values(t))))
+    finally:
+        emu.close_mesh_device(mesh_device)
+    return y, stages
 
 
-@pytest.mark.parametrize("mesh", [(1, 8), (4, 8), (8, 8), (16, 8), (2, 4)],
-                         ids=["t3k", "tg", "dual", "quad", "2x4"])
-def test_mesh_matches_reference(weights, mesh):
-    x = tokens(mesh[0] * 6, seed=mesh[0])  # 6 tokens per row: never a multiple of a tile
-    assert_pcc(reference_moe(x, weights, CONFIG), run_mesh(x, weights, mesh), 0.99999, f"mesh {mesh}")
+def words(t):
+    return t.to(torch.int64) & 0xFFFFFFFF
 
 
-def test_split_and_assemble_place_blocks_by_row_and_column():
-    x = torch.arange(8 * 256, dtype=torch.float32).view(8, 256)
-    parts = split_input_for_mesh(x, (4, 8))
-    assert len(parts) == 32
-    for r in range(4):
-        for c in range(8):
-            assert torch.equal(parts[r * 8 + c], x[2 * r:2 * r + 2, 32 * c:32 * c + 32])
-    assert torch.equal(assemble_mesh_output(parts, (4, 8)), x)
-    with pytest.raises(ValueError, match="10 tokens"):
-        split_input_for_mesh(torch.zeros(10, 256), (4, 8))
-    with pytest.raises(ValueError, match="hidden size 100"):
-        split_input_for_mesh(torch.zeros(8, 100), (4, 8))
+def check_stages(state_dict, mesh_shape, x, config=CONFIG):
+    rows, cols = mesh_shape
+    num_devices, B, K = rows * cols, x.shape[0] // rows, config.num_experts_per_tok
+    y, seen = forward_with_stages(state_dict, mesh_shape, x, config)
+
+    # all_gather: each device of a row holds the row's tokens in full.
+    gathered = golden.all_gather([t.bfloat16() for t in seen["input"]], mesh_shape, 1, 1)
+    for d in range(num_devices):
+        assert_equal_exact(gathered[d], seen["all_gather"][d], f"device {d} all_gather")
+
+    # gate: the reference gate on the row's tokens (indices exact; weights as bf16).
+    for d in range(num_devices):
+        ids, gate_weights = moe_gate(seen["all_gather"][d].float(), state_dict["gate.weight"],
+                                     state_dict["gate.e_score_correction_bias"], config)
+        assert_equal_exact(ids.to(torch.int32), words(seen["gate.topk_indices"][d]).reshape(B, K), f"device {d} ids")
+        assert_equal_exact(gate_weights.bfloat16(), seen["gate.topk_weights"][d].reshape(B, K), f"device {d} weights")
+
+    # dispatch along axis 0 from the observed routing: every index and routing output exact.
+    mapping = expert_mapping(config.n_routed_experts, num_devices)
+    capacity = seen["dispatch.tokens"][0].shape[0]
+    dispatched = golden.all_to_all_dispatch_dense(
+        [t.bfloat16().reshape(B, 1, -1) for t in seen["all_gather"]],
+        [words(t).to(torch.int32).reshape(B, 1, K) for t in seen["gate.topk_indices"]],
+        [t.reshape(B, 1, K) for t in seen["gate.topk_weights"]], mapping, mesh_shape, 0, capacity=capacity)
+    for d, want in enumerate(dispatched):
+        for name in ("num_routed_tokens", "expert_offsets", "token_idx_map", "slot_source", "num_slots"):
+            got = words(seen[f"dispatch.{name}"][d]).reshape(getattr(want, name).shape)
+            assert_equal_exact(getattr(want, name).to(torch.int64), got, f"device {d} dispatch.{name}")
+        assert_equal_exact(want.routed_token_weights, seen["dispatch.routed_token_weights"][d].reshape(-1),
+                           f"device {d} dispatch.routed_token_weights")
+        for offset, count in zip(want.expert_offsets.reshape(-1).tolist(), want.num_routed_tokens.reshape(-1).tolist()):
+            rows_of_block = slice(offset, offset + count)
+            assert_equal_exact(want.tokens[rows_of_block], seen["dispatch.tokens"][d][rows_of_block],
+                               f"device {d} dispatch.tokens rows {rows_of_block}")
+
+    # experts, local reduce: per device, from the observed inputs of each op.
+    owner = mapping[0, 0].argmax(dim=1)
+    for d in range(num_devices):
+        w1, w3, w2 = (w.bfloat16() for w in local_expert_weights(state_dict, (owner == d).nonzero()[:, 0].tolist()))
+        counts = words(seen["dispatch.num_routed_tokens"][d]).to(torch.int32)
+        offsets = words(seen["dispatch.expert_offsets"][d]).to(torch.int32)
+        active = torch.zeros(capacity, dtype=torch.bool)
+        for offset, count in zip(offsets.reshape(-1).tolist(), counts.reshape(-1).tolist()):
+            active[offset:offset + count] = True
+        if not active.any():
+            continue  # no token reached this device's experts
+        tokens = seen["dispatch.tokens"][d]
+        for stage, x_in, w in (("experts.w1", tokens, w1), ("experts.w3", tokens, w3),
+                               ("experts.w2", (F.silu(seen["experts.w1"][d].float()) *
+                                               seen["experts.w3"][d].float()).bfloat16(), w2)):
+            want = golden.moe_bmm(x_in, w, counts, expert_offsets=offsets)
+            assert_pcc(want[active], seen[stage][d].float()[active], STAGE_PCC, f"device {d} {stage}")
+        reduced = golden.local_reduce_moe_output(
+            seen["experts.w2"][d], words(seen["dispatch.token_idx_map"][d]).to(torch.int32),
+            seen["dispatch.routed_token_weights"][d], counts, capacity, expert_offsets=offsets)
+        num_slots = int(words(seen["dispatch.num_slots"][d]).reshape(-1)[0])
+        assert_pcc(reduced[:num_slots], seen["local_reduce"][d].float()[:num_slots], STAGE_PCC,
+                   f"device {d} local_reduce")
+
+    # combine up each column, from the observed slot rows.
+    combined = golden.all_to_all_combine_dense(
+        seen["local_reduce"], [words(t).to(torch.int32) for t in seen["dispatch.slot_source"]],
+        [words(t).to(torch.int32) for t in seen["dispatch.num_slots"]], mesh_shape, 0, B, 1)
+    for d in range(num_devices):
+        assert_pcc(combined[d], seen["combine"][d].float(), STAGE_PCC, f"device {d} combine")
+
+    # the layer: against the single-device fp32 reference.
+    assert_pcc(reference_moe(x, state_dict, config), y, LAYER_PCC, f"TtMoE on {rows}x{cols} vs reference_moe")
+    return seen
 
 
-def test_every_assignment_is_computed_once_by_its_owner(weights):
-    """The dispatch counts of all devices, mapped to global experts, equal the gate's choices:
-    each column handles only its own experts, so nothing is dropped or duplicated."""
-    mesh, x = (4, 8), tokens(32, seed=9)
-    seen = {}
-    run_mesh(x, weights, mesh, observer=lambda stage, tensors: seen.setdefault(stage, tensors))
-    indices, _ = moe_gate(x, weights["gate.weight"], weights["gate.e_score_correction_bias"], CONFIG)
-    expected = torch.bincount(indices.reshape(-1), minlength=CONFIG.n_routed_experts)     # (E,)
-    got = torch.cat([counts.reshape(-1) for counts in seen["dispatch.num_routed_tokens"]])  # expert e on device e // 8: device-major = expert order
-    assert got.numel() == CONFIG.n_routed_experts
-    assert_equal_exact(expected, got, "assignments per expert")
-    assert int(got.sum()) == 32 * CONFIG.num_experts_per_tok
+@pytest.mark.parametrize("mesh_shape, tokens", [((2, 4), 10), ((4, 8), 24), ((1, 8), 5)],
+                         ids=["2x4", "tg", "t3k"])
+def test_every_stage_matches_its_golden(weights, mesh_shape, tokens):
+    """Tokens per row are never a multiple of a tile; with 256 experts most get no token."""
+    seen = check_stages(weights, mesh_shape, bf16_tokens(tokens, seed=tokens))
+    counts = torch.cat([t.reshape(-1) for t in seen["dispatch.num_routed_tokens"]])
+    assert (counts == 0).any(), "some expert must receive no token"
 
 
-def test_observer_sees_every_stage_with_per_device_shapes(weights):
-    mesh, x = (4, 8), tokens(16)
-    shapes = {}
-    run_mesh(x, weights, mesh, observer=lambda stage, tensors: shapes.update({stage: [tuple(t.shape) for t in tensors]}))
-    assert list(shapes) == ["input", "all_gather", "gate.topk_indices", "dispatch.tokens",
-                            "dispatch.num_routed_tokens", "local_reduce", "combine", "shared_expert_partial",
-                            "reduce_scatter"]
-    assert all(len(per_device) == 32 for per_device in shapes.values())
-    assert shapes["input"][0] == shapes["reduce_scatter"][0] == (4, 32)
-    assert shapes["all_gather"][0] == shapes["shared_expert_partial"][0] == (4, 256)
-    assert shapes["dispatch.num_routed_tokens"][0] == (8, 1)
+def test_every_token_on_the_experts_of_one_device(weights):
+    """A score-correction bias that makes experts 0..7 win every token: one device's experts take all
+    the work (a block spanning several row tiles), every other device's experts none."""
+    state = dict(weights)
+    bias = torch.full((CONFIG.n_routed_experts,), -10.0)
+    bias[:CONFIG.num_experts_per_tok] = 10.0
+    state["gate.e_score_correction_bias"] = bias
+    seen = check_stages(state, (2, 4), bf16_tokens(48, seed=3))
+    per_device = [int(words(t).sum()) for t in seen["dispatch.num_routed_tokens"]]
+    assert per_device == [48 * CONFIG.num_experts_per_tok] + [0] * 7
 
 
-def test_two_runs_are_bitwise_equal(weights):
-    x = tokens(32, seed=2)
-    assert torch.equal(run_mesh(x, weights, (4, 8)), run_mesh(x, weights, (4, 8)))
-
-
-def test_bad_inputs_raise(weights):
-    parts = split_input_for_mesh(tokens(8), (4, 8))
-    with pytest.raises(ValueError, match="expected 32 device tensors"):
-        reference_moe_mesh(parts[:31], weights, CONFIG, (4, 8))
-    parts[3] = torch.zeros(2, 16)
-    with pytest.raises(ValueError, match=r"device 3.*\(2, 16\)"):
-        reference_moe_mesh(parts, weights, CONFIG, (4, 8))
-    with pytest.raises(ValueError, match="hidden_size=256"):
-        reference_moe_mesh([torch.zeros(1, 85)] * 3, weights, CONFIG, (1, 3))
-    with pytest.raises(ValueError, match="unknown backend 'npu'"):
-        get_backend("npu")
+def test_the_observer_sees_every_stage_in_flow_order(weights):
+    _, seen = forward_with_stages(weights, (2, 4), bf16_tokens(8, seed=1))
+    assert list(seen) == [
+        "input", "all_gather", "gate.topk_indices", "gate.topk_weights", "dispatch.tokens",
+        "dispatch.num_routed_tokens", "dispatch.expert_offsets", "dispatch.token_idx_map",
+        "dispatch.routed_token_weights", "dispatch.slot_source", "dispatch.num_slots", "experts.w1", "experts.w3",
+        "experts.w2", "local_reduce", "combine", "shared_expert_partial", "reduce_scatter",
+    ]
+    assert all(len(per_device) == 8 for per_device in seen.values())

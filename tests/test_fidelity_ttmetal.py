@@ -1,4 +1,4 @@
-"""Fidelity: Tenstorrent's own 0.81.1 kernels, unmodified, on the emulator (issue 3, item 9).
+"""Fidelity: Tenstorrent's own 0.81.1 kernels, unmodified, on the emulator.
 
 The kernels are read from the downloaded `ttnn` wheel (never copied into this
 repository) and run with the compile-time args, named args, CB formats and

@@ -75,7 +75,8 @@ def _mini_case(num_tokens=48, seed=7):
     ids, weights = moe_gate(x.float(), state["gate.weight"], state["gate.e_score_correction_bias"], config)
     mapping = ttnn_moe.expert_mapping(config.n_routed_experts, NUM_DEVICES)           # (1, 1, E, 8)
     # Per device: (E_l, H, I), (E_l, H, I), (E_l, I, H) of its experts in ascending id.
-    experts = [tuple(w.bfloat16() for w in local_expert_weights(state, golden.local_expert_slots(mapping, d)))
+    owner = mapping[0, 0].argmax(dim=1)                                                 # (E,) device of expert e
+    experts = [tuple(w.bfloat16() for w in local_expert_weights(state, (owner == d).nonzero()[:, 0].tolist()))
                for d in range(NUM_DEVICES)]
     return config, x, ids.int(), weights.bfloat16(), mapping, experts
 

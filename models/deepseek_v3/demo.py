@@ -1,36 +1,27 @@
 """DeepSeek-V3 MoE layer on a simulated mesh, checked against the single-device reference.
 
-    python -m models.deepseek_v3.demo --mesh tg --config mini --tokens 32 --seed 0 --backend emulator
+    python -m models.deepseek_v3.demo --mesh tg --config mini --tokens 32 --seed 0
 
 Builds random weights, splits the tokens over the mesh (rows: data parallel,
-columns: tensor parallel), runs the mesh flow, logs what every stage holds per
-device and how the tokens spread over the experts, and compares the result with
-`reference_moe`. Exits non-zero if the PCC is below the bar.
-
-Backends: `emulator` runs `tt.TtMoE` on an emulated mesh (our kernels in the
-Tensix emulator, host built-ins around them) and logs the emulator's counters;
-`golden` runs `reference_moe_mesh` on the torch goldens of the ops.
+columns: tensor parallel), runs `tt.TtMoE` on an emulated mesh (our kernels in
+the Tensix emulator, ttnn's host built-ins around them), logs what every stage
+holds per device, how the tokens spread over the experts and what the emulator
+counted, and compares the result with `reference_moe`. Exits non-zero if the PCC
+is below the bar.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import torch
 from loguru import logger
 
-from models.deepseek_v3.backends import BACKENDS, MeshOpBackend, get_backend
 from models.deepseek_v3.config import MESH_PRESETS, DeepseekV3MoEConfig, mesh_shape
-from models.deepseek_v3.reference import (
-    assemble_mesh_output,
-    reference_moe,
-    reference_moe_mesh,
-    split_input_for_mesh,
-)
+from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.emulator_counters import (
     MeshCounters,
@@ -38,16 +29,14 @@ from models.deepseek_v3.tt.emulator_counters import (
     process_jit_stats,
     remote_token_rows,
 )
+from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 from models.deepseek_v3.weights import random_moe_state_dict
-from ttnn_moe import emu
 from ttnn_moe.testing import comp_pcc
 
-PCC_BAR = 0.999  # SPEC section 6: whole MoE layer on every mesh vs the fp32 golden
+PCC_BAR = 0.999  # the whole MoE layer on every mesh vs the fp32 reference
 CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
 LARGE_WEIGHT_BYTES = 4 << 30  # refuse to build more than this without --allow-large
-EMULATOR = "emulator"
-DEMO_BACKENDS = (EMULATOR, *BACKENDS)
-EXPERT_DTYPES = {"bfloat16": emu.bfloat16, "bfloat8_b": emu.bfloat8_b}
+EXPERT_DTYPES = {"bfloat16": ttnn.bfloat16, "bfloat8_b": ttnn.bfloat8_b}
 
 
 @dataclass
@@ -55,8 +44,8 @@ class DemoResult:
     pcc: float
     passed: bool
     expert_load: torch.Tensor                 # (E,) assignments each expert received
-    stage_shapes: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)  # stage -> per-device shape
-    counters: MeshCounters | None = None      # emulator backend only
+    stage_shapes: dict[str, list[tuple[int, ...]]]  # stage -> per-device shape
+    counters: MeshCounters
 
 
 def weight_bytes(config: DeepseekV3MoEConfig, dtype: torch.dtype = torch.bfloat16) -> int:
@@ -66,22 +55,13 @@ def weight_bytes(config: DeepseekV3MoEConfig, dtype: torch.dtype = torch.bfloat1
     return elements * dtype.itemsize
 
 
-def _log_stage(stage: str, tensors: Sequence[torch.Tensor]) -> None:
-    shapes = Counter((tuple(t.shape), str(t.dtype).removeprefix("torch.")) for t in tensors)
-    summary = ", ".join(f"{shape} {dtype} x{count}" for (shape, dtype), count in sorted(shapes.items()))
-    logger.info(f"{stage:<26} device 0: {tuple(tensors[0].shape)} {str(tensors[0].dtype).removeprefix('torch.')}"
-                f" | all {len(tensors)} devices: {summary}")
-
-
-def expert_load_from_dispatch(backend: MeshOpBackend, counts_per_device: Sequence[torch.Tensor],
-                              num_experts: int) -> torch.Tensor:
-    """Per-device dispatch counts (E_l, 1) in local-slot order -> (E,) assignments per global expert."""
-    mapping = backend.expert_mapping_for_mesh(num_experts, len(counts_per_device))
+def expert_load_from_dispatch(counts_per_device: Sequence[torch.Tensor], num_experts: int) -> torch.Tensor:
+    """Per-device dispatch counts (E_l, 1), local experts in ascending id -> (E,) assignments per
+    global expert, under the placement TtMoE uses (`ttnn_moe.expert_mapping`)."""
+    owner = ttnn_moe.expert_mapping(num_experts, len(counts_per_device))[0, 0].argmax(dim=1)  # (E,)
     load = torch.zeros(num_experts, dtype=torch.int64)
     for device, counts in enumerate(counts_per_device):
-        slots = backend.local_expert_slots(mapping, device)                  # (E,)
-        owned = slots >= 0
-        load[owned] = counts.reshape(-1).to(torch.int64)[slots[owned].long()]
+        load[owner == device] = counts.reshape(-1).to(torch.int64)
     return load
 
 
@@ -102,23 +82,7 @@ class _MeshRun:
     y: torch.Tensor                                   # (T, H)
     counts_per_device: list[torch.Tensor]            # (E_l, 1) dispatch counts per device
     stage_shapes: dict[str, list[tuple[int, ...]]]
-    counters: MeshCounters | None = None
-
-
-def _run_golden(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh: tuple[int, int],
-                backend: MeshOpBackend) -> _MeshRun:
-    stage_shapes: dict[str, list[tuple[int, ...]]] = {}
-    stage_tensors: dict[str, Sequence[torch.Tensor]] = {}
-
-    def observe(stage: str, tensors: Sequence[torch.Tensor]) -> None:
-        stage_shapes[stage] = [tuple(t.shape) for t in tensors]
-        stage_tensors[stage] = tensors
-        _log_stage(stage, tensors)
-
-    y = assemble_mesh_output(
-        reference_moe_mesh(split_input_for_mesh(x, mesh), state_dict, config, mesh, backend=backend,
-                           observer=observe), mesh)                                        # (T, H)
-    return _MeshRun(y, list(stage_tensors["dispatch.num_routed_tokens"]), stage_shapes)
+    counters: MeshCounters
 
 
 def _log_counters(counters: MeshCounters, counts: list[torch.Tensor], topk_indices: torch.Tensor,
@@ -138,16 +102,16 @@ def _log_counters(counters: MeshCounters, counts: list[torch.Tensor], topk_indic
     logger.info(f"emulator: DRAM bytes read by kernels {counters.noc_bytes_read_dram}")
 
 
-def _run_emulator(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh: tuple[int, int],
+def _run_on_mesh(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh: tuple[int, int],
                   expert_dtype: str) -> _MeshRun:
     rows, cols = mesh
-    mesh_device = emu.open_mesh_device(emu.MeshShape(rows, cols))
+    mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
     try:
         moe = TtMoE(state_dict, config, mesh_device, expert_dtype=EXPERT_DTYPES[expert_dtype])
         stage_shapes: dict[str, list[tuple[int, ...]]] = {}
-        kept: dict[str, emu.Tensor] = {}
+        kept: dict[str, ttnn.Tensor] = {}
 
-        def observe(stage: str, t: emu.Tensor) -> None:
+        def observe(stage: str, t: ttnn.Tensor) -> None:
             shape = tuple(t.shape)
             stage_shapes[stage] = [shape] * mesh_device.get_num_devices()
             kept[stage] = t
@@ -163,23 +127,18 @@ def _run_emulator(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh
             rows * cols, -1, config.num_experts_per_tok)                                    # (R*C, B, K)
         _log_counters(counters, counts, topk_indices, config, mesh, moe.weights.experts_per_device)
     finally:
-        emu.close_mesh_device(mesh_device)
+        ttnn.close_mesh_device(mesh_device)
     return _MeshRun(y, counts, stage_shapes, counters)
 
 
 def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed: int = 0,
-             backend_name: str = EMULATOR, allow_large: bool = False,
-             expert_dtype: str = "bfloat16") -> DemoResult:
-    """expert_dtype: the routed experts' weight dtype on the emulated devices (emulator backend)."""
+             allow_large: bool = False, expert_dtype: str = "bfloat16") -> DemoResult:
+    """expert_dtype: the routed experts' weight dtype on the emulated devices."""
     rows, cols = mesh_shape(mesh)
     if config_name not in CONFIGS:
         raise ValueError(f"unknown config {config_name!r}; known configs: {sorted(CONFIGS)}")
-    if backend_name not in DEMO_BACKENDS:
-        raise ValueError(f"unknown backend {backend_name!r}; known backends: {sorted(DEMO_BACKENDS)}")
     if expert_dtype not in EXPERT_DTYPES:
         raise ValueError(f"unknown expert dtype {expert_dtype!r}; known: {sorted(EXPERT_DTYPES)}")
-    if expert_dtype != "bfloat16" and backend_name != EMULATOR:
-        raise ValueError(f"--expert-dtype {expert_dtype} needs --backend {EMULATOR}")
     config = CONFIGS[config_name]()
     if tokens <= 0 or tokens % rows != 0:
         raise ValueError(f"--tokens {tokens} must be a positive multiple of the {rows} mesh rows of {mesh}")
@@ -189,20 +148,15 @@ def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed
                          f"working copies); pass --allow-large to build them anyway")
     logger.info(f"mesh {mesh} {rows}x{cols}, config {config_name} (H={config.hidden_size}, "
                 f"I={config.moe_intermediate_size}, E={config.n_routed_experts}, K={config.num_experts_per_tok}), "
-                f"{tokens} tokens ({tokens // rows} per row), seed {seed}, backend {backend_name}, experts {expert_dtype}")
+                f"{tokens} tokens ({tokens // rows} per row), seed {seed}, experts {expert_dtype}")
 
     state_dict = random_moe_state_dict(config, seed)
     # Activations enter the mesh in bf16; the reference gets the same bf16 values (in fp32).
     x = torch.randn(tokens, config.hidden_size, generator=torch.Generator().manual_seed(seed + 1))
     x = x.bfloat16().float()                                                                # (T, H)
 
-    if backend_name == EMULATOR:
-        run = _run_emulator(x, state_dict, config, (rows, cols), expert_dtype)
-    else:
-        run = _run_golden(x, state_dict, config, (rows, cols), get_backend(backend_name))
-
-    # Both paths place expert e on device e // (E / devices): the golden mapping reads the counts.
-    load = expert_load_from_dispatch(get_backend("golden"), run.counts_per_device, config.n_routed_experts)
+    run = _run_on_mesh(x, state_dict, config, (rows, cols), expert_dtype)
+    load = expert_load_from_dispatch(run.counts_per_device, config.n_routed_experts)
     _log_expert_load(load, [int(c.to(torch.int64).sum()) for c in run.counts_per_device])
 
     passed, pcc = comp_pcc(reference_moe(x, state_dict, config), run.y, PCC_BAR)
@@ -217,9 +171,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--config", choices=sorted(CONFIGS), default="mini")
     parser.add_argument("--tokens", type=int, default=32, help="total tokens, split evenly over the mesh rows")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backend", choices=sorted(DEMO_BACKENDS), default=EMULATOR)
     parser.add_argument("--expert-dtype", choices=sorted(EXPERT_DTYPES), default="bfloat16",
-                        help="routed experts' weight dtype on the devices (emulator backend)")
+                        help="routed experts' weight dtype on the devices")
     parser.add_argument("--allow-large", action="store_true", help="allow building weights over 4 GiB")
     return parser.parse_args(argv)
 
@@ -232,8 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Look sys.stderr up per message: callers (tests) may swap it after main() configured the logger.
     logger.add(lambda message: sys.stderr.write(message), format="{time:HH:mm:ss} {message}", level="INFO")
     try:
-        result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.backend, args.allow_large,
-                          args.expert_dtype)
+        result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.allow_large, args.expert_dtype)
     except ValueError as error:
         logger.error(str(error))
         return 2

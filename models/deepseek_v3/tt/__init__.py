@@ -1,8 +1,9 @@
 """DeepSeek-V3 MoE layer on (emulated) Tenstorrent meshes, in tt-metal model style.
 
-`TtMoE` holds the layer's weights as device tensors and runs the mesh flow of
-SPEC section 5 with the ttnn_moe device ops; `mesh_io` moves activations
-between torch and the mesh.
+`TtMoE` holds the layer's weights as device tensors and runs the layer's mesh
+flow (all-gather, gate, dense dispatch, experts, local reduce, combine, shared
+expert, reduce-scatter) with the ttnn_moe device ops; `mesh_io` moves
+activations between torch and the mesh; `ttnn_api` is where `ttnn` comes from.
 """
 
 from models.deepseek_v3.tt.mesh_io import device_values, input_to_mesh, output_to_torch

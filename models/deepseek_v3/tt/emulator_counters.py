@@ -1,5 +1,5 @@
-"""What the emulator counted during a forward pass, summed over the mesh, and the yardsticks of
-SPEC section 8 it can be held against."""
+"""What the emulator counted during a forward pass, summed over the mesh, and the yardsticks it is
+held against (tile matmuls the routing needs, token rows that must cross the fabric)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from ttnn_moe import _C
-from ttnn_moe import emu as ttnn
+from models.deepseek_v3.tt.ttnn_api import ttnn
 
 _TILE = 32
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from ttnn_moe import emu as ttnn
+from models.deepseek_v3.tt.ttnn_api import ttnn
 
 
 def input_to_mesh(x: torch.Tensor, mesh_device: ttnn.MeshDevice) -> ttnn.Tensor:
     """x (T, H) -> per device (B, H/C) bfloat16 TILE: device (r, c) holds rows [r*B, (r+1)*B) and hidden
-    slice c, as `reference.split_input_for_mesh` cuts it."""
+    slice [c*H/C, (c+1)*H/C)."""
     if x.dim() != 2:
         raise ValueError(f"x must be (T, H), got {tuple(x.shape)}")
     mesh_shape = tuple(mesh_device.shape)

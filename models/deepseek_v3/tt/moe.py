@@ -1,4 +1,4 @@
-"""TtMoE: the DeepSeek-V3 MoE layer on a mesh, SPEC section 5 step by step.
+"""TtMoE: the DeepSeek-V3 MoE layer on a mesh, step by step (docs/deepseek_v3_moe.md).
 
 Mesh (R, C): axis 1 (the C columns of a row) is tensor parallel, axis 0 (the R
 rows of a column) is the dispatch line. Shapes are per device; B tokens per
@@ -8,8 +8,8 @@ Is shared intermediate, cap dispatch capacity.
 Two kinds of calls:
 - our kernels (`ttnn_moe.*`): all_to_all_dispatch_dense, moe_bmm,
   local_reduce_moe_output, all_to_all_combine_dense;
-- HOST BUILT-INS of the emulator (`ttnn_moe.emu`, imported as `ttnn` so the
-  same lines call the real ttnn ops on hardware): all_gather, reduce_scatter,
+- ttnn's own ops (`ttnn` from `ttnn_api`; host built-ins in the emulator, the
+  real ttnn ops on hardware): all_gather, reduce_scatter,
   to_layout, reshape, matmul, silu, mul, add; and the router `moe_gate`
   (one host step, see moe_gate.py).
 
@@ -25,12 +25,11 @@ from typing import Callable, Mapping, Optional
 
 import torch
 
-import ttnn_moe
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.tt.moe_gate import moe_gate
 from models.deepseek_v3.tt.moe_weights import TtMoEWeights, load_tt_moe_weights
+from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 from models.deepseek_v3.weights import load_moe_layer
-from ttnn_moe import emu as ttnn
 
 DISPATCH_AXIS = 0   # mesh rows: tokens travel up and down their column to the experts' owners
 TP_AXIS = 1         # mesh columns: the hidden dimension is split over a row
@@ -71,12 +70,12 @@ class TtMoE:
             raise ValueError(f"x must be (B, {H // cols}) per device on a {rows}x{cols} mesh, got {list(x.shape)}")
         notify("input", x)                                                                 # (B, H/C)
 
-        # 1. All-gather the hidden slices of a row [host built-in]: every device of a row
+        # 1. All-gather the hidden slices of a row [ttnn op]: every device of a row
         #    holds the row's B tokens in full.
         x_full = ttnn.all_gather(x, dim=1, cluster_axis=TP_AXIS)                            # (B, H) TILE
         notify("all_gather", x_full)
 
-        # 2. Route [host built-in moe_gate]: identical on the devices of a row, since their x is.
+        # 2. Route [moe_gate: ttnn ops]: identical on the devices of a row, since their x is.
         topk_indices, topk_weights = moe_gate(x_full, w.gate_weight, w.gate_bias, config)  # (B, 1, K) each
         notify("gate.topk_indices", topk_indices)
         notify("gate.topk_weights", topk_weights)
@@ -93,14 +92,20 @@ class TtMoE:
         counts, offsets = dispatched.num_routed_tokens, dispatched.expert_offsets          # (E_l, 1) each
         notify("dispatch.tokens", dispatched.tokens)                                       # (cap, H) RM
         notify("dispatch.num_routed_tokens", counts)
+        notify("dispatch.expert_offsets", offsets)
+        notify("dispatch.token_idx_map", dispatched.token_idx_map)                         # (cap,)
+        notify("dispatch.routed_token_weights", dispatched.routed_token_weights)           # (cap,)
         notify("dispatch.slot_source", dispatched.handle.slot_source)                      # (cap, 2)
+        notify("dispatch.num_slots", dispatched.handle.num_slots)                          # (1,)
 
         # 4. Routed experts, SwiGLU, grouped moe_bmm over the packed blocks [kernels]: only the
         #    active row tiles of each local expert are computed; idle experts' weights are not read.
         tokens = ttnn.to_layout(dispatched.tokens, ttnn.TILE_LAYOUT)                        # (cap, H) TILE
         gate_out = ttnn_moe.moe_bmm(tokens, w.experts_w1, counts, expert_offsets=offsets, strict=False)  # (cap, I)
         up_out = ttnn_moe.moe_bmm(tokens, w.experts_w3, counts, expert_offsets=offsets, strict=False)    # (cap, I)
-        hidden = ttnn.mul(ttnn.silu(gate_out), up_out)                                     # (cap, I) [host built-ins]
+        notify("experts.w1", gate_out)
+        notify("experts.w3", up_out)
+        hidden = ttnn.mul(ttnn.silu(gate_out), up_out)                                     # (cap, I) [ttnn ops]
         expert_out = ttnn_moe.moe_bmm(hidden, w.experts_w2, counts, expert_offsets=offsets, strict=False)  # (cap, H)
         for intermediate in (tokens, gate_out, up_out, hidden):
             ttnn.deallocate(intermediate)
@@ -123,7 +128,7 @@ class TtMoE:
         combined = ttnn_moe.all_to_all_combine_dense(reduced, dispatched.handle, strict=False)  # (B, 1, H) RM
         notify("combine", combined)
 
-        # 6. Shared expert, tensor parallel [host built-ins]: column c computes its Is/C slice of
+        # 6. Shared expert, tensor parallel [ttnn ops]: column c computes its Is/C slice of
         #    the intermediate, a partial (B, H) summed over the row by the reduce-scatter below.
         shared_hidden = ttnn.mul(ttnn.silu(ttnn.matmul(x_full, w.shared_w1)),
                                  ttnn.matmul(x_full, w.shared_w3))                         # (B, Is/C)
@@ -132,7 +137,7 @@ class TtMoE:
         partial = ttnn.add(shared_out, routed)                                             # (B, H)
         notify("shared_expert_partial", partial)
 
-        # 7. Reduce-scatter over the row [host built-in]: sum the C partials, column c keeps slice c.
+        # 7. Reduce-scatter over the row [ttnn op]: sum the C partials, column c keeps slice c.
         output = ttnn.reduce_scatter(partial, dim=1, cluster_axis=TP_AXIS)                 # (B, H/C)
         notify("reduce_scatter", output)
         return output

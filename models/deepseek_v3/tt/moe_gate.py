@@ -17,7 +17,7 @@ import torch
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.reference import moe_gate as reference_moe_gate
 from models.deepseek_v3.tt.mesh_io import device_values
-from ttnn_moe import emu as ttnn
+from models.deepseek_v3.tt.ttnn_api import ttnn
 
 
 def moe_gate(x: ttnn.Tensor, gate_weight: ttnn.Tensor, e_score_correction_bias: ttnn.Tensor,

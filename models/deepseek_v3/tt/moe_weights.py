@@ -1,6 +1,6 @@
 """The MoE layer's weights as device tensors on a mesh.
 
-Placement (SPEC section 5), devices numbered row-major over the (R, C) mesh:
+Placement, devices numbered row-major over the (R, C) mesh:
 - routed experts: device d owns the E_l = E / (R*C) experts its column of the
   expert mapping names, stacked in local-slot order as moe_bmm's (E_l, Kd, N)
   TILE weights: w1, w3 (E_l, H, I) and w2 (E_l, I, H);
@@ -20,8 +20,7 @@ import torch
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.reference import local_expert_weights
-from ttnn_moe import emu as ttnn
-from ttnn_moe import golden
+from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 
 EXPERT_DTYPES = (ttnn.bfloat16, ttnn.bfloat8_b)
 
@@ -71,10 +70,11 @@ def load_tt_moe_weights(state_dict: Mapping[str, torch.Tensor], config: Deepseek
     check_layer_fits_mesh(config, mesh_shape)
     num_devices = mesh_device.get_num_devices()
 
-    # The placement of SPEC section 5 (expert e on device e // E_l), one definition shared with the goldens.
-    mapping = golden.expert_mapping_for_mesh(config.n_routed_experts, num_devices)            # (1, 1, E, D)
-    # Device d's experts in local-slot order, stacked over devices: (D * E_l, Kd, N).
-    per_device = [local_expert_weights(state_dict, golden.local_expert_slots(mapping, d)) for d in range(num_devices)]
+    # E_l consecutive experts per device (expert e on device e // E_l), devices in row-major order.
+    mapping = ttnn_moe.expert_mapping(config.n_routed_experts, num_devices)                  # (1, 1, E, D)
+    owner = mapping[0, 0].argmax(dim=1)                                                        # (E,)
+    # Device d's experts in local-slot order (ascending id), stacked over devices: (D * E_l, Kd, N).
+    per_device = [local_expert_weights(state_dict, (owner == d).nonzero()[:, 0].tolist()) for d in range(num_devices)]
     stacked = [torch.cat([w[i] for w in per_device]) for i in range(3)]                      # w1, w3, w2
 
     def experts(t: torch.Tensor) -> ttnn.Tensor:                                               # -> (E_l, Kd, N)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ttnn_moe.golden._validate import mesh_dims, require_axis, require_int, require_positive_int, squeeze_to_rank
+from ttnn_moe.golden._validate import mesh_dims, require_axis, require_int, squeeze_to_rank
 
 
 def axis_groups(mesh_shape: Sequence[int], cluster_axis: int) -> list[list[int]]:
@@ -29,18 +29,6 @@ def group_of(device: int, mesh_shape: Sequence[int], cluster_axis: int) -> list[
         raise ValueError(f"device index {device} is outside the {rows}x{cols} mesh")
     row, col = divmod(device, cols)
     return axis_groups(mesh_shape, cluster_axis)[col if cluster_axis == 0 else row]
-
-
-def expert_mapping_for_mesh(num_experts: int, num_devices: int) -> torch.Tensor:
-    """(1, 1, E, num_devices) int32 one-hot: expert e lives on device e // (E / num_devices)."""
-    require_positive_int(num_experts, "num_experts")
-    require_positive_int(num_devices, "num_devices")
-    if num_experts % num_devices:
-        raise ValueError(f"num_experts {num_experts} is not divisible by num_devices {num_devices}")
-    owner = torch.arange(num_experts) // (num_experts // num_devices)
-    mapping = torch.zeros(1, 1, num_experts, num_devices, dtype=torch.int32)
-    mapping[0, 0, torch.arange(num_experts), owner] = 1
-    return mapping
 
 
 def expert_owners(expert_mapping: torch.Tensor) -> torch.Tensor:
