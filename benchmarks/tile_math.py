@@ -15,7 +15,7 @@ Usage: python benchmarks/tile_math.py [--iterations N] [--repeats R]
 import argparse
 import time
 
-from ttnn_moe._C import numerics
+import ttnn_moe_numerics_testing as numerics_testing
 
 ENGINE_K_TILES = 8
 ENGINE_TILES_PER_ITERATION = ENGINE_K_TILES * 4  # k steps x output tiles
@@ -45,17 +45,17 @@ def main() -> None:
     engine_matmuls = engine_iterations * ENGINE_TILES_PER_ITERATION
     figures = {
         "matmul_tile_accumulate (fp32)": measure(
-            args.repeats, args.iterations, lambda: numerics.matmul_tile_benchmark(args.iterations)
+            args.repeats, args.iterations, lambda: numerics_testing.matmul_tile_benchmark(args.iterations)
         ),
         "ComputeEngine, bf16 DST": measure(
             args.repeats,
             engine_matmuls,
-            lambda: numerics.engine_matmul_benchmark(engine_iterations, ENGINE_K_TILES, False),
+            lambda: numerics_testing.engine_matmul_benchmark(engine_iterations, ENGINE_K_TILES, False),
         ),
         "ComputeEngine, fp32 DST": measure(
             args.repeats,
             engine_matmuls,
-            lambda: numerics.engine_matmul_benchmark(engine_iterations, ENGINE_K_TILES, True),
+            lambda: numerics_testing.engine_matmul_benchmark(engine_iterations, ENGINE_K_TILES, True),
         ),
     }
     print(f"{'':32s} {'wall':>12s} {'cpu time':>12s}   (k tile matmuls/s)")

@@ -35,6 +35,7 @@ if ! command -v clang++-19 >/dev/null 2>&1 && [ -z "${TTNN_MOE_CONFORMANCE_CXX:-
     fi
 fi
 
-echo "[setup] building ttnn_moe._C (incremental)"
-"$PY" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e "$ROOT"
+echo "[setup] building ttnn_moe._C and the test-only numerics extension (incremental)"
+"$PY" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps \
+    --config-settings=cmake.define.TTNN_MOE_TESTING=ON -e "$ROOT"
 "$PY" -c "import ttnn_moe, ttnn_moe._C; print('[setup] ttnn_moe ready:', ttnn_moe._C.__file__)"

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ttnn_moe import conformance
-from ttnn_moe.conformance_registry import Exemption, KernelSpec, discover, parse_line
-from ttnn_moe.tt_wheel import cache_root, ensure_ttnn_wheel
+from tools.conformance import check as conformance
+from tools.conformance.registry import Exemption, KernelSpec, discover, parse_line
+from tools.tt_wheel import cache_root, ensure_ttnn_wheel
 
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = [REPO / "ttnn_moe" / "kernels", REPO / "tests" / "kernels"]

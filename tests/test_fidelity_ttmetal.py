@@ -34,11 +34,11 @@ import pytest
 import torch
 
 from emu_programs import TILE_BYTES, cb, tilize, untilize
-from ttnn_moe import conformance
+from tools.conformance import check as conformance
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
-from ttnn_moe.conformance_jit import ComputeConfig
-from ttnn_moe.tt_wheel import ensure_ttnn_wheel
+from tools.conformance.jit import ComputeConfig
+from tools.tt_wheel import ensure_ttnn_wheel
 
 MATMUL_KERNELS = "ttnn/cpp/ttnn/operations/matmul/device/kernels"
 UNARY_KERNELS = "ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels"

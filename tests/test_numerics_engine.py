@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+import ttnn_moe_numerics_testing as numerics_testing
 from ttnn_moe._C import numerics
 from ttnn_moe._C import program as pd
 from ttnn_moe._C.program import DataFormat
@@ -25,7 +26,7 @@ EMU_ERRORS = RuntimeError
 
 def harness(cbs, fp32_dest=False, full_sync=False):
     config = pd.ComputeConfigDescriptor(fp32_dest_acc_en=fp32_dest, dst_full_sync_en=full_sync)
-    return numerics._EngineHarness(config, cbs)
+    return numerics_testing._EngineHarness(config, cbs)
 
 
 def tiles_of(matrix: np.ndarray, fmt=F32) -> np.ndarray:
@@ -217,15 +218,15 @@ def test_pack_rounds_to_the_output_format(rng):
 # ---- binary and unary ---------------------------------------------------------------------------------
 
 BINARY = {
-    numerics.BinaryOp.Add: torch.add,
-    numerics.BinaryOp.Sub: torch.sub,
-    numerics.BinaryOp.Mul: torch.mul,
+    numerics_testing.BinaryOp.Add: torch.add,
+    numerics_testing.BinaryOp.Sub: torch.sub,
+    numerics_testing.BinaryOp.Mul: torch.mul,
 }
 BROADCAST = {
-    numerics.Broadcast.NONE: lambda b: b,
-    numerics.Broadcast.ROW: lambda b: b[0:1, :].expand(32, 32),  # B's row 0 for every row
-    numerics.Broadcast.COL: lambda b: b[:, 0:1].expand(32, 32),  # B's column 0 for every column
-    numerics.Broadcast.SCALAR: lambda b: b[0:1, 0:1].expand(32, 32),
+    numerics_testing.Broadcast.NONE: lambda b: b,
+    numerics_testing.Broadcast.ROW: lambda b: b[0:1, :].expand(32, 32),  # B's row 0 for every row
+    numerics_testing.Broadcast.COL: lambda b: b[:, 0:1].expand(32, 32),  # B's column 0 for every column
+    numerics_testing.Broadcast.SCALAR: lambda b: b[0:1, 0:1].expand(32, 32),
 }
 
 
@@ -243,12 +244,12 @@ def test_binary_with_broadcast_matches_torch(rng, op, bcast):
 
 
 UNARY = {
-    numerics.UnaryOp.Silu: torch.nn.functional.silu,
-    numerics.UnaryOp.Sigmoid: torch.sigmoid,
-    numerics.UnaryOp.Exp: torch.exp,
-    numerics.UnaryOp.Relu: torch.relu,
-    numerics.UnaryOp.Recip: torch.reciprocal,
-    numerics.UnaryOp.Neg: torch.neg,
+    numerics_testing.UnaryOp.Silu: torch.nn.functional.silu,
+    numerics_testing.UnaryOp.Sigmoid: torch.sigmoid,
+    numerics_testing.UnaryOp.Exp: torch.exp,
+    numerics_testing.UnaryOp.Relu: torch.relu,
+    numerics_testing.UnaryOp.Recip: torch.reciprocal,
+    numerics_testing.UnaryOp.Neg: torch.neg,
 }
 
 
@@ -276,7 +277,7 @@ def test_silu_in_bf16_dst_is_rounded(rng):
 
     def math():
         h.copy_tile(0, 0, 0)
-        h.unary_tile(numerics.UnaryOp.Silu, 0)
+        h.unary_tile(numerics_testing.UnaryOp.Silu, 0)
 
     run_one(h, math, 16)
     out = read_matrix(h, 16, F32, 32, 32)
@@ -314,13 +315,13 @@ def test_integer_misuse_is_rejected():
     with pytest.raises(EMU_ERRORS, match="CB 0 holds UInt32"):
         h.matmul_tiles(1, 0, 0, 0, 0)
     with pytest.raises(EMU_ERRORS, match="CB 0 holds UInt32"):
-        h.binary_tiles(numerics.BinaryOp.Add, numerics.Broadcast.NONE, 0, 1, 0, 0, 0)
+        h.binary_tiles(numerics_testing.BinaryOp.Add, numerics_testing.Broadcast.NONE, 0, 1, 0, 0, 0)
 
     h = harness({0: (U32, 1), 16: (F32, 1), 17: (U32, 1), 1: (F32, 1)}, fp32_dest=True)
     h.tile_regs_acquire()
     h.copy_tile(0, 0, 0)
     with pytest.raises(EMU_ERRORS, match="DST tile 0 holds integer bits"):
-        h.unary_tile(numerics.UnaryOp.Neg, 0)
+        h.unary_tile(numerics_testing.UnaryOp.Neg, 0)
     h.copy_tile(1, 0, 1)
     h.tile_regs_commit()
     h.tile_regs_wait()
@@ -371,7 +372,7 @@ def test_acquire_discipline_errors():
     h.copy_tile(0, 0, 0)
     h.tile_regs_commit()
     with pytest.raises(EMU_ERRORS, match=r"unary op: math ops run.*DST is committed"):
-        h.unary_tile(numerics.UnaryOp.Neg, 0)
+        h.unary_tile(numerics_testing.UnaryOp.Neg, 0)
     with pytest.raises(EMU_ERRORS, match=r"pack_tile: packing runs.*DST is committed"):
         h.pack_tile(0, 16)
     h.tile_regs_wait()
@@ -437,7 +438,7 @@ def test_tilize_block_and_untilize_block(rng, fp32_dest):
 def test_tilize_block_converts_to_the_output_format(rng):
     rows = _bf16(rng.standard_normal((32, 64)).astype(np.float32))
     h = harness({0: (BF16, 2), 16: (BFP8, 2)})
-    h.load(0, numerics.pack_elements(BF16, rows.ravel()))
+    h.load(0, numerics_testing.pack_elements(BF16, rows.ravel()))
     h.tilize_block(0, 2, 16)
     np.testing.assert_array_equal(h.read(16), tiles_of(rows, BFP8))
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+import ttnn_moe_numerics_testing as numerics_testing
 from ttnn_moe._C import numerics
 from ttnn_moe._C.program import DataFormat
 
@@ -44,7 +45,7 @@ def _assert_bf16_matches_torch(values: np.ndarray, ours: np.ndarray):
 
 def test_bf16_pack_matches_torch_on_edge_cases():
     values = _bits_as_float(BF16_EDGE_BITS)
-    ours = numerics.pack_elements(DataFormat.Float16_b, values).view(np.uint16)
+    ours = numerics_testing.pack_elements(DataFormat.Float16_b, values).view(np.uint16)
     _assert_bf16_matches_torch(values, ours)
     # Spot-check the semantics, not just agreement: ties to even, NaN kept as a quiet NaN, overflow to inf.
     assert ours[0] == 0x3F80 and ours[1] == 0x3F82
@@ -58,13 +59,13 @@ def test_bf16_pack_matches_torch_on_random_bit_patterns():
     bits = rng.integers(0, 2**32, size=200_000, dtype=np.uint64).astype(np.uint32)
     values = _bits_as_float(bits)
     assert np.isnan(values).any()
-    ours = numerics.pack_elements(DataFormat.Float16_b, values).view(np.uint16)
+    ours = numerics_testing.pack_elements(DataFormat.Float16_b, values).view(np.uint16)
     _assert_bf16_matches_torch(values, ours)
 
 
 def test_bf16_unpack_is_exact_for_every_bf16_pattern():
     all_bf16 = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
-    ours = numerics.unpack_elements(DataFormat.Float16_b, all_bf16.view(np.uint8))
+    ours = numerics_testing.unpack_elements(DataFormat.Float16_b, all_bf16.view(np.uint8))
     expected = torch.from_numpy(all_bf16.view(np.int16).copy()).view(torch.bfloat16).float().numpy()
     np.testing.assert_array_equal(ours.view(np.uint32), expected.view(np.uint32))
 
@@ -77,11 +78,11 @@ def test_float16_round_trip_matches_numpy():
             np.array([65504.0, 65520.0, 1e-8, 6e-8, -0.0, np.inf, -np.inf], dtype=np.float32),
         ]
     )
-    ours = numerics.pack_elements(DataFormat.Float16, values).view(np.uint16)
+    ours = numerics_testing.pack_elements(DataFormat.Float16, values).view(np.uint16)
     with np.errstate(over="ignore"):  # 65520 rounds to inf, as it must
         expected = values.astype(np.float16)
     np.testing.assert_array_equal(ours, expected.view(np.uint16))
-    back = numerics.unpack_elements(DataFormat.Float16, ours.view(np.uint8))
+    back = numerics_testing.unpack_elements(DataFormat.Float16, ours.view(np.uint8))
     np.testing.assert_array_equal(back, ours.view(np.float16).astype(np.float32))
 
 
@@ -89,9 +90,9 @@ def test_float32_pages_are_byte_identical():
     rng = np.random.default_rng(2)
     bits = rng.integers(0, 2**32, size=4096, dtype=np.uint64).astype(np.uint32)
     values = _bits_as_float(bits)
-    packed = numerics.pack_elements(DataFormat.Float32, values)
+    packed = numerics_testing.pack_elements(DataFormat.Float32, values)
     np.testing.assert_array_equal(packed, values.view(np.uint8))
-    np.testing.assert_array_equal(numerics.unpack_elements(DataFormat.Float32, packed).view(np.uint32), bits)
+    np.testing.assert_array_equal(numerics_testing.unpack_elements(DataFormat.Float32, packed).view(np.uint32), bits)
 
 
 @pytest.mark.parametrize(
@@ -105,9 +106,9 @@ def test_integer_formats_carry_raw_bits(fmt, dtype):
     # Include bit patterns that are NaNs or subnormals when read as float32: nothing may touch them.
     if dtype is np.uint32:
         values[:4] = [0x7F800001, 0xFFC00001, 0x00000001, 0xFFFFFFFF]
-    packed = numerics.pack_elements(fmt, values)
+    packed = numerics_testing.pack_elements(fmt, values)
     np.testing.assert_array_equal(packed, values.view(np.uint8))
-    unpacked = numerics.unpack_elements(fmt, packed)
+    unpacked = numerics_testing.unpack_elements(fmt, packed)
     assert unpacked.dtype == np.float32
     np.testing.assert_array_equal(unpacked.view(np.uint32), values.astype(np.int64).astype(np.uint32))
 
@@ -149,12 +150,12 @@ def test_bad_inputs_raise_with_the_offending_value():
     with pytest.raises(TypeError, match="float64"):
         numerics.tilize(DataFormat.Float16_b, np.zeros((32, 32), dtype=np.float64))
     with pytest.raises(TypeError, match="int32"):
-        numerics.pack_elements(DataFormat.UInt32, np.zeros(4, dtype=np.int32))
+        numerics_testing.pack_elements(DataFormat.UInt32, np.zeros(4, dtype=np.int32))
     with pytest.raises(ValueError, match="needs 2048 bytes, got 100"):
         numerics.untilize(DataFormat.Float16_b, np.zeros(100, dtype=np.uint8), 32, 32)
     with pytest.raises(ValueError, match="3 bytes"):
-        numerics.unpack_elements(DataFormat.Float16_b, np.zeros(3, dtype=np.uint8))
+        numerics_testing.unpack_elements(DataFormat.Float16_b, np.zeros(3, dtype=np.uint8))
     with pytest.raises(ValueError, match="Bfp8_b"):
-        numerics.pack_elements(DataFormat.Bfp8_b, np.zeros(16, dtype=np.float32))
+        numerics_testing.pack_elements(DataFormat.Bfp8_b, np.zeros(16, dtype=np.float32))
     with pytest.raises(TypeError, match="uint8"):
-        numerics.unpack_elements(DataFormat.Float32, np.zeros(4, dtype=np.float32))
+        numerics_testing.unpack_elements(DataFormat.Float32, np.zeros(4, dtype=np.float32))

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ttnn_moe import tt_wheel
+from tools import tt_wheel
 from ttnn_moe._C import numerics
 from ttnn_moe._C.program import DataFormat
 

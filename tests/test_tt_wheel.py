@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from ttnn_moe import tt_wheel
+from tools import tt_wheel
 
 
 def test_unpacked_wheel_holds_device_headers_and_tenstorrent_kernels():

@@ -1,26 +1,16 @@
-// ttnn_moe._C.numerics: tile formats and host layout conversion, the tile
-// matmul micro-benchmark, and a test harness around the ComputeEngine.
-//
-// Arrays of values are float32. For the integer formats (UInt32, Int32,
-// UInt16) the float32 storage carries the raw bit pattern, as in the
-// emulator; inputs may also be given with the matching integer dtype
-// (uint32 / int32 / uint16), and outputs can be read back with
-// `.view(np.uint32)` (`.view(np.int32)`; UInt16 values are zero-extended).
+// ttnn_moe._C.numerics: tile sizes and the host layout conversion the emulator's tensors use
+// (value conventions: numpy_values.hpp).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
 #include <cstring>
-#include <map>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bindings/bindings.hpp"
-#include "emu/compute/compute_engine.hpp"
-#include "emu/error.hpp"
+#include "bindings/numpy_values.hpp"
 #include "emu/numerics/numerics.hpp"
 
 namespace py = pybind11;
@@ -31,49 +21,9 @@ namespace ttnn_moe::bindings {
 
 namespace {
 
-void require_supported(DataFormat format) {
-    if (!numerics::is_supported_format(format))
-        throw py::value_error(std::string("unsupported data format ") + numerics::format_name(format));
-}
-
-// The values of `array` in the emulator's float storage convention (see the file comment).
-std::vector<float> values_of(DataFormat format, const py::array& array) {
-    const py::dtype dtype = array.dtype();
-    const size_t n = static_cast<size_t>(array.size());
-    std::vector<float> out(n);
-    auto copy_as = [&](auto tag) {
-        using T = decltype(tag);
-        const auto typed = py::array_t<T, py::array::c_style>::ensure(array);
-        const T* src = typed.data();
-        for (size_t i = 0; i < n; ++i) {
-            const uint32_t bits = static_cast<uint32_t>(src[i]);
-            std::memcpy(&out[i], &bits, 4);
-        }
-    };
-    if (dtype.is(py::dtype::of<float>())) {
-        const auto typed = py::array_t<float, py::array::c_style>::ensure(array);
-        std::memcpy(out.data(), typed.data(), n * sizeof(float));
-    } else if (format == DataFormat::UInt32 && dtype.is(py::dtype::of<uint32_t>())) {
-        copy_as(uint32_t{});
-    } else if (format == DataFormat::Int32 && dtype.is(py::dtype::of<int32_t>())) {
-        copy_as(int32_t{});
-    } else if (format == DataFormat::UInt16 && dtype.is(py::dtype::of<uint16_t>())) {
-        copy_as(uint16_t{});
-    } else {
-        throw py::type_error("values for " + std::string(numerics::format_name(format)) +
-                             " must be a float32 array" +
-                             (numerics::is_integer_format(format) ? " or the matching integer dtype" : "") +
-                             ", got dtype " + std::string(py::str(dtype)));
-    }
-    return out;
-}
-
-py::array_t<uint8_t> bytes_of(const py::array& array) {
-    const py::dtype dtype = array.dtype();
-    if (!dtype.is(py::dtype::of<uint8_t>()))
-        throw py::type_error("expected a uint8 array of packed bytes, got dtype " + std::string(py::str(dtype)));
-    return py::array_t<uint8_t, py::array::c_style>::ensure(array);
-}
+using numpy_values::bytes_of;
+using numpy_values::require_supported;
+using numpy_values::values_of;
 
 py::array_t<uint8_t> tilize_array(DataFormat format, const py::array& matrix) {
     require_supported(format);
@@ -106,234 +56,10 @@ py::array_t<float> untilize_array(DataFormat format, const py::array& pages, uin
     return out;
 }
 
-py::array_t<uint8_t> pack_elements_array(DataFormat format, const py::array& values) {
-    require_supported(format);
-    if (format == DataFormat::Bfp8_b) throw py::value_error("pack_elements: Bfp8_b is a tile-only block format");
-    const std::vector<float> in = values_of(format, values);
-    py::array_t<uint8_t> out(in.size() * numerics::element_bytes(format));
-    numerics::pack_elements(format, in.data(), out.mutable_data(), in.size());
-    return out;
-}
-
-py::array_t<float> unpack_elements_array(DataFormat format, const py::array& packed) {
-    require_supported(format);
-    if (format == DataFormat::Bfp8_b) throw py::value_error("unpack_elements: Bfp8_b is a tile-only block format");
-    const auto bytes = bytes_of(packed);
-    const uint32_t element = numerics::element_bytes(format);
-    if (bytes.size() % element != 0)
-        throw py::value_error("unpack_elements: " + std::to_string(bytes.size()) + " bytes is not a whole number of " +
-                              numerics::format_name(format) + " elements");
-    py::array_t<float> out(bytes.size() / element);
-    numerics::unpack_elements(format, bytes.data(), out.mutable_data(), out.size());
-    return out;
-}
-
-// Tile matmuls per second of numerics::matmul_tile_accumulate on random tiles.
-double matmul_tile_benchmark(uint32_t iterations) {
-    if (iterations == 0) throw py::value_error("matmul_tile_benchmark: iterations must be positive, got 0");
-    std::vector<float> a(numerics::TILE_ELEMENTS), b(numerics::TILE_ELEMENTS), c(numerics::TILE_ELEMENTS, 0.0f);
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    for (auto* t : {&a, &b})
-        for (float& v : *t) v = dist(rng);
-    const auto start = std::chrono::steady_clock::now();
-    for (uint32_t i = 0; i < iterations; ++i) numerics::matmul_tile_accumulate(a.data(), b.data(), c.data());
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    volatile float sink = c[0];  // keep the work observable
-    (void)sink;
-    return iterations / seconds;
-}
-
-// ---- ComputeEngine test harness ---------------------------------------------------
-
-// CBs as plain page arrays. Page i of a CB sits at ring slot (start + i) % pages,
-// for both front and back, so a test can place a block across the end of the ring.
-class PageStore : public emu::CbTileAccess {
-   public:
-    struct Cb {
-        DataFormat format;
-        uint32_t page_size;
-        uint32_t pages;
-        uint32_t start = 0;
-        std::vector<uint8_t> bytes;
-    };
-
-    void add(uint32_t id, DataFormat format, uint32_t pages, uint32_t page_size) {
-        cbs_[id] = Cb{format, page_size, pages, 0, std::vector<uint8_t>(size_t(pages) * page_size)};
-    }
-    Cb& cb(uint32_t id) {
-        auto it = cbs_.find(id);
-        if (it == cbs_.end()) throw emu::EmuError("harness: CB " + std::to_string(id) + " is not configured");
-        return it->second;
-    }
-
-    const uint8_t* front_tile(uint32_t id, uint32_t index) override { return page(id, index); }
-    uint8_t* back_tile(uint32_t id, uint32_t index) override { return page(id, index); }
-    DataFormat format(uint32_t id) override { return cb(id).format; }
-    uint32_t tile_size(uint32_t id) override { return cb(id).page_size; }
-
-   private:
-    uint8_t* page(uint32_t id, uint32_t index) {
-        Cb& c = cb(id);
-        if (index >= c.pages)
-            throw emu::EmuError("harness: CB " + std::to_string(id) + " page " + std::to_string(index) +
-                                " is past its " + std::to_string(c.pages) + " pages");
-        return c.bytes.data() + size_t((c.start + index) % c.pages) * c.page_size;
-    }
-    std::map<uint32_t, Cb> cbs_;
-};
-
-class EngineHarness {
-   public:
-    // cbs: {cb id: (format, pages)} with one-tile pages, or (format, pages, page_size).
-    EngineHarness(const program::ComputeConfigDescriptor& config, const py::dict& cbs) : engine_(store_, config) {
-        for (const auto& [key, spec] : cbs) {
-            const auto id = key.cast<uint32_t>();
-            const auto fields = spec.cast<py::tuple>();
-            const auto format = fields[0].cast<DataFormat>();
-            const auto pages = fields[1].cast<uint32_t>();
-            const uint32_t page_size =
-                fields.size() > 2 ? fields[2].cast<uint32_t>() : program::tile_size_bytes(format);
-            store_.add(id, format, pages, page_size);
-        }
-    }
-
-    // Writes `data` (uint8) starting at page 0, and places page 0 at ring slot `start`.
-    void load(uint32_t cb, const py::array& data, uint32_t start) {
-        auto bytes = bytes_of(data);
-        PageStore::Cb& c = store_.cb(cb);
-        if (static_cast<size_t>(bytes.size()) > c.bytes.size())
-            throw py::value_error("load: " + std::to_string(bytes.size()) + " bytes do not fit CB " +
-                                  std::to_string(cb) + " (" + std::to_string(c.bytes.size()) + " bytes)");
-        c.start = start % c.pages;
-        for (size_t i = 0; i < static_cast<size_t>(bytes.size()); ++i) {
-            const size_t page = i / c.page_size;
-            const size_t slot = (c.start + page) % c.pages;
-            c.bytes[slot * c.page_size + i % c.page_size] = bytes.data()[i];
-        }
-    }
-
-    // The CB's bytes in page order (page 0 first).
-    py::array_t<uint8_t> read(uint32_t cb) {
-        PageStore::Cb& c = store_.cb(cb);
-        py::array_t<uint8_t> out(c.bytes.size());
-        for (uint32_t p = 0; p < c.pages; ++p)
-            std::memcpy(out.mutable_data() + size_t(p) * c.page_size, store_.front_tile(cb, p), c.page_size);
-        return out;
-    }
-
-    emu::ComputeEngine& engine() { return engine_; }
-
-   private:
-    PageStore store_;
-    emu::ComputeEngine engine_;
-};
-
-// Tile matmuls per second through the whole ComputeEngine path as a matmul
-// kernel drives it: bf16 CBs, 4 output tiles in DST, k_tiles accumulation
-// steps per acquire, then 4 packs.
-double engine_matmul_benchmark(uint32_t iterations, uint32_t k_tiles, bool fp32_dest_acc_en) {
-    if (iterations == 0 || k_tiles == 0)
-        throw py::value_error("engine_matmul_benchmark: iterations and k_tiles must be positive, got " +
-                              std::to_string(iterations) + ", " + std::to_string(k_tiles));
-    constexpr uint32_t out_tiles = 4;  // fits DST in every mode
-    PageStore store;
-    const uint32_t page = program::tile_size_bytes(DataFormat::Float16_b);
-    store.add(0, DataFormat::Float16_b, k_tiles, page);
-    store.add(1, DataFormat::Float16_b, k_tiles * out_tiles, page);
-    store.add(2, DataFormat::Float16_b, out_tiles, page);
-    // Normal-range operands (N(0, 1) in bf16): subnormal products would measure the host's slow path.
-    std::mt19937 rng(11);
-    std::normal_distribution<float> dist(0.0f, 1.0f);
-    for (uint32_t cb : {0u, 1u}) {
-        auto& bytes = store.cb(cb).bytes;
-        for (size_t i = 0; i + 1 < bytes.size(); i += 2) {
-            const uint16_t value = numerics::float_to_bf16_bits(dist(rng));
-            std::memcpy(bytes.data() + i, &value, 2);
-        }
-    }
-    program::ComputeConfigDescriptor config;
-    config.fp32_dest_acc_en = fp32_dest_acc_en;
-    emu::ComputeEngine engine(store, config);
-    const auto start = std::chrono::steady_clock::now();
-    for (uint32_t it = 0; it < iterations; ++it) {
-        engine.tile_regs_acquire();
-        for (uint32_t k = 0; k < k_tiles; ++k)
-            for (uint32_t n = 0; n < out_tiles; ++n) engine.matmul_tiles(0, 1, k, k * out_tiles + n, n, false);
-        engine.tile_regs_commit();
-        engine.tile_regs_wait();
-        for (uint32_t n = 0; n < out_tiles; ++n) engine.pack_tile(n, 2, std::nullopt);
-        engine.tile_regs_release();
-        engine.on_push_back(2);
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return double(engine.tile_matmuls()) / seconds;
-}
-
-void bind_engine_harness(py::module_& m) {
-    // EmuError is left to the emulator's module to register; unregistered, it reaches Python as RuntimeError.
-    py::enum_<numerics::BinaryOp>(m, "BinaryOp")
-        .value("Add", numerics::BinaryOp::Add)
-        .value("Sub", numerics::BinaryOp::Sub)
-        .value("Mul", numerics::BinaryOp::Mul);
-    py::enum_<numerics::Broadcast>(m, "Broadcast")
-        .value("NONE", numerics::Broadcast::None)  // named like tt-metal's BroadcastType
-        .value("ROW", numerics::Broadcast::Row)
-        .value("COL", numerics::Broadcast::Col)
-        .value("SCALAR", numerics::Broadcast::Scalar);
-    py::enum_<numerics::UnaryOp>(m, "UnaryOp")
-        .value("Silu", numerics::UnaryOp::Silu)
-        .value("Sigmoid", numerics::UnaryOp::Sigmoid)
-        .value("Exp", numerics::UnaryOp::Exp)
-        .value("Relu", numerics::UnaryOp::Relu)
-        .value("Recip", numerics::UnaryOp::Recip)
-        .value("Neg", numerics::UnaryOp::Neg);
-
-    using E = EngineHarness;
-    py::class_<E>(m, "_EngineHarness",
-                  "Test harness: a ComputeEngine over in-memory CBs {id: (format, pages[, page_size])}.")
-        .def(py::init<const program::ComputeConfigDescriptor&, const py::dict&>(), py::arg("config"),
-             py::arg("cbs"))
-        .def("load", &E::load, py::arg("cb"), py::arg("data"), py::arg("start") = 0)
-        .def("read", &E::read, py::arg("cb"))
-        .def("tile_regs_acquire", [](E& h) { h.engine().tile_regs_acquire(); })
-        .def("tile_regs_commit", [](E& h) { h.engine().tile_regs_commit(); })
-        .def("tile_regs_wait", [](E& h) { h.engine().tile_regs_wait(); })
-        .def("tile_regs_release", [](E& h) { h.engine().tile_regs_release(); })
-        .def("copy_tile", [](E& h, uint32_t cb, uint32_t i, uint32_t dst) { h.engine().copy_tile(cb, i, dst); })
-        .def("matmul_tiles",
-             [](E& h, uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose) {
-                 h.engine().matmul_tiles(a, b, ia, ib, dst, transpose);
-             },
-             py::arg("cb_a"), py::arg("cb_b"), py::arg("ia"), py::arg("ib"), py::arg("dst"),
-             py::arg("transpose_b") = false)
-        .def("matmul_block",
-             [](E& h, uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose, uint32_t ct,
-                uint32_t rt, uint32_t kt) { h.engine().matmul_block(a, b, ia, ib, dst, transpose, ct, rt, kt); },
-             py::arg("cb_a"), py::arg("cb_b"), py::arg("ia"), py::arg("ib"), py::arg("dst"), py::arg("transpose"),
-             py::arg("ct_dim"), py::arg("rt_dim"), py::arg("kt_dim"))
-        .def("binary_tiles",
-             [](E& h, numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t a, uint32_t b, uint32_t ia,
-                uint32_t ib, uint32_t dst) { h.engine().binary_tiles(op, bcast, a, b, ia, ib, dst); })
-        .def("unary_tile", [](E& h, numerics::UnaryOp op, uint32_t dst) { h.engine().unary_tile(op, dst); })
-        .def("pack_tile",
-             [](E& h, uint32_t dst, uint32_t cb, std::optional<uint32_t> index) {
-                 h.engine().pack_tile(dst, cb, index);
-             },
-             py::arg("dst"), py::arg("cb"), py::arg("out_tile_index") = py::none())
-        .def("on_push_back", [](E& h, uint32_t cb) { h.engine().on_push_back(cb); })
-        .def("tilize_block", [](E& h, uint32_t in, uint32_t n, uint32_t out) { h.engine().tilize_block(in, n, out); })
-        .def("untilize_block",
-             [](E& h, uint32_t in, uint32_t n, uint32_t out) { h.engine().untilize_block(in, n, out); })
-        .def_property_readonly("tile_matmuls", [](E& h) { return h.engine().tile_matmuls(); })
-        .def_property_readonly("tiles_packed", [](E& h) { return h.engine().tiles_packed(); })
-        .def_property_readonly("dst_capacity", [](E& h) { return h.engine().dst_capacity(); });
-}
-
 }  // namespace
 
 void bind_numerics(py::module_& parent) {
-    auto m = parent.def_submodule("numerics", "Tile formats, layout conversion and the emulator's tile math");
+    auto m = parent.def_submodule("numerics", "Tile sizes and host layout conversion");
     m.def("tile_bytes",
           [](DataFormat format) {
               require_supported(format);
@@ -344,16 +70,6 @@ void bind_numerics(py::module_& parent) {
           "(rows, cols) values -> uint8 tile pages in row-major tile order, packed as ttnn lays them out.");
     m.def("untilize", &untilize_array, py::arg("data_format"), py::arg("pages"), py::arg("rows"), py::arg("cols"),
           "uint8 tile pages -> (rows, cols) float32 values.");
-    m.def("pack_elements", &pack_elements_array, py::arg("data_format"), py::arg("values"),
-          "Values -> uint8 bytes of a ROW_MAJOR page (element formats only).");
-    m.def("unpack_elements", &unpack_elements_array, py::arg("data_format"), py::arg("packed"),
-          "uint8 bytes of a ROW_MAJOR page -> float32 values.");
-    m.def("matmul_tile_benchmark", &matmul_tile_benchmark, py::arg("iterations"),
-          "Tile matmuls (32x32x32, fp32) per second, single-threaded.");
-    m.def("engine_matmul_benchmark", &engine_matmul_benchmark, py::arg("iterations"), py::arg("k_tiles") = 8,
-          py::arg("fp32_dest_acc_en") = false,
-          "Tile matmuls per second through the ComputeEngine (unpack bf16, matmul, DST rounding, pack).");
-    bind_engine_harness(m);
 }
 
 }  // namespace ttnn_moe::bindings

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ttnn_moe.conformance_jit import ComputeConfig, canonical_format
+from tools.conformance.jit import ComputeConfig, canonical_format
 
 _LINE = re.compile(r"^\s*//\s*conformance:(.*)$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

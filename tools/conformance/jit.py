@@ -15,7 +15,7 @@ This module writes those files and builds the compiler command with the include
 directories and defines of a Wormhole B0 build (arch, processor, NOC, bank counts),
 so the check parses exactly the code the device build would. Only `sfpi.h` and
 `lltt.h`, which come with the RISC-V toolchain rather than the wheel, are replaced
-by stand-ins (see `ttnn_moe/conformance_stubs/`).
+by stand-ins (see `tools/conformance/stubs/`).
 """
 
 from __future__ import annotations

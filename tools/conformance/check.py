@@ -5,7 +5,7 @@ kernel calling something that does not exist in 0.81.1 (`mm_init`, `add_tiles_in
 or calling a real function with the wrong arguments, could pass every emulator test
 and still fail to build on hardware. This check parses each kernel with a host C++
 compiler (`-fsyntax-only`) against the REAL headers of the `ttnn==0.81.1` wheel, the
-way tt-metal's JIT builds it for a Wormhole B0 (see `conformance_jit`):
+way tt-metal's JIT builds it for a Wormhole B0 (see `tools.conformance.jit`):
 
 - dataflow kernels twice, as BRISC (NOC 0) and NCRISC (NOC 1);
 - compute kernels three times, as TRISC0/1/2 (unpack, math, pack).
@@ -21,12 +21,12 @@ object-API headers use: clang++ >= 17 or g++ >= 13 (Debian 12: `apt-get install 
 clang-19`). `$TTNN_MOE_CONFORMANCE_CXX` overrides the choice.
 
 Usage:
-    from ttnn_moe.conformance import check_kernel
+    from tools.conformance.check import check_kernel
     result = check_kernel("reader.cpp", "dataflow", compile_time_args=(2, 2048), named_args={"cb_in": 0})
     assert result.ok, result.report()
 
 Kernels declare their own configurations in `// conformance:` comment lines (the
-convention is documented in `conformance_registry`); `check_registry()` checks every
+convention is documented in `tools.conformance.registry`); `check_registry()` checks every
 kernel under `ttnn_moe/kernels/` and `tests/kernels/`.
 
 Results are cached in `$TTNN_MOE_CACHE/conformance/` under a hash of the kernel
@@ -51,13 +51,13 @@ from pathlib import Path
 
 from loguru import logger
 
-from ttnn_moe import conformance_jit as jit
-from ttnn_moe.conformance_jit import ComputeConfig
-from ttnn_moe.conformance_registry import KernelSpec, Registry, discover
-from ttnn_moe.tt_wheel import DEFAULT_VERSION, cache_root, ensure_ttnn_wheel
+from tools.conformance import jit
+from tools.conformance.jit import ComputeConfig
+from tools.conformance.registry import KernelSpec, Registry, discover
+from tools.tt_wheel import DEFAULT_VERSION, cache_root, ensure_ttnn_wheel
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
-_SOURCE_ROOT = _PACKAGE_DIR.parents[1]  # .../ttnn_moe (holds cpp/, kernels/, python/, conformance_stubs/)
+_TOOL_DIR = Path(__file__).resolve().parent
+_REPO_ROOT = _TOOL_DIR.parents[1]
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>fatal error|error|warning): "
                          r"(?P<message>.*)$")
 _LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
@@ -66,16 +66,13 @@ _OUTPUT_KEPT_CHARS = 6000
 
 
 def stubs_dir() -> Path:
-    """The stand-ins for the RISC-V toolchain's sfpi.h / lltt.h (packaged copy first, then the source tree)."""
-    for candidate in (_PACKAGE_DIR / "conformance_stubs", _SOURCE_ROOT / "conformance_stubs"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"conformance_stubs not found beside {_PACKAGE_DIR} or in {_SOURCE_ROOT}")
+    """The stand-ins for the RISC-V toolchain's sfpi.h / lltt.h."""
+    return _TOOL_DIR / "stubs"
 
 
 def default_roots() -> list[Path]:
-    """Where the project's kernels live in a source checkout: the ops' kernels and the test kernels."""
-    return [_SOURCE_ROOT / "kernels", _SOURCE_ROOT.parent / "tests" / "kernels"]
+    """Where the project's kernels live: the ops' kernels and the test kernels."""
+    return [_REPO_ROOT / "ttnn_moe" / "kernels", _REPO_ROOT / "tests" / "kernels"]
 
 
 @dataclass(frozen=True)
