@@ -31,6 +31,7 @@ from ttnn_moe.testing import assert_pcc
 DF = _C.program.DataFormat
 RM = _C.program.Layout.ROW_MAJOR
 LINEAR, RING, MESH = (_C.ops.FabricTopology.Linear, _C.ops.FabricTopology.Ring, _C.ops.FabricTopology.Mesh)
+DISPATCH_STATUS = _C.ops.all_to_all_dispatch_dense.StatusWord
 
 
 def arg(shape, dtype, layout=RM, address=4096):
@@ -383,7 +384,8 @@ def check_dispatch(out, expected):
         for offset, count in zip(exp.expert_offsets.reshape(-1).tolist(), exp.num_routed_tokens.reshape(-1).tolist()):
             block = slice(offset, offset + -(-count // 32) * 32)
             assert torch.equal(got["tokens"][d][block], exp.tokens[block]), f"device {d}: rows {block}"
-        assert words(got["dispatch_status"][d])[0, 0] == exp.overflow[0], f"device {d}: dropped rows"
+        assert words(got["dispatch_status"][d])[0, DISPATCH_STATUS.kDroppedRows] == exp.overflow[0], (
+            f"device {d}: dropped rows")
 
 
 def unique_remote_pairs(ids, shape, axis):
