@@ -24,8 +24,9 @@ inline constexpr uint32_t kTileElements = 1024;
 // compile-time args and its address runtime args [0, kNumIo) come in this order.
 enum Io : uint32_t { kReduced, kSlotSource, kNumSlots, kOutput, kPartials, kPresence, kStatus, kNumIo };
 
-// Runtime args of the dataflow kernel, after the addresses; 2*D route words
-// (fabric_line.hpp) start at kRoutes, then the fabric connection block the host appends.
+// Runtime args of the dataflow kernel, after the addresses; the route words of the D line
+// positions (common_shared.hpp) start at kRoutes, then the fabric connection block the
+// host appends.
 namespace dataflow_arg {
 enum : uint32_t {
     kNumTokens = kNumIo,  // T = B*S

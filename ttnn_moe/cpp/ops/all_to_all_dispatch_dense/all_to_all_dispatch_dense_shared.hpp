@@ -37,8 +37,8 @@ enum Io : uint32_t {
 };
 
 // Runtime args of the kernel, after the addresses. From kLineDevices on, the length
-// depends on the line size D: D row-major device indices of the line, 2*D route words
-// (fabric_line.hpp), then the fabric connection block the host appends.
+// depends on the line size D: D row-major device indices of the line, the route words of
+// the D positions (common_shared.hpp), then the fabric connection block the host appends.
 namespace dataflow_arg {
 enum : uint32_t {
     kNumTokens = kNumIo,   // T = B*S

@@ -52,7 +52,7 @@ struct Args {
     bool output_is_fp32, return_partials;
     uint32_t presence_stride, num_links;
     uint32_t route_arg() const { return dataflow_arg::kRoutes; }
-    uint32_t connection_arg() const { return dataflow_arg::kRoutes + 2 * line_size; }
+    uint32_t connection_arg() const { return dataflow_arg::kRoutes + moe_fabric::kRouteWordsPerPosition * line_size; }
     uint32_t row_bytes() const { return hidden * 2; }
     uint32_t presence_bytes() const { return num_tokens * 4; }
     uint32_t out_element_bytes() const { return output_is_fp32 ? 4 : 2; }

@@ -69,9 +69,9 @@ struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, top_k, hidden, num_experts, local_experts, num_devices, line_size, position, capacity,
         max_payload, mapping_element_bytes, num_links;
-    uint32_t line_devices[moe_fabric::kMaxLine];  // row-major mesh index of each line position
+    uint32_t line_devices[moe_fabric::kMaxLineDevices];  // row-major mesh index of each line position
     uint32_t route_arg() const { return dataflow_arg::kLineDevices + line_size; }
-    uint32_t connection_arg() const { return route_arg() + 2 * line_size; }
+    uint32_t connection_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
     uint32_t row_bytes() const { return hidden * 2; }
     uint32_t assignments() const { return num_tokens * top_k; }
 };
@@ -176,7 +176,7 @@ uint32_t mapped_device(const Args& a, const Scratch& s, const Tensor<kMapping>& 
 // Owner position and line index of every expert; returns the number of line experts.
 uint32_t map_experts_to_line(const Args& a, const Scratch& s, PlanTables& plan, uint32_t* status) {
     const auto mapping = tensor<kMapping>(a);
-    uint32_t experts_at[moe_fabric::kMaxLine] = {};
+    uint32_t experts_at[moe_fabric::kMaxLineDevices] = {};
     uint32_t line_experts = 0;
     for (uint32_t e = 0; e < a.num_experts; ++e) {
         const uint32_t device = mapped_device(a, s, mapping, e);
@@ -258,7 +258,7 @@ struct TokenRows {
     bool any;
     uint32_t num_local;
     uint32_t local[kMaxTopK];
-    uint32_t first_at[moe_fabric::kMaxLine];
+    uint32_t first_at[moe_fabric::kMaxLineDevices];
 };
 
 void find_rows_of_token(const Args& a, const Scratch& s, PlanTables& plan, uint32_t t, TokenRows& rows) {
