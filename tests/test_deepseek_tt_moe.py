@@ -17,7 +17,7 @@ from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to
 from models.deepseek_v3.tt.moe_gate import moe_gate as tt_moe_gate
 from models.deepseek_v3.weights import random_moe_state_dict
 from ttnn_moe import emu
-from ttnn_moe.ops.all_to_all_dispatch_dense import raise_on_dispatch_errors
+from ttnn_moe.ops.all_to_all_dispatch_dense import StatusWord, raise_on_dispatch_errors
 from ttnn_moe.testing import assert_pcc, comp_pcc
 
 CONFIG = DeepseekV3MoEConfig.mini()
@@ -179,8 +179,8 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
         moe = TtMoE(weights, CONFIG, mesh_device)
         moe(input_to_mesh(bf16_tokens(32, seed=11), mesh_device),
             observer=lambda stage, t: shapes.setdefault(stage, (tuple(t.shape), t.layout)))
-        # dispatch_status words 0, 2, 6: dropped rows, invalid expert ids, expert-mapping errors.
-        status = [tuple(int(words.reshape(-1)[i]) for i in (0, 2, 6))
+        checked = (StatusWord.kDroppedRows, StatusWord.kInvalidIds, StatusWord.kMappingErrors)
+        status = [tuple(int(words.reshape(-1)[i]) for i in checked)
                   for words in device_values(moe.last_dispatch_status)]
         reduce_overflow = [int(words.sum()) for words in device_values(moe.last_reduce_row_overflow)]
     finally:

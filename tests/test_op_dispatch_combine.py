@@ -32,6 +32,7 @@ from ttnn_moe.testing import assert_pcc
 DF = _C.program.DataFormat
 RM = _C.program.Layout.ROW_MAJOR
 LINEAR, RING, MESH = (_C.ops.FabricTopology.Linear, _C.ops.FabricTopology.Ring, _C.ops.FabricTopology.Mesh)
+DISPATCH_STATUS = _C.ops.all_to_all_dispatch_dense.StatusWord
 
 
 def arg(shape, dtype, layout=RM, address=4096):
@@ -84,6 +85,18 @@ def test_dispatch_output_specs_follow_the_spec_shapes():
                                             DF.UInt32, DF.UInt32, DF.UInt32]
     # routing_counts (D, E) and routing_lists (D, 2*T*K): one page per line position.
     assert shapes[8:] == [[8, 64], [8, 2 * 21 * 4]]
+
+
+def test_status_records_keep_their_documented_word_order():
+    dispatch = _C.ops.all_to_all_dispatch_dense
+    combine = _C.ops.all_to_all_combine_dense
+    assert list(dispatch.StatusWord.__members__) == [
+        "kDroppedRows", "kNeededRows", "kInvalidIds", "kFirstInvalidToken", "kFirstInvalidK", "kFirstInvalidId",
+        "kMappingErrors", "kFirstBadExpert"]
+    assert list(combine.StatusWord.__members__) == ["kBadSlots", "kFirstBadSlot", "kNumSlotsClamped"]
+    for op in (dispatch, combine):
+        assert [int(w) for w in op.StatusWord.__members__.values()] == list(range(len(op.StatusWord.__members__)))
+        assert op.STATUS_WORDS == 8
 
 
 def test_default_capacity_is_the_worst_case_for_distinct_experts():
@@ -384,7 +397,8 @@ def check_dispatch(out, expected):
         for offset, count in zip(exp.expert_offsets.reshape(-1).tolist(), exp.num_routed_tokens.reshape(-1).tolist()):
             block = slice(offset, offset + -(-count // 32) * 32)
             assert torch.equal(got["tokens"][d][block], exp.tokens[block]), f"device {d}: rows {block}"
-        assert words(got["dispatch_status"][d])[0, 0] == exp.overflow[0], f"device {d}: dropped rows"
+        assert words(got["dispatch_status"][d])[0, DISPATCH_STATUS.kDroppedRows] == exp.overflow[0], (
+            f"device {d}: dropped rows")
 
 
 def unique_remote_pairs(ids, shape, axis):
@@ -609,6 +623,29 @@ def test_invalid_ids_raise_in_strict_mode_and_are_skipped_otherwise():
     out = all_to_all_dispatch_dense(*inputs, cluster_axis=axis, strict=False)
     check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis,
                                                          capacity=out.tokens.shape[0], strict=False))
+
+
+def test_combine_strict_mode_names_a_bad_slot_and_a_num_slots_over_capacity():
+    shape, axis = (1, 4), 1
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", 1, 3, seed=16)
+    mesh = open_mesh(shape)
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+    capacity = out.tokens.shape[0]
+    reduced = from_shards([torch.zeros(capacity, HIDDEN, dtype=torch.bfloat16)] * 4, emu.bfloat16,
+                          emu.ROW_MAJOR_LAYOUT, mesh)
+
+    def uint32_mesh(shards):
+        return from_shards(shards, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh)
+
+    sources = [torch.zeros(capacity, 2, dtype=torch.int32) for _ in range(4)]
+    sources[2][0] = torch.tensor([9, 0])  # position 9 is outside the line of 4
+    one_slot = uint32_mesh([torch.ones(1, dtype=torch.int32)] * 4)
+    bad_slot = dataclasses.replace(out.handle, slot_source=uint32_mesh(sources), num_slots=one_slot)
+    with pytest.raises(ValueError, match=r"device 2: slot 0 names a source outside the line .*\(1 bad slots\)"):
+        all_to_all_combine_dense(reduced, bad_slot)
+    over_capacity = uint32_mesh([torch.tensor([capacity + 1], dtype=torch.int32)] * 4)
+    with pytest.raises(ValueError, match="device 0: num_slots exceeds the capacity"):
+        all_to_all_combine_dense(reduced, dataclasses.replace(out.handle, num_slots=over_capacity))
 
 
 def test_a_mapping_that_is_not_one_hot_raises():

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "../../cpp/ops/common/common_shared.hpp"
 #include "api/dataflow/dataflow_api.h"
 
 namespace moe_kernel {
@@ -14,7 +15,7 @@ namespace moe_kernel {
 // Interleaved DRAM pages sit at the allocator's 32-byte alignment. Accessors are given
 // the aligned page size so page addresses are right whatever the accessor does with
 // the raw size; L1 slots use the same stride so a NOC read lands on an aligned address.
-constexpr uint32_t kDramAlign = 32;
+constexpr uint32_t kDramAlign = ttnn_moe::common_shared::kDramAlignment;
 constexpr uint32_t align_up(uint32_t bytes) { return (bytes + kDramAlign - 1) / kDramAlign * kDramAlign; }
 
 // Word (uint32) and half-word (uint16: bf16 bits) views of an L1 address.

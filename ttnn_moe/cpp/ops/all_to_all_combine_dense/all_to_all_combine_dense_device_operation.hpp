@@ -10,18 +10,21 @@
 //   partials (D, B, S, H) bf16: the rows received from each position (zero rows where a
 //     position sent nothing when return_partials is set, unspecified otherwise),
 //   presence (D, B*S) uint32 scratch: 1 where position q sent token t,
-//   combine_status (1, 8) uint32 (see StatusWord)
+//   combine_status (1, kStatusWords) uint32 (see StatusWord)
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp"
 #include "ops/common/dispatch_line.hpp"
 #include "ops/common/device_operation.hpp"
 #include "program/tensor_arg.hpp"
 
 namespace ttnn_moe::ops::combine_dense {
+
+namespace shared = ttnn_moe::all_to_all_combine_dense_shared;
 
 inline const std::string kOpName = "all_to_all_combine_dense";
 
@@ -38,13 +41,6 @@ struct Attributes {
         return std::tie(mesh.rows, mesh.cols, mesh.cluster_axis, mesh.topology, batch, seq, output_dtype, unit_dim,
                         return_partials, num_links, max_packet_payload);
     }
-};
-
-enum StatusWord : uint32_t {
-    kBadSlots = 0,        // used slots whose (position, token) is outside [0, D) x [0, B*S)
-    kFirstBadSlot = 1,
-    kNumSlotsClamped = 2, // 1 when num_slots exceeded capacity (then capacity slots were used)
-    kStatusWords = 8,
 };
 
 struct Shapes {

@@ -10,13 +10,12 @@
 namespace ttnn_moe::ops::combine_dense {
 
 using namespace program;
+using namespace shared;
 
 namespace {
-enum Io : uint32_t { kReduced, kSlotSource, kNumSlots, kOutput, kPartials, kPresence, kStatus, kNumIo };
+// CB ids (named compile-time args of the kernels).
 enum Cb : uint8_t { kCbRow, kCbPartial, kCbOut, kCbPresence, kCbStage, kCbHeaders, kCbAcc, kCbCount };
-constexpr uint32_t kTileElements = 1024;
-constexpr uint32_t kStageBytes = 64;
-constexpr uint32_t kHeaderSlotBytes = 128;
+// Semaphore ids on the kernels' core.
 enum Semaphore : uint32_t { kSemInit = 0, kSemPartials = 1 };
 
 }  // namespace
@@ -65,33 +64,50 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     kernel.core_ranges = cores;
     for (uint32_t i = 0; i < kNumIo; ++i) append_runtime_page_size_accessor_args(io[i], kernel.compile_time_args);
     kernel.named_compile_time_args = {
-        {"cb_row", kCbRow},     {"cb_partial", kCbPartial}, {"cb_out", kCbOut},     {"cb_count", kCbCount},
-        {"cb_presence", kCbPresence},
-        {"cb_stage", kCbStage}, {"cb_headers", kCbHeaders}, {"sem_init", kSemInit}, {"sem_partials", kSemPartials},
+        {named_arg::kCbRow, kCbRow},
+        {named_arg::kCbPartial, kCbPartial},
+        {named_arg::kCbOut, kCbOut},
+        {named_arg::kCbCount, kCbCount},
+        {named_arg::kCbPresence, kCbPresence},
+        {named_arg::kCbStage, kCbStage},
+        {named_arg::kCbHeaders, kCbHeaders},
+        {named_arg::kSemInit, kSemInit},
+        {named_arg::kSemPartials, kSemPartials},
     };
     kernel.config = WriterConfigDescriptor{};
 
     KernelDescriptor sum;
     sum.kernel_source = kernels_root + "/all_to_all_combine_dense/compute/sum_partials.cpp";
     sum.core_ranges = cores;
-    sum.named_compile_time_args = {
-        {"cb_partial", kCbPartial}, {"cb_acc", kCbAcc}, {"cb_out", kCbOut}, {"cb_count", kCbCount}};
+    sum.named_compile_time_args = {{named_arg::kCbPartial, kCbPartial},
+                                   {named_arg::kCbAcc, kCbAcc},
+                                   {named_arg::kCbOut, kCbOut},
+                                   {named_arg::kCbCount, kCbCount}};
     ComputeConfigDescriptor sum_config;
     sum_config.math_fidelity = MathFidelity::HiFi4;
     sum_config.fp32_dest_acc_en = true;
     sum.config = sum_config;
-    sum.runtime_args.emplace_back(
-        core, std::vector<uint32_t>{tokens, (s.hidden + kTileElements - 1) / kTileElements});
+    std::vector<uint32_t> sum_args(compute_arg::kCount);
+    sum_args[compute_arg::kNumTokens] = tokens;
+    sum_args[compute_arg::kNumChunks] = (s.hidden + kTileElements - 1) / kTileElements;
+    sum.runtime_args.emplace_back(core, std::move(sum_args));
 
     CachedProgram cached;
-    std::vector<uint32_t> args;
+    std::vector<uint32_t> args(dataflow_arg::kRoutes);
     for (uint32_t i = 0; i < kNumIo; ++i) {
-        cached.address_slots.push_back({0, 0, static_cast<uint32_t>(args.size()), i});
-        args.push_back(io[i].address);
+        cached.address_slots.push_back({0, 0, i, i});
+        args[i] = io[i].address;
     }
-    args.insert(args.end(), {tokens, s.hidden, line_size, line.position, s.capacity, attrs.max_packet_payload,
-                             attrs.output_dtype == DataFormat::Float32 ? 1u : 0u, attrs.return_partials ? 1u : 0u,
-                             presence_stride, attrs.num_links});
+    args[dataflow_arg::kNumTokens] = tokens;
+    args[dataflow_arg::kHidden] = s.hidden;
+    args[dataflow_arg::kLineSize] = line_size;
+    args[dataflow_arg::kPosition] = line.position;
+    args[dataflow_arg::kCapacity] = s.capacity;
+    args[dataflow_arg::kMaxPacketPayload] = attrs.max_packet_payload;
+    args[dataflow_arg::kOutputIsFp32] = attrs.output_dtype == DataFormat::Float32 ? 1u : 0u;
+    args[dataflow_arg::kReturnPartials] = attrs.return_partials ? 1u : 0u;
+    args[dataflow_arg::kPresenceStride] = presence_stride;
+    args[dataflow_arg::kNumLinks] = attrs.num_links;
     append_route_args(mesh, line, fabric_node_ids, args);
     kernel.runtime_args.emplace_back(core, std::move(args));
     program.kernels.push_back(std::move(kernel));

@@ -11,7 +11,7 @@ using program::DataFormat;
 using program::TensorArg;
 
 namespace {
-constexpr uint32_t kTile = 32;
+using shared::kTile;
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(kOpName + ": " + what); }
 
@@ -63,8 +63,8 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
         fail("topk_weights " + shape_str(weights.shape) + " must have the shape of topk_indices " +
              shape_str(ids.shape));
     }
-    if (ids_shape[2] > kMaxTopK) {
-        fail("K = " + std::to_string(ids_shape[2]) + " exceeds the supported top-k of " + std::to_string(kMaxTopK));
+    if (ids_shape[2] > shared::kMaxTopK) {
+        fail("K = " + std::to_string(ids_shape[2]) + " exceeds the supported top-k of " + std::to_string(shared::kMaxTopK));
     }
     const uint32_t hidden = x_shape[2];
     if (hidden % 16) fail("H = " + std::to_string(hidden) + " must be a multiple of 16 (32-byte rows)");
@@ -75,8 +75,8 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
              " mesh has " + std::to_string(num_devices));
     }
     const uint32_t num_experts = mapping_shape[0];
-    if (num_experts > kMaxExperts) {
-        fail("E = " + std::to_string(num_experts) + " exceeds the " + std::to_string(kMaxExperts) +
+    if (num_experts > shared::kMaxExperts) {
+        fail("E = " + std::to_string(num_experts) + " exceeds the " + std::to_string(shared::kMaxExperts) +
              " experts a routing-list entry can name");
     }
     if (num_experts % num_devices) {
@@ -92,7 +92,8 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
              element_bytes(mapping.dtype)};
     if (s.capacity == 0) s.capacity = default_capacity(s.tokens(), s.top_k, attrs.mesh.line_size(), s.local_experts);
     if (s.capacity % kTile) {
-        fail("capacity " + std::to_string(s.capacity) + " must be a multiple of 32 (expert blocks are tile-aligned)");
+        fail("capacity " + std::to_string(s.capacity) + " must be a multiple of " + std::to_string(kTile) +
+             " (expert blocks are tile-aligned)");
     }
     return s;
 }
@@ -107,9 +108,9 @@ std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const 
         row_major_spec({s.capacity}, DataFormat::Float16_b),
         row_major_spec({s.capacity, 2}, DataFormat::UInt32),
         row_major_spec({1}, DataFormat::UInt32),
-        row_major_spec({1, kStatusWords}, DataFormat::UInt32),
+        row_major_spec({1, shared::kStatusWords}, DataFormat::UInt32),
         row_major_spec({attrs.mesh.line_size(), s.num_experts}, DataFormat::UInt32),
-        row_major_spec({attrs.mesh.line_size(), 2 * s.tokens() * s.top_k}, DataFormat::UInt32),
+        row_major_spec({attrs.mesh.line_size(), shared::kListEntryBytes / 4 * s.tokens() * s.top_k}, DataFormat::UInt32),
     };
 }
 

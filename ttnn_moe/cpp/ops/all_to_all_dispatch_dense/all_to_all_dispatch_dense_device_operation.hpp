@@ -8,7 +8,7 @@
 //   tokens (capacity, H) bf16, num_routed_tokens (E_l, 1) uint32, expert_offsets (E_l, 1) uint32,
 //   token_idx_map (capacity,) uint32, routed_token_weights (capacity,) bf16,
 //   slot_source (capacity, 2) uint32, num_slots (1,) uint32,
-//   dispatch_status (1, 8) uint32 (see StatusWord),
+//   dispatch_status (1, kStatusWords) uint32 (see StatusWord),
 //   routing_counts (D, E) uint32: scratch receiving every line member's assignments per line expert,
 //   routing_lists (D, 2*T*K) uint32: scratch receiving each member's (token, expert, weight)
 //     list of its assignments to this device's experts
@@ -18,17 +18,16 @@
 #include <string>
 #include <vector>
 
+#include "ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
 #include "ops/common/dispatch_line.hpp"
 #include "ops/common/device_operation.hpp"
 #include "program/tensor_arg.hpp"
 
 namespace ttnn_moe::ops::dispatch_dense {
 
+namespace shared = ttnn_moe::all_to_all_dispatch_dense_shared;
+
 inline const std::string kOpName = "all_to_all_dispatch_dense";
-// Largest top-k the kernel's per-token tables hold.
-inline constexpr uint32_t kMaxTopK = 32;
-// Routing-list entries hold the expert id in 16 bits.
-inline constexpr uint32_t kMaxExperts = 65536;
 
 struct Attributes {
     MeshGeometry mesh;
@@ -39,19 +38,6 @@ struct Attributes {
         return std::tie(mesh.rows, mesh.cols, mesh.cluster_axis, mesh.topology, capacity, num_links,
                         max_packet_payload);
     }
-};
-
-// Words of the dispatch_status record, written by every device.
-enum StatusWord : uint32_t {
-    kDroppedRows = 0,     // assignments that did not fit `capacity`
-    kNeededRows = 1,      // rows the blocks would need with no capacity limit (tile-aligned)
-    kInvalidIds = 2,      // ids of this device's tokens outside [0, E)
-    kFirstInvalidToken = 3,
-    kFirstInvalidK = 4,
-    kFirstInvalidId = 5,
-    kMappingErrors = 6,   // experts not placed on exactly one device, plus 1 if this device's count != E_l
-    kFirstBadExpert = 7,
-    kStatusWords = 8,
 };
 
 struct Shapes {

@@ -10,26 +10,13 @@
 namespace ttnn_moe::ops::dispatch_dense {
 
 using namespace program;
+using namespace shared;
 
 namespace {
-// io tensor indices
-enum Io : uint32_t {
-    kX, kIds, kWeights, kMapping,
-    kTokens, kCounts, kOffsets, kIdxMap, kRowWeights, kSlotSource, kNumSlots, kStatus, kRoutingCounts,
-    kRoutingLists, kNumIo,
-};
+// CB ids of the kernel's L1 scratch (named compile-time args).
 enum Cb : uint8_t { kCbRow, kCbOwn, kCbCounts, kCbList, kCbMapping, kCbTables, kCbIdxImage, kCbWeightImage,
                     kCbStage, kCbHeaders };
-// Per-expert tables of the plan: owner position, line index, assignments before this
-// source, total assignments, running rank, block offset, rows kept.
-constexpr uint32_t kPlanTables = 7;
-constexpr uint32_t kListEntryBytes = 8;  // (token, expert | bf16 weight << 16)
-// Staging of one ids row (K <= kMaxTopK words) or the status record.
-constexpr uint32_t kStageBytes = kMaxTopK * 4;
-// Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
-constexpr uint32_t kHeaderSlotBytes = 128;
-// Semaphores on the kernel's core: peers ready, count pages landed, list packets landed,
-// token rows landed.
+// Semaphore ids on the kernel's core.
 enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3 };
 
 }  // namespace
@@ -49,7 +36,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     ProgramDescriptor program;
     program.cbs = {
         scratch_cb(cores, kCbRow, DataFormat::Float16_b, s.hidden * 2),
-        scratch_cb(cores, kCbOwn, DataFormat::UInt32, assignments * 6),
+        scratch_cb(cores, kCbOwn, DataFormat::UInt32, assignments * kOwnEntryBytes),
         scratch_cb(cores, kCbCounts, DataFormat::UInt32, line_size * round_up(s.num_experts * 4, kAlignment)),
         scratch_cb(cores, kCbList, DataFormat::UInt32, assignments * kListEntryBytes),
         scratch_cb(cores, kCbMapping, DataFormat::UInt32, mesh.num_devices() * s.mapping_element_bytes),
@@ -73,23 +60,41 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     kernel.core_ranges = cores;
     for (uint32_t i = 0; i < kNumIo; ++i) append_runtime_page_size_accessor_args(io[i], kernel.compile_time_args);
     kernel.named_compile_time_args = {
-        {"cb_row", kCbRow},         {"cb_own", kCbOwn},           {"cb_counts", kCbCounts},
-        {"cb_list", kCbList},       {"cb_mapping", kCbMapping},   {"cb_tables", kCbTables},
-        {"cb_idx_image", kCbIdxImage}, {"cb_weight_image", kCbWeightImage}, {"cb_stage", kCbStage},
-        {"cb_headers", kCbHeaders}, {"sem_init", kSemInit},       {"sem_counts", kSemCounts},
-        {"sem_lists", kSemLists},   {"sem_payload", kSemPayload},
+        {named_arg::kCbRow, kCbRow},
+        {named_arg::kCbOwn, kCbOwn},
+        {named_arg::kCbCounts, kCbCounts},
+        {named_arg::kCbList, kCbList},
+        {named_arg::kCbMapping, kCbMapping},
+        {named_arg::kCbTables, kCbTables},
+        {named_arg::kCbIdxImage, kCbIdxImage},
+        {named_arg::kCbWeightImage, kCbWeightImage},
+        {named_arg::kCbStage, kCbStage},
+        {named_arg::kCbHeaders, kCbHeaders},
+        {named_arg::kSemInit, kSemInit},
+        {named_arg::kSemCounts, kSemCounts},
+        {named_arg::kSemLists, kSemLists},
+        {named_arg::kSemPayload, kSemPayload},
     };
     kernel.config = WriterConfigDescriptor{};
 
     CachedProgram cached;
-    std::vector<uint32_t> args;
+    std::vector<uint32_t> args(dataflow_arg::kLineDevices);
     for (uint32_t i = 0; i < kNumIo; ++i) {
-        cached.address_slots.push_back({0, 0, static_cast<uint32_t>(args.size()), i});
-        args.push_back(io[i].address);
+        cached.address_slots.push_back({0, 0, i, i});
+        args[i] = io[i].address;
     }
-    args.insert(args.end(), {s.tokens(), s.top_k, s.hidden, s.num_experts, s.local_experts, mesh.num_devices(),
-                             line_size, line.position, s.capacity, attrs.max_packet_payload,
-                             s.mapping_element_bytes, attrs.num_links});
+    args[dataflow_arg::kNumTokens] = s.tokens();
+    args[dataflow_arg::kTopK] = s.top_k;
+    args[dataflow_arg::kHidden] = s.hidden;
+    args[dataflow_arg::kNumExperts] = s.num_experts;
+    args[dataflow_arg::kLocalExperts] = s.local_experts;
+    args[dataflow_arg::kNumDevices] = mesh.num_devices();
+    args[dataflow_arg::kLineSize] = line_size;
+    args[dataflow_arg::kPosition] = line.position;
+    args[dataflow_arg::kCapacity] = s.capacity;
+    args[dataflow_arg::kMaxPacketPayload] = attrs.max_packet_payload;
+    args[dataflow_arg::kMappingElementBytes] = s.mapping_element_bytes;
+    args[dataflow_arg::kNumLinks] = attrs.num_links;
     args.insert(args.end(), line.device_indices.begin(), line.device_indices.end());
     append_route_args(mesh, line, fabric_node_ids, args);
     kernel.runtime_args.emplace_back(core, std::move(args));

@@ -15,7 +15,18 @@ void bind(py::module_& ops) {
 inputs: [x (B, S, H) bfloat16, topk_indices (B, S, K) uint32, topk_weights (B, S, K) bfloat16,
 expert_mapping (1, 1, E, num_devices)], ROW_MAJOR; outputs per device: tokens (capacity, H), num_routed_tokens
 (E_l, 1), expert_offsets (E_l, 1), token_idx_map (capacity,), routed_token_weights (capacity,), slot_source
-(capacity, 2), num_slots (1,), dispatch_status (1, 8), and two scratch buffers (routing counts and lists).)doc");
+(capacity, 2), num_slots (1,), dispatch_status (1, STATUS_WORDS) indexed by StatusWord, and two scratch buffers
+(routing counts and lists).)doc");
+    py::enum_<shared::StatusWord>(m, "StatusWord", py::arithmetic(), "Words of the dispatch_status record.")
+        .value("kDroppedRows", shared::kDroppedRows)
+        .value("kNeededRows", shared::kNeededRows)
+        .value("kInvalidIds", shared::kInvalidIds)
+        .value("kFirstInvalidToken", shared::kFirstInvalidToken)
+        .value("kFirstInvalidK", shared::kFirstInvalidK)
+        .value("kFirstInvalidId", shared::kFirstInvalidId)
+        .value("kMappingErrors", shared::kMappingErrors)
+        .value("kFirstBadExpert", shared::kFirstBadExpert);
+    m.attr("STATUS_WORDS") = shared::kStatusWords;
     py::class_<Attributes>(m, "Attributes")
         .def(py::init([](uint32_t cluster_axis, uint32_t capacity, uint32_t num_links) {
                  Attributes attributes;

@@ -80,8 +80,9 @@ void append_route_args(const MeshGeometry& mesh, const DispatchLine& line,
     for (uint32_t q = 0; q < mesh.line_size(); ++q) {
         const Route route = route_between(line.position, q, mesh.line_size(), mesh.topology);
         const auto [mesh_id, chip_id] = fabric_node_ids[line.device_indices[q]];
-        runtime_args.push_back(static_cast<uint32_t>(route.direction) | route.hops << 8);
-        runtime_args.push_back((chip_id & 0xFFFF) | mesh_id << 16);
+        runtime_args.push_back(static_cast<uint32_t>(route.direction) | route.hops << common_shared::kHopsShift);
+        runtime_args.push_back((chip_id & ((1u << common_shared::kMeshIdShift) - 1)) |
+                               mesh_id << common_shared::kMeshIdShift);
     }
 }
 
@@ -96,7 +97,7 @@ void validate_line_program_inputs(const std::string& op, size_t num_io, size_t e
 
 program::CBDescriptor scratch_cb(const program::CoreRangeSet& cores, uint8_t index, program::DataFormat format,
                                  uint32_t bytes) {
-    constexpr uint32_t kPageBytes = 32;
+    constexpr uint32_t kPageBytes = common_shared::kScratchPageBytes;
     const uint32_t total = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
     return program::CBDescriptor{total, cores, {program::CBFormatDescriptor{index, format, kPageBytes, std::nullopt}}};
 }

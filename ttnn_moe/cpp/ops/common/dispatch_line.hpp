@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/common/common_shared.hpp"
 #include "program/program_descriptor.hpp"
 
 namespace ttnn_moe::ops {
@@ -20,12 +21,14 @@ namespace ttnn_moe::ops {
 // Values of ttnn.Topology that the mesh ops accept.
 enum class FabricTopology : uint32_t { Linear = 0, Ring = 1, Mesh = 2 };
 // Direction of a route from the sender's point of view.
-enum class RouteDirection : uint32_t { Local = 0, Forward = 1, Backward = 2 };
+enum class RouteDirection : uint32_t {
+    Local = common_shared::kLocal,
+    Forward = common_shared::kForward,
+    Backward = common_shared::kBackward,
+};
 
-// Longest line a kernel handles (its per-destination tables are sized by it).
-inline constexpr uint32_t kMaxLineDevices = 32;
-// Most fabric links per direction a kernel uses (its connection table is sized by it).
-inline constexpr uint32_t kMaxFabricLinks = 4;
+using common_shared::kMaxFabricLinks;
+using common_shared::kMaxLineDevices;
 
 // Checks 1 <= num_links <= kMaxFabricLinks; throws std::invalid_argument naming the value.
 void validate_num_links(const std::string& op, uint32_t num_links);
@@ -65,8 +68,8 @@ struct FabricNeighbors {
 };
 FabricNeighbors fabric_neighbors(const MeshGeometry& mesh, const DispatchLine& line);
 
-// Runtime args describing how to reach each position: two words per position,
-// [direction | hops << 8, fabric chip id | fabric mesh id << 16]. fabric_node_ids
+// Runtime args describing how to reach each position: two words per position
+// (common_shared.hpp: direction and hops, fabric chip and mesh ids). fabric_node_ids
 // holds (mesh id, chip id) of every device in row-major order.
 void append_route_args(const MeshGeometry& mesh, const DispatchLine& line,
                        const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids,

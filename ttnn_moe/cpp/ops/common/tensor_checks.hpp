@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/common/common_shared.hpp"
 #include "program/program_descriptor.hpp"
 #include "program/tensor_arg.hpp"
 
@@ -15,8 +16,7 @@ namespace ttnn_moe::ops {
 // Usable L1 per core for an op's circular buffers (a Wormhole core has 1464 KiB;
 // firmware, kernels and tt-metal's reserved region take the rest).
 inline constexpr uint32_t kL1BudgetBytes = 1024 * 1024;
-// DRAM NOC reads and L1 buffers are kept 32-byte aligned (Wormhole DRAM alignment).
-inline constexpr uint32_t kAlignment = 32;
+inline constexpr uint32_t kAlignment = common_shared::kDramAlignment;
 
 std::string shape_str(const std::vector<uint32_t>& shape);
 std::string format_name(program::DataFormat format);

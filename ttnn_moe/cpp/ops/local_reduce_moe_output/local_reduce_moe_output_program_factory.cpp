@@ -11,31 +11,31 @@
 
 #include "ops/common/tensor_checks.hpp"
 #include "ops/local_reduce_moe_output/local_reduce_moe_output_device_operation.hpp"
+#include "ops/local_reduce_moe_output/local_reduce_moe_output_shared.hpp"
 
 namespace ttnn_moe::ops::local_reduce {
 
 using namespace program;
+using namespace ttnn_moe::local_reduce_moe_output_shared;
 
 namespace {
+// CB ids (named compile-time args of the kernels; what each holds: the shared header).
 enum Cb : uint8_t {
-    kCbY,          // y chunk of one assignment, bf16 (1024 elements = one element-wise "tile")
-    kCbWeight,     // its weight as a bf16 scalar tile (element 0)
-    kCbRowLength,  // per output row: number of assignments fed (>= 1), read with read_tile_value
-    kCbProduct,    // w * y, fp32
-    kCbAcc,        // running sum, fp32
-    kCbOut,        // finished chunk, bf16
-    kCbCounts,     // reader scratch below
+    kCbY,
+    kCbWeight,
+    kCbRowLength,
+    kCbProduct,
+    kCbAcc,
+    kCbOut,
+    kCbCounts,
     kCbOffsets,
     kCbMapSegment,
     kCbWeightSegment,
     kCbEntries,
     kCbSorted,
-    kCbRowIndex,   // 3 pages of (rows per core + 1) words: count, start, dropped
-    kCbStatusStage,  // one aligned word staged for each row_overflow write
+    kCbRowIndex,
+    kCbStatusStage,
 };
-constexpr uint32_t kChunkElements = 1024;
-constexpr uint32_t kEntryWords = 3;        // (row - row_begin, y page, weight bits)
-constexpr uint32_t kSortedEntryWords = 2;  // (y page, weight bits)
 
 CBDescriptor cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uint32_t page, uint32_t pages) {
     return CBDescriptor{page * pages, cores, {CBFormatDescriptor{index, format, page, std::nullopt}}};
@@ -48,6 +48,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const auto s = validate({io.begin(), io.begin() + num_inputs}, attrs);
     const uint32_t out_index = static_cast<uint32_t>(num_inputs);
     const uint32_t overflow_index = out_index + 1;
+    // io tensor of each reader tensor; padded mode has no offsets tensor: its slot describes
+    // num_routed_tokens and is never read.
+    const uint32_t reader_io[kNumReaderTensors] = {0, 1, 2, 3, s.grouped ? 4u : 3u, overflow_index};
     const uint32_t num_cores = std::min(attrs.num_out_rows, grid.x * grid.y);
     const uint32_t max_rows_per_core = (attrs.num_out_rows + num_cores - 1) / num_cores;
     const auto selection = first_cores(grid, num_cores);
@@ -75,7 +78,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         cb(cores, kCbWeightSegment, DataFormat::Float16_b, round_up(s.block_rows * 2, kAlignment), 1),
         cb(cores, kCbEntries, DataFormat::UInt32, round_up(list_capacity * kEntryWords * 4, kAlignment), 1),
         cb(cores, kCbSorted, DataFormat::UInt32, round_up(list_capacity * kSortedEntryWords * 4, kAlignment), 1),
-        cb(cores, kCbRowIndex, DataFormat::UInt32, round_up((max_rows_per_core + 1) * 4, kAlignment), 3),
+        cb(cores, kCbRowIndex, DataFormat::UInt32, round_up((max_rows_per_core + 1) * 4, kAlignment), kRowIndexPages),
         cb(cores, kCbStatusStage, DataFormat::UInt32, kAlignment, 1),
     };
     uint32_t l1_bytes = 0;
@@ -89,33 +92,34 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                              : "max_assignments_per_row=" + std::to_string(attrs.max_assignments_per_row)) +
                         ")");
 
-    const std::vector<std::pair<std::string, uint32_t>> stream_cbs = {
-        {"cb_y", kCbY}, {"cb_weight", kCbWeight}, {"cb_row_length", kCbRowLength}, {"cb_out", kCbOut}};
-
     KernelDescriptor reader;
     reader.kernel_source = kernels_root + "/local_reduce_moe_output/dataflow/reader_gather_assignments.cpp";
     reader.core_ranges = cores;
-    for (uint32_t i = 0; i < 4; ++i) append_runtime_page_size_accessor_args(io[i], reader.compile_time_args);
-    // padded mode has no offsets tensor: its accessor slot describes the counts and is never used
-    append_runtime_page_size_accessor_args(io[s.grouped ? 4 : 3], reader.compile_time_args);
-    append_runtime_page_size_accessor_args(io[overflow_index], reader.compile_time_args);
-    reader.named_compile_time_args = stream_cbs;
-    reader.named_compile_time_args.insert(reader.named_compile_time_args.end(),
-                                          {{"cb_counts", kCbCounts},
-                                           {"cb_offsets", kCbOffsets},
-                                           {"cb_map_segment", kCbMapSegment},
-                                           {"cb_weight_segment", kCbWeightSegment},
-                                           {"cb_entries", kCbEntries},
-                                           {"cb_sorted", kCbSorted},
-                                           {"cb_row_index", kCbRowIndex},
-                                           {"cb_status_stage", kCbStatusStage}});
+    for (uint32_t t = 0; t < kNumReaderTensors; ++t) {
+        append_runtime_page_size_accessor_args(io[reader_io[t]], reader.compile_time_args);
+    }
+    reader.named_compile_time_args = {
+        {named_arg::kCbY, kCbY},
+        {named_arg::kCbWeight, kCbWeight},
+        {named_arg::kCbRowLength, kCbRowLength},
+        {named_arg::kCbCounts, kCbCounts},
+        {named_arg::kCbOffsets, kCbOffsets},
+        {named_arg::kCbMapSegment, kCbMapSegment},
+        {named_arg::kCbWeightSegment, kCbWeightSegment},
+        {named_arg::kCbEntries, kCbEntries},
+        {named_arg::kCbSorted, kCbSorted},
+        {named_arg::kCbRowIndex, kCbRowIndex},
+        {named_arg::kCbStatusStage, kCbStatusStage},
+    };
     reader.config = ReaderConfigDescriptor{};
 
     KernelDescriptor compute;
     compute.kernel_source = kernels_root + "/local_reduce_moe_output/compute/weighted_sum.cpp";
     compute.core_ranges = cores;
-    compute.named_compile_time_args = {{"cb_y", kCbY},           {"cb_weight", kCbWeight}, {"cb_row_length", kCbRowLength},
-                                       {"cb_product", kCbProduct}, {"cb_acc", kCbAcc},       {"cb_out", kCbOut}};
+    compute.named_compile_time_args = {
+        {named_arg::kCbY, kCbY},     {named_arg::kCbWeight, kCbWeight}, {named_arg::kCbRowLength, kCbRowLength},
+        {named_arg::kCbProduct, kCbProduct}, {named_arg::kCbAcc, kCbAcc}, {named_arg::kCbOut, kCbOut},
+    };
     ComputeConfigDescriptor compute_config;
     compute_config.math_fidelity = attrs.math_fidelity;
     compute_config.fp32_dest_acc_en = attrs.fp32_dest_acc_en;
@@ -125,26 +129,41 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     writer.kernel_source = kernels_root + "/local_reduce_moe_output/dataflow/writer_rows.cpp";
     writer.core_ranges = cores;
     append_runtime_page_size_accessor_args(io[out_index], writer.compile_time_args);
-    writer.named_compile_time_args = {{"cb_out", kCbOut}};
+    writer.named_compile_time_args = {{named_arg::kCbOut, kCbOut}};
     writer.config = WriterConfigDescriptor{};
 
     CachedProgram cached;
-    const uint32_t offsets_tensor = s.grouped ? 4 : 3;
     for (uint32_t c = 0; c < num_cores; ++c) {
         const uint32_t begin = split_begin(attrs.num_out_rows, num_cores, c);
         const uint32_t end = split_begin(attrs.num_out_rows, num_cores, c + 1);
-        for (uint32_t i = 0; i < 4; ++i) cached.address_slots.push_back({0, c, i, i});
-        cached.address_slots.push_back({0, c, 4, offsets_tensor});
-        cached.address_slots.push_back({0, c, 11, overflow_index});
-        reader.runtime_args.emplace_back(
-            selection.cores[c],
-            std::vector<uint32_t>{io[0].address, io[1].address, io[2].address, io[3].address,
-                                  io[offsets_tensor].address, s.grouped ? 1u : 0u, s.num_local, s.block_rows,
-                                  s.hidden, begin, end, io[overflow_index].address, list_capacity, row_bound});
-        compute.runtime_args.emplace_back(selection.cores[c], std::vector<uint32_t>{end - begin, num_chunks});
-        cached.address_slots.push_back({2, c, 0, out_index});
-        writer.runtime_args.emplace_back(selection.cores[c],
-                                         std::vector<uint32_t>{io[out_index].address, s.hidden, begin, end});
+
+        std::vector<uint32_t> reader_args(reader_arg::kCount);
+        for (uint32_t t = 0; t < kNumReaderTensors; ++t) {
+            cached.address_slots.push_back({0, c, t, reader_io[t]});
+            reader_args[t] = io[reader_io[t]].address;
+        }
+        reader_args[reader_arg::kGrouped] = s.grouped ? 1u : 0u;
+        reader_args[reader_arg::kNumLocal] = s.num_local;
+        reader_args[reader_arg::kBlockRows] = s.block_rows;
+        reader_args[reader_arg::kHidden] = s.hidden;
+        reader_args[reader_arg::kRowBegin] = begin;
+        reader_args[reader_arg::kRowEnd] = end;
+        reader_args[reader_arg::kListCapacity] = list_capacity;
+        reader_args[reader_arg::kRowBound] = row_bound;
+        reader.runtime_args.emplace_back(selection.cores[c], std::move(reader_args));
+
+        std::vector<uint32_t> compute_args(compute_arg::kCount);
+        compute_args[compute_arg::kNumRows] = end - begin;
+        compute_args[compute_arg::kNumChunks] = num_chunks;
+        compute.runtime_args.emplace_back(selection.cores[c], std::move(compute_args));
+
+        std::vector<uint32_t> writer_args(writer_arg::kCount);
+        cached.address_slots.push_back({2, c, writer_arg::kOutAddr, out_index});
+        writer_args[writer_arg::kOutAddr] = io[out_index].address;
+        writer_args[writer_arg::kHidden] = s.hidden;
+        writer_args[writer_arg::kRowBegin] = begin;
+        writer_args[writer_arg::kRowEnd] = end;
+        writer.runtime_args.emplace_back(selection.cores[c], std::move(writer_args));
     }
     program.kernels = {std::move(reader), std::move(compute), std::move(writer)};
     cached.program = std::move(program);

@@ -5,6 +5,7 @@
 
 #include "ops/common/tensor_checks.hpp"
 #include "ops/moe_bmm/moe_bmm_layout.hpp"
+#include "ops/moe_bmm/moe_bmm_shared.hpp"
 
 namespace ttnn_moe::ops::moe_bmm {
 
@@ -14,7 +15,7 @@ using program::DataFormat;
 using program::Layout;
 using program::TensorArg;
 
-constexpr uint32_t kTile = 32;
+constexpr uint32_t kTile = ttnn_moe::moe_bmm_shared::kTileRows;
 constexpr uint32_t kMaxInnerBlock = 8;
 
 [[noreturn]] void fail(const std::string& message) { throw std::invalid_argument("moe_bmm: " + message); }
@@ -44,7 +45,8 @@ void require(const TensorArg& t, const char* name, Layout layout, std::initializ
 
 void require_tile_multiple(uint32_t value, const char* what) {
     if (value == 0 || value % kTile != 0) {
-        fail(std::string(what) + " must be a positive multiple of 32, got " + std::to_string(value));
+        fail(std::string(what) + " must be a positive multiple of " + std::to_string(kTile) + ", got " +
+             std::to_string(value));
     }
 }
 

@@ -7,9 +7,12 @@
 
 #include "ops/moe_bmm/moe_bmm_device_operation.hpp"
 #include "ops/moe_bmm/moe_bmm_layout.hpp"
+#include "ops/moe_bmm/moe_bmm_shared.hpp"
 #include "program/tensor_accessor_args.hpp"
 
 namespace ttnn_moe::ops::moe_bmm {
+
+using namespace ttnn_moe::moe_bmm_shared;
 
 namespace {
 
@@ -20,19 +23,33 @@ using program::CoreRangeSet;
 using program::KernelDescriptor;
 using program::TensorArg;
 
-// Common runtime args of the reader and the writer before their addresses
-// (order: moe_bmm::common_arg in kernels/moe_bmm/dataflow/moe_bmm_work_split.hpp).
-std::vector<uint32_t> shape_args(const Dims& dims) {
-    return {dims.num_experts, dims.grouped ? 1u : 0u, dims.rows, dims.row_tiles, kRoutingSlotBytes,
-            dims.inner_tiles, dims.col_tiles, dims.inner_block, dims.resident_weights ? 1u : 0u};
+// Common runtime args of every kernel, `count` of them: the shape (common_arg), then
+// room for the kernel's addresses, which the launch fills in (address slots).
+std::vector<uint32_t> common_args(const Dims& dims, uint32_t count) {
+    std::vector<uint32_t> args(count);
+    args[common_arg::kNumExperts] = dims.num_experts;
+    args[common_arg::kGrouped] = dims.grouped ? 1u : 0u;
+    args[common_arg::kRows] = dims.rows;
+    args[common_arg::kRowTiles] = dims.row_tiles;
+    args[common_arg::kSlotBytes] = kRoutingSlotBytes;
+    args[common_arg::kInnerTiles] = dims.inner_tiles;
+    args[common_arg::kColTiles] = dims.col_tiles;
+    args[common_arg::kInnerBlock] = dims.inner_block;
+    args[common_arg::kResidentWeights] = dims.resident_weights ? 1u : 0u;
+    return args;
 }
 
-// Per-core runtime args of the dataflow kernels: (core_index, num_cores), cores in row-major order.
+// Per-core runtime args of the dataflow kernels (core_arg), cores in row-major order.
 std::vector<std::pair<program::CoreCoord, std::vector<uint32_t>>> core_index_args(const CoreRangeSet& cores) {
     const auto list = cores.cores();
     std::vector<std::pair<program::CoreCoord, std::vector<uint32_t>>> args;
     args.reserve(list.size());
-    for (uint32_t i = 0; i < list.size(); ++i) args.push_back({list[i], {i, static_cast<uint32_t>(list.size())}});
+    for (uint32_t i = 0; i < list.size(); ++i) {
+        std::vector<uint32_t> core(core_arg::kCount);
+        core[core_arg::kCoreIndex] = i;
+        core[core_arg::kNumCores] = static_cast<uint32_t>(list.size());
+        args.push_back({list[i], std::move(core)});
+    }
     return args;
 }
 
@@ -58,18 +75,17 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
                                            {CBFormatDescriptor{cb.index, cb.format, cb.page_size, std::nullopt}}});
     }
 
-    const uint32_t address_arg = static_cast<uint32_t>(shape_args(dims).size());
-
     KernelDescriptor reader;
     reader.kernel_source = kernel_path(attributes, "dataflow/reader_moe_bmm.cpp");
     reader.core_ranges = cores;
     program::append_tensor_accessor_args(inputs.x, reader.compile_time_args);
     program::append_tensor_accessor_args(inputs.w, reader.compile_time_args);
     program::append_tensor_accessor_args(inputs.num_routed_tokens, reader.compile_time_args);
-    reader.named_compile_time_args = {
-        {"cb_x", kCbX}, {"cb_w", kCbW}, {"cb_work", kCbWork}, {"cb_routing", kCbRoutingReader}};
-    reader.common_runtime_args = shape_args(dims);
-    reader.common_runtime_args.insert(reader.common_runtime_args.end(), {0, 0, 0, 0});  // x, w, counts, offsets
+    reader.named_compile_time_args = {{named_arg::kCbX, kCbX},
+                                      {named_arg::kCbW, kCbW},
+                                      {named_arg::kCbWork, kCbWork},
+                                      {named_arg::kCbRouting, kCbRoutingReader}};
+    reader.common_runtime_args = common_args(dims, reader_common_arg::kCount);
     reader.runtime_args = core_index_args(cores);
     reader.config = program::ReaderConfigDescriptor{};
 
@@ -78,17 +94,18 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     writer.core_ranges = cores;
     program::append_tensor_accessor_args(inputs.num_routed_tokens, writer.compile_time_args);
     program::append_tensor_accessor_args(output, writer.compile_time_args);
-    writer.named_compile_time_args = {{"cb_out", kCbOut}, {"cb_zero", kCbZero}, {"cb_routing", kCbRoutingWriter}};
-    writer.common_runtime_args = shape_args(dims);
-    writer.common_runtime_args.insert(writer.common_runtime_args.end(), {0, 0, 0});  // output, counts, offsets
+    writer.named_compile_time_args = {
+        {named_arg::kCbOut, kCbOut}, {named_arg::kCbZero, kCbZero}, {named_arg::kCbRouting, kCbRoutingWriter}};
+    writer.common_runtime_args = common_args(dims, writer_common_arg::kCount);
     writer.runtime_args = core_index_args(cores);
     writer.config = program::WriterConfigDescriptor{};
 
     KernelDescriptor compute;
     compute.kernel_source = kernel_path(attributes, "compute/moe_bmm.cpp");
     compute.core_ranges = cores;
-    compute.named_compile_time_args = {{"cb_x", kCbX}, {"cb_w", kCbW}, {"cb_work", kCbWork}, {"cb_out", kCbOut}};
-    compute.common_runtime_args = {dims.inner_tiles, dims.inner_block, dims.resident_weights ? 1u : 0u};
+    compute.named_compile_time_args = {
+        {named_arg::kCbX, kCbX}, {named_arg::kCbW, kCbW}, {named_arg::kCbWork, kCbWork}, {named_arg::kCbOut, kCbOut}};
+    compute.common_runtime_args = common_args(dims, common_arg::kCount);
     ComputeConfigDescriptor compute_config;
     compute_config.math_fidelity = attributes.compute.math_fidelity;
     compute_config.fp32_dest_acc_en = attributes.compute.fp32_dest_acc_en;
@@ -102,15 +119,15 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
         return AddressSlot{kernel, AddressSlot::kCommonArgs, arg, tensor};
     };
     cached.address_slots = {
-        common_slot(reader_kernel, address_arg + 0, x_index),
-        common_slot(reader_kernel, address_arg + 1, w_index),
-        common_slot(reader_kernel, address_arg + 2, counts_index),
-        common_slot(writer_kernel, address_arg + 0, output_index),
-        common_slot(writer_kernel, address_arg + 1, counts_index),
+        common_slot(reader_kernel, reader_common_arg::kXAddr, x_index),
+        common_slot(reader_kernel, reader_common_arg::kWAddr, w_index),
+        common_slot(reader_kernel, reader_common_arg::kCountsAddr, counts_index),
+        common_slot(writer_kernel, writer_common_arg::kOutAddr, output_index),
+        common_slot(writer_kernel, writer_common_arg::kCountsAddr, counts_index),
     };
     if (dims.grouped) {
-        cached.address_slots.push_back(common_slot(reader_kernel, address_arg + 3, offsets_index));
-        cached.address_slots.push_back(common_slot(writer_kernel, address_arg + 2, offsets_index));
+        cached.address_slots.push_back(common_slot(reader_kernel, reader_common_arg::kOffsetsAddr, offsets_index));
+        cached.address_slots.push_back(common_slot(writer_kernel, writer_common_arg::kOffsetsAddr, offsets_index));
     }
     return cached;
 }

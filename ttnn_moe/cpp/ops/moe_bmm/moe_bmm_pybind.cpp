@@ -2,6 +2,7 @@
 #include "ops/common/device_operation_pybind.hpp"
 #include "ops/common/op_registry.hpp"
 #include "ops/moe_bmm/moe_bmm_device_operation.hpp"
+#include "ops/moe_bmm/moe_bmm_shared.hpp"
 
 namespace py = pybind11;
 
@@ -23,6 +24,7 @@ output: padded (E_l, T, N), grouped (M, N), TILE bfloat16.)doc");
              py::kw_only(), py::arg("math_fidelity") = program::MathFidelity::HiFi4,
              py::arg("fp32_dest_acc_en") = false, py::arg("math_approx_mode") = false);
     bind_device_operation<Operation>(m);
+    m.attr("TILE_ROWS") = ttnn_moe::moe_bmm_shared::kTileRows;
 }
 
 const OpBindingRegistration registration(&bind);

@@ -5,13 +5,17 @@
 
 #include "ops/common/tensor_checks.hpp"
 #include "ops/scatter_moe_input/scatter_moe_input_device_operation.hpp"
+#include "ops/scatter_moe_input/scatter_moe_input_shared.hpp"
 
 namespace ttnn_moe::ops::scatter_input {
 
 using namespace program;
+using namespace ttnn_moe::scatter_moe_input_shared;
 
 namespace {
-enum Io : uint32_t { kX, kCounts, kTokens, kOut };
+// io tensors: the reader's (ReaderTensor order), then the output.
+constexpr uint32_t kOut = kNumReaderTensors;
+// CB ids (named compile-time args of the kernels).
 enum Cb : uint8_t { kCbRows, kCbCounts, kCbTokenRow };
 constexpr uint32_t kRowsInFlight = 2;  // double-buffered rows between reader and writer
 }  // namespace
@@ -39,31 +43,43 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     KernelDescriptor reader;
     reader.kernel_source = kernels_root + "/scatter_moe_input/dataflow/reader_gather_rows.cpp";
     reader.core_ranges = cores;
-    for (uint32_t i : {kX, kCounts, kTokens}) append_runtime_page_size_accessor_args(io[i], reader.compile_time_args);
-    reader.named_compile_time_args = {{"cb_rows", kCbRows}, {"cb_counts", kCbCounts}, {"cb_token_row", kCbTokenRow}};
+    for (uint32_t t = 0; t < kNumReaderTensors; ++t) {
+        append_runtime_page_size_accessor_args(io[t], reader.compile_time_args);
+    }
+    reader.named_compile_time_args = {
+        {named_arg::kCbRows, kCbRows}, {named_arg::kCbCounts, kCbCounts}, {named_arg::kCbTokenRow, kCbTokenRow}};
     reader.config = ReaderConfigDescriptor{};
 
     KernelDescriptor writer;
     writer.kernel_source = kernels_root + "/scatter_moe_input/dataflow/writer_rows.cpp";
     writer.core_ranges = cores;
     append_runtime_page_size_accessor_args(io[kOut], writer.compile_time_args);
-    writer.named_compile_time_args = {{"cb_rows", kCbRows}};
+    writer.named_compile_time_args = {{named_arg::kCbRows, kCbRows}};
     writer.config = WriterConfigDescriptor{};
 
     CachedProgram cached;
     for (uint32_t c = 0; c < num_cores; ++c) {
         const uint32_t begin = split_begin(total_rows, num_cores, c);
         const uint32_t end = split_begin(total_rows, num_cores, c + 1);
-        cached.address_slots.push_back({0, c, 0, kX});
-        cached.address_slots.push_back({0, c, 1, kCounts});
-        cached.address_slots.push_back({0, c, 2, kTokens});
-        reader.runtime_args.emplace_back(selection.cores[c],
-                                         std::vector<uint32_t>{io[kX].address, io[kCounts].address,
-                                                               io[kTokens].address, s.num_tokens, row_bytes,
-                                                               s.num_local, begin, end});
-        cached.address_slots.push_back({1, c, 0, kOut});
-        writer.runtime_args.emplace_back(selection.cores[c],
-                                         std::vector<uint32_t>{io[kOut].address, row_bytes, begin, end});
+        std::vector<uint32_t> reader_args(reader_arg::kCount);
+        for (uint32_t t = 0; t < kNumReaderTensors; ++t) {
+            cached.address_slots.push_back({0, c, t, t});
+            reader_args[t] = io[t].address;
+        }
+        reader_args[reader_arg::kNumTokens] = s.num_tokens;
+        reader_args[reader_arg::kRowBytes] = row_bytes;
+        reader_args[reader_arg::kNumLocal] = s.num_local;
+        reader_args[reader_arg::kRowBegin] = begin;
+        reader_args[reader_arg::kRowEnd] = end;
+        reader.runtime_args.emplace_back(selection.cores[c], std::move(reader_args));
+
+        std::vector<uint32_t> writer_args(writer_arg::kCount);
+        cached.address_slots.push_back({1, c, writer_arg::kOutAddr, kOut});
+        writer_args[writer_arg::kOutAddr] = io[kOut].address;
+        writer_args[writer_arg::kRowBytes] = row_bytes;
+        writer_args[writer_arg::kRowBegin] = begin;
+        writer_args[writer_arg::kRowEnd] = end;
+        writer.runtime_args.emplace_back(selection.cores[c], std::move(writer_args));
     }
     program.kernels = {std::move(reader), std::move(writer)};
     cached.program = std::move(program);

@@ -7,8 +7,7 @@
 // conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2,cb_count:3 formats=1:float32,3:uint32 fp32_dest_acc=1 label=bf16-out
 // conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2,cb_count:3 formats=1:float32,2:float32,3:uint32 fp32_dest_acc=1 label=fp32-out
 //
-// named compile-time args: cb_partial (bf16 tiles), cb_acc (float32 tiles), cb_out, cb_count
-// runtime args: num_tokens, num_chunks (ceil(H / 1024))
+// Runtime args (compute_arg) and named compile-time args: all_to_all_combine_dense_shared.hpp.
 #include <cstdint>
 
 #include "api/compute/cb_api.h"
@@ -19,38 +18,58 @@
 #include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/tile_move_copy.h"
+#include "../../../cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp"
 #include "../../common/compute/accumulate.hpp"
 
+using namespace ttnn_moe::all_to_all_combine_dense_shared;
 using moe_compute::add_front_tiles_to;
 using moe_compute::pack_dst0_to;
 
+namespace {
+
+constexpr uint32_t cb_partial = get_named_compile_time_arg_val(named_arg::kCbPartial);
+constexpr uint32_t cb_acc = get_named_compile_time_arg_val(named_arg::kCbAcc);
+constexpr uint32_t cb_out = get_named_compile_time_arg_val(named_arg::kCbOut);
+constexpr uint32_t cb_count = get_named_compile_time_arg_val(named_arg::kCbCount);
+
+struct Args {
+    uint32_t num_tokens, num_chunks;
+};
+
+Args read_args() {
+    Args a;
+    a.num_tokens = get_arg_val<uint32_t>(compute_arg::kNumTokens);
+    a.num_chunks = get_arg_val<uint32_t>(compute_arg::kNumChunks);
+    return a;
+}
+
+// Partials the dataflow kernel feeds per chunk of the next token (>= 1).
+uint32_t receive_partial_count() {
+    cb_wait_front(cb_count, 1);
+    const uint32_t count = read_tile_value(cb_count, 0, 0);
+    cb_pop_front(cb_count, 1);
+    return count;
+}
+
+// acc = first partial, then acc = acc + each next one; the last sum goes to cb_out.
+void sum_chunk(uint32_t count) {
+    cb_wait_front(cb_partial, 1);
+    reconfig_data_format_srca(cb_partial);
+    copy_init(cb_partial);
+    tile_regs_acquire();
+    copy_tile(cb_partial, 0, 0);
+    cb_pop_front(cb_partial, 1);
+    pack_dst0_to(count == 1 ? cb_out : cb_acc);
+    for (uint32_t i = 1; i < count; ++i) add_front_tiles_to(cb_acc, cb_partial, i + 1 == count ? cb_out : cb_acc);
+}
+
+}  // namespace
+
 void kernel_main() {
-    const uint32_t num_tokens = get_arg_val<uint32_t>(0);
-    const uint32_t num_chunks = get_arg_val<uint32_t>(1);
-
-    constexpr uint32_t cb_partial = get_named_compile_time_arg_val("cb_partial");
-    constexpr uint32_t cb_acc = get_named_compile_time_arg_val("cb_acc");
-    constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
-    constexpr uint32_t cb_count = get_named_compile_time_arg_val("cb_count");
-
+    const Args args = read_args();
     compute_kernel_hw_startup(cb_partial, cb_acc, cb_out);
-    for (uint32_t t = 0; t < num_tokens; ++t) {
-        cb_wait_front(cb_count, 1);
-        const uint32_t count = read_tile_value(cb_count, 0, 0);  // partials fed per chunk, >= 1
-        cb_pop_front(cb_count, 1);
-        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
-            // acc = first partial
-            cb_wait_front(cb_partial, 1);
-            reconfig_data_format_srca(cb_partial);
-            copy_init(cb_partial);
-            tile_regs_acquire();
-            copy_tile(cb_partial, 0, 0);
-            cb_pop_front(cb_partial, 1);
-            pack_dst0_to(count == 1 ? cb_out : cb_acc);
-            // acc = acc + next partial
-            for (uint32_t i = 1; i < count; ++i) {
-                add_front_tiles_to(cb_acc, cb_partial, i + 1 == count ? cb_out : cb_acc);
-            }
-        }
+    for (uint32_t t = 0; t < args.num_tokens; ++t) {
+        const uint32_t count = receive_partial_count();
+        for (uint32_t chunk = 0; chunk < args.num_chunks; ++chunk) sum_chunk(count);
     }
 }

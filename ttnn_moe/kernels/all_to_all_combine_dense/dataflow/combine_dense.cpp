@@ -15,190 +15,268 @@
 //    partial rows are written as zeros. Skipping absent partials instead of adding
 //    +0.0 can differ from the golden only in the sign of a zero.
 //
-// compile-time args: 7 interleaved accessors (IsDram|RuntimePageSize) in io order
-//   reduced, slot_source, num_slots, output, partials, presence, combine_status
-// named compile-time args: cb_row, cb_partial, cb_out, cb_count, cb_presence, cb_stage,
-//   cb_headers, sem_init, sem_partials
-// runtime args: 7 addresses, T, H, D, position, capacity, max packet payload,
-//   output_is_fp32, return_partials, presence row stride (bytes), num_links, 2*D route words,
-//   then the fabric connection block.
+// The io order, the runtime args and the named compile-time args are listed in
+// cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp; the compile-time
+// args are the 7 interleaved accessors (IsDram|RuntimePageSize) in io order.
 // conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=137 label=1d
 // conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
+#include <tuple>
 
 #include "api/dataflow/dataflow_api.h"
+#include "../../../cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp"
 #include "../../common/dataflow/fabric_line.hpp"
 #include "../../common/dataflow/scratch.hpp"
 #include "../../common/l1_scratch.hpp"
 
+using namespace ttnn_moe::all_to_all_combine_dense_shared;
+using moe_fabric::FabricLine;
+using moe_kernel::align_up;
+
 namespace {
 
-enum StatusWord : uint32_t { kBadSlots, kFirstBadSlot, kNumSlotsClamped, kStatusWords = 8 };
-constexpr uint32_t kTileElements = 1024;  // a row chunk fed to the compute kernel as one tile
+constexpr uint32_t cb_row = get_named_compile_time_arg_val(named_arg::kCbRow);
+constexpr uint32_t cb_partial = get_named_compile_time_arg_val(named_arg::kCbPartial);
+constexpr uint32_t cb_out = get_named_compile_time_arg_val(named_arg::kCbOut);
+constexpr uint32_t cb_count = get_named_compile_time_arg_val(named_arg::kCbCount);
+constexpr uint32_t cb_presence = get_named_compile_time_arg_val(named_arg::kCbPresence);
+constexpr uint32_t cb_stage = get_named_compile_time_arg_val(named_arg::kCbStage);
+constexpr uint32_t cb_headers = get_named_compile_time_arg_val(named_arg::kCbHeaders);
+constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit);
+constexpr uint32_t sem_partials = get_named_compile_time_arg_val(named_arg::kSemPartials);
+constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumIo, 0>();
 
-}  // namespace
+struct Args {
+    uint32_t address[kNumIo];
+    uint32_t num_tokens, hidden, line_size, position, capacity, max_payload;
+    bool output_is_fp32, return_partials;
+    uint32_t presence_stride, num_links;
+    uint32_t route_arg() const { return dataflow_arg::kRoutes; }
+    uint32_t connection_arg() const { return dataflow_arg::kRoutes + moe_fabric::kRouteWordsPerPosition * line_size; }
+    uint32_t row_bytes() const { return hidden * 2; }
+    uint32_t presence_bytes() const { return num_tokens * 4; }
+    uint32_t out_element_bytes() const { return output_is_fp32 ? 4 : 2; }
+};
 
-void kernel_main() {
-    size_t arg = 0;
-    const uint32_t reduced_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t slot_source_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t num_slots_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t output_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t partials_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t presence_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t status_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t num_tokens = get_arg_val<uint32_t>(arg++);
-    const uint32_t hidden = get_arg_val<uint32_t>(arg++);
-    const uint32_t line_size = get_arg_val<uint32_t>(arg++);
-    const uint32_t position = get_arg_val<uint32_t>(arg++);
-    const uint32_t capacity = get_arg_val<uint32_t>(arg++);
-    const uint32_t max_payload = get_arg_val<uint32_t>(arg++);
-    const bool output_is_fp32 = get_arg_val<uint32_t>(arg++) != 0;
-    const bool return_partials = get_arg_val<uint32_t>(arg++) != 0;
-    const uint32_t presence_stride = get_arg_val<uint32_t>(arg++);
-    const uint32_t num_links = get_arg_val<uint32_t>(arg++);
-    const size_t route_arg = arg;
-    const size_t connection_arg = route_arg + 2 * line_size;
+Args read_args() {
+    Args a;
+    for (uint32_t i = 0; i < kNumIo; ++i) a.address[i] = get_arg_val<uint32_t>(i);
+    a.num_tokens = get_arg_val<uint32_t>(dataflow_arg::kNumTokens);
+    a.hidden = get_arg_val<uint32_t>(dataflow_arg::kHidden);
+    a.line_size = get_arg_val<uint32_t>(dataflow_arg::kLineSize);
+    a.position = get_arg_val<uint32_t>(dataflow_arg::kPosition);
+    a.capacity = get_arg_val<uint32_t>(dataflow_arg::kCapacity);
+    a.max_payload = get_arg_val<uint32_t>(dataflow_arg::kMaxPacketPayload);
+    a.output_is_fp32 = get_arg_val<uint32_t>(dataflow_arg::kOutputIsFp32) != 0;
+    a.return_partials = get_arg_val<uint32_t>(dataflow_arg::kReturnPartials) != 0;
+    a.presence_stride = get_arg_val<uint32_t>(dataflow_arg::kPresenceStride);
+    a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
+    return a;
+}
 
-    constexpr uint32_t cb_row = get_named_compile_time_arg_val("cb_row");
-    constexpr uint32_t cb_partial = get_named_compile_time_arg_val("cb_partial");
-    constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
-    constexpr uint32_t cb_count = get_named_compile_time_arg_val("cb_count");
-    constexpr uint32_t cb_presence = get_named_compile_time_arg_val("cb_presence");
-    constexpr uint32_t cb_stage = get_named_compile_time_arg_val("cb_stage");
-    constexpr uint32_t cb_headers = get_named_compile_time_arg_val("cb_headers");
-    constexpr uint32_t sem_init = get_named_compile_time_arg_val("sem_init");
-    constexpr uint32_t sem_partials = get_named_compile_time_arg_val("sem_partials");
+// Accessors take the DRAM-aligned page size (the bank stride of the pages).
+uint32_t page_bytes(const Args& a, uint32_t io) {
+    switch (io) {
+        case kReduced:
+        case kPartials: return align_up(a.row_bytes());
+        case kSlotSource: return align_up(8);
+        case kOutput: return align_up(a.hidden * a.out_element_bytes());
+        case kPresence: return align_up(a.presence_bytes());
+        case kStatus: return align_up(kStatusWords * 4);
+        default: return align_up(4);  // num_slots
+    }
+}
 
-    constexpr auto reduced_args = TensorAccessorArgs<0>();
-    constexpr auto slot_source_args = TensorAccessorArgs<reduced_args.next_compile_time_args_offset()>();
-    constexpr auto num_slots_args = TensorAccessorArgs<slot_source_args.next_compile_time_args_offset()>();
-    constexpr auto output_args = TensorAccessorArgs<num_slots_args.next_compile_time_args_offset()>();
-    constexpr auto partials_args = TensorAccessorArgs<output_args.next_compile_time_args_offset()>();
-    constexpr auto presence_args = TensorAccessorArgs<partials_args.next_compile_time_args_offset()>();
-    constexpr auto status_args = TensorAccessorArgs<presence_args.next_compile_time_args_offset()>();
+template <uint32_t I>
+auto tensor(const Args& a) {
+    return TensorAccessor(std::get<I>(kTensorArgs), a.address[I], page_bytes(a, I));
+}
 
-    const uint32_t row_bytes = hidden * 2;
-    const uint32_t presence_bytes = num_tokens * 4;
-    // Accessors take the DRAM-aligned page size (the bank stride of the pages).
-    const auto reduced = TensorAccessor(reduced_args, reduced_addr, moe_kernel::align_up(row_bytes));
-    const auto slot_source = TensorAccessor(slot_source_args, slot_source_addr, moe_kernel::align_up(8));
-    const auto num_slots_in = TensorAccessor(num_slots_args, num_slots_addr, moe_kernel::align_up(4));
-    const auto output = TensorAccessor(output_args, output_addr, moe_kernel::align_up(output_is_fp32 ? hidden * 4 : row_bytes));
-    const auto partials = TensorAccessor(partials_args, partials_addr, moe_kernel::align_up(row_bytes));
-    const auto presence = TensorAccessor(presence_args, presence_addr, moe_kernel::align_up(presence_bytes));
-    const auto status_out = TensorAccessor(status_args, status_addr, moe_kernel::align_up(kStatusWords * 4));
+// L1 blocks of the scratch CBs.
+struct Scratch {
+    uint32_t row, presence, stage, headers;
+    uint32_t presence_stride;
+    volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
+    // presence_row(q)[t] != 0: position q holds (after the exchange: sent) a partial of token t.
+    volatile uint32_t* presence_row(uint32_t q) const { return moe_kernel::words(presence + q * presence_stride); }
+};
 
-    const uint32_t row_l1 = moe_scratch::reserve(cb_row, row_bytes);
-    const uint32_t presence_l1 = moe_scratch::reserve(cb_presence, line_size * presence_stride);
-    const uint32_t stage_l1 = moe_scratch::reserve(cb_stage, kStatusWords * 4);
-    const uint32_t headers_l1 = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
-    volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
-    auto presence_row = [&](uint32_t q) {
-        return reinterpret_cast<volatile uint32_t*>(presence_l1 + q * presence_stride);
-    };
+Scratch reserve_scratch(const Args& a) {
+    static_assert(sizeof(PACKET_HEADER_TYPE) <= kHeaderSlotBytes, "cb_headers holds one packet header");
+    Scratch s;
+    s.presence_stride = a.presence_stride;
+    s.row = moe_scratch::reserve(cb_row, a.row_bytes());
+    s.presence = moe_scratch::reserve(cb_presence, a.line_size * a.presence_stride);
+    s.stage = moe_scratch::reserve(cb_stage, kStageBytes);
+    s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
+    return s;
+}
 
-    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, headers_l1, max_payload);
-    line.open(connection_arg);
-    uint32_t status[kStatusWords] = {0, 0xFFFFFFFFu, 0, 0, 0, 0, 0, 0};
+void clear_status(uint32_t* status) {
+    for (uint32_t w = 0; w < kStatusWords; ++w) status[w] = 0;
+    status[kFirstBadSlot] = kNone;
+}
 
-    noc_async_read(num_slots_in.get_noc_addr(0), stage_l1, 4);
+// num_slots, clamped to the capacity (recorded in status).
+uint32_t read_num_slots(const Args& a, const Scratch& s, uint32_t* status) {
+    noc_async_read(tensor<kNumSlots>(a).get_noc_addr(0), s.stage, 4);
     noc_async_read_barrier();
-    uint32_t num_slots = stage[0];
-    if (num_slots > capacity) {
-        num_slots = capacity;
+    uint32_t num_slots = s.stage_words()[0];
+    if (num_slots > a.capacity) {
+        num_slots = a.capacity;
         status[kNumSlotsClamped] = 1;
     }
-    for (uint32_t q = 0; q < line_size; ++q) {
-        for (uint32_t t = 0; t < num_tokens; ++t) presence_row(q)[t] = 0;
+    return num_slots;
+}
+
+void clear_presence(const Args& a, const Scratch& s) {
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        for (uint32_t t = 0; t < a.num_tokens; ++t) s.presence_row(q)[t] = 0;
     }
+}
 
-    moe_fabric::line_barrier(line, sem_init);
-
-    // 2. Every used slot row back to its source.
-    for (uint32_t s = 0; s < num_slots; ++s) {
-        noc_async_read(slot_source.get_noc_addr(s), stage_l1, 8);
+// Every used slot's row to partials[position, t] on its source device q (NOC when q is
+// this device, fabric otherwise), marking presence[q][t]. Slots take turns on the links;
+// a slot naming a source outside the line or the tokens is recorded in status.
+void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t num_slots, uint32_t* status) {
+    const auto slot_source = tensor<kSlotSource>(a);
+    const auto reduced = tensor<kReduced>(a);
+    const auto partials = tensor<kPartials>(a);
+    volatile uint32_t* stage = s.stage_words();
+    for (uint32_t slot = 0; slot < num_slots; ++slot) {
+        noc_async_read(slot_source.get_noc_addr(slot), s.stage, 8);
         noc_async_read_barrier();
         const uint32_t q = stage[0];
         const uint32_t t = stage[1];
-        if (q >= line_size || t >= num_tokens) {
-            if (status[kBadSlots]++ == 0) status[kFirstBadSlot] = s;
+        if (q >= a.line_size || t >= a.num_tokens) {
+            if (status[kBadSlots]++ == 0) status[kFirstBadSlot] = slot;
             continue;
         }
-        noc_async_read(reduced.get_noc_addr(s), row_l1, row_bytes);
+        noc_async_read(reduced.get_noc_addr(slot), s.row, a.row_bytes());
         noc_async_read_barrier();
-        const uint64_t dst = partials.get_noc_addr(position * num_tokens + t);
-        if (q == position) {
-            noc_async_write(row_l1, dst, row_bytes);
+        const uint64_t dst = partials.get_noc_addr(a.position * a.num_tokens + t);
+        if (q == a.position) {
+            noc_async_write(s.row, dst, a.row_bytes());
         } else {
-            line.write(q, row_l1, dst, row_bytes, s % num_links);  // slots take turns on the links
+            line.write(q, s.row, dst, a.row_bytes(), slot % a.num_links);
         }
-        presence_row(q)[t] = 1;
-        noc_async_writes_flushed();  // row_l1 is refilled by the next slot
+        s.presence_row(q)[t] = 1;
+        noc_async_writes_flushed();  // the row buffer is refilled by the next slot
     }
+}
 
-    // 3. Presence rows, then "done" to every peer.
-    const uint64_t presence_page = presence.get_noc_addr(position);
+// Presence row q to presence page `position` on device q, as fused write + increment
+// packets on link 0 after a flushed increment on every other link; then waits for the
+// same from every peer, and reads every presence page.
+void exchange_presence(const Args& a, const Scratch& s, FabricLine& line) {
+    const auto presence = tensor<kPresence>(a);
+    const uint64_t presence_page = presence.get_noc_addr(a.position);
     const uint64_t sem_partials_noc = get_noc_addr(get_semaphore(sem_partials));
-    for (uint32_t q = 0; q < line_size; ++q) {
-        const uint32_t row = presence_l1 + q * presence_stride;
-        if (q == position) {
-            noc_async_write(row, presence_page, presence_bytes);
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        const uint32_t row = s.presence + q * s.presence_stride;
+        if (q == a.position) {
+            noc_async_write(row, presence_page, a.presence_bytes());
         } else {
-            for (uint32_t link = 1; link < num_links; ++link) line.atomic_inc(q, sem_partials_noc, link);
-            line.write_and_signal(q, row, presence_page, presence_bytes, sem_partials_noc);
+            for (uint32_t link = 1; link < a.num_links; ++link) line.atomic_inc(q, sem_partials_noc, link);
+            line.write_and_signal(q, row, presence_page, a.presence_bytes(), sem_partials_noc);
         }
     }
     noc_async_write_barrier();
-    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(presence_bytes) + num_links - 1);
-
-    // 4. Feed the received partials to the compute kernel, token by token: their count,
-    //    then for each 1024-element chunk the partials in ascending source position (one
-    //    zero tile when no position sent the token); write back each sum it produces.
-    for (uint32_t q = 0; q < line_size; ++q) {
-        noc_async_read(presence.get_noc_addr(q), presence_l1 + q * presence_stride, presence_bytes);
+    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(a.presence_bytes()) + a.num_links - 1);
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        noc_async_read(presence.get_noc_addr(q), s.presence + q * s.presence_stride, a.presence_bytes());
     }
     noc_async_read_barrier();
-    moe_kernel::fill_words(row_l1, row_bytes / 4, 0);  // a zero row, for absent partials
-    const uint32_t out_element_bytes = output_is_fp32 ? 4 : 2;
-    for (uint32_t t = 0; t < num_tokens; ++t) {
-        uint32_t present = 0;
-        for (uint32_t q = 0; q < line_size; ++q) {
-            if (presence_row(q)[t] != 0) {
-                ++present;
-            } else if (return_partials) {
-                noc_async_write(row_l1, partials.get_noc_addr(q * num_tokens + t), row_bytes);
-            }
+}
+
+// The positions that sent token t; with return_partials the others' partial rows are
+// written as zeros (s.row holds a zero row).
+template <typename Partials>
+uint32_t count_present(const Args& a, const Scratch& s, const Partials& partials, uint32_t t) {
+    uint32_t present = 0;
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        if (s.presence_row(q)[t] != 0) {
+            ++present;
+        } else if (a.return_partials) {
+            noc_async_write(s.row, partials.get_noc_addr(q * a.num_tokens + t), a.row_bytes());
         }
-        cb_reserve_back(cb_count, 1);  // one 32-byte page per token, read by the compute kernel
-        reinterpret_cast<volatile uint32_t*>(get_write_ptr(cb_count))[0] = present > 0 ? present : 1;
-        cb_push_back(cb_count, 1);
-        for (uint32_t chunk = 0; chunk * kTileElements < hidden; ++chunk) {
-            const uint32_t elements = hidden - chunk * kTileElements < kTileElements ? hidden - chunk * kTileElements
-                                                                                      : kTileElements;
-            if (present == 0) {
-                cb_reserve_back(cb_partial, 1);
-                moe_kernel::fill_words(get_write_ptr(cb_partial), kTileElements / 2, 0);
-                cb_push_back(cb_partial, 1);
-            }
-            for (uint32_t q = 0; q < line_size; ++q) {
-                if (presence_row(q)[t] == 0) continue;
-                cb_reserve_back(cb_partial, 1);
-                noc_async_read(partials.get_noc_addr(q * num_tokens + t, chunk * kTileElements * 2),
-                               get_write_ptr(cb_partial), elements * 2);
-                noc_async_read_barrier();
-                cb_push_back(cb_partial, 1);
-            }
+    }
+    return present;
+}
+
+// One cb_count page: the partials the compute kernel sums per chunk of the next token.
+void push_partial_count(uint32_t count) {
+    cb_reserve_back(cb_count, 1);
+    moe_kernel::words(get_write_ptr(cb_count))[0] = count;
+    cb_push_back(cb_count, 1);
+}
+
+// The chunk's partials of token t in ascending source position (a zero tile when none
+// arrived), into cb_partial.
+template <typename Partials>
+void push_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t chunk,
+                   uint32_t elements, uint32_t present) {
+    if (present == 0) {
+        cb_reserve_back(cb_partial, 1);
+        moe_kernel::fill_words(get_write_ptr(cb_partial), kTileElements / 2, 0);
+        cb_push_back(cb_partial, 1);
+    }
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        if (s.presence_row(q)[t] == 0) continue;
+        cb_reserve_back(cb_partial, 1);
+        noc_async_read(partials.get_noc_addr(q * a.num_tokens + t, chunk * kTileElements * 2),
+                       get_write_ptr(cb_partial), elements * 2);
+        noc_async_read_barrier();
+        cb_push_back(cb_partial, 1);
+    }
+}
+
+// Feeds every token's received partials to the compute kernel, chunk by chunk, and
+// writes each sum it returns to the output row.
+void sum_received_partials(const Args& a, const Scratch& s) {
+    const auto partials = tensor<kPartials>(a);
+    const auto output = tensor<kOutput>(a);
+    const uint32_t out_bytes = a.out_element_bytes();
+    moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // a zero row, for absent partials
+    for (uint32_t t = 0; t < a.num_tokens; ++t) {
+        const uint32_t present = count_present(a, s, partials, t);
+        push_partial_count(present > 0 ? present : 1);
+        for (uint32_t chunk = 0; chunk * kTileElements < a.hidden; ++chunk) {
+            const uint32_t left = a.hidden - chunk * kTileElements;
+            const uint32_t elements = left < kTileElements ? left : kTileElements;
+            push_partials(a, s, partials, t, chunk, elements, present);
             cb_wait_front(cb_out, 1);
-            noc_async_write(get_read_ptr(cb_out), output.get_noc_addr(t, chunk * kTileElements * out_element_bytes),
-                            elements * out_element_bytes);
+            noc_async_write(get_read_ptr(cb_out), output.get_noc_addr(t, chunk * kTileElements * out_bytes),
+                            elements * out_bytes);
             noc_async_writes_flushed();
             cb_pop_front(cb_out, 1);
         }
     }
+}
 
-    for (uint32_t w = 0; w < kStatusWords; ++w) stage[w] = status[w];
-    noc_async_write(stage_l1, status_out.get_noc_addr(0), kStatusWords * 4);
+void write_status(const Args& a, const Scratch& s, const uint32_t* status) {
+    for (uint32_t w = 0; w < kStatusWords; ++w) s.stage_words()[w] = status[w];
+    noc_async_write(s.stage, tensor<kStatus>(a).get_noc_addr(0), kStatusWords * 4);
     noc_async_write_barrier();
+}
+
+}  // namespace
+
+void kernel_main() {
+    const Args args = read_args();
+    const Scratch scratch = reserve_scratch(args);
+    FabricLine line(args.line_size, args.position, args.num_links, args.route_arg(), scratch.headers,
+                    args.max_payload);
+    line.open(args.connection_arg());
+    uint32_t status[kStatusWords];
+    clear_status(status);
+
+    const uint32_t num_slots = read_num_slots(args, scratch, status);
+    clear_presence(args, scratch);
+    moe_fabric::line_barrier(line, sem_init);
+    send_slot_rows(args, scratch, line, num_slots, status);
+    exchange_presence(args, scratch, line);
+    sum_received_partials(args, scratch);
+    write_status(args, scratch, status);
     line.close();
 }

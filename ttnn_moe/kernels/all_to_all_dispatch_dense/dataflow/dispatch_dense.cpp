@@ -24,180 +24,198 @@
 // Counts and lists travel as fused write + increment packets (the routing-metadata
 // traffic class), token rows as plain writes (the payload class).
 //
-// compile-time args: 14 interleaved accessors (IsDram|RuntimePageSize) in io order
-//   x, topk_indices, topk_weights, expert_mapping, tokens, num_routed_tokens,
-//   expert_offsets, token_idx_map, routed_token_weights, slot_source, num_slots,
-//   dispatch_status, routing_counts, routing_lists
-// named compile-time args: cb_row, cb_own, cb_counts, cb_list, cb_mapping, cb_tables,
-//   cb_idx_image, cb_weight_image, cb_stage, cb_headers, sem_init, sem_counts,
-//   sem_lists, sem_payload
-// runtime args: 14 addresses, T, K, H, E, E_l, N, D, position, capacity, max packet
-//   payload, mapping element bytes, num_links, D row-major device indices of the line, 2*D
-//   route words (fabric_line.hpp), then the fabric connection block.
+// The io order, the runtime args and the named compile-time args are listed in
+// cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp; the compile-time
+// args are the 14 interleaved accessors (IsDram|RuntimePageSize) in io order.
 // conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3 defines=ROUTING_MODE=137 label=1d
 // conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include "api/dataflow/dataflow_api.h"
+#include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
 #include "../../common/dataflow/fabric_line.hpp"
 #include "../../common/dataflow/scratch.hpp"
 #include "../../common/l1_scratch.hpp"
 #include "dispatch_plan.hpp"
 
+using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
+using dispatch_plan::ListEntry;
+using dispatch_plan::PlanTables;
+using dispatch_plan::round_up_tile;
+using moe_fabric::FabricLine;
+using moe_kernel::align_up;
+
 namespace {
 
-constexpr uint32_t kMaxTopK = 32;
-}  // namespace
+constexpr uint32_t cb_row = get_named_compile_time_arg_val(named_arg::kCbRow);
+constexpr uint32_t cb_own = get_named_compile_time_arg_val(named_arg::kCbOwn);
+constexpr uint32_t cb_counts = get_named_compile_time_arg_val(named_arg::kCbCounts);
+constexpr uint32_t cb_list = get_named_compile_time_arg_val(named_arg::kCbList);
+constexpr uint32_t cb_mapping = get_named_compile_time_arg_val(named_arg::kCbMapping);
+constexpr uint32_t cb_tables = get_named_compile_time_arg_val(named_arg::kCbTables);
+constexpr uint32_t cb_idx_image = get_named_compile_time_arg_val(named_arg::kCbIdxImage);
+constexpr uint32_t cb_weight_image = get_named_compile_time_arg_val(named_arg::kCbWeightImage);
+constexpr uint32_t cb_stage = get_named_compile_time_arg_val(named_arg::kCbStage);
+constexpr uint32_t cb_headers = get_named_compile_time_arg_val(named_arg::kCbHeaders);
+constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit);
+constexpr uint32_t sem_counts = get_named_compile_time_arg_val(named_arg::kSemCounts);
+constexpr uint32_t sem_lists = get_named_compile_time_arg_val(named_arg::kSemLists);
+constexpr uint32_t sem_payload = get_named_compile_time_arg_val(named_arg::kSemPayload);
+constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumIo, 0>();
 
-void kernel_main() {
-    size_t arg = 0;
-    const uint32_t x_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t ids_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t weights_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t mapping_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t tokens_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t counts_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t offsets_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t idx_map_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t row_weights_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t slot_source_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t num_slots_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t status_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t routing_counts_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t routing_lists_addr = get_arg_val<uint32_t>(arg++);
-    const uint32_t num_tokens = get_arg_val<uint32_t>(arg++);
-    const uint32_t top_k = get_arg_val<uint32_t>(arg++);
-    const uint32_t hidden = get_arg_val<uint32_t>(arg++);
-    const uint32_t num_experts = get_arg_val<uint32_t>(arg++);
-    const uint32_t local_experts = get_arg_val<uint32_t>(arg++);
-    const uint32_t num_devices = get_arg_val<uint32_t>(arg++);
-    const uint32_t line_size = get_arg_val<uint32_t>(arg++);
-    const uint32_t position = get_arg_val<uint32_t>(arg++);
-    const uint32_t capacity = get_arg_val<uint32_t>(arg++);
-    const uint32_t max_payload = get_arg_val<uint32_t>(arg++);
-    const uint32_t mapping_element_bytes = get_arg_val<uint32_t>(arg++);
-    const uint32_t num_links = get_arg_val<uint32_t>(arg++);
-    const size_t line_devices_arg = arg;
-    const size_t route_arg = line_devices_arg + line_size;
-    const size_t connection_arg = route_arg + 2 * line_size;
+struct Args {
+    uint32_t address[kNumIo];
+    uint32_t num_tokens, top_k, hidden, num_experts, local_experts, num_devices, line_size, position, capacity,
+        max_payload, mapping_element_bytes, num_links;
+    uint32_t line_devices[moe_fabric::kMaxLineDevices];  // row-major mesh index of each line position
+    uint32_t route_arg() const { return dataflow_arg::kLineDevices + line_size; }
+    uint32_t connection_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
+    uint32_t row_bytes() const { return hidden * 2; }
+    uint32_t assignments() const { return num_tokens * top_k; }
+};
 
-    constexpr uint32_t cb_row = get_named_compile_time_arg_val("cb_row");
-    constexpr uint32_t cb_own = get_named_compile_time_arg_val("cb_own");
-    constexpr uint32_t cb_counts = get_named_compile_time_arg_val("cb_counts");
-    constexpr uint32_t cb_list = get_named_compile_time_arg_val("cb_list");
-    constexpr uint32_t cb_mapping = get_named_compile_time_arg_val("cb_mapping");
-    constexpr uint32_t cb_tables = get_named_compile_time_arg_val("cb_tables");
-    constexpr uint32_t cb_idx_image = get_named_compile_time_arg_val("cb_idx_image");
-    constexpr uint32_t cb_weight_image = get_named_compile_time_arg_val("cb_weight_image");
-    constexpr uint32_t cb_stage = get_named_compile_time_arg_val("cb_stage");
-    constexpr uint32_t cb_headers = get_named_compile_time_arg_val("cb_headers");
-    constexpr uint32_t sem_init = get_named_compile_time_arg_val("sem_init");
-    constexpr uint32_t sem_counts = get_named_compile_time_arg_val("sem_counts");
-    constexpr uint32_t sem_lists = get_named_compile_time_arg_val("sem_lists");
-    constexpr uint32_t sem_payload = get_named_compile_time_arg_val("sem_payload");
+Args read_args() {
+    Args a;
+    for (uint32_t i = 0; i < kNumIo; ++i) a.address[i] = get_arg_val<uint32_t>(i);
+    a.num_tokens = get_arg_val<uint32_t>(dataflow_arg::kNumTokens);
+    a.top_k = get_arg_val<uint32_t>(dataflow_arg::kTopK);
+    a.hidden = get_arg_val<uint32_t>(dataflow_arg::kHidden);
+    a.num_experts = get_arg_val<uint32_t>(dataflow_arg::kNumExperts);
+    a.local_experts = get_arg_val<uint32_t>(dataflow_arg::kLocalExperts);
+    a.num_devices = get_arg_val<uint32_t>(dataflow_arg::kNumDevices);
+    a.line_size = get_arg_val<uint32_t>(dataflow_arg::kLineSize);
+    a.position = get_arg_val<uint32_t>(dataflow_arg::kPosition);
+    a.capacity = get_arg_val<uint32_t>(dataflow_arg::kCapacity);
+    a.max_payload = get_arg_val<uint32_t>(dataflow_arg::kMaxPacketPayload);
+    a.mapping_element_bytes = get_arg_val<uint32_t>(dataflow_arg::kMappingElementBytes);
+    a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        a.line_devices[q] = get_arg_val<uint32_t>(dataflow_arg::kLineDevices + q);
+    }
+    return a;
+}
 
-    constexpr auto x_args = TensorAccessorArgs<0>();
-    constexpr auto ids_args = TensorAccessorArgs<x_args.next_compile_time_args_offset()>();
-    constexpr auto weights_args = TensorAccessorArgs<ids_args.next_compile_time_args_offset()>();
-    constexpr auto mapping_args = TensorAccessorArgs<weights_args.next_compile_time_args_offset()>();
-    constexpr auto tokens_args = TensorAccessorArgs<mapping_args.next_compile_time_args_offset()>();
-    constexpr auto counts_args = TensorAccessorArgs<tokens_args.next_compile_time_args_offset()>();
-    constexpr auto offsets_args = TensorAccessorArgs<counts_args.next_compile_time_args_offset()>();
-    constexpr auto idx_map_args = TensorAccessorArgs<offsets_args.next_compile_time_args_offset()>();
-    constexpr auto row_weights_args = TensorAccessorArgs<idx_map_args.next_compile_time_args_offset()>();
-    constexpr auto slot_source_args = TensorAccessorArgs<row_weights_args.next_compile_time_args_offset()>();
-    constexpr auto num_slots_args = TensorAccessorArgs<slot_source_args.next_compile_time_args_offset()>();
-    constexpr auto status_args = TensorAccessorArgs<num_slots_args.next_compile_time_args_offset()>();
-    constexpr auto routing_counts_args = TensorAccessorArgs<status_args.next_compile_time_args_offset()>();
-    constexpr auto routing_lists_args = TensorAccessorArgs<routing_counts_args.next_compile_time_args_offset()>();
+// Accessors take the DRAM-aligned page size (the bank stride of the pages).
+uint32_t page_bytes(const Args& a, uint32_t io) {
+    switch (io) {
+        case kX:
+        case kTokens: return align_up(a.row_bytes());
+        case kIds: return align_up(a.top_k * 4);
+        case kWeights: return align_up(a.top_k * 2);
+        case kMapping: return align_up(a.num_devices * a.mapping_element_bytes);
+        case kIdxMap: return align_up(a.capacity * 4);
+        case kRowWeights: return align_up(a.capacity * 2);
+        case kSlotSource: return align_up(8);
+        case kStatus: return align_up(kStatusWords * 4);
+        case kRoutingCounts: return align_up(a.num_experts * 4);
+        case kRoutingLists: return align_up(a.assignments() * kListEntryBytes);
+        default: return align_up(4);  // num_routed_tokens, expert_offsets, num_slots: one word per page
+    }
+}
 
-    // Accessors take the DRAM-aligned page size (the bank stride of the pages).
-    const uint32_t row_bytes = hidden * 2;
-    const uint32_t tk = num_tokens * top_k;
-    const auto x = TensorAccessor(x_args, x_addr, moe_kernel::align_up(row_bytes));
-    const auto ids_in = TensorAccessor(ids_args, ids_addr, moe_kernel::align_up(top_k * 4));
-    const auto weights_in = TensorAccessor(weights_args, weights_addr, moe_kernel::align_up(top_k * 2));
-    const auto mapping = TensorAccessor(mapping_args, mapping_addr, moe_kernel::align_up(num_devices * mapping_element_bytes));
-    const auto tokens = TensorAccessor(tokens_args, tokens_addr, moe_kernel::align_up(row_bytes));
-    const auto counts_out = TensorAccessor(counts_args, counts_addr, moe_kernel::align_up(4));
-    const auto offsets_out = TensorAccessor(offsets_args, offsets_addr, moe_kernel::align_up(4));
-    const auto idx_map_out = TensorAccessor(idx_map_args, idx_map_addr, moe_kernel::align_up(capacity * 4));
-    const auto row_weights_out = TensorAccessor(row_weights_args, row_weights_addr, moe_kernel::align_up(capacity * 2));
-    const auto slot_source_out = TensorAccessor(slot_source_args, slot_source_addr, moe_kernel::align_up(8));
-    const auto num_slots_out = TensorAccessor(num_slots_args, num_slots_addr, moe_kernel::align_up(4));
-    const auto status_out = TensorAccessor(status_args, status_addr, moe_kernel::align_up(kStatusWords * 4));
-    const auto routing_counts = TensorAccessor(routing_counts_args, routing_counts_addr, moe_kernel::align_up(num_experts * 4));
-    const auto routing_lists = TensorAccessor(routing_lists_args, routing_lists_addr, moe_kernel::align_up(tk * 8));
+template <uint32_t I>
+auto tensor(const Args& a) {
+    return TensorAccessor(std::get<I>(kTensorArgs), a.address[I], page_bytes(a, I));
+}
+template <uint32_t I>
+using Tensor = decltype(tensor<I>(std::declval<const Args&>()));
 
-    const uint32_t counts_page_bytes = moe_kernel::align_up(num_experts * 4);
-    const uint32_t row_l1 = moe_scratch::reserve(cb_row, row_bytes);
-    const uint32_t mapping_l1 = moe_scratch::reserve(cb_mapping, num_devices * mapping_element_bytes);
-    // D pages of E words, this device's at `position`
-    const uint32_t counts_l1 = moe_scratch::reserve(cb_counts, line_size * counts_page_bytes);
-    const uint32_t list_l1 = moe_scratch::reserve(cb_list, tk * sizeof(ListEntry));
-    const uint32_t stage_l1 = moe_scratch::reserve(cb_stage, kMaxTopK * 4);
-    const uint32_t own_l1 = moe_scratch::reserve(cb_own, tk * 6);
-    const uint32_t tables_l1 = moe_scratch::reserve(cb_tables, kPlanTables * num_experts * 4);
-    const uint32_t idx_image_l1 = moe_scratch::reserve(cb_idx_image, capacity * 4);
-    const uint32_t weight_image_l1 = moe_scratch::reserve(cb_weight_image, capacity * 2);
-    const uint32_t headers_l1 = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
-    volatile uint32_t* stage = reinterpret_cast<volatile uint32_t*>(stage_l1);
-    volatile uint32_t* own_ids = reinterpret_cast<volatile uint32_t*>(own_l1);
-    volatile uint16_t* own_weights = reinterpret_cast<volatile uint16_t*>(own_l1 + tk * 4);
-    volatile ListEntry* list = reinterpret_cast<volatile ListEntry*>(list_l1);
-    auto counts_of = [&](uint32_t q) {
-        return reinterpret_cast<volatile uint32_t*>(counts_l1 + q * counts_page_bytes);
-    };
+// L1 blocks of the scratch CBs.
+struct Scratch {
+    uint32_t row, mapping, counts, list, stage, own, tables, idx_image, weight_image, headers;
+    uint32_t counts_page_bytes;  // D pages of E words, this device's at `position`
+    volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
+    volatile uint32_t* own_ids() const { return moe_kernel::words(own); }
+    volatile uint16_t* own_weights(const Args& a) const { return moe_kernel::halves(own + a.assignments() * 4); }
+    volatile ListEntry* list_entries() const { return reinterpret_cast<volatile ListEntry*>(list); }
+    volatile uint32_t* counts_of(uint32_t q) const { return moe_kernel::words(counts + q * counts_page_bytes); }
+};
 
-    moe_fabric::FabricLine line(line_size, position, num_links, route_arg, headers_l1, max_payload);
-    line.open(connection_arg);
+Scratch reserve_scratch(const Args& a) {
+    static_assert(sizeof(PACKET_HEADER_TYPE) <= kHeaderSlotBytes, "cb_headers holds one packet header");
+    Scratch s;
+    s.counts_page_bytes = align_up(a.num_experts * 4);
+    s.row = moe_scratch::reserve(cb_row, a.row_bytes());
+    s.mapping = moe_scratch::reserve(cb_mapping, a.num_devices * a.mapping_element_bytes);
+    s.counts = moe_scratch::reserve(cb_counts, a.line_size * s.counts_page_bytes);
+    s.list = moe_scratch::reserve(cb_list, a.assignments() * kListEntryBytes);
+    s.stage = moe_scratch::reserve(cb_stage, kStageBytes);
+    s.own = moe_scratch::reserve(cb_own, a.assignments() * kOwnEntryBytes);
+    s.tables = moe_scratch::reserve(cb_tables, kPlanTables * a.num_experts * 4);
+    s.idx_image = moe_scratch::reserve(cb_idx_image, a.capacity * 4);
+    s.weight_image = moe_scratch::reserve(cb_weight_image, a.capacity * 2);
+    s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
+    return s;
+}
 
-    uint32_t status[kStatusWords] = {0, 0, 0, kNone, kNone, kNone, 0, kNone};
+void clear_status(uint32_t* status) {
+    for (uint32_t w = 0; w < kStatusWords; ++w) status[w] = 0;
+    status[kFirstInvalidToken] = status[kFirstInvalidK] = status[kFirstInvalidId] = status[kFirstBadExpert] = kNone;
+}
 
-    // 1. expert -> owner position and line index from the one-hot mapping rows.
-    PlanTables plan(tables_l1, num_experts);
-    uint32_t experts_at[moe_fabric::kMaxLine] = {};
-    uint32_t line_experts = 0;
-    for (uint32_t e = 0; e < num_experts; ++e) {
-        noc_async_read(mapping.get_noc_addr(e), mapping_l1, num_devices * mapping_element_bytes);
-        noc_async_read_barrier();
-        uint32_t ones = 0, owner_device = kNone, bad_values = 0;
-        for (uint32_t n = 0; n < num_devices; ++n) {
-            const uint32_t v = mapping_element_bytes == 2 ? reinterpret_cast<volatile uint16_t*>(mapping_l1)[n]
-                                                          : reinterpret_cast<volatile uint32_t*>(mapping_l1)[n];
-            if (v == 1) {
-                ++ones;
-                owner_device = n;
-            } else if (v != 0) {
-                ++bad_values;
-            }
+// The device expert e's expert_mapping row marks, or kNone when the row is not one-hot.
+uint32_t mapped_device(const Args& a, const Scratch& s, const Tensor<kMapping>& mapping, uint32_t e) {
+    noc_async_read(mapping.get_noc_addr(e), s.mapping, a.num_devices * a.mapping_element_bytes);
+    noc_async_read_barrier();
+    uint32_t ones = 0, device = kNone, bad_values = 0;
+    for (uint32_t n = 0; n < a.num_devices; ++n) {
+        const uint32_t v = a.mapping_element_bytes == 2 ? moe_kernel::halves(s.mapping)[n]
+                                                        : moe_kernel::words(s.mapping)[n];
+        if (v == 1) {
+            ++ones;
+            device = n;
+        } else if (v != 0) {
+            ++bad_values;
         }
+    }
+    return ones == 1 && bad_values == 0 ? device : kNone;
+}
+
+// Owner position and line index of every expert; returns the number of line experts.
+uint32_t map_experts_to_line(const Args& a, const Scratch& s, PlanTables& plan, uint32_t* status) {
+    const auto mapping = tensor<kMapping>(a);
+    uint32_t experts_at[moe_fabric::kMaxLineDevices] = {};
+    uint32_t line_experts = 0;
+    for (uint32_t e = 0; e < a.num_experts; ++e) {
+        const uint32_t device = mapped_device(a, s, mapping, e);
         plan.owner[e] = kNone;
         plan.line_index[e] = kNone;
-        if (ones != 1 || bad_values != 0) {
+        if (device == kNone) {
             if (status[kMappingErrors]++ == 0) status[kFirstBadExpert] = e;
             continue;
         }
-        for (uint32_t q = 0; q < line_size; ++q) {
-            if (get_arg_val<uint32_t>(line_devices_arg + q) == owner_device) {
+        for (uint32_t q = 0; q < a.line_size; ++q) {
+            if (a.line_devices[q] == device) {
                 plan.owner[e] = q;
                 plan.line_index[e] = line_experts++;
                 ++experts_at[q];
             }
         }
     }
-    if (experts_at[position] != local_experts) ++status[kMappingErrors];
+    if (experts_at[a.position] != a.local_experts) ++status[kMappingErrors];
+    return line_experts;
+}
 
-    // This device's ids and weights, and its assignments per line expert.
-    volatile uint32_t* own_counts = counts_of(position);
+// This device's expert ids and weights into cb_own, and its assignments per line expert
+// into its own count page; ids outside [0, E) are recorded in status.
+void read_own_assignments(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t line_experts,
+                          uint32_t* status) {
+    const auto ids_in = tensor<kIds>(a);
+    const auto weights_in = tensor<kWeights>(a);
+    volatile uint32_t* stage = s.stage_words();
+    volatile uint32_t* own_ids = s.own_ids();
+    volatile uint16_t* own_weights = s.own_weights(a);
+    volatile uint32_t* own_counts = s.counts_of(a.position);
     for (uint32_t i = 0; i < line_experts; ++i) own_counts[i] = 0;
-    for (uint32_t t = 0; t < num_tokens; ++t) {
-        noc_async_read(ids_in.get_noc_addr(t), stage_l1, top_k * 4);
+    for (uint32_t t = 0; t < a.num_tokens; ++t) {
+        noc_async_read(ids_in.get_noc_addr(t), s.stage, a.top_k * 4);
         noc_async_read_barrier();
-        for (uint32_t k = 0; k < top_k; ++k) {
+        for (uint32_t k = 0; k < a.top_k; ++k) {
             const uint32_t id = stage[k];
-            own_ids[t * top_k + k] = id;
-            if (id >= num_experts) {
+            own_ids[t * a.top_k + k] = id;
+            if (id >= a.num_experts) {
                 if (status[kInvalidIds]++ == 0) {
                     status[kFirstInvalidToken] = t;
                     status[kFirstInvalidK] = k;
@@ -207,183 +225,306 @@ void kernel_main() {
                 own_counts[plan.line_index[id]] += 1;
             }
         }
-        noc_async_read(weights_in.get_noc_addr(t), stage_l1, top_k * 2);
+        noc_async_read(weights_in.get_noc_addr(t), s.stage, a.top_k * 2);
         noc_async_read_barrier();
-        for (uint32_t k = 0; k < top_k; ++k) own_weights[t * top_k + k] = reinterpret_cast<volatile uint16_t*>(stage_l1)[k];
+        for (uint32_t k = 0; k < a.top_k; ++k) own_weights[t * a.top_k + k] = moe_kernel::halves(s.stage)[k];
     }
+}
 
-    // 2. Every member runs this program before anyone writes into another's buffers.
-    moe_fabric::line_barrier(line, sem_init);
-    const uint32_t counts_bytes = moe_kernel::align_up(line_experts * 4);
-    const uint64_t counts_page_noc = routing_counts.get_noc_addr(position);
+// This device's count page to page `position` of every peer, then every peer's page.
+void exchange_counts(const Args& a, const Scratch& s, FabricLine& line, uint32_t line_experts) {
+    const auto routing_counts = tensor<kRoutingCounts>(a);
+    const uint32_t counts_bytes = align_up(line_experts * 4);
+    const uint64_t counts_page_noc = routing_counts.get_noc_addr(a.position);
     const uint64_t sem_counts_noc = get_noc_addr(get_semaphore(sem_counts));
-    for (uint32_t q = 0; q < line_size; ++q) {
-        if (q != position) line.write_and_signal(q, counts_l1 + position * counts_page_bytes, counts_page_noc,
-                                                 counts_bytes, sem_counts_noc);
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        if (q != a.position) {
+            line.write_and_signal(q, s.counts + a.position * s.counts_page_bytes, counts_page_noc, counts_bytes,
+                                  sem_counts_noc);
+        }
     }
     moe_fabric::wait_for_line(line, sem_counts, line.packets_for(counts_bytes));
-    for (uint32_t q = 0; q < line_size; ++q) {
-        if (q != position) noc_async_read(routing_counts.get_noc_addr(q), counts_l1 + q * counts_page_bytes, counts_bytes);
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        if (q != a.position) {
+            noc_async_read(routing_counts.get_noc_addr(q), s.counts + q * s.counts_page_bytes, counts_bytes);
+        }
     }
     noc_async_read_barrier();
+}
 
-    // 3. Packing plan of the whole line.
-    count_line_assignments(plan, num_experts, line_size, position, counts_of);
-    lay_out_blocks(plan, num_experts, line_size, position, capacity, status);
+// Rows of one token's kept assignments: those on this device, and per remote position
+// the first one (lowest k), else kNone.
+struct TokenRows {
+    bool any;
+    uint32_t num_local;
+    uint32_t local[kMaxTopK];
+    uint32_t first_at[moe_fabric::kMaxLineDevices];
+};
 
-    // 4. Send this device's token rows, then its assignment lists.
-    uint32_t first_row_at[moe_fabric::kMaxLine];
-    uint32_t local_rows[kMaxTopK];
-    for (uint32_t t = 0; t < num_tokens; ++t) {
-        bool any = false;
-        uint32_t num_local = 0;
-        for (uint32_t q = 0; q < line_size; ++q) first_row_at[q] = kNone;
-        for (uint32_t k = 0; k < top_k; ++k) {
-            const uint32_t e = own_ids[t * top_k + k];
-            if (!plan.in_line(e, num_experts)) continue;
-            const uint32_t rank = plan.before[e] + plan.running[e]++;
-            if (rank >= plan.kept[e]) continue;
-            const uint32_t row = plan.offset[e] + rank;
-            const uint32_t d = plan.owner[e];
-            any = true;
-            if (d == position) {
-                local_rows[num_local++] = row;
-            } else if (first_row_at[d] == kNone) {
-                first_row_at[d] = row;
-            }
+void find_rows_of_token(const Args& a, const Scratch& s, PlanTables& plan, uint32_t t, TokenRows& rows) {
+    rows.any = false;
+    rows.num_local = 0;
+    for (uint32_t q = 0; q < a.line_size; ++q) rows.first_at[q] = kNone;
+    for (uint32_t k = 0; k < a.top_k; ++k) {
+        const uint32_t e = s.own_ids()[t * a.top_k + k];
+        if (!plan.in_line(e, a.num_experts)) continue;
+        const uint32_t rank = plan.before[e] + plan.running[e]++;
+        if (rank >= plan.kept[e]) continue;
+        const uint32_t row = plan.offset[e] + rank;
+        const uint32_t d = plan.owner[e];
+        rows.any = true;
+        if (d == a.position) {
+            rows.local[rows.num_local++] = row;
+        } else if (rows.first_at[d] == kNone) {
+            rows.first_at[d] = row;
         }
-        if (!any) continue;
-        noc_async_read(x.get_noc_addr(t), row_l1, row_bytes);
-        noc_async_read_barrier();
-        for (uint32_t i = 0; i < num_local; ++i) noc_async_write(row_l1, tokens.get_noc_addr(local_rows[i]), row_bytes);
-        for (uint32_t q = 0; q < line_size; ++q) {  // tokens take turns on the links
-            if (first_row_at[q] != kNone) {
-                line.write(q, row_l1, tokens.get_noc_addr(first_row_at[q]), row_bytes, t % num_links);
-            }
-        }
-        noc_async_writes_flushed();  // row_l1 is refilled by the next token
     }
-    const uint64_t list_page_noc = routing_lists.get_noc_addr(position);
+}
+
+// Each token row, read once, to all its rows here (NOC) and to its first row on every
+// remote destination that keeps one of its assignments. Tokens take turns on the links.
+void send_token_rows(const Args& a, const Scratch& s, PlanTables& plan, FabricLine& line) {
+    const auto x = tensor<kX>(a);
+    const auto tokens = tensor<kTokens>(a);
+    const uint32_t row_bytes = a.row_bytes();
+    TokenRows rows;
+    for (uint32_t t = 0; t < a.num_tokens; ++t) {
+        find_rows_of_token(a, s, plan, t, rows);
+        if (!rows.any) continue;
+        noc_async_read(x.get_noc_addr(t), s.row, row_bytes);
+        noc_async_read_barrier();
+        for (uint32_t i = 0; i < rows.num_local; ++i) {
+            noc_async_write(s.row, tokens.get_noc_addr(rows.local[i]), row_bytes);
+        }
+        for (uint32_t q = 0; q < a.line_size; ++q) {
+            if (rows.first_at[q] == kNone) continue;
+            line.write(q, s.row, tokens.get_noc_addr(rows.first_at[q]), row_bytes, t % a.num_links);
+        }
+        noc_async_writes_flushed();  // the row buffer is refilled by the next token
+    }
+}
+
+// This device's assignments to position q's experts, (t, e, weight) in (t, k) order, into
+// the list buffer; returns their number.
+uint32_t build_list_for(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t q) {
+    volatile ListEntry* list = s.list_entries();
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < a.assignments(); ++i) {
+        const uint32_t e = s.own_ids()[i];
+        if (!plan.in_line(e, a.num_experts) || plan.owner[e] != q) continue;
+        list[n].token = i / a.top_k;
+        list[n].expert_and_weight = ListEntry::pack(e, s.own_weights(a)[i]);
+        ++n;
+    }
+    return n;
+}
+
+// To each peer its list, into routing_lists page `position`, then a flushed
+// increment per link: "all my rows and lists landed".
+void send_assignment_lists(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line) {
+    const uint64_t list_page_noc = tensor<kRoutingLists>(a).get_noc_addr(a.position);
     const uint64_t sem_lists_noc = get_noc_addr(get_semaphore(sem_lists));
     const uint64_t sem_payload_noc = get_noc_addr(get_semaphore(sem_payload));
-    for (uint32_t q = 0; q < line_size; ++q) {
-        if (q == position) continue;
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < tk; ++i) {
-            const uint32_t e = own_ids[i];
-            if (!plan.in_line(e, num_experts) || plan.owner[e] != q) continue;
-            list[n].token = i / top_k;
-            list[n].expert_and_weight = e | static_cast<uint32_t>(own_weights[i]) << 16;
-            ++n;
-        }
-        if (n) line.write_and_signal(q, list_l1, list_page_noc, n * sizeof(ListEntry), sem_lists_noc);
-        for (uint32_t link = 0; link < num_links; ++link) line.atomic_inc(q, sem_payload_noc, link);
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        if (q == a.position) continue;
+        const uint32_t n = build_list_for(a, s, plan, q);
+        if (n) line.write_and_signal(q, s.list, list_page_noc, n * kListEntryBytes, sem_lists_noc);
+        for (uint32_t link = 0; link < a.num_links; ++link) line.atomic_inc(q, sem_payload_noc, link);
     }
     noc_async_write_barrier();
+}
 
-    // 5. Receive: every peer's rows and lists have landed (a flushed increment per link).
-    moe_fabric::wait_for_line(line, sem_payload, num_links);
+// Assignments of position q to this device's experts (the length of q's list here).
+uint32_t assignments_from(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t q) {
+    uint32_t n = 0;
+    for (uint32_t e = 0; e < a.num_experts; ++e) {
+        if (plan.owner[e] == a.position) n += s.counts_of(q)[plan.line_index[e]];
+    }
+    return n;
+}
+
+// Every peer's increment on every link, then every packet of its list.
+void wait_for_peers(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line) {
+    moe_fabric::wait_for_line(line, sem_payload, a.num_links);
     uint32_t list_packets = 0;
-    for (uint32_t q = 0; q < line_size; ++q) {
-        if (q == position) continue;
-        uint32_t n = 0;
-        for (uint32_t e = 0; e < num_experts; ++e) {
-            if (plan.owner[e] == position) n += counts_of(q)[plan.line_index[e]];
-        }
-        if (n) list_packets += line.packets_for(n * sizeof(ListEntry));
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        if (q == a.position) continue;
+        const uint32_t n = assignments_from(a, s, plan, q);
+        if (n) list_packets += line.packets_for(n * kListEntryBytes);
     }
     noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_lists)), list_packets);
+}
 
-    volatile uint32_t* idx_image = reinterpret_cast<volatile uint32_t*>(idx_image_l1);
-    volatile uint16_t* weight_image = reinterpret_cast<volatile uint16_t*>(weight_image_l1);
-    moe_kernel::fill_words(idx_image_l1, capacity, 0);
-    for (uint32_t r = 0; r < capacity; ++r) weight_image[r] = 0;
-    for (uint32_t e = 0; e < num_experts; ++e) plan.running[e] = 0;
-    uint32_t num_slots = 0;
-    uint32_t rows[kMaxTopK];
-    uint32_t num_rows = 0;
-    // Closes the (q, t) pair whose kept rows are rows[0..num_rows): its slot, and the fan-out
-    // of a remote token row from its first row.
-    auto close_pair = [&](uint32_t q, uint32_t t) {
-        if (num_rows == 0) return;
-        const uint32_t slot = num_slots++;
-        for (uint32_t i = 0; i < num_rows; ++i) idx_image[rows[i]] = slot;
-        stage[0] = q;
-        stage[1] = t;
-        noc_async_write(stage_l1, slot_source_out.get_noc_addr(slot), 8);
-        noc_async_writes_flushed();
-        if (q != position && num_rows > 1) {
-            noc_async_read(tokens.get_noc_addr(rows[0]), row_l1, row_bytes);
-            noc_async_read_barrier();
-            for (uint32_t i = 1; i < num_rows; ++i) noc_async_write(row_l1, tokens.get_noc_addr(rows[i]), row_bytes);
-            noc_async_writes_flushed();
-        }
-        num_rows = 0;
-    };
-    auto take = [&](uint32_t e, uint16_t weight) {
-        const uint32_t rank = plan.running[e]++;
-        if (rank >= plan.kept[e]) return;
-        rows[num_rows] = plan.offset[e] + rank;
-        weight_image[rows[num_rows]] = weight;
-        ++num_rows;
-    };
-    for (uint32_t q = 0; q < line_size; ++q) {
-        if (q == position) {
-            for (uint32_t t = 0; t < num_tokens; ++t) {
-                for (uint32_t k = 0; k < top_k; ++k) {
-                    const uint32_t e = own_ids[t * top_k + k];
-                    if (plan.in_line(e, num_experts) && plan.owner[e] == position) take(e, own_weights[t * top_k + k]);
-                }
-                close_pair(q, t);
-            }
-            continue;
-        }
-        uint32_t n = 0;
-        for (uint32_t e = 0; e < num_experts; ++e) {
-            if (plan.owner[e] == position) n += counts_of(q)[plan.line_index[e]];
-        }
-        if (n == 0) continue;
-        noc_async_read(routing_lists.get_noc_addr(q), list_l1, n * sizeof(ListEntry));
-        noc_async_read_barrier();
-        uint32_t token = list[0].token;
-        for (uint32_t i = 0; i < n; ++i) {
-            if (list[i].token != token) {
-                close_pair(q, token);
-                token = list[i].token;
-            }
-            take(list[i].expert_and_weight & 0xFFFF, static_cast<uint16_t>(list[i].expert_and_weight >> 16));
-        }
-        close_pair(q, token);
+// The slots of this device: one per (source position, token) pair with kept rows, in
+// the order the pairs close. The images of token_idx_map and routed_token_weights fill
+// in L1 as rows are taken.
+class Slots {
+public:
+    Slots(const Args& a, const Scratch& s, PlanTables& plan)
+        : a_(a), s_(s), plan_(plan), tokens_(tensor<kTokens>(a)), slot_source_(tensor<kSlotSource>(a)) {}
+
+    // The next assignment to expert e in line order: its row while the block keeps it.
+    void take(uint32_t e, uint16_t weight) {
+        const uint32_t rank = plan_.running[e]++;
+        if (rank >= plan_.kept[e]) return;
+        rows_[num_rows_] = plan_.offset[e] + rank;
+        moe_kernel::halves(s_.weight_image)[rows_[num_rows_]] = weight;
+        ++num_rows_;
     }
 
-    // Metadata outputs.
+    // Closes pair (q, t): its slot in the rows taken, its slot_source entry, and the fan-out
+    // of a remote token row from its first row to the others.
+    void close_pair(uint32_t q, uint32_t t) {
+        if (num_rows_ == 0) return;
+        const uint32_t slot = num_slots_++;
+        for (uint32_t i = 0; i < num_rows_; ++i) moe_kernel::words(s_.idx_image)[rows_[i]] = slot;
+        volatile uint32_t* stage = s_.stage_words();
+        stage[0] = q;
+        stage[1] = t;
+        noc_async_write(s_.stage, slot_source_.get_noc_addr(slot), 8);
+        noc_async_writes_flushed();
+        if (q != a_.position && num_rows_ > 1) {
+            noc_async_read(tokens_.get_noc_addr(rows_[0]), s_.row, a_.row_bytes());
+            noc_async_read_barrier();
+            for (uint32_t i = 1; i < num_rows_; ++i) {
+                noc_async_write(s_.row, tokens_.get_noc_addr(rows_[i]), a_.row_bytes());
+            }
+            noc_async_writes_flushed();
+        }
+        num_rows_ = 0;
+    }
+
+    uint32_t count() const { return num_slots_; }
+
+private:
+    const Args& a_;
+    const Scratch& s_;
+    PlanTables& plan_;
+    Tensor<kTokens> tokens_;
+    Tensor<kSlotSource> slot_source_;
+    uint32_t rows_[kMaxTopK];
+    uint32_t num_rows_ = 0;
+    uint32_t num_slots_ = 0;
+};
+
+void take_own_assignments(const Args& a, const Scratch& s, const PlanTables& plan, Slots& slots) {
+    for (uint32_t t = 0; t < a.num_tokens; ++t) {
+        for (uint32_t k = 0; k < a.top_k; ++k) {
+            const uint32_t e = s.own_ids()[t * a.top_k + k];
+            if (plan.in_line(e, a.num_experts) && plan.owner[e] == a.position) {
+                slots.take(e, s.own_weights(a)[t * a.top_k + k]);
+            }
+        }
+        slots.close_pair(a.position, t);
+    }
+}
+
+void take_list_of(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t q, Slots& slots) {
+    const uint32_t n = assignments_from(a, s, plan, q);
+    if (n == 0) return;
+    noc_async_read(tensor<kRoutingLists>(a).get_noc_addr(q), s.list, n * kListEntryBytes);
+    noc_async_read_barrier();
+    volatile ListEntry* list = s.list_entries();
+    uint32_t token = list[0].token;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (list[i].token != token) {
+            slots.close_pair(q, token);
+            token = list[i].token;
+        }
+        slots.take(list[i].expert(), list[i].weight());
+    }
+    slots.close_pair(q, token);
+}
+
+// The line's assignments to this device in source order (own ones from cb_own,
+// a peer's from its list); returns the number of slots.
+uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) {
+    moe_kernel::fill_words(s.idx_image, a.capacity, 0);
+    moe_kernel::fill_halves(s.weight_image, a.capacity, 0);
+    for (uint32_t e = 0; e < a.num_experts; ++e) plan.running[e] = 0;
+    Slots slots(a, s, plan);
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        if (q == a.position) {
+            take_own_assignments(a, s, plan, slots);
+        } else {
+            take_list_of(a, s, plan, q, slots);
+        }
+    }
+    return slots.count();
+}
+
+// Metadata outputs: slot_source zeros past the used slots, the token_idx_map and routed_token_weights
+// images, per local expert its count, offset and zero padding rows up to the block's tile
+// boundary, then num_slots.
+void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t num_slots) {
+    const auto tokens = tensor<kTokens>(a);
+    const auto slot_source_out = tensor<kSlotSource>(a);
+    const auto counts_out = tensor<kCounts>(a);
+    const auto offsets_out = tensor<kOffsets>(a);
+    volatile uint32_t* stage = s.stage_words();
     stage[0] = 0;
     stage[1] = 0;
-    for (uint32_t s = num_slots; s < capacity; ++s) noc_async_write(stage_l1, slot_source_out.get_noc_addr(s), 8);
+    for (uint32_t slot = num_slots; slot < a.capacity; ++slot) {
+        noc_async_write(s.stage, slot_source_out.get_noc_addr(slot), 8);
+    }
     noc_async_write_barrier();
-    noc_async_write(idx_image_l1, idx_map_out.get_noc_addr(0), capacity * 4);
-    noc_async_write(weight_image_l1, row_weights_out.get_noc_addr(0), capacity * 2);
-    moe_kernel::fill_words(row_l1, row_bytes / 4, 0);  // zero row for the padding of each block
+    noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0), a.capacity * 4);
+    noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0), a.capacity * 2);
+    moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // zero row for the padding of each block
     uint32_t local_slot = 0;
-    for (uint32_t e = 0; e < num_experts && local_slot < local_experts; ++e) {
-        if (plan.owner[e] != position) continue;
+    for (uint32_t e = 0; e < a.num_experts && local_slot < a.local_experts; ++e) {
+        if (plan.owner[e] != a.position) continue;
         stage[0] = plan.kept[e];
-        noc_async_write(stage_l1, counts_out.get_noc_addr(local_slot), 4);
+        noc_async_write(s.stage, counts_out.get_noc_addr(local_slot), 4);
         noc_async_write_barrier();
         stage[0] = plan.offset[e];
-        noc_async_write(stage_l1, offsets_out.get_noc_addr(local_slot), 4);
+        noc_async_write(s.stage, offsets_out.get_noc_addr(local_slot), 4);
         noc_async_write_barrier();
         const uint32_t block_end = plan.offset[e] + round_up_tile(plan.kept[e]);
         for (uint32_t r = plan.offset[e] + plan.kept[e]; r < block_end; ++r) {
-            noc_async_write(row_l1, tokens.get_noc_addr(r), row_bytes);
+            noc_async_write(s.row, tokens.get_noc_addr(r), a.row_bytes());
         }
         ++local_slot;
     }
     stage[0] = num_slots;
-    noc_async_write(stage_l1, num_slots_out.get_noc_addr(0), 4);
+    noc_async_write(s.stage, tensor<kNumSlots>(a).get_noc_addr(0), 4);
     noc_async_write_barrier();
-    for (uint32_t w = 0; w < kStatusWords; ++w) stage[w] = status[w];
-    noc_async_write(stage_l1, status_out.get_noc_addr(0), kStatusWords * 4);
+}
+
+void write_status(const Args& a, const Scratch& s, const uint32_t* status) {
+    for (uint32_t w = 0; w < kStatusWords; ++w) s.stage_words()[w] = status[w];
+    noc_async_write(s.stage, tensor<kStatus>(a).get_noc_addr(0), kStatusWords * 4);
     noc_async_write_barrier();
+}
+
+}  // namespace
+
+void kernel_main() {
+    const Args args = read_args();
+    const Scratch scratch = reserve_scratch(args);
+    FabricLine line(args.line_size, args.position, args.num_links, args.route_arg(), scratch.headers,
+                    args.max_payload);
+    line.open(args.connection_arg());
+    uint32_t status[kStatusWords];
+    clear_status(status);
+    PlanTables plan(scratch.tables, args.num_experts);
+
+    const uint32_t line_experts = map_experts_to_line(args, scratch, plan, status);
+    read_own_assignments(args, scratch, plan, line_experts, status);
+    // Every member runs this program before anyone writes into another's buffers.
+    moe_fabric::line_barrier(line, sem_init);
+    exchange_counts(args, scratch, line, line_experts);
+
+    // The packing plan of the whole line.
+    dispatch_plan::count_line_assignments(plan, args.num_experts, args.line_size, args.position,
+                                          [&scratch](uint32_t q) { return scratch.counts_of(q); });
+    dispatch_plan::lay_out_blocks(plan, args.num_experts, args.line_size, args.position, args.capacity, status);
+
+    send_token_rows(args, scratch, plan, line);
+    send_assignment_lists(args, scratch, plan, line);
+    wait_for_peers(args, scratch, plan, line);
+    const uint32_t num_slots = receive_assignments(args, scratch, plan);
+    write_metadata(args, scratch, plan, num_slots);
+    write_status(args, scratch, status);
     line.close();
 }

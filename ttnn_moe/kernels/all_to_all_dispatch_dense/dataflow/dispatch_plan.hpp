@@ -4,20 +4,13 @@
 
 #include <cstdint>
 
-namespace {
+#include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
 
-constexpr uint32_t kNone = 0xFFFFFFFFu;
-constexpr uint32_t kTile = 32;
+namespace dispatch_plan {
 
-// Words of the dispatch_status record.
-enum StatusWord : uint32_t {
-    kDroppedRows, kNeededRows, kInvalidIds, kFirstInvalidToken, kFirstInvalidK, kFirstInvalidId,
-    kMappingErrors, kFirstBadExpert, kStatusWords,
-};
+using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
 
-uint32_t round_up_tile(uint32_t rows) { return (rows + kTile - 1) / kTile * kTile; }
-
-constexpr uint32_t kPlanTables = 7;
+inline uint32_t round_up_tile(uint32_t rows) { return (rows + kTile - 1) / kTile * kTile; }
 
 // Per-expert plan tables in one L1 block of kPlanTables * E words.
 struct PlanTables {
@@ -39,16 +32,20 @@ struct PlanTables {
 // One assignment in a routing list: token, expert, routing weight (bf16 bits).
 struct ListEntry {
     uint32_t token;
-    uint32_t expert_and_weight;  // expert | weight << 16
+    uint32_t expert_and_weight;  // expert | weight << kListExpertBits
+    static uint32_t pack(uint32_t expert, uint16_t weight) {
+        return expert | static_cast<uint32_t>(weight) << kListExpertBits;
+    }
+    uint32_t expert() const volatile { return expert_and_weight & ((1u << kListExpertBits) - 1); }
+    uint16_t weight() const volatile { return static_cast<uint16_t>(expert_and_weight >> kListExpertBits); }
 };
-static_assert(sizeof(ListEntry) == 8);
-
+static_assert(sizeof(ListEntry) == kListEntryBytes);
 
 // total[e]: assignments of the whole line to expert e; before[e]: those from positions
 // before `position`. counts_of(q)[line_index[e]] = position q's assignments to e.
 template <typename CountsOf>
-void count_line_assignments(PlanTables& plan, uint32_t num_experts, uint32_t line_size, uint32_t position,
-                            const CountsOf& counts_of) {
+inline void count_line_assignments(PlanTables& plan, uint32_t num_experts, uint32_t line_size, uint32_t position,
+                                   const CountsOf& counts_of) {
     for (uint32_t e = 0; e < num_experts; ++e) {
         plan.before[e] = plan.total[e] = plan.running[e] = 0;
         if (!plan.in_line(e, num_experts)) continue;
@@ -80,4 +77,4 @@ inline void lay_out_blocks(PlanTables& plan, uint32_t num_experts, uint32_t line
     }
 }
 
-}  // namespace
+}  // namespace dispatch_plan

@@ -7,8 +7,8 @@
 // mesh ids. Packets of one connection arrive in order; packets on different links
 // do not, so a "done" signal goes on every link.
 //
-// Runtime args consumed, from `route_arg_idx`: two words per line position,
-//   [direction (0 local, 1 forward, 2 backward) | hops << 8, chip id | mesh id << 16];
+// Runtime args consumed, from `route_arg_idx`: the route words of every line position
+//   (cpp/ops/common/common_shared.hpp: direction and hops, chip id and mesh id);
 // from `connection_arg_idx` (the block setup_fabric_connection produced on the host):
 //   [has_forward][num_links x forward connection args][has_backward][num_links x backward args].
 //
@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../../../cpp/ops/common/common_shared.hpp"
 #include "api/dataflow/dataflow_api.h"
 #if defined(FABRIC_2D)
 #include "tt_metal/fabric/hw/inc/mesh/api.h"
@@ -32,9 +33,7 @@
 
 namespace moe_fabric {
 
-constexpr uint32_t kMaxLine = 32;
-constexpr uint32_t kMaxLinks = 4;
-enum Direction : uint32_t { kLocal = 0, kForward = 1, kBackward = 2 };
+using namespace ttnn_moe::common_shared;
 
 class FabricLine {
 public:
@@ -44,8 +43,8 @@ public:
         : line_size_(line_size), position_(position), num_links_(num_links), max_payload_(max_payload_bytes),
           header_(reinterpret_cast<volatile PACKET_HEADER_TYPE*>(header_l1)) {
         for (uint32_t q = 0; q < line_size; ++q) {
-            route_[q] = get_arg_val<uint32_t>(route_arg_idx + 2 * q);
-            node_[q] = get_arg_val<uint32_t>(route_arg_idx + 2 * q + 1);
+            route_[q] = get_arg_val<uint32_t>(route_arg_idx + kRouteWordsPerPosition * q);
+            node_[q] = get_arg_val<uint32_t>(route_arg_idx + kRouteWordsPerPosition * q + 1);
         }
     }
 
@@ -140,24 +139,24 @@ private:
     }
 
     tt::tt_fabric::WorkerToFabricEdmSender* sender_to(uint32_t q, uint32_t link) {
-        const uint32_t direction = route_[q] & 0xFF;
+        const uint32_t direction = route_[q] & ((1u << kHopsShift) - 1);
         ASSERT(direction == kForward || direction == kBackward);
         ASSERT(link < num_links_);
         return &senders_[direction == kForward ? 0 : 1][link];
     }
-    uint8_t hops(uint32_t q) const { return static_cast<uint8_t>((route_[q] >> 8) & 0xFF); }
-    uint8_t chip_id(uint32_t q) const { return static_cast<uint8_t>(node_[q] & 0xFFFF); }
-    uint16_t mesh_id(uint32_t q) const { return static_cast<uint16_t>(node_[q] >> 16); }
+    uint8_t hops(uint32_t q) const { return static_cast<uint8_t>((route_[q] >> kHopsShift) & 0xFF); }
+    uint8_t chip_id(uint32_t q) const { return static_cast<uint8_t>(node_[q] & ((1u << kMeshIdShift) - 1)); }
+    uint16_t mesh_id(uint32_t q) const { return static_cast<uint16_t>(node_[q] >> kMeshIdShift); }
 
     uint32_t line_size_;
     uint32_t position_;
     uint32_t num_links_;
     uint32_t max_payload_;
     volatile PACKET_HEADER_TYPE* header_;
-    uint32_t route_[kMaxLine] = {};
-    uint32_t node_[kMaxLine] = {};
+    uint32_t route_[kMaxLineDevices] = {};
+    uint32_t node_[kMaxLineDevices] = {};
     bool has_[2] = {false, false};
-    tt::tt_fabric::WorkerToFabricEdmSender senders_[2][kMaxLinks];
+    tt::tt_fabric::WorkerToFabricEdmSender senders_[2][kMaxFabricLinks];
 };
 
 // Every member of the line increments `sem_id` on every other member (link 0), then waits

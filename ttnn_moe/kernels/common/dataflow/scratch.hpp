@@ -4,11 +4,12 @@
 
 #include <cstdint>
 
+#include "../../../cpp/ops/common/common_shared.hpp"
 #include "api/dataflow/dataflow_api.h"
 
 namespace moe_scratch {
 
-constexpr uint32_t kPageBytes = 32;
+constexpr uint32_t kPageBytes = ttnn_moe::common_shared::kScratchPageBytes;
 
 inline uint32_t pages_for(uint32_t bytes) { return (bytes + kPageBytes - 1) / kPageBytes; }
 

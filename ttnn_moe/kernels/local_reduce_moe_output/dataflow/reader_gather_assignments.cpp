@@ -12,170 +12,230 @@
 // pair per assignment; a row without assignments gets one zero pair, so the compute
 // kernel always sums >= 1 product. Per row, cb_row_length carries that pair count.
 //
-// compile-time args: 6 interleaved accessors (IsDram|RuntimePageSize): y, token_idx_map,
-//   routed_token_weights, num_routed_tokens, expert_offsets (padded mode: unused slot), row_overflow
-// named compile-time args: cb_y, cb_weight, cb_row_length, cb_out (unused here), cb_counts,
-//   cb_offsets, cb_map_segment, cb_weight_segment, cb_entries, cb_sorted, cb_row_index, cb_status_stage
-// runtime args: y_addr, map_addr, weights_addr, counts_addr, offsets_addr, grouped, E_l,
-//   block_rows (T padded / M grouped), H, row_begin, row_end, overflow_addr, list_capacity, row_bound
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_out:5,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12,cb_status_stage:13 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32,13:uint32
+// The tensor order, the runtime args and the named compile-time args are listed in
+// cpp/ops/local_reduce_moe_output/local_reduce_moe_output_shared.hpp; the compile-time
+// args are the 6 interleaved accessors (IsDram|RuntimePageSize) in ReaderTensor order.
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12,cb_status_stage:13 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32,13:uint32
 #include <cstdint>
+#include <tuple>
 
+#include "../../../cpp/ops/local_reduce_moe_output/local_reduce_moe_output_shared.hpp"
 #include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
 
+using namespace ttnn_moe::local_reduce_moe_output_shared;
+using namespace moe_kernel;
+
 namespace {
-constexpr uint32_t kChunkElements = 1024;
-}  // namespace
 
-void kernel_main() {
-    using namespace moe_kernel;
-    const uint32_t y_addr = get_arg_val<uint32_t>(0);
-    const uint32_t map_addr = get_arg_val<uint32_t>(1);
-    const uint32_t weights_addr = get_arg_val<uint32_t>(2);
-    const uint32_t counts_addr = get_arg_val<uint32_t>(3);
-    const uint32_t offsets_addr = get_arg_val<uint32_t>(4);
-    const bool grouped = get_arg_val<uint32_t>(5) != 0;
-    const uint32_t num_local = get_arg_val<uint32_t>(6);
-    const uint32_t block_rows = get_arg_val<uint32_t>(7);
-    const uint32_t hidden = get_arg_val<uint32_t>(8);
-    const uint32_t row_begin = get_arg_val<uint32_t>(9);
-    const uint32_t row_end = get_arg_val<uint32_t>(10);
-    const uint32_t overflow_addr = get_arg_val<uint32_t>(11);
-    const uint32_t list_capacity = get_arg_val<uint32_t>(12);  // entries the L1 lists hold
-    const uint32_t row_bound = get_arg_val<uint32_t>(13);      // assignments one row may keep
+constexpr uint32_t cb_y = get_named_compile_time_arg_val(named_arg::kCbY);
+constexpr uint32_t cb_weight = get_named_compile_time_arg_val(named_arg::kCbWeight);
+constexpr uint32_t cb_row_length = get_named_compile_time_arg_val(named_arg::kCbRowLength);
+constexpr uint32_t cb_counts = get_named_compile_time_arg_val(named_arg::kCbCounts);
+constexpr uint32_t cb_offsets = get_named_compile_time_arg_val(named_arg::kCbOffsets);
+constexpr uint32_t cb_map_segment = get_named_compile_time_arg_val(named_arg::kCbMapSegment);
+constexpr uint32_t cb_weight_segment = get_named_compile_time_arg_val(named_arg::kCbWeightSegment);
+constexpr uint32_t cb_entries = get_named_compile_time_arg_val(named_arg::kCbEntries);
+constexpr uint32_t cb_sorted = get_named_compile_time_arg_val(named_arg::kCbSorted);
+constexpr uint32_t cb_row_index = get_named_compile_time_arg_val(named_arg::kCbRowIndex);
+constexpr uint32_t cb_status_stage = get_named_compile_time_arg_val(named_arg::kCbStatusStage);
+constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumReaderTensors, 0>();
 
-    constexpr uint32_t cb_y = get_named_compile_time_arg_val("cb_y");
-    constexpr uint32_t cb_weight = get_named_compile_time_arg_val("cb_weight");
-    constexpr uint32_t cb_row_length = get_named_compile_time_arg_val("cb_row_length");
-    constexpr uint32_t cb_counts = get_named_compile_time_arg_val("cb_counts");
-    constexpr uint32_t cb_offsets = get_named_compile_time_arg_val("cb_offsets");
-    constexpr uint32_t cb_map_segment = get_named_compile_time_arg_val("cb_map_segment");
-    constexpr uint32_t cb_weight_segment = get_named_compile_time_arg_val("cb_weight_segment");
-    constexpr uint32_t cb_entries = get_named_compile_time_arg_val("cb_entries");
-    constexpr uint32_t cb_sorted = get_named_compile_time_arg_val("cb_sorted");
-    constexpr uint32_t cb_row_index = get_named_compile_time_arg_val("cb_row_index");
-    constexpr uint32_t cb_status_stage = get_named_compile_time_arg_val("cb_status_stage");
+struct Args {
+    uint32_t address[kNumReaderTensors];
+    bool grouped;
+    uint32_t num_local, block_rows, hidden, row_begin, row_end, list_capacity, row_bound;
+    uint32_t num_rows() const { return row_end - row_begin; }
+};
 
-    constexpr auto y_args = TensorAccessorArgs<0>();
-    constexpr auto map_args = TensorAccessorArgs<y_args.next_compile_time_args_offset()>();
-    constexpr auto weights_args = TensorAccessorArgs<map_args.next_compile_time_args_offset()>();
-    constexpr auto counts_args = TensorAccessorArgs<weights_args.next_compile_time_args_offset()>();
-    constexpr auto offsets_args = TensorAccessorArgs<counts_args.next_compile_time_args_offset()>();
-    constexpr auto overflow_args = TensorAccessorArgs<offsets_args.next_compile_time_args_offset()>();
-    const uint32_t y_row_bytes = hidden * 2;
-    const auto y = TensorAccessor(y_args, y_addr, align_up(y_row_bytes));
-    const auto idx_map = TensorAccessor(map_args, map_addr, align_up(block_rows * 4));
-    const auto weights = TensorAccessor(weights_args, weights_addr, align_up(block_rows * 2));
-    const auto counts = TensorAccessor(counts_args, counts_addr, align_up(4));
-    const auto offsets = TensorAccessor(offsets_args, offsets_addr, align_up(4));
-    const auto row_overflow = TensorAccessor(overflow_args, overflow_addr, align_up(4));
+Args read_args() {
+    Args a;
+    for (uint32_t i = 0; i < kNumReaderTensors; ++i) a.address[i] = get_arg_val<uint32_t>(i);
+    a.grouped = get_arg_val<uint32_t>(reader_arg::kGrouped) != 0;
+    a.num_local = get_arg_val<uint32_t>(reader_arg::kNumLocal);
+    a.block_rows = get_arg_val<uint32_t>(reader_arg::kBlockRows);
+    a.hidden = get_arg_val<uint32_t>(reader_arg::kHidden);
+    a.row_begin = get_arg_val<uint32_t>(reader_arg::kRowBegin);
+    a.row_end = get_arg_val<uint32_t>(reader_arg::kRowEnd);
+    a.list_capacity = get_arg_val<uint32_t>(reader_arg::kListCapacity);
+    a.row_bound = get_arg_val<uint32_t>(reader_arg::kRowBound);
+    return a;
+}
 
-    // Counts (and offsets) of every local expert, one aligned L1 slot each.
-    cb_reserve_back(cb_counts, num_local);
-    cb_reserve_back(cb_offsets, num_local);
-    const uint32_t counts_l1 = get_write_ptr(cb_counts);
-    const uint32_t offsets_l1 = get_write_ptr(cb_offsets);
-    read_column_async(counts, counts_l1, num_local, kDramAlign);
-    if (grouped) read_column_async(offsets, offsets_l1, num_local, kDramAlign);
-    const uint32_t num_rows = row_end - row_begin;
-    cb_reserve_back(cb_row_index, 3);
-    const uint32_t row_count_l1 = get_write_ptr(cb_row_index);  // 3 pages of (num_rows + 1) words: count, start, dropped
-    const uint32_t row_page_bytes = align_up((num_rows + 1) * 4);
-    volatile uint32_t* row_count = words(row_count_l1);
-    volatile uint32_t* row_dropped = words(row_count_l1 + 2 * row_page_bytes);
-    fill_words(row_count_l1, num_rows + 1, 0);
-    fill_words(row_count_l1 + 2 * row_page_bytes, num_rows + 1, 0);
-    noc_async_read_barrier();
+// Accessors take the DRAM-aligned page size (the bank stride of the pages).
+uint32_t page_bytes(const Args& a, uint32_t tensor) {
+    switch (tensor) {
+        case kY: return align_up(a.hidden * 2);
+        case kTokenIdxMap: return align_up(a.block_rows * 4);
+        case kRoutedTokenWeights: return align_up(a.block_rows * 2);
+        default: return align_up(4);  // counts, offsets, row_overflow: one word per page
+    }
+}
 
-    // Scan: entries of this core's rows, in ascending (l, i).
+template <uint32_t I>
+auto tensor(const Args& a) {
+    return TensorAccessor(std::get<I>(kTensorArgs), a.address[I], page_bytes(a, I));
+}
+
+// Every local expert's count (and offset), one aligned L1 slot each.
+struct Routing {
+    uint32_t counts_l1, offsets_l1;
+    uint32_t count(uint32_t l) const { return column_entry(counts_l1, l, kDramAlign); }
+    uint32_t offset(uint32_t l) const { return column_entry(offsets_l1, l, kDramAlign); }
+};
+
+// Per output row of this core (index r = row - row_begin): its kept assignments (count),
+// the first sorted slot of its list (start), its dropped assignments (dropped).
+struct RowIndex {
+    volatile uint32_t* count;
+    volatile uint32_t* start;
+    volatile uint32_t* dropped;
+};
+
+// Starts reading the counts (and offsets) and clears the per-row counters; the caller
+// issues the read barrier.
+Routing start_reading_routing(const Args& a, RowIndex& rows) {
+    cb_reserve_back(cb_counts, a.num_local);
+    cb_reserve_back(cb_offsets, a.num_local);
+    const Routing routing{get_write_ptr(cb_counts), get_write_ptr(cb_offsets)};
+    read_column_async(tensor<kCounts>(a), routing.counts_l1, a.num_local, kDramAlign);
+    if (a.grouped) read_column_async(tensor<kOffsets>(a), routing.offsets_l1, a.num_local, kDramAlign);
+    cb_reserve_back(cb_row_index, kRowIndexPages);
+    const uint32_t index_l1 = get_write_ptr(cb_row_index);
+    const uint32_t page_bytes = align_up((a.num_rows() + 1) * 4);
+    rows = {words(index_l1), words(index_l1 + page_bytes), words(index_l1 + 2 * page_bytes)};
+    fill_words(index_l1, a.num_rows() + 1, 0);
+    fill_words(index_l1 + 2 * page_bytes, a.num_rows() + 1, 0);
+    return routing;
+}
+
+// One scan over every expert's valid map entries (ascending l, then i): the entries of
+// this core's rows go to `entries` (kEntryWords each) until a row holds row_bound of them
+// or the list is full; any more are counted as dropped. Returns the entries kept.
+uint32_t scan_map_entries(const Args& a, const Routing& routing, RowIndex& rows, volatile uint32_t* entries) {
+    const auto idx_map = tensor<kTokenIdxMap>(a);
+    const auto weights = tensor<kRoutedTokenWeights>(a);
     cb_reserve_back(cb_map_segment, 1);
     cb_reserve_back(cb_weight_segment, 1);
-    cb_reserve_back(cb_entries, 1);
     const uint32_t map_l1 = get_write_ptr(cb_map_segment);
     const uint32_t weight_l1 = get_write_ptr(cb_weight_segment);
-    volatile uint32_t* entries = words(get_write_ptr(cb_entries));
     uint32_t num_kept = 0;
-    for (uint32_t l = 0; l < num_local; ++l) {
-        uint32_t count = column_entry(counts_l1, l, kDramAlign);
-        const uint32_t first_row = grouped ? column_entry(offsets_l1, l, kDramAlign) : l * block_rows;
-        const uint32_t page = grouped ? 0 : l;
-        const uint32_t column = grouped ? first_row : 0;  // first entry inside the map page
-        if (column >= block_rows) continue;
-        if (count > block_rows - column) count = block_rows - column;  // never read past the page
+    for (uint32_t l = 0; l < a.num_local; ++l) {
+        uint32_t count = routing.count(l);
+        const uint32_t first_row = a.grouped ? routing.offset(l) : l * a.block_rows;
+        const uint32_t page = a.grouped ? 0 : l;
+        const uint32_t column = a.grouped ? first_row : 0;  // first entry inside the map page
+        if (column >= a.block_rows) continue;
+        if (count > a.block_rows - column) count = a.block_rows - column;  // never read past the page
         if (count == 0) continue;
         noc_async_read(idx_map.get_noc_addr(page, column * 4), map_l1, count * 4);
         noc_async_read(weights.get_noc_addr(page, column * 2), weight_l1, count * 2);
         noc_async_read_barrier();
         for (uint32_t i = 0; i < count; ++i) {
             const uint32_t row = words(map_l1)[i];
-            if (row < row_begin || row >= row_end) continue;
-            if (row_count[row - row_begin] >= row_bound || num_kept >= list_capacity) {
-                ++row_dropped[row - row_begin];
+            if (row < a.row_begin || row >= a.row_end) continue;
+            const uint32_t r = row - a.row_begin;
+            if (rows.count[r] >= a.row_bound || num_kept >= a.list_capacity) {
+                ++rows.dropped[r];
                 continue;
             }
-            entries[num_kept * 3 + 0] = row - row_begin;
-            entries[num_kept * 3 + 1] = first_row + i;  // y page of this assignment
-            entries[num_kept * 3 + 2] = halves(weight_l1)[i];
-            ++row_count[row - row_begin];
+            entries[num_kept * kEntryWords + 0] = r;
+            entries[num_kept * kEntryWords + 1] = first_row + i;  // y page of this assignment
+            entries[num_kept * kEntryWords + 2] = halves(weight_l1)[i];
+            ++rows.count[r];
             ++num_kept;
         }
     }
+    return num_kept;
+}
 
-    // Stable counting sort by row: row_start[r] = first sorted slot of row r.
-    volatile uint32_t* row_start = words(row_count_l1 + row_page_bytes);  // second page
+// Stable counting sort of the kept entries by row into `sorted` (kSortedEntryWords each):
+// row r's list starts at rows.start[r]; rows.count[r] ends as the end of that list.
+void sort_entries_by_row(const Args& a, RowIndex& rows, const volatile uint32_t* entries, uint32_t num_kept,
+                         volatile uint32_t* sorted) {
     uint32_t running = 0;
-    for (uint32_t r = 0; r < num_rows; ++r) {
-        row_start[r] = running;
-        running += row_count[r];
+    for (uint32_t r = 0; r < a.num_rows(); ++r) {
+        rows.start[r] = running;
+        running += rows.count[r];
     }
-    cb_reserve_back(cb_sorted, 1);
-    volatile uint32_t* sorted = words(get_write_ptr(cb_sorted));
-    for (uint32_t r = 0; r < num_rows; ++r) row_count[r] = row_start[r];  // reused as fill cursors
+    for (uint32_t r = 0; r < a.num_rows(); ++r) rows.count[r] = rows.start[r];  // reused as fill cursors
     for (uint32_t e = 0; e < num_kept; ++e) {
-        const uint32_t slot = row_count[entries[e * 3]]++;
-        sorted[slot * 2 + 0] = entries[e * 3 + 1];
-        sorted[slot * 2 + 1] = entries[e * 3 + 2];
+        const uint32_t slot = rows.count[entries[e * kEntryWords]]++;
+        sorted[slot * kSortedEntryWords + 0] = entries[e * kEntryWords + 1];
+        sorted[slot * kSortedEntryWords + 1] = entries[e * kEntryWords + 2];
     }
+}
 
-    // row_overflow[row] = its dropped assignments, one page per row.
+// row_overflow[row] = its dropped assignments, one page per row.
+void write_row_overflow(const Args& a, const RowIndex& rows) {
+    const auto row_overflow = tensor<kRowOverflow>(a);
     cb_reserve_back(cb_status_stage, 1);
     const uint32_t stage_l1 = get_write_ptr(cb_status_stage);
-    for (uint32_t r = 0; r < num_rows; ++r) {
-        words(stage_l1)[0] = row_dropped[r];
-        noc_async_write(stage_l1, row_overflow.get_noc_addr(row_begin + r), 4);
+    for (uint32_t r = 0; r < a.num_rows(); ++r) {
+        words(stage_l1)[0] = rows.dropped[r];
+        noc_async_write(stage_l1, row_overflow.get_noc_addr(a.row_begin + r), 4);
         noc_async_write_barrier();
     }
+}
 
-    // Feed the compute kernel row by row, chunk by chunk.
-    const uint32_t num_chunks = (hidden + kChunkElements - 1) / kChunkElements;
-    for (uint32_t r = 0; r < num_rows; ++r) {
-        const uint32_t first = row_start[r];
-        const uint32_t length = row_count[r] - first;  // the cursor ended at the row's end
-        const uint32_t fed = length == 0 ? 1 : length;
+// The (y chunk, weight scalar tile) pair of a row without assignments: zeros.
+void push_zero_pair() {
+    cb_reserve_back(cb_y, 1);
+    cb_reserve_back(cb_weight, 1);
+    fill_halves(get_write_ptr(cb_y), kChunkElements, 0);
+    halves(get_write_ptr(cb_weight))[0] = 0;
+    cb_push_back(cb_y, 1);
+    cb_push_back(cb_weight, 1);
+}
+
+// The (y chunk, weight scalar tile) pair of one sorted entry (y page, weight bits).
+template <typename Y>
+void push_assignment_pair(const Y& y, const volatile uint32_t* entry, uint32_t chunk, uint32_t chunk_bytes) {
+    cb_reserve_back(cb_y, 1);
+    cb_reserve_back(cb_weight, 1);
+    noc_async_read(y.get_noc_addr(entry[0], chunk * kChunkElements * 2), get_write_ptr(cb_y), chunk_bytes);
+    halves(get_write_ptr(cb_weight))[0] = static_cast<uint16_t>(entry[1]);
+    noc_async_read_barrier();
+    cb_push_back(cb_y, 1);
+    cb_push_back(cb_weight, 1);
+}
+
+// Per output row its pair count (>= 1) into cb_row_length, then per chunk of H one pair
+// per assignment in list order.
+void feed_rows(const Args& a, const RowIndex& rows, const volatile uint32_t* sorted) {
+    const auto y = tensor<kY>(a);
+    const uint32_t num_chunks = (a.hidden + kChunkElements - 1) / kChunkElements;
+    for (uint32_t r = 0; r < a.num_rows(); ++r) {
+        const uint32_t first = rows.start[r];
+        const uint32_t length = rows.count[r] - first;  // the cursor ended at the row's end
         cb_reserve_back(cb_row_length, 1);
-        words(get_write_ptr(cb_row_length))[0] = fed;
+        words(get_write_ptr(cb_row_length))[0] = length == 0 ? 1 : length;
         cb_push_back(cb_row_length, 1);
         for (uint32_t c = 0; c < num_chunks; ++c) {
-            const uint32_t chunk_bytes =
-                (hidden - c * kChunkElements < kChunkElements ? hidden - c * kChunkElements : kChunkElements) * 2;
-            for (uint32_t j = 0; j < fed; ++j) {
-                cb_reserve_back(cb_y, 1);
-                cb_reserve_back(cb_weight, 1);
-                const uint32_t y_l1 = get_write_ptr(cb_y);
-                const uint32_t weight_tile_l1 = get_write_ptr(cb_weight);
-                if (length == 0) {
-                    fill_halves(y_l1, kChunkElements, 0);
-                    halves(weight_tile_l1)[0] = 0;
-                } else {
-                    const uint32_t y_page = sorted[(first + j) * 2 + 0];
-                    noc_async_read(y.get_noc_addr(y_page, c * kChunkElements * 2), y_l1, chunk_bytes);
-                    halves(weight_tile_l1)[0] = static_cast<uint16_t>(sorted[(first + j) * 2 + 1]);
-                    noc_async_read_barrier();
-                }
-                cb_push_back(cb_y, 1);
-                cb_push_back(cb_weight, 1);
+            const uint32_t left = a.hidden - c * kChunkElements;
+            const uint32_t chunk_bytes = (left < kChunkElements ? left : kChunkElements) * 2;
+            if (length == 0) push_zero_pair();
+            for (uint32_t j = 0; j < length; ++j) {
+                push_assignment_pair(y, sorted + (first + j) * kSortedEntryWords, c, chunk_bytes);
             }
         }
     }
+}
+
+}  // namespace
+
+void kernel_main() {
+    const Args args = read_args();
+    RowIndex rows;
+    const Routing routing = start_reading_routing(args, rows);
+    noc_async_read_barrier();
+
+    cb_reserve_back(cb_entries, 1);
+    volatile uint32_t* entries = words(get_write_ptr(cb_entries));
+    const uint32_t num_kept = scan_map_entries(args, routing, rows, entries);
+    cb_reserve_back(cb_sorted, 1);
+    volatile uint32_t* sorted = words(get_write_ptr(cb_sorted));
+    sort_entries_by_row(args, rows, entries, num_kept, sorted);
+    write_row_overflow(args, rows);
+    feed_rows(args, rows, sorted);
 }

@@ -22,48 +22,39 @@
 
 #include <cstdint>
 
+#include "../../../cpp/ops/moe_bmm/moe_bmm_shared.hpp"
 #include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
-#include "api/dataflow/dataflow_buffer.h"
-#include "api/dataflow/noc.h"
 
 namespace moe_bmm {
 
-constexpr uint32_t kTileRows = 32;
+using namespace ttnn_moe::moe_bmm_shared;
 
-// Runtime description of the problem, identical on every core (common runtime args).
+// The problem's shape, identical on every core (common runtime args, common_arg).
 struct Shape {
-    uint32_t num_experts;    // E_l
-    uint32_t grouped;        // 1: x is (M, Kd) packed by expert_offsets; 0: x is (E_l, T, Kd)
-    uint32_t rows;           // padded: T; grouped: M (logical rows of x and of the output)
-    uint32_t row_tiles;      // padded: Mt = ceil(T / 32) per expert; grouped: ceil(M / 32) in total
-    uint32_t slot_bytes;     // bytes between two routing entries in the L1 scratch (DRAM alignment)
+    uint32_t num_experts;       // E_l
+    bool grouped;               // x is (M, Kd) packed by expert_offsets, else (E_l, T, Kd)
+    uint32_t rows;              // padded: T; grouped: M
+    uint32_t row_tiles;         // padded: per expert; grouped: in total
+    uint32_t slot_bytes;        // bytes between two routing entries in L1
+    uint32_t inner_tiles;       // Kt
+    uint32_t col_tiles;         // Nt
+    uint32_t inner_block;       // k tiles per CB push
+    bool resident_weights;      // a column run's weights stay in cb_w
 };
 
-// Common runtime args shared by the reader and the writer (the factory writes them in this order).
-namespace common_arg {
-constexpr uint32_t num_experts = 0;
-constexpr uint32_t grouped = 1;
-constexpr uint32_t rows = 2;
-constexpr uint32_t row_tiles = 3;
-constexpr uint32_t slot_bytes = 4;
-constexpr uint32_t inner_tiles = 5;   // Kt
-constexpr uint32_t col_tiles = 6;     // Nt
-constexpr uint32_t inner_block = 7;   // k tiles per CB push (divides Kt)
-constexpr uint32_t resident_weights = 8;  // 1: a column run's Kt weight tiles stay in cb_w; 0: streamed per tile
-constexpr uint32_t first_address = 9; // kernel-specific buffer addresses follow
-}  // namespace common_arg
-
-// Per-core runtime args of the reader and the writer.
-namespace core_arg {
-constexpr uint32_t core_index = 0;
-constexpr uint32_t num_cores = 1;
-}  // namespace core_arg
-
-inline Shape shape_from_common_args() {
-    return {get_common_arg_val<uint32_t>(common_arg::num_experts), get_common_arg_val<uint32_t>(common_arg::grouped),
-            get_common_arg_val<uint32_t>(common_arg::rows), get_common_arg_val<uint32_t>(common_arg::row_tiles),
-            get_common_arg_val<uint32_t>(common_arg::slot_bytes)};
+inline Shape read_shape() {
+    Shape s;
+    s.num_experts = get_common_arg_val<uint32_t>(common_arg::kNumExperts);
+    s.grouped = get_common_arg_val<uint32_t>(common_arg::kGrouped) != 0;
+    s.rows = get_common_arg_val<uint32_t>(common_arg::kRows);
+    s.row_tiles = get_common_arg_val<uint32_t>(common_arg::kRowTiles);
+    s.slot_bytes = get_common_arg_val<uint32_t>(common_arg::kSlotBytes);
+    s.inner_tiles = get_common_arg_val<uint32_t>(common_arg::kInnerTiles);
+    s.col_tiles = get_common_arg_val<uint32_t>(common_arg::kColTiles);
+    s.inner_block = get_common_arg_val<uint32_t>(common_arg::kInnerBlock);
+    s.resident_weights = get_common_arg_val<uint32_t>(common_arg::kResidentWeights) != 0;
+    return s;
 }
 
 // View over the routing scratch in L1: slot l holds count_l, slot E_l + l holds offset_l.
@@ -95,25 +86,24 @@ private:
     Shape shape_;
 };
 
-// Reads count_l (and offset_l in grouped mode) into the slots of `scratch`, a CB of
-// 2 * E_l pages of slot_bytes each, and returns the L1 address of slot 0. The CB is
-// this kernel's own: it produces and consumes the entries (reserve, read, push, wait)
-// and keeps them at the front until the kernel ends.
+// Reads count_l (and offset_l in grouped mode) into the slots of CB `cb_routing` (2 * E_l
+// pages of slot_bytes each) and returns the L1 address of slot 0. The CB is this
+// kernel's own: it produces and consumes the entries (reserve, read, push, wait) and
+// keeps them at the front until the kernel ends.
 template <typename Accessor>
-uint32_t load_routing(const Noc& noc, DataflowBuffer& scratch, const Accessor& counts, const Accessor& offsets,
-                      const Shape& shape) {
+uint32_t load_routing(uint32_t cb_routing, const Accessor& counts, const Accessor& offsets, const Shape& shape) {
     const uint32_t slots = 2 * shape.num_experts;
-    scratch.reserve_back(slots);
-    const uint32_t base = scratch.get_write_ptr();
+    cb_reserve_back(cb_routing, slots);
+    const uint32_t base = get_write_ptr(cb_routing);
     moe_kernel::read_column_async(counts, base, shape.num_experts, shape.slot_bytes);
     if (shape.grouped) {
         moe_kernel::read_column_async(offsets, base + shape.num_experts * shape.slot_bytes, shape.num_experts,
                                       shape.slot_bytes);
     }
-    noc.async_read_barrier();
-    scratch.push_back(slots);
-    scratch.wait_front(slots);
-    return scratch.get_read_ptr();
+    noc_async_read_barrier();
+    cb_push_back(cb_routing, slots);
+    cb_wait_front(cb_routing, slots);
+    return get_read_ptr(cb_routing);
 }
 
 // Contiguous share [first, first + count) of `total` items for core `core_index` of `num_cores`.

@@ -14,23 +14,45 @@
 //                 of inner_block tiles for every row tile, next to the x blocks.
 // x: per row tile, its Kt tiles in blocks of inner_block tiles (cb_x, double-buffered).
 //
-// Compile-time args: TensorAccessorArgs of x, w, num_routed_tokens (in that order);
-//   named: cb_x, cb_w, cb_work, cb_routing.
-// Common runtime args: see moe_bmm::common_arg, then x, w, num_routed_tokens and
-//   expert_offsets addresses (grouped mode only; 0 in padded mode).
-// Per-core runtime args: core_index, num_cores.
+// Compile-time args: TensorAccessorArgs of x, w, num_routed_tokens (reader_tensor order).
+// Common runtime args (common_arg, then reader_common_arg), per-core runtime args
+// (core_arg) and the named compile-time args: cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
 // conformance: kind=dataflow ct_args=2,2048,2,2048,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3 formats=2:uint32,3:uint32 label=bf16-weights
 // conformance: kind=dataflow ct_args=2,2048,2,1088,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3 formats=1:bfloat8_b,2:uint32,3:uint32 label=bfp8-weights
 #include <cstdint>
+#include <tuple>
 
 #include "api/dataflow/dataflow_api.h"
-#include "api/dataflow/dataflow_buffer.h"
-#include "api/dataflow/noc.h"
-#include "api/tensor/noc_traits.h"
 #include "moe_bmm_work_split.hpp"
 
+using namespace moe_bmm;
+
 namespace {
+
+constexpr uint32_t cb_x = get_named_compile_time_arg_val(named_arg::kCbX);
+constexpr uint32_t cb_w = get_named_compile_time_arg_val(named_arg::kCbW);
+constexpr uint32_t cb_work = get_named_compile_time_arg_val(named_arg::kCbWork);
+constexpr uint32_t cb_routing = get_named_compile_time_arg_val(named_arg::kCbRouting);
+constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<reader_tensor::kCount, 0>();
+
+struct Args {
+    Shape shape;
+    uint32_t x_addr, w_addr, counts_addr, offsets_addr;
+    uint32_t core_index, num_cores;
+};
+
+Args read_args() {
+    Args a;
+    a.shape = read_shape();
+    a.x_addr = get_common_arg_val<uint32_t>(reader_common_arg::kXAddr);
+    a.w_addr = get_common_arg_val<uint32_t>(reader_common_arg::kWAddr);
+    a.counts_addr = get_common_arg_val<uint32_t>(reader_common_arg::kCountsAddr);
+    a.offsets_addr = get_common_arg_val<uint32_t>(reader_common_arg::kOffsetsAddr);
+    a.core_index = get_arg_val<uint32_t>(core_arg::kCoreIndex);
+    a.num_cores = get_arg_val<uint32_t>(core_arg::kNumCores);
+    return a;
+}
 
 // Zeroes rows [first_row, 32) of a bfloat16 tile in L1 (four 16x16 faces: top-left,
 // top-right, bottom-left, bottom-right; row-major inside a face). Rows of the last
@@ -50,94 +72,93 @@ void zero_bf16_tile_rows(uint32_t tile_addr, uint32_t first_row) {
     }
 }
 
+// One word of the compute kernel's schedule (it reads it with read_tile_value).
+void send_word(uint32_t value) {
+    cb_reserve_back(cb_work, 1);
+    moe_kernel::words(get_write_ptr(cb_work))[0] = value;
+    cb_push_back(cb_work, 1);
+}
+
+// Starts reading `count` tiles of `tensor` from page first_page on, `stride` pages apart,
+// into the reserved back of `cb`.
+template <typename Tensor>
+void read_tiles_async(uint32_t cb, const Tensor& tensor, uint32_t first_page, uint32_t stride, uint32_t count) {
+    const uint32_t tile_bytes = get_tile_size(cb);
+    const uint32_t l1 = get_write_ptr(cb);
+    for (uint32_t j = 0; j < count; ++j) {
+        noc_async_read(tensor.get_noc_addr(first_page + j * stride), l1 + j * tile_bytes, tile_bytes);
+    }
+}
+
+// A column run: consecutive tiles of the share with the same expert l and column tile n.
+struct ColumnRun {
+    uint32_t w_first_page;  // page of w[l][0, n]
+    uint32_t valid_rows;    // rows of expert l
+};
+
+// The Kt weight tiles of the run's column, once; they stay in cb_w for the whole run.
+template <typename W>
+void read_resident_column(const Shape& shape, const W& w, const ColumnRun& run) {
+    cb_reserve_back(cb_w, shape.inner_tiles);
+    read_tiles_async(cb_w, w, run.w_first_page, shape.col_tiles, shape.inner_tiles);
+    noc_async_read_barrier();
+    cb_push_back(cb_w, shape.inner_tiles);
+}
+
+// The Kt x tiles of one row tile in blocks of inner_block (with the weights' block next to
+// each when they are streamed); rows past the expert's count are zeroed.
+template <typename X, typename W>
+void read_row_tile(const Shape& shape, const X& x, const W& w, const ColumnRun& run, uint32_t x_first_page,
+                   uint32_t rows_in_tile) {
+    const uint32_t x_tile_bytes = get_tile_size(cb_x);
+    for (uint32_t k0 = 0; k0 < shape.inner_tiles; k0 += shape.inner_block) {
+        cb_reserve_back(cb_x, shape.inner_block);
+        if (!shape.resident_weights) cb_reserve_back(cb_w, shape.inner_block);
+        read_tiles_async(cb_x, x, x_first_page + k0, 1, shape.inner_block);
+        if (!shape.resident_weights) {
+            read_tiles_async(cb_w, w, run.w_first_page + k0 * shape.col_tiles, shape.col_tiles, shape.inner_block);
+        }
+        noc_async_read_barrier();
+        if (rows_in_tile < kTileRows) {
+            for (uint32_t j = 0; j < shape.inner_block; ++j) {
+                zero_bf16_tile_rows(get_write_ptr(cb_x) + j * x_tile_bytes, rows_in_tile);
+            }
+        }
+        cb_push_back(cb_x, shape.inner_block);
+        if (!shape.resident_weights) cb_push_back(cb_w, shape.inner_block);
+    }
+}
+
 }  // namespace
 
 void kernel_main() {
-    using namespace moe_bmm;
-    constexpr uint32_t cb_x = get_named_compile_time_arg_val("cb_x");
-    constexpr uint32_t cb_w = get_named_compile_time_arg_val("cb_w");
-    constexpr uint32_t cb_work = get_named_compile_time_arg_val("cb_work");
-    constexpr uint32_t cb_routing = get_named_compile_time_arg_val("cb_routing");
-    constexpr auto x_args = TensorAccessorArgs<0>();
-    constexpr auto w_args = TensorAccessorArgs<x_args.next_compile_time_args_offset()>();
-    constexpr auto routing_args = TensorAccessorArgs<w_args.next_compile_time_args_offset()>();
+    const Args args = read_args();
+    const Shape& shape = args.shape;
+    const auto x = TensorAccessor(std::get<reader_tensor::kX>(kTensorArgs), args.x_addr);
+    const auto w = TensorAccessor(std::get<reader_tensor::kW>(kTensorArgs), args.w_addr);
+    const auto counts = TensorAccessor(std::get<reader_tensor::kRouting>(kTensorArgs), args.counts_addr);
+    const auto offsets = TensorAccessor(std::get<reader_tensor::kRouting>(kTensorArgs), args.offsets_addr);
 
-    const Shape shape = shape_from_common_args();
-    const uint32_t inner_tiles = get_common_arg_val<uint32_t>(common_arg::inner_tiles);
-    const uint32_t col_tiles = get_common_arg_val<uint32_t>(common_arg::col_tiles);
-    const uint32_t inner_block = get_common_arg_val<uint32_t>(common_arg::inner_block);
-    const bool resident_weights = get_common_arg_val<uint32_t>(common_arg::resident_weights) != 0;
-    const auto x = TensorAccessor(x_args, get_common_arg_val<uint32_t>(common_arg::first_address + 0));
-    const auto w = TensorAccessor(w_args, get_common_arg_val<uint32_t>(common_arg::first_address + 1));
-    const auto counts = TensorAccessor(routing_args, get_common_arg_val<uint32_t>(common_arg::first_address + 2));
-    const auto offsets = TensorAccessor(routing_args, get_common_arg_val<uint32_t>(common_arg::first_address + 3));
-    const uint32_t core_index = get_arg_val<uint32_t>(core_arg::core_index);
-    const uint32_t num_cores = get_arg_val<uint32_t>(core_arg::num_cores);
-
-    const Noc noc;
-    DataflowBuffer x_dfb(cb_x);
-    DataflowBuffer w_dfb(cb_w);
-    DataflowBuffer work_dfb(cb_work);
-    DataflowBuffer routing_dfb(cb_routing);
-
-    const Routing routing(load_routing(noc, routing_dfb, counts, offsets, shape), shape);
+    const Routing routing(load_routing(cb_routing, counts, offsets, shape), shape);
     auto active_rows = [&routing](uint32_t l) { return RowTileRange{0, routing.active_row_tiles(l)}; };
-    TileWalk walk(shape.num_experts, col_tiles, active_rows);
-    const Share share = even_share(walk.total(), core_index, num_cores);
-
-    // The compute kernel learns its schedule from these words (read_tile_value).
-    auto send_word = [&work_dfb](uint32_t value) {
-        work_dfb.reserve_back(1);
-        moe_kernel::words(work_dfb.get_write_ptr())[0] = value;
-        work_dfb.push_back(1);
-    };
+    TileWalk walk(shape.num_experts, shape.col_tiles, active_rows);
+    const Share share = even_share(walk.total(), args.core_index, args.num_cores);
     send_word(share.count);
 
-    const uint32_t x_tile_bytes = x_dfb.get_tile_size();
-    const uint32_t w_tile_bytes = w_dfb.get_tile_size();
-    // Reads the k tiles [k0, k0 + count) of w[l][:, n] (page w_first_page at k = 0) into cb_w's reserved back.
-    auto read_w_tiles = [&](uint32_t w_first_page, uint32_t k0, uint32_t count) {
-        for (uint32_t j = 0; j < count; ++j) {
-            noc.async_read(w, w_dfb, w_tile_bytes, {.page_id = w_first_page + (k0 + j) * col_tiles},
-                           {.offset_bytes = j * w_tile_bytes});
-        }
-    };
-
+    // One column run at a time: its length to the compute kernel, its weights, its row tiles.
     for (uint32_t t = 0; t < share.count;) {
         TileCoord tile = t == 0 ? walk.seek(share.first) : walk.next();
-        const uint32_t run = walk.run_length(share.count - t);
-        const uint32_t valid_rows = routing.valid_rows(tile.expert);
-        const uint32_t w_first_page = tile.expert * inner_tiles * col_tiles + tile.col_tile;
-        send_word(run);
-
-        if (resident_weights) {
-            w_dfb.reserve_back(inner_tiles);
-            read_w_tiles(w_first_page, 0, inner_tiles);
-            noc.async_read_barrier();
-            w_dfb.push_back(inner_tiles);
-        }
-        for (uint32_t r = 0; r < run; ++r) {
+        const uint32_t run_tiles = walk.run_length(share.count - t);
+        const ColumnRun run{tile.expert * shape.inner_tiles * shape.col_tiles + tile.col_tile,
+                            routing.valid_rows(tile.expert)};
+        send_word(run_tiles);
+        if (shape.resident_weights) read_resident_column(shape, w, run);
+        for (uint32_t r = 0; r < run_tiles; ++r) {
             if (r > 0) tile = walk.next();
-            const uint32_t rows_in_tile = valid_rows - tile.row_tile * kTileRows;  // > 0: the tile is active
-            const uint32_t x_first_page = (routing.row_tile_base(tile.expert) + tile.row_tile) * inner_tiles;
-            for (uint32_t k0 = 0; k0 < inner_tiles; k0 += inner_block) {
-                x_dfb.reserve_back(inner_block);
-                if (!resident_weights) w_dfb.reserve_back(inner_block);
-                for (uint32_t j = 0; j < inner_block; ++j) {
-                    noc.async_read(x, x_dfb, x_tile_bytes, {.page_id = x_first_page + k0 + j},
-                                   {.offset_bytes = j * x_tile_bytes});
-                }
-                if (!resident_weights) read_w_tiles(w_first_page, k0, inner_block);
-                noc.async_read_barrier();
-                if (rows_in_tile < kTileRows) {
-                    for (uint32_t j = 0; j < inner_block; ++j) {
-                        zero_bf16_tile_rows(x_dfb.get_write_ptr() + j * x_tile_bytes, rows_in_tile);
-                    }
-                }
-                x_dfb.push_back(inner_block);
-                if (!resident_weights) w_dfb.push_back(inner_block);
-            }
+            const uint32_t rows_in_tile = run.valid_rows - tile.row_tile * kTileRows;  // > 0: the tile is active
+            const uint32_t x_first_page = (routing.row_tile_base(tile.expert) + tile.row_tile) * shape.inner_tiles;
+            read_row_tile(shape, x, w, run, x_first_page, rows_in_tile);
         }
-        t += run;
+        t += run_tiles;
     }
 }

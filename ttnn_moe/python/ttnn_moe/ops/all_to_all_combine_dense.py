@@ -11,6 +11,8 @@ from ttnn_moe.ops._readback import read_device_words
 from ttnn_moe.ops.all_to_all_dispatch_dense import DispatchHandle
 
 _OP = "all_to_all_combine_dense"
+# Words of the combine_status record, as the kernel writes them.
+StatusWord = _C.ops.all_to_all_combine_dense.StatusWord
 _OUTPUT_FORMATS = {"bfloat16": _C.program.DataFormat.Float16_b, "float32": _C.program.DataFormat.Float32}
 
 
@@ -69,9 +71,9 @@ def _combine(reduced: Any, handle: DispatchHandle, output_dtype: Any, return_par
     )
     if strict:
         for device, words in enumerate(read_device_words(outputs[3])):
-            if words[0]:
-                raise ValueError(f"{_OP}: device {device}: slot {words[1]} names a source outside "
-                                 f"the line or the B*S tokens ({words[0]} bad slots)")
-            if words[2]:
+            if words[StatusWord.kBadSlots]:
+                raise ValueError(f"{_OP}: device {device}: slot {words[StatusWord.kFirstBadSlot]} names a source "
+                                 f"outside the line or the B*S tokens ({words[StatusWord.kBadSlots]} bad slots)")
+            if words[StatusWord.kNumSlotsClamped]:
                 raise ValueError(f"{_OP}: device {device}: num_slots exceeds the capacity")
     return outputs

@@ -15,8 +15,8 @@ from ttnn_moe.ops._launch import launch
 from ttnn_moe.ops._readback import read_device_words
 
 _OP = "all_to_all_dispatch_dense"
-# Words of the (1, 8) dispatch_status record (dispatch_dense.cpp).
-_DROPPED, _NEEDED, _INVALID, _BAD_T, _BAD_K, _BAD_ID, _MAPPING_ERRORS, _BAD_EXPERT = range(8)
+# Words of the dispatch_status record, as the kernel writes them.
+StatusWord = _C.ops.all_to_all_dispatch_dense.StatusWord
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,9 @@ class DispatchHandle:
     """What dispatch hands to combine (per-device mesh tensors stay on the device).
 
     slot_source (capacity, 2) uint32: (source position on the axis, source token b*S+s) of
-    every slot, 0 past num_slots; num_slots (1,) uint32; dispatch_status (1, 8) uint32:
-    dropped rows, needed rows, invalid ids (+ first t, k, id), mapping errors (+ first expert).
+    every slot, 0 past num_slots; num_slots (1,) uint32; dispatch_status (1, 8) uint32 indexed
+    by StatusWord: dropped rows, needed rows, invalid ids (+ first t, k, id), mapping errors
+    (+ first expert).
     The rest is how dispatch ran, so combine runs the same way back.
     """
 
@@ -114,18 +115,20 @@ def all_to_all_dispatch_dense(
 def raise_on_dispatch_errors(dispatch_status: Any) -> None:
     """ValueError naming the first device with invalid ids, a bad mapping or an overflow."""
     for device, words in enumerate(read_device_words(dispatch_status)):
-        if words[_INVALID]:
+        if words[StatusWord.kInvalidIds]:
             raise ValueError(
-                f"{_OP}: device {device}: expert id {words[_BAD_ID]} at token {words[_BAD_T]}, "
-                f"k {words[_BAD_K]} is outside [0, E) ({words[_INVALID]} invalid ids on that device)"
+                f"{_OP}: device {device}: expert id {words[StatusWord.kFirstInvalidId]} at token "
+                f"{words[StatusWord.kFirstInvalidToken]}, k {words[StatusWord.kFirstInvalidK]} is outside [0, E) "
+                f"({words[StatusWord.kInvalidIds]} invalid ids on that device)"
             )
-        if words[_MAPPING_ERRORS]:
+        if words[StatusWord.kMappingErrors]:
             raise ValueError(
                 f"{_OP}: device {device}: expert_mapping is not one-hot with E/num_devices "
-                f"experts per device (first bad expert {words[_BAD_EXPERT]}, {words[_MAPPING_ERRORS]} errors)"
+                f"experts per device (first bad expert {words[StatusWord.kFirstBadExpert]}, "
+                f"{words[StatusWord.kMappingErrors]} errors)"
             )
-        if words[_DROPPED]:
+        if words[StatusWord.kDroppedRows]:
             raise ValueError(
-                f"{_OP}: device {device}: dispatch needs {words[_NEEDED]} rows but capacity is "
-                f"smaller; {words[_DROPPED]} rows did not fit"
+                f"{_OP}: device {device}: dispatch needs {words[StatusWord.kNeededRows]} rows but capacity is "
+                f"smaller; {words[StatusWord.kDroppedRows]} rows did not fit"
             )

@@ -9,7 +9,7 @@ from ttnn_moe.ops._launch import launch, output_specs
 from ttnn_moe.ops._readback import read_device_words
 from ttnn_moe.ops.compute_kernel_config import compute_attrs
 
-_TILE = 32
+_TILE = _C.ops.moe_bmm.TILE_ROWS  # expert_offsets are multiples of it
 
 
 def moe_bmm(
@@ -83,7 +83,7 @@ def _check_routing(x: Any, num_routed_tokens: Any, expert_offsets: Any) -> None:
         offsets = read_device_words(expert_offsets)[device]
         for l, (offset, count) in enumerate(zip(offsets, counts)):
             if offset % _TILE:
-                raise ValueError(f"moe_bmm: expert_offsets[{l}] = {offset}{where} is not a multiple of 32")
+                raise ValueError(f"moe_bmm: expert_offsets[{l}] = {offset}{where} is not a multiple of {_TILE}")
             if count > 0 and offset + count > rows:
                 raise ValueError(
                     f"moe_bmm: expert {l} rows [{offset}, {offset + count}) (expert_offsets[{l}] = {offset}, "

@@ -1,0 +1,75 @@
+// What the program factory of all_to_all_combine_dense and its kernels
+// (kernels/all_to_all_combine_dense/{dataflow/combine_dense.cpp, compute/sum_partials.cpp})
+// must agree on. Included by both sides: plain C++17, no device or host headers.
+#pragma once
+
+#include <cstdint>
+
+namespace ttnn_moe::all_to_all_combine_dense_shared {
+
+// Words of the combine_status record (1, kStatusWords), written by every device.
+enum StatusWord : uint32_t {
+    kBadSlots = 0,         // used slots whose (position, token) is outside [0, D) x [0, B*S)
+    kFirstBadSlot = 1,     // kNone while there is none
+    kNumSlotsClamped = 2,  // 1 when num_slots exceeded capacity (then capacity slots were used)
+};
+inline constexpr uint32_t kStatusWords = 8;
+// "No value" in a status word.
+inline constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+// Elements of a row chunk the compute kernel sums as one element-wise tile.
+inline constexpr uint32_t kTileElements = 1024;
+
+// The io tensors: the 3 inputs, the 4 outputs. The dataflow kernel's accessors'
+// compile-time args and its address runtime args [0, kNumIo) come in this order.
+enum Io : uint32_t { kReduced, kSlotSource, kNumSlots, kOutput, kPartials, kPresence, kStatus, kNumIo };
+
+// Runtime args of the dataflow kernel, after the addresses; the route words of the D line
+// positions (common_shared.hpp) start at kRoutes, then the fabric connection block the
+// host appends.
+namespace dataflow_arg {
+enum : uint32_t {
+    kNumTokens = kNumIo,  // T = B*S
+    kHidden,              // H
+    kLineSize,            // D
+    kPosition,            // this device's position on the line
+    kCapacity,            // rows of `reduced`
+    kMaxPacketPayload,    // bytes per fabric packet
+    kOutputIsFp32,        // 1: float32 output, 0: bfloat16
+    kReturnPartials,      // 1: absent partial rows are written as zeros
+    kPresenceStride,      // bytes between the presence rows in L1
+    kNumLinks,            // fabric links per direction
+    kRoutes,
+};
+}  // namespace dataflow_arg
+
+// Runtime args of the compute kernel.
+namespace compute_arg {
+enum : uint32_t {
+    kNumTokens,  // T
+    kNumChunks,  // ceil(H / kTileElements)
+    kCount,
+};
+}  // namespace compute_arg
+
+// Names of the named compile-time args: CBs and semaphores.
+namespace named_arg {
+inline constexpr const char* kCbRow = "cb_row";            // one reduced row (dataflow scratch)
+inline constexpr const char* kCbPartial = "cb_partial";    // partial chunks, dataflow -> compute
+inline constexpr const char* kCbAcc = "cb_acc";            // fp32 accumulator (compute)
+inline constexpr const char* kCbOut = "cb_out";            // summed chunks, compute -> dataflow
+inline constexpr const char* kCbCount = "cb_count";        // partials per chunk of the next token
+inline constexpr const char* kCbPresence = "cb_presence";  // D presence rows (dataflow scratch)
+inline constexpr const char* kCbStage = "cb_stage";        // staging of small reads and writes
+inline constexpr const char* kCbHeaders = "cb_headers";    // the fabric packet header
+inline constexpr const char* kSemInit = "sem_init";        // peers running this program
+inline constexpr const char* kSemPartials = "sem_partials";  // a peer's rows and presence landed
+}  // namespace named_arg
+
+// Staging of one slot_source entry, num_slots or the status record.
+inline constexpr uint32_t kStageBytes = 64;
+static_assert(kStatusWords * 4 <= kStageBytes, "the status record is staged in cb_stage");
+// Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
+inline constexpr uint32_t kHeaderSlotBytes = 128;
+
+}  // namespace ttnn_moe::all_to_all_combine_dense_shared

@@ -1,0 +1,81 @@
+// What the program factory of local_reduce_moe_output and its kernels
+// (kernels/local_reduce_moe_output/{dataflow/reader_gather_assignments.cpp,
+// compute/weighted_sum.cpp, dataflow/writer_rows.cpp}) must agree on.
+// Included by both sides: plain C++17, no device or host headers.
+#pragma once
+
+#include <cstdint>
+
+namespace ttnn_moe::local_reduce_moe_output_shared {
+
+// Elements of a row chunk the compute kernel handles as one element-wise tile.
+inline constexpr uint32_t kChunkElements = 1024;
+
+// The reader's tensors: order of its accessors' compile-time args and of its address
+// runtime args. Padded mode has no offsets tensor: that slot describes num_routed_tokens
+// and is never read.
+enum ReaderTensor : uint32_t {
+    kY, kTokenIdxMap, kRoutedTokenWeights, kCounts, kOffsets, kRowOverflow,
+    kNumReaderTensors,
+};
+
+// Runtime args of the reader: the addresses of its tensors (ReaderTensor order), then these.
+namespace reader_arg {
+enum : uint32_t {
+    kGrouped = kNumReaderTensors,  // 1: grouped mode (one map page, offsets), 0: padded (a page per expert)
+    kNumLocal,                     // E_l
+    kBlockRows,                    // entries per map page: T (padded) or M (grouped)
+    kHidden,                       // H
+    kRowBegin,                     // this core's output rows [row_begin, row_end)
+    kRowEnd,
+    kListCapacity,                 // entries the L1 assignment lists hold
+    kRowBound,                     // assignments one output row may keep
+    kCount,
+};
+}  // namespace reader_arg
+
+// Runtime args of the compute kernel.
+namespace compute_arg {
+enum : uint32_t {
+    kNumRows,    // output rows of this core
+    kNumChunks,  // ceil(H / kChunkElements)
+    kCount,
+};
+}  // namespace compute_arg
+
+// Runtime args of the writer.
+namespace writer_arg {
+enum : uint32_t {
+    kOutAddr,
+    kHidden,
+    kRowBegin,
+    kRowEnd,
+    kCount,
+};
+}  // namespace writer_arg
+
+// Names of the named compile-time args (CBs).
+namespace named_arg {
+inline constexpr const char* kCbY = "cb_y";                       // y chunk of one assignment, bf16
+inline constexpr const char* kCbWeight = "cb_weight";             // its weight as a bf16 scalar tile (element 0)
+inline constexpr const char* kCbRowLength = "cb_row_length";      // per output row: assignments fed (>= 1)
+inline constexpr const char* kCbProduct = "cb_product";           // w * y, fp32
+inline constexpr const char* kCbAcc = "cb_acc";                   // running sum, fp32
+inline constexpr const char* kCbOut = "cb_out";                   // finished chunk, bf16
+inline constexpr const char* kCbCounts = "cb_counts";             // reader scratch: count of each expert
+inline constexpr const char* kCbOffsets = "cb_offsets";           // offset of each expert (grouped)
+inline constexpr const char* kCbMapSegment = "cb_map_segment";    // one expert's token_idx_map entries
+inline constexpr const char* kCbWeightSegment = "cb_weight_segment";  // and their weights
+inline constexpr const char* kCbEntries = "cb_entries";           // kept assignments in scan order
+inline constexpr const char* kCbSorted = "cb_sorted";             // the same, grouped by output row
+inline constexpr const char* kCbRowIndex = "cb_row_index";        // kRowIndexPages of per-row words
+inline constexpr const char* kCbStatusStage = "cb_status_stage";  // one word staged per row_overflow write
+}  // namespace named_arg
+
+// L1 layouts of the reader's scratch.
+inline constexpr uint32_t kEntryWords = 3;        // scan entry: row - row_begin, y page, weight bits
+inline constexpr uint32_t kSortedEntryWords = 2;  // sorted entry: y page, weight bits
+// Pages of (rows per core + 1) words each: count, start, dropped per output row.
+inline constexpr uint32_t kRowIndexPages = 3;
+
+}  // namespace ttnn_moe::local_reduce_moe_output_shared

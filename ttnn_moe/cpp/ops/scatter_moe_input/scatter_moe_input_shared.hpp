@@ -1,0 +1,44 @@
+// What the program factory of scatter_moe_input and its kernels
+// (kernels/scatter_moe_input/dataflow/{reader_gather_rows.cpp, writer_rows.cpp}) must
+// agree on. Included by both sides: plain C++17, no device or host headers.
+#pragma once
+
+#include <cstdint>
+
+namespace ttnn_moe::scatter_moe_input_shared {
+
+// The reader's tensors: order of its accessors' compile-time args and of its address
+// runtime args.
+enum ReaderTensor : uint32_t { kX, kCounts, kRoutedTokens, kNumReaderTensors };
+
+// Runtime args of the reader: the addresses of its tensors (ReaderTensor order), then these.
+namespace reader_arg {
+enum : uint32_t {
+    kNumTokens = kNumReaderTensors,  // T
+    kRowBytes,                       // H * 2
+    kNumLocal,                       // E_l
+    kRowBegin,                       // this core's output rows [row_begin, row_end) of E_l * T
+    kRowEnd,
+    kCount,
+};
+}  // namespace reader_arg
+
+// Runtime args of the writer.
+namespace writer_arg {
+enum : uint32_t {
+    kOutAddr,
+    kRowBytes,
+    kRowBegin,
+    kRowEnd,
+    kCount,
+};
+}  // namespace writer_arg
+
+// Names of the named compile-time args (CBs).
+namespace named_arg {
+inline constexpr const char* kCbRows = "cb_rows";            // gathered rows, reader -> writer
+inline constexpr const char* kCbCounts = "cb_counts";        // reader scratch: count of each expert
+inline constexpr const char* kCbTokenRow = "cb_token_row";   // reader scratch: one routed_tokens row
+}  // namespace named_arg
+
+}  // namespace ttnn_moe::scatter_moe_input_shared
