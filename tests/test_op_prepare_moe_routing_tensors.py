@@ -126,7 +126,7 @@ def test_device_holding_the_wrong_number_of_experts_is_reported(mesh_2x2):
     "change, message",
     [
         (dict(mapping=torch.ones(1, 1, 4, 2, dtype=torch.int32)),
-         r"expert_mapping \(1, 1, 4, 2\) covers 2 devices, the mesh has 1"),
+         r"expert_mapping \(1, 1, 4, 2\) covers 2 devices, the 1x1 mesh has 1"),
         (dict(mapping=torch.ones(1, 2, 4, 1, dtype=torch.int32)), r"expert_mapping \(1, 1, E, num_devices\) must "
                                                                   r"have rank 2 \(leading 1s allowed\)"),
         (dict(mapping_dtype=emu.bfloat16), "expert_mapping must be uint16, uint32 or int32, got bfloat16"),

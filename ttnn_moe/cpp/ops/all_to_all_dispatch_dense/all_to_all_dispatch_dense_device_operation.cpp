@@ -46,13 +46,9 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     require_format(kOpName, "topk_indices", ids, DataFormat::UInt32);
     const auto weights_shape = per_token_shape("topk_weights", "K", weights);
     require_format(kOpName, "topk_weights", weights, DataFormat::Float16_b);
-    const auto mapping_shape = squeeze_to_rank(kOpName, "expert_mapping (1, 1, E, num_devices)", mapping, 2);
-    if (mapping.dtype != DataFormat::UInt16 && mapping.dtype != DataFormat::UInt32 &&
-        mapping.dtype != DataFormat::Int32) {
-        fail("expert_mapping must be uint16, uint32 or int32, got " + format_name(mapping.dtype));
-    }
+    const uint32_t num_experts = expert_mapping_experts(kOpName, mapping, attrs.mesh.rows, attrs.mesh.cols);
     for (const auto& [name, t] : {std::pair<const char*, const TensorArg*>{"x", &x}, {"topk_indices", &ids},
-                                  {"topk_weights", &weights}, {"expert_mapping", &mapping}}) {
+                                  {"topk_weights", &weights}}) {
         require_row_major(kOpName, name, *t);
         require_dram(kOpName, name, *t);
     }
@@ -69,19 +65,9 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     const uint32_t hidden = x_shape[2];
     if (hidden % 16) fail("H = " + std::to_string(hidden) + " must be a multiple of 16 (32-byte rows)");
     const uint32_t num_devices = attrs.mesh.num_devices();
-    if (mapping_shape[1] != num_devices) {
-        fail("expert_mapping " + shape_str(mapping.shape) + " covers " + std::to_string(mapping_shape[1]) +
-             " devices, the " + std::to_string(attrs.mesh.rows) + "x" + std::to_string(attrs.mesh.cols) +
-             " mesh has " + std::to_string(num_devices));
-    }
-    const uint32_t num_experts = mapping_shape[0];
     if (num_experts > shared::kMaxExperts) {
         fail("E = " + std::to_string(num_experts) + " exceeds the " + std::to_string(shared::kMaxExperts) +
              " experts a routing-list entry can name");
-    }
-    if (num_experts % num_devices) {
-        fail("E = " + std::to_string(num_experts) + " experts are not divisible by the " +
-             std::to_string(num_devices) + " devices of the mesh");
     }
     validate_num_links(kOpName, attrs.num_links);
     if (attrs.max_packet_payload < kAlignment || attrs.max_packet_payload % kAlignment) {

@@ -79,7 +79,9 @@ std::vector<uint32_t> row_major_input(const std::string& op, const std::string& 
     return shape;
 }
 
-uint32_t expert_mapping_experts(const std::string& op, const program::TensorArg& mapping, uint32_t num_devices) {
+uint32_t expert_mapping_experts(const std::string& op, const program::TensorArg& mapping, uint32_t mesh_rows,
+                                uint32_t mesh_cols) {
+    const uint32_t num_devices = mesh_rows * mesh_cols;
     const auto shape = squeeze_to_rank(op, "expert_mapping (1, 1, E, num_devices)", mapping, 2);
     if (mapping.dtype != DataFormat::UInt16 && mapping.dtype != DataFormat::UInt32 &&
         mapping.dtype != DataFormat::Int32) {
@@ -90,8 +92,8 @@ uint32_t expert_mapping_experts(const std::string& op, const program::TensorArg&
     require_dram(op, "expert_mapping", mapping);
     if (shape[1] != num_devices) {
         throw std::invalid_argument(op + ": expert_mapping " + shape_str(mapping.shape) + " covers " +
-                                    std::to_string(shape[1]) + " devices, the mesh has " +
-                                    std::to_string(num_devices));
+                                    std::to_string(shape[1]) + " devices, the " + std::to_string(mesh_rows) + "x" +
+                                    std::to_string(mesh_cols) + " mesh has " + std::to_string(num_devices));
     }
     if (shape[0] % num_devices) {
         throw std::invalid_argument(op + ": E = " + std::to_string(shape[0]) + " experts are not divisible by the " +

@@ -37,9 +37,10 @@ std::vector<uint32_t> row_major_input(const std::string& op, const std::string& 
                                       size_t rank, program::DataFormat format);
 // The (1, 1, E, D) one-hot expert placement every op takes (row e has a 1 in the column of
 // the device that owns expert e, devices in row-major mesh order): uint16, uint32 or int32,
-// ROW_MAJOR, DRAM, D = num_devices, E divisible by D. Returns E. Whether the rows really are
-// one-hot is data, checked on the device (status records).
-uint32_t expert_mapping_experts(const std::string& op, const program::TensorArg& mapping, uint32_t num_devices);
+// ROW_MAJOR, DRAM, D = the devices of the mesh_rows x mesh_cols mesh, E divisible by D. Returns E.
+// Whether the rows really are one-hot is data, checked on the device (status records).
+uint32_t expert_mapping_experts(const std::string& op, const program::TensorArg& mapping, uint32_t mesh_rows,
+                                uint32_t mesh_cols);
 // The shape of an (E_l, 1) uint32 ROW_MAJOR routing column (num_routed_tokens, expert_offsets).
 std::vector<uint32_t> routing_column(const std::string& op, const std::string& name, const program::TensorArg& t);
 

@@ -25,9 +25,9 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     }
     require_dram(kOpName, "selected_experts", ids);
     require_dram(kOpName, "routing_weights", weights);
-    if (attrs.num_devices == 0) throw std::invalid_argument(kOpName + ": the mesh has no devices");
-    const uint32_t num_experts = expert_mapping_experts(kOpName, mapping, attrs.num_devices);
-    return {ids_shape[0], ids_shape[1], num_experts, num_experts / attrs.num_devices, element_bytes(mapping.dtype)};
+    if (attrs.num_devices() == 0) throw std::invalid_argument(kOpName + ": the mesh has no devices");
+    const uint32_t num_experts = expert_mapping_experts(kOpName, mapping, attrs.mesh_rows, attrs.mesh_cols);
+    return {ids_shape[0], ids_shape[1], num_experts, num_experts / attrs.num_devices(), element_bytes(mapping.dtype)};
 }
 
 std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const Attributes& attrs) {

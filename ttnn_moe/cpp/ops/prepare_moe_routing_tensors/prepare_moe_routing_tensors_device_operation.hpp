@@ -20,8 +20,10 @@ namespace ttnn_moe::ops::prepare_routing {
 inline const std::string kOpName = "prepare_moe_routing_tensors";
 
 struct Attributes {
-    uint32_t num_devices = 0;  // D: columns of expert_mapping (the mesh's devices, from the mesh context)
-    auto fields() const { return std::tie(num_devices); }
+    uint32_t mesh_rows = 0;  // the mesh the op runs on (from the mesh context): D = rows * cols
+    uint32_t mesh_cols = 0;
+    uint32_t num_devices() const { return mesh_rows * mesh_cols; }
+    auto fields() const { return std::tie(mesh_rows, mesh_cols); }
 };
 
 struct Shapes {
@@ -48,7 +50,8 @@ struct Operation {
     static constexpr Placement placement = Placement::kPerDevice;
     using Attributes = prepare_routing::Attributes;
     static Attributes with_context(Attributes attributes, const MeshContext& context) {
-        attributes.num_devices = context.rows * context.cols;
+        attributes.mesh_rows = context.rows;
+        attributes.mesh_cols = context.cols;
         return attributes;
     }
     static std::vector<program::TensorArg> output_specs(const Attributes& attributes,

@@ -14,8 +14,13 @@ using namespace prepare_moe_routing_tensors_shared;
 namespace {
 constexpr uint32_t kChunkRows = 32;  // (t, k) rows and mapping rows fetched per DRAM batch
 
+// Circular buffers, used as L1 scratch by the one data-movement kernel.
+enum Cb : uint8_t {
+    kCbMappingRows, kCbSlotTable, kCbIds, kCbWeights, kCbTokens, kCbTokenWeights, kCbCounters, kCbStatus, kCbStage,
+};
+
 CBDescriptor scratch_cb(const CoreRangeSet& cores, Cb index, DataFormat format, uint32_t page, uint32_t pages) {
-    return CBDescriptor{page * pages, cores, {CBFormatDescriptor{static_cast<uint8_t>(index), format, page, std::nullopt}}};
+    return CBDescriptor{page * pages, cores, {CBFormatDescriptor{index, format, page, std::nullopt}}};
 }
 }  // namespace
 
@@ -35,7 +40,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     ProgramDescriptor program;
     program.cbs = {
         scratch_cb(cores, kCbMappingRows, DataFormat::UInt32,
-                   round_up(attrs.num_devices * s.mapping_element_bytes, kAlignment), chunk_rows),
+                   round_up(attrs.num_devices() * s.mapping_element_bytes, kAlignment), chunk_rows),
         scratch_cb(cores, kCbSlotTable, DataFormat::UInt32, round_up(s.num_experts * 4, kAlignment), 1),
         scratch_cb(cores, kCbIds, DataFormat::UInt32, round_up(s.top_k * 4, kAlignment), chunk_rows),
         scratch_cb(cores, kCbWeights, DataFormat::Float16_b, round_up(s.top_k * 2, kAlignment), chunk_rows),
@@ -55,26 +60,33 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     kernel.kernel_source = kernels_root + "/prepare_moe_routing_tensors/dataflow/route_assignments.cpp";
     kernel.core_ranges = cores;
     for (uint32_t i = 0; i < kNumIo; ++i) append_runtime_page_size_accessor_args(io[i], kernel.compile_time_args);
+    kernel.named_compile_time_args = {
+        {named_arg::kCbMappingRows, kCbMappingRows}, {named_arg::kCbSlotTable, kCbSlotTable},
+        {named_arg::kCbIds, kCbIds},                 {named_arg::kCbWeights, kCbWeights},
+        {named_arg::kCbTokens, kCbTokens},           {named_arg::kCbTokenWeights, kCbTokenWeights},
+        {named_arg::kCbCounters, kCbCounters},       {named_arg::kCbStatus, kCbStatus},
+        {named_arg::kCbStage, kCbStage},
+    };
     kernel.config = ReaderConfigDescriptor{};
 
     CachedProgram cached;
     for (uint32_t c = 0; c < num_cores; ++c) {
-        std::vector<uint32_t> args(kNumRuntimeArgs);
+        std::vector<uint32_t> args(dataflow_arg::kCount);
         for (uint32_t i = 0; i < kNumIo; ++i) {
             cached.address_slots.push_back({0, c, i, i});
             args[i] = io[i].address;
         }
-        args[kArgNumTokens] = s.num_tokens;
-        args[kArgTopK] = s.top_k;
-        args[kArgNumExperts] = s.num_experts;
-        args[kArgNumLocalExperts] = num_local;
-        args[kArgSlotBegin] = split_begin(num_local, num_cores, c);
-        args[kArgSlotEnd] = split_begin(num_local, num_cores, c + 1);
-        args[kArgReportsStatus] = c == 0 ? 1 : 0;
-        args[kArgChunkRows] = chunk_rows;
-        args[kArgDeviceIndex] = device_index;
-        args[kArgNumDevices] = attrs.num_devices;
-        args[kArgMappingElementBytes] = s.mapping_element_bytes;
+        args[dataflow_arg::kNumTokens] = s.num_tokens;
+        args[dataflow_arg::kTopK] = s.top_k;
+        args[dataflow_arg::kNumExperts] = s.num_experts;
+        args[dataflow_arg::kNumLocalExperts] = num_local;
+        args[dataflow_arg::kSlotBegin] = split_begin(num_local, num_cores, c);
+        args[dataflow_arg::kSlotEnd] = split_begin(num_local, num_cores, c + 1);
+        args[dataflow_arg::kReportsStatus] = c == 0 ? 1 : 0;
+        args[dataflow_arg::kChunkRows] = chunk_rows;
+        args[dataflow_arg::kDeviceIndex] = device_index;
+        args[dataflow_arg::kNumDevices] = attrs.num_devices();
+        args[dataflow_arg::kMappingElementBytes] = s.mapping_element_bytes;
         kernel.runtime_args.emplace_back(selection.cores[c], std::move(args));
     }
     program.kernels.push_back(std::move(kernel));

@@ -17,7 +17,10 @@ expert_mapping (1, 1, E, D) one-hot], ROW_MAJOR;
 outputs: num_routed_tokens (E_l, 1) uint32, routed_tokens (E_l, T) uint32, routed_token_weights (E_l, T)
 bfloat16, token_idx_map (E_l, T) uint32, routing_status (1, 8) uint32.)doc");
     // D comes from the mesh the op runs on.
-    py::class_<Attributes>(m, "Attributes").def(py::init<>()).def_readonly("num_devices", &Attributes::num_devices);
+    py::class_<Attributes>(m, "Attributes")
+        .def(py::init<>())
+        .def_readonly("mesh_rows", &Attributes::mesh_rows)
+        .def_readonly("mesh_cols", &Attributes::mesh_cols);
     using namespace prepare_moe_routing_tensors_shared;
     py::enum_<StatusWord>(m, "StatusWord", "Word indices of the (1, 8) routing_status record.")
         .value("num_invalid_ids", kNumInvalidIds)

@@ -35,6 +35,7 @@
 
 #include "api/dataflow/dataflow_api.h"
 #include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
+#include "../../common/dataflow/expert_mapping.hpp"
 #include "../../common/dataflow/fabric_line.hpp"
 #include "../../common/dataflow/scratch.hpp"
 #include "../../common/l1_scratch.hpp"
@@ -159,18 +160,8 @@ void clear_status(uint32_t* status) {
 uint32_t mapped_device(const Args& a, const Scratch& s, const Tensor<kMapping>& mapping, uint32_t e) {
     noc_async_read(mapping.get_noc_addr(e), s.mapping, a.num_devices * a.mapping_element_bytes);
     noc_async_read_barrier();
-    uint32_t ones = 0, device = kNone, bad_values = 0;
-    for (uint32_t n = 0; n < a.num_devices; ++n) {
-        const uint32_t v = a.mapping_element_bytes == 2 ? moe_kernel::halves(s.mapping)[n]
-                                                        : moe_kernel::words(s.mapping)[n];
-        if (v == 1) {
-            ++ones;
-            device = n;
-        } else if (v != 0) {
-            ++bad_values;
-        }
-    }
-    return ones == 1 && bad_values == 0 ? device : kNone;
+    const uint32_t device = moe_mapping::owner_of_row(s.mapping, a.num_devices, a.mapping_element_bytes);
+    return device == moe_mapping::kNotOneHot ? kNone : device;
 }
 
 // Owner position and line index of every expert; returns the number of line experts.

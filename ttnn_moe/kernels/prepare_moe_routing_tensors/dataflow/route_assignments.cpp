@@ -6,10 +6,12 @@
 // by ascending token, ties by ascending k. The core with reports_status also counts
 // bad ids, overflowing assignments and mapping errors, and writes routing_status.
 //
-// compile-time args: 8 interleaved accessors (IsDram|RuntimePageSize, one word each) in io order
-// runtime args, CBs, status words: prepare_moe_routing_tensors_shared.hpp
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130 formats=0:uint32,1:uint32,2:uint32,4:uint32,6:uint32,7:uint32,8:uint32
+// compile-time args: 8 interleaved accessors (IsDram|RuntimePageSize) in Io order; Io, the
+// runtime args (dataflow_arg), the named compile-time args and the status words:
+// cpp/ops/prepare_moe_routing_tensors/prepare_moe_routing_tensors_shared.hpp.
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130 named=cb_mapping_rows:0,cb_slot_table:1,cb_ids:2,cb_weights:3,cb_tokens:4,cb_token_weights:5,cb_counters:6,cb_status:7,cb_stage:8 formats=0:uint32,1:uint32,2:uint32,4:uint32,6:uint32,7:uint32,8:uint32
 #include <cstdint>
+#include <tuple>
 
 #include "../../../cpp/ops/prepare_moe_routing_tensors/prepare_moe_routing_tensors_shared.hpp"
 #include "../../common/dataflow/expert_mapping.hpp"
@@ -22,6 +24,17 @@ using namespace ttnn_moe::prepare_moe_routing_tensors_shared;
 using moe_kernel::align_up;
 using moe_kernel::halves;
 using moe_kernel::words;
+
+constexpr uint32_t cb_mapping_rows = get_named_compile_time_arg_val(named_arg::kCbMappingRows);
+constexpr uint32_t cb_slot_table = get_named_compile_time_arg_val(named_arg::kCbSlotTable);
+constexpr uint32_t cb_ids = get_named_compile_time_arg_val(named_arg::kCbIds);
+constexpr uint32_t cb_weights = get_named_compile_time_arg_val(named_arg::kCbWeights);
+constexpr uint32_t cb_tokens = get_named_compile_time_arg_val(named_arg::kCbTokens);
+constexpr uint32_t cb_token_weights = get_named_compile_time_arg_val(named_arg::kCbTokenWeights);
+constexpr uint32_t cb_counters = get_named_compile_time_arg_val(named_arg::kCbCounters);
+constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
+constexpr uint32_t cb_stage = get_named_compile_time_arg_val(named_arg::kCbStage);
+constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumIo, 0>();
 
 struct Args {
     uint32_t address[kNumIo];
@@ -36,17 +49,17 @@ struct Args {
 Args read_args() {
     Args a{};
     for (uint32_t i = 0; i < kNumIo; ++i) a.address[i] = get_arg_val<uint32_t>(i);
-    a.num_tokens = get_arg_val<uint32_t>(kArgNumTokens);
-    a.top_k = get_arg_val<uint32_t>(kArgTopK);
-    a.num_experts = get_arg_val<uint32_t>(kArgNumExperts);
-    a.num_local = get_arg_val<uint32_t>(kArgNumLocalExperts);
-    a.slot_begin = get_arg_val<uint32_t>(kArgSlotBegin);
-    a.slot_end = get_arg_val<uint32_t>(kArgSlotEnd);
-    a.reports_status = get_arg_val<uint32_t>(kArgReportsStatus) != 0;
-    a.chunk_rows = get_arg_val<uint32_t>(kArgChunkRows);
-    a.device_index = get_arg_val<uint32_t>(kArgDeviceIndex);
-    a.num_devices = get_arg_val<uint32_t>(kArgNumDevices);
-    a.mapping_element_bytes = get_arg_val<uint32_t>(kArgMappingElementBytes);
+    a.num_tokens = get_arg_val<uint32_t>(dataflow_arg::kNumTokens);
+    a.top_k = get_arg_val<uint32_t>(dataflow_arg::kTopK);
+    a.num_experts = get_arg_val<uint32_t>(dataflow_arg::kNumExperts);
+    a.num_local = get_arg_val<uint32_t>(dataflow_arg::kNumLocalExperts);
+    a.slot_begin = get_arg_val<uint32_t>(dataflow_arg::kSlotBegin);
+    a.slot_end = get_arg_val<uint32_t>(dataflow_arg::kSlotEnd);
+    a.reports_status = get_arg_val<uint32_t>(dataflow_arg::kReportsStatus) != 0;
+    a.chunk_rows = get_arg_val<uint32_t>(dataflow_arg::kChunkRows);
+    a.device_index = get_arg_val<uint32_t>(dataflow_arg::kDeviceIndex);
+    a.num_devices = get_arg_val<uint32_t>(dataflow_arg::kNumDevices);
+    a.mapping_element_bytes = get_arg_val<uint32_t>(dataflow_arg::kMappingElementBytes);
     return a;
 }
 
@@ -57,14 +70,14 @@ struct Tables {
 };
 
 Tables reserve_tables(const Args& a) {
-    cb_reserve_back(kCbTokens, a.num_slots());
-    cb_reserve_back(kCbTokenWeights, a.num_slots());
-    cb_reserve_back(kCbCounters, 1);
-    Tables t{get_write_ptr(kCbTokens), get_write_ptr(kCbTokenWeights), align_up(a.num_tokens * 4),
-             align_up(a.num_tokens * 2), words(get_write_ptr(kCbCounters))};
+    cb_reserve_back(cb_tokens, a.num_slots());
+    cb_reserve_back(cb_token_weights, a.num_slots());
+    cb_reserve_back(cb_counters, 1);
+    Tables t{get_write_ptr(cb_tokens), get_write_ptr(cb_token_weights), align_up(a.num_tokens * 4),
+             align_up(a.num_tokens * 2), words(get_write_ptr(cb_counters))};
     moe_kernel::fill_words(t.tokens_l1, a.num_slots() * t.tokens_stride / 4, 0);
     moe_kernel::fill_halves(t.token_weights_l1, a.num_slots() * t.token_weights_stride / 2, 0);
-    moe_kernel::fill_words(get_write_ptr(kCbCounters), a.num_local, 0);
+    moe_kernel::fill_words(get_write_ptr(cb_counters), a.num_local, 0);
     return t;
 }
 
@@ -72,10 +85,10 @@ Tables reserve_tables(const Args& a) {
 // it lives elsewhere or its mapping row is not one-hot (counted as a mapping error).
 template <typename Accessor>
 volatile uint32_t* build_slot_table(const Args& a, const Accessor& mapping, uint32_t* status) {
-    cb_reserve_back(kCbSlotTable, 1);
-    cb_reserve_back(kCbMappingRows, a.chunk_rows);
-    volatile uint32_t* slot_of_expert = words(get_write_ptr(kCbSlotTable));
-    const uint32_t rows_l1 = get_write_ptr(kCbMappingRows);
+    cb_reserve_back(cb_slot_table, 1);
+    cb_reserve_back(cb_mapping_rows, a.chunk_rows);
+    volatile uint32_t* slot_of_expert = words(get_write_ptr(cb_slot_table));
+    const uint32_t rows_l1 = get_write_ptr(cb_mapping_rows);
     const uint32_t row_stride = align_up(a.num_devices * a.mapping_element_bytes);
     uint32_t owned = 0;
     for (uint32_t e0 = 0; e0 < a.num_experts; e0 += a.chunk_rows) {
@@ -122,9 +135,9 @@ void scan_assignments(const Args& a, const IdsAccessor& ids, const WeightsAccess
     const uint32_t ids_stride = align_up(a.top_k * 4), weights_stride = align_up(a.top_k * 2);
     for (uint32_t t0 = 0; t0 < a.num_tokens; t0 += a.chunk_rows) {
         const uint32_t rows = a.num_tokens - t0 < a.chunk_rows ? a.num_tokens - t0 : a.chunk_rows;
-        cb_reserve_back(kCbIds, rows);
-        cb_reserve_back(kCbWeights, rows);
-        const uint32_t ids_l1 = get_write_ptr(kCbIds), weights_l1 = get_write_ptr(kCbWeights);
+        cb_reserve_back(cb_ids, rows);
+        cb_reserve_back(cb_weights, rows);
+        const uint32_t ids_l1 = get_write_ptr(cb_ids), weights_l1 = get_write_ptr(cb_weights);
         for (uint32_t r = 0; r < rows; ++r) {
             noc_async_read(ids.get_noc_addr(t0 + r), ids_l1 + r * ids_stride, a.top_k * 4);
             noc_async_read(weights.get_noc_addr(t0 + r), weights_l1 + r * weights_stride, a.top_k * 2);
@@ -155,8 +168,8 @@ template <typename CountsAccessor, typename TokensAccessor, typename WeightsAcce
 void write_tables(const Args& a, const Tables& tables, const CountsAccessor& counts_out,
                   const TokensAccessor& tokens_out, const WeightsAccessor& token_weights_out,
                   const IdxMapAccessor& idx_map_out) {
-    cb_reserve_back(kCbStage, 1);
-    const uint32_t stage_l1 = get_write_ptr(kCbStage);
+    cb_reserve_back(cb_stage, 1);
+    const uint32_t stage_l1 = get_write_ptr(cb_stage);
     for (uint32_t slot = a.slot_begin; slot < a.slot_end; ++slot) {
         const uint32_t row = slot - a.slot_begin;
         const uint32_t tokens_row_l1 = tables.tokens_l1 + row * tables.tokens_stride;
@@ -172,40 +185,41 @@ void write_tables(const Args& a, const Tables& tables, const CountsAccessor& cou
 
 template <typename Accessor>
 void write_status(const uint32_t* status, const Accessor& status_out) {
-    cb_reserve_back(kCbStatus, 1);
-    const uint32_t status_l1 = get_write_ptr(kCbStatus);
+    cb_reserve_back(cb_status, 1);
+    const uint32_t status_l1 = get_write_ptr(cb_status);
     for (uint32_t w = 0; w < kStatusWords; ++w) words(status_l1)[w] = status[w];
     noc_async_write(status_l1, status_out.get_noc_addr(0), kStatusWords * 4);
+}
+
+// Accessors take the DRAM-aligned page size (the bank stride of the pages).
+uint32_t page_bytes(const Args& a, uint32_t tensor) {
+    switch (tensor) {
+        case kSelectedExperts: return align_up(a.top_k * 4);
+        case kRoutingWeights: return align_up(a.top_k * 2);
+        case kExpertMapping: return align_up(a.num_devices * a.mapping_element_bytes);
+        case kRoutedTokens:
+        case kTokenIdxMap: return align_up(a.num_tokens * 4);
+        case kRoutedTokenWeights: return align_up(a.num_tokens * 2);
+        case kRoutingStatus: return align_up(kStatusWords * 4);
+        default: return align_up(4);  // num_routed_tokens: one word per page
+    }
+}
+
+template <uint32_t I>
+auto tensor(const Args& a) {
+    return TensorAccessor(std::get<I>(kTensorArgs), a.address[I], page_bytes(a, I));
 }
 
 }  // namespace
 
 void kernel_main() {
     const Args a = read_args();
-    constexpr auto ids_args = TensorAccessorArgs<0>();
-    constexpr auto weights_args = TensorAccessorArgs<ids_args.next_compile_time_args_offset()>();
-    constexpr auto mapping_args = TensorAccessorArgs<weights_args.next_compile_time_args_offset()>();
-    constexpr auto counts_args = TensorAccessorArgs<mapping_args.next_compile_time_args_offset()>();
-    constexpr auto tokens_args = TensorAccessorArgs<counts_args.next_compile_time_args_offset()>();
-    constexpr auto token_weights_args = TensorAccessorArgs<tokens_args.next_compile_time_args_offset()>();
-    constexpr auto idx_map_args = TensorAccessorArgs<token_weights_args.next_compile_time_args_offset()>();
-    constexpr auto status_args = TensorAccessorArgs<idx_map_args.next_compile_time_args_offset()>();
-    const auto ids = TensorAccessor(ids_args, a.address[kSelectedExperts], align_up(a.top_k * 4));
-    const auto weights = TensorAccessor(weights_args, a.address[kRoutingWeights], align_up(a.top_k * 2));
-    const auto mapping = TensorAccessor(mapping_args, a.address[kExpertMapping],
-                                        align_up(a.num_devices * a.mapping_element_bytes));
-    const auto counts_out = TensorAccessor(counts_args, a.address[kNumRoutedTokens], align_up(4));
-    const auto tokens_out = TensorAccessor(tokens_args, a.address[kRoutedTokens], align_up(a.num_tokens * 4));
-    const auto token_weights_out =
-        TensorAccessor(token_weights_args, a.address[kRoutedTokenWeights], align_up(a.num_tokens * 2));
-    const auto idx_map_out = TensorAccessor(idx_map_args, a.address[kTokenIdxMap], align_up(a.num_tokens * 4));
-    const auto status_out = TensorAccessor(status_args, a.address[kRoutingStatus], align_up(kStatusWords * 4));
-
     uint32_t status[kStatusWords] = {0, kNone, kNone, kNone, 0, kNone, 0, kNone};
     Tables tables = reserve_tables(a);
-    volatile uint32_t* slot_of_expert = build_slot_table(a, mapping, status);
-    scan_assignments(a, ids, weights, slot_of_expert, tables, status);
-    write_tables(a, tables, counts_out, tokens_out, token_weights_out, idx_map_out);
-    if (a.reports_status) write_status(status, status_out);
+    volatile uint32_t* slot_of_expert = build_slot_table(a, tensor<kExpertMapping>(a), status);
+    scan_assignments(a, tensor<kSelectedExperts>(a), tensor<kRoutingWeights>(a), slot_of_expert, tables, status);
+    write_tables(a, tables, tensor<kNumRoutedTokens>(a), tensor<kRoutedTokens>(a), tensor<kRoutedTokenWeights>(a),
+                 tensor<kTokenIdxMap>(a));
+    if (a.reports_status) write_status(status, tensor<kRoutingStatus>(a));
     noc_async_write_barrier();
 }
