@@ -30,11 +30,11 @@ import time
 from dataclasses import dataclass
 
 import torch
-
-import ttnn_moe
-from ttnn_moe import _C, emu
 from ttnn_moe.emu.tensor import from_shards
 from ttnn_moe.golden import group_of
+
+import ttnn_moe
+from ttnn_moe import emu
 
 HIDDEN = 7168
 NUM_EXPERTS = 256
@@ -63,8 +63,10 @@ class Row:
 
 def make_routing(num_devices: int, tokens: int, seed: int = 0) -> list[torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
-    return [torch.stack([torch.randperm(NUM_EXPERTS, generator=g)[:TOP_K] for _ in range(tokens)]).to(torch.int32)
-            for _ in range(num_devices)]
+    return [
+        torch.stack([torch.randperm(NUM_EXPERTS, generator=g)[:TOP_K] for _ in range(tokens)]).to(torch.int32)
+        for _ in range(num_devices)
+    ]
 
 
 def routing_facts(ids: list[torch.Tensor], shape: tuple[int, int]) -> tuple[int, int]:
@@ -93,11 +95,19 @@ def bench(shape: tuple[int, int], tokens: int, phase: str) -> Row:
     pairs, capacity = routing_facts(ids, shape)
     g = torch.Generator().manual_seed(1)
     mesh = emu.open_mesh_device(emu.MeshShape(rows, cols), grid=(1, 1))
-    x = from_shards([torch.randn(1, tokens, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(n)],
-                    emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    x = from_shards(
+        [torch.randn(1, tokens, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(n)],
+        emu.bfloat16,
+        emu.ROW_MAJOR_LAYOUT,
+        mesh,
+    )
     topk = from_shards([i.reshape(1, tokens, TOP_K) for i in ids], emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh)
-    weights = from_shards([torch.rand(1, tokens, TOP_K, generator=g).to(torch.bfloat16) for _ in range(n)],
-                          emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    weights = from_shards(
+        [torch.rand(1, tokens, TOP_K, generator=g).to(torch.bfloat16) for _ in range(n)],
+        emu.bfloat16,
+        emu.ROW_MAJOR_LAYOUT,
+        mesh,
+    )
     mapping = from_shards([ttnn_moe.expert_mapping(NUM_EXPERTS, n)] * n, emu.int32, emu.ROW_MAJOR_LAYOUT, mesh)
     start = time.perf_counter()
     out = ttnn_moe.all_to_all_dispatch_dense(x, topk, weights, mapping, cluster_axis=AXIS, capacity=capacity)
@@ -140,19 +150,25 @@ def main(argv: list[str]) -> None:
             raise SystemExit(f"unknown phase {phase!r}; choose from {sorted(PHASES)}")
     torch.set_num_threads(1)
     warm_up()
-    header = (f"{'case':<24}{'wall s':>8}{'payload MB':>12}{'/pairsxHx2':>11}{'meta KB':>9}{'link max MB':>12}"
-              f"{'link mean MB':>13}{'dense rows':>11}{'sparse rows':>12}{'sparse meta KB':>15}{'combine s':>10}"
-              f"{'combine MB':>11}")
+    header = (
+        f"{'case':<24}{'wall s':>8}{'payload MB':>12}{'/pairsxHx2':>11}{'meta KB':>9}{'link max MB':>12}"
+        f"{'link mean MB':>13}{'dense rows':>11}{'sparse rows':>12}{'sparse meta KB':>15}{'combine s':>10}"
+        f"{'combine MB':>11}"
+    )
     print(header)
     print("-" * len(header))
     for phase in phases:
         for shape in MESHES:
             r = bench(shape, PHASES[phase], phase)
-            print(f"{r.case:<24}{r.wall_s:>8.2f}{r.payload_mb:>12.2f}{r.payload_ratio:>11.2f}{r.metadata_kb:>9.1f}"
-                  f"{r.link_max_mb:>12.2f}{r.link_mean_mb:>13.2f}{r.dense_rows:>11}{r.sparse_rows:>12}"
-                  f"{r.sparse_metadata_kb:>15.1f}{r.combine_s:>10.2f}{r.combine_payload_mb:>11.2f}")
-    print("payload bytes of the sparse ttnn.all_to_all_dispatch layout are the same (one send per token and "
-          "destination device); its output holds 'sparse rows' x H per device.")
+            print(
+                f"{r.case:<24}{r.wall_s:>8.2f}{r.payload_mb:>12.2f}{r.payload_ratio:>11.2f}{r.metadata_kb:>9.1f}"
+                f"{r.link_max_mb:>12.2f}{r.link_mean_mb:>13.2f}{r.dense_rows:>11}{r.sparse_rows:>12}"
+                f"{r.sparse_metadata_kb:>15.1f}{r.combine_s:>10.2f}{r.combine_payload_mb:>11.2f}"
+            )
+    print(
+        "payload bytes of the sparse ttnn.all_to_all_dispatch layout are the same (one send per token and "
+        "destination device); its output holds 'sparse rows' x H per device."
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from emu_programs import TILE_BYTES, kernel, matmul_program, tilize  # noqa: E402
+from emu_programs import TILE_BYTES, matmul_program, tilize  # noqa: E402
 from ttnn_moe._C import emu  # noqa: E402
 from ttnn_moe._C import program as pd  # noqa: E402
 
@@ -40,16 +40,22 @@ def bench_matmul(size: int) -> float:
     counters = emu.run_program(dev, program)
     elapsed = time.perf_counter() - start
     rate = counters["tile_matmuls"] / elapsed
-    print(f"matmul {size}^3 bf16 on 8x8: {counters['tile_matmuls']} tile matmuls in {elapsed:.2f} s "
-          f"= {rate:,.0f} tile matmuls/s")
+    print(
+        f"matmul {size}^3 bf16 on 8x8: {counters['tile_matmuls']} tile matmuls in {elapsed:.2f} s "
+        f"= {rate:,.0f} tile matmuls/s"
+    )
     return rate
 
 
 def bench_launch(repeats: int = 20) -> float:
     dev = emu.open_device(grid=(8, 8))
     grid = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(0, 0), pd.CoreCoord(7, 7))])
-    k = pd.KernelDescriptor(kernel_source=EMPTY_KERNEL, source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
-                            core_ranges=grid, config=pd.ReaderConfigDescriptor())
+    k = pd.KernelDescriptor(
+        kernel_source=EMPTY_KERNEL,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=grid,
+        config=pd.ReaderConfigDescriptor(),
+    )
     program = pd.ProgramDescriptor(kernels=[k])
     emu.run_program(dev, program)  # build
     times = []

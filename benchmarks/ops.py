@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+import ttnn_moe.emu as ttnn
 
 import ttnn_moe
-import ttnn_moe.emu as ttnn
 
 # Mini config of the DeepSeek-V3 MoE layer on one device.
 NUM_LOCAL_EXPERTS = 8
@@ -81,28 +81,42 @@ def bench_moe_bmm(device) -> list[Row]:
     rows = []
     gen = torch.Generator().manual_seed(1)
     for proj, kd, n in (("w1", HIDDEN, INTERMEDIATE), ("w2", INTERMEDIATE, HIDDEN)):
-        x = ttnn.from_torch(torch.randn(NUM_LOCAL_EXPERTS, TOKENS, kd, generator=gen), dtype=ttnn.bfloat16,
-                            layout=ttnn.TILE_LAYOUT, device=device)
-        w = ttnn.from_torch(torch.randn(NUM_LOCAL_EXPERTS, kd, n, generator=gen), dtype=ttnn.bfloat16,
-                            layout=ttnn.TILE_LAYOUT, device=device)
+        x = ttnn.from_torch(
+            torch.randn(NUM_LOCAL_EXPERTS, TOKENS, kd, generator=gen),
+            dtype=ttnn.bfloat16,
+            layout=ttnn.TILE_LAYOUT,
+            device=device,
+        )
+        w = ttnn.from_torch(
+            torch.randn(NUM_LOCAL_EXPERTS, kd, n, generator=gen),
+            dtype=ttnn.bfloat16,
+            layout=ttnn.TILE_LAYOUT,
+            device=device,
+        )
         w_arg = w.to_arg()
         kt, nt = kd // 32, n // 32
         for kind in ("uniform", "skewed", "dense"):
             counts = [TOKENS] * NUM_LOCAL_EXPERTS if kind == "dense" else routing_counts(kind)
-            counts_d = ttnn.from_torch(torch.tensor(counts, dtype=torch.int32).reshape(-1, 1), dtype=ttnn.uint32,
-                                       layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+            counts_d = ttnn.from_torch(
+                torch.tensor(counts, dtype=torch.int32).reshape(-1, 1),
+                dtype=ttnn.uint32,
+                layout=ttnn.ROW_MAJOR_LAYOUT,
+                device=device,
+            )
             wall_ms, counters = _timed(lambda: ttnn_moe.moe_bmm(x, w, counts_d, strict=False))
             traffic = counters["dram_buffers"].get(w_arg.address, {"bytes_read": 0, "unique_pages_read": 0})
             active = sum(1 for c in counts if c > 0)
-            rows.append(Row(
-                case=f"{proj} Kd={kd} N={n} {kind} counts={counts}",
-                wall_ms=wall_ms,
-                tile_matmuls=counters["tile_matmuls"],
-                tile_matmuls_needed=sum(math.ceil(c / 32) for c in counts) * kt * nt,
-                weight_bytes_read=traffic["bytes_read"],
-                weight_bytes_distinct=traffic["unique_pages_read"] * w_arg.page_size,
-                weight_bytes_active=active * kt * nt * w_arg.page_size,
-            ))
+            rows.append(
+                Row(
+                    case=f"{proj} Kd={kd} N={n} {kind} counts={counts}",
+                    wall_ms=wall_ms,
+                    tile_matmuls=counters["tile_matmuls"],
+                    tile_matmuls_needed=sum(math.ceil(c / 32) for c in counts) * kt * nt,
+                    weight_bytes_read=traffic["bytes_read"],
+                    weight_bytes_distinct=traffic["unique_pages_read"] * w_arg.page_size,
+                    weight_bytes_active=active * kt * nt * w_arg.page_size,
+                )
+            )
     return rows
 
 
@@ -114,7 +128,7 @@ class DataRow:
     wall_ms: float
     dram_bytes_read: int
     dram_bytes_written: int
-    payload_bytes_read: int    # bytes of the main operand the op read (x rows / y rows)
+    payload_bytes_read: int  # bytes of the main operand the op read (x rows / y rows)
     payload_bytes_needed: int  # bytes of that operand the assignments need
 
 
@@ -152,25 +166,33 @@ def bench_routing_ops(device) -> list[DataRow]:
         x = rm(torch.randn(TOKENS, HIDDEN).bfloat16(), ttnn.bfloat16)
         y = rm(torch.randn(NUM_LOCAL_EXPERTS, TOKENS, HIDDEN).bfloat16(), ttnn.bfloat16)
         cases = (
-            ("prepare_moe_routing_tensors", None, lambda: ttnn_moe.prepare_moe_routing_tensors(
-                ids_d, weights_d, mapping_d, strict=False)),
+            (
+                "prepare_moe_routing_tensors",
+                None,
+                lambda: ttnn_moe.prepare_moe_routing_tensors(ids_d, weights_d, mapping_d, strict=False),
+            ),
             ("scatter_moe_input", x, lambda: ttnn_moe.scatter_moe_input(x, counts, tokens)),
-            ("local_reduce_moe_output", y, lambda: ttnn_moe.local_reduce_moe_output(
-                y, idx_map, token_weights, counts, num_out_rows=TOKENS)),
+            (
+                "local_reduce_moe_output",
+                y,
+                lambda: ttnn_moe.local_reduce_moe_output(y, idx_map, token_weights, counts, num_out_rows=TOKENS),
+            ),
         )
         for name, payload, run in cases:
             wall_ms, counters = _timed(run)
             payload_read = 0
             if payload is not None:
                 payload_read = counters["dram_buffers"].get(payload.to_arg().address, {"bytes_read": 0})["bytes_read"]
-            rows.append(DataRow(
-                case=f"{name} {kind} assignments={assignments}",
-                wall_ms=wall_ms,
-                dram_bytes_read=counters["noc_bytes_read_dram"],
-                dram_bytes_written=counters["noc_bytes_written_dram"],
-                payload_bytes_read=payload_read,
-                payload_bytes_needed=needed if payload is not None else 0,
-            ))
+            rows.append(
+                DataRow(
+                    case=f"{name} {kind} assignments={assignments}",
+                    wall_ms=wall_ms,
+                    dram_bytes_read=counters["noc_bytes_read_dram"],
+                    dram_bytes_written=counters["noc_bytes_written_dram"],
+                    payload_bytes_read=payload_read,
+                    payload_bytes_needed=needed if payload is not None else 0,
+                )
+            )
     return rows
 
 
@@ -178,29 +200,38 @@ BENCHMARKS: dict[str, Callable] = {"moe_bmm": bench_moe_bmm, "routing_ops": benc
 
 
 def print_data_table(name: str, rows: list[DataRow]) -> None:
-    print(f"\n== {name} (E_l=E={NUM_LOCAL_EXPERTS} on one device, T={TOKENS}, H={HIDDEN}, top-{ROUTING_TOP_K}, "
-          f"8x8 cores)")
+    print(
+        f"\n== {name} (E_l=E={NUM_LOCAL_EXPERTS} on one device, T={TOKENS}, H={HIDDEN}, top-{ROUTING_TOP_K}, 8x8 cores)"
+    )
     print(f"{'case':<62} {'wall ms':>8} {'DRAM rd KB':>10} {'DRAM wr KB':>10} {'payload rd/needed':>18}")
     for r in rows:
         ratio = f"{r.payload_bytes_read / r.payload_bytes_needed:.2f}" if r.payload_bytes_needed else "-"
-        print(f"{r.case:<62} {r.wall_ms:8.1f} {r.dram_bytes_read / 1e3:10.1f} {r.dram_bytes_written / 1e3:10.1f} "
-              f"{ratio:>18}")
+        print(
+            f"{r.case:<62} {r.wall_ms:8.1f} {r.dram_bytes_read / 1e3:10.1f} {r.dram_bytes_written / 1e3:10.1f} "
+            f"{ratio:>18}"
+        )
 
 
 def print_table(name: str, rows: list[Row]) -> None:
     if rows and isinstance(rows[0], DataRow):
         print_data_table(name, rows)
         return
-    print(f"\n== {name} (E_l={NUM_LOCAL_EXPERTS} of E={NUM_EXPERTS}, T={TOKENS}, H={HIDDEN}, I={INTERMEDIATE}, "
-          f"top-{TOP_K}, 8x8 cores)")
-    print(f"{'case':<62} {'wall ms':>8} {'matmuls':>8} {'needed':>8} {'ratio':>6} "
-          f"{'w read MB':>9} {'w distinct MB':>13} {'w active MB':>11} {'read/active':>11}")
+    print(
+        f"\n== {name} (E_l={NUM_LOCAL_EXPERTS} of E={NUM_EXPERTS}, T={TOKENS}, H={HIDDEN}, I={INTERMEDIATE}, "
+        f"top-{TOP_K}, 8x8 cores)"
+    )
+    print(
+        f"{'case':<62} {'wall ms':>8} {'matmuls':>8} {'needed':>8} {'ratio':>6} "
+        f"{'w read MB':>9} {'w distinct MB':>13} {'w active MB':>11} {'read/active':>11}"
+    )
     for r in rows:
         ratio = r.tile_matmuls / r.tile_matmuls_needed if r.tile_matmuls_needed else float("nan")
         w_ratio = r.weight_bytes_read / r.weight_bytes_active if r.weight_bytes_active else float("nan")
-        print(f"{r.case:<62} {r.wall_ms:8.1f} {r.tile_matmuls:8d} {r.tile_matmuls_needed:8d} {ratio:6.2f} "
-              f"{r.weight_bytes_read / 1e6:9.3f} {r.weight_bytes_distinct / 1e6:13.3f} "
-              f"{r.weight_bytes_active / 1e6:11.3f} {w_ratio:11.2f}")
+        print(
+            f"{r.case:<62} {r.wall_ms:8.1f} {r.tile_matmuls:8d} {r.tile_matmuls_needed:8d} {ratio:6.2f} "
+            f"{r.weight_bytes_read / 1e6:9.3f} {r.weight_bytes_distinct / 1e6:13.3f} "
+            f"{r.weight_bytes_active / 1e6:11.3f} {w_ratio:11.2f}"
+        )
 
 
 def main(argv: list[str]) -> int:

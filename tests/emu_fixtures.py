@@ -5,7 +5,6 @@ is opened on first use and closed when the module's tests are done.
 """
 
 import pytest
-
 import ttnn_moe.emu as ttnn
 
 

@@ -4,7 +4,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
 
@@ -81,12 +80,30 @@ def matmul_program(a, b, c, Mt, Kt, Nt, cores):
     named = [("cb_a", 0), ("cb_b", 1), ("cb_out", 16)]
     return pd.ProgramDescriptor(
         kernels=[
-            kernel("reader_matmul.cpp", ranges, pd.ReaderConfigDescriptor(), ct + ct, named,
-                   [(p, [a, b, Kt, Nt, s, n]) for p, s, n in zip(coord, starts, per)]),
-            kernel("compute_matmul.cpp", ranges, pd.ComputeConfigDescriptor(fp32_dest_acc_en=True), (), named,
-                   [(p, [Kt, n]) for p, n in zip(coord, per)]),
-            kernel("writer_pages.cpp", ranges, pd.WriterConfigDescriptor(), ct, [("cb_in", 16)],
-                   [(p, [c, s, n]) for p, s, n in zip(coord, starts, per)]),
+            kernel(
+                "reader_matmul.cpp",
+                ranges,
+                pd.ReaderConfigDescriptor(),
+                ct + ct,
+                named,
+                [(p, [a, b, Kt, Nt, s, n]) for p, s, n in zip(coord, starts, per)],
+            ),
+            kernel(
+                "compute_matmul.cpp",
+                ranges,
+                pd.ComputeConfigDescriptor(fp32_dest_acc_en=True),
+                (),
+                named,
+                [(p, [Kt, n]) for p, n in zip(coord, per)],
+            ),
+            kernel(
+                "writer_pages.cpp",
+                ranges,
+                pd.WriterConfigDescriptor(),
+                ct,
+                [("cb_in", 16)],
+                [(p, [c, s, n]) for p, s, n in zip(coord, starts, per)],
+            ),
         ],
         cbs=[cb(0, 2, TILE_BYTES, ranges), cb(1, 2, TILE_BYTES, ranges), cb(16, 2, TILE_BYTES, ranges)],
     )

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import numpy as np
-
 from emu_programs import cb, core_set, kernel
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
@@ -38,9 +37,7 @@ def device_program(mesh, chip, source, cbs, args, connect_to=None, link=0):
     args = list(args)
     if connect_to is not None:
         args += setup_fabric_connection(node(mesh, chip), node(mesh, connect_to), link, program, CORE)
-    program.kernels = [
-        kernel(str(KERNELS / source), cores, pd.WriterConfigDescriptor(), runtime_args=[(CORE, args)])
-    ]
+    program.kernels = [kernel(str(KERNELS / source), cores, pd.WriterConfigDescriptor(), runtime_args=[(CORE, args)])]
     return program
 
 
@@ -72,9 +69,20 @@ def unicast_programs(mesh, sends, n_bytes, seed=0, max_packet=None, expect=None)
         dram_in = dram_buffer(device, n_bytes, inputs[chip])
         outputs[chip] = dram_buffer(device, n_bytes)
         dst, route = sends.get(chip, (None, 0))
-        args = [int(dst is not None), int(chip in receivers), route, n_bytes, max_packet, dram_in, outputs[chip],
-                (expect or {}).get(chip, receivers.get(chip, 0))]
-        cbs = [cb(0, 1, n_bytes, core_set(0, 0)), cb(1, 1, HEADER_BYTES, core_set(0, 0)),
-               cb(2, 1, n_bytes, core_set(0, 0))]
+        args = [
+            int(dst is not None),
+            int(chip in receivers),
+            route,
+            n_bytes,
+            max_packet,
+            dram_in,
+            outputs[chip],
+            (expect or {}).get(chip, receivers.get(chip, 0)),
+        ]
+        cbs = [
+            cb(0, 1, n_bytes, core_set(0, 0)),
+            cb(1, 1, HEADER_BYTES, core_set(0, 0)),
+            cb(2, 1, n_bytes, core_set(0, 0)),
+        ]
         programs[chip] = device_program(mesh, chip, "unicast.cpp", cbs, args, connect_to=dst)
     return mesh_program(mesh, programs), inputs, outputs

@@ -57,8 +57,7 @@ def _write_kernel(directory: Path, name: str, source: str) -> Path:
 
 def test_registry_covers_the_sample_kernels():
     names = {spec.path.name for spec in REGISTRY.specs}
-    assert {"reader_object_api.cpp", "writer_free_functions.cpp", "compute_matmul.cpp",
-            "compute_eltwise.cpp"} <= names
+    assert {"reader_object_api.cpp", "writer_free_functions.cpp", "compute_matmul.cpp", "compute_eltwise.cpp"} <= names
     assert {spec.kind for spec in REGISTRY.specs} == {"dataflow", "compute"}
 
 
@@ -71,8 +70,9 @@ def test_every_kernel_declares_how_to_check_it():
 
 
 @pytest.mark.parametrize(
-    "spec", REGISTRY.specs, ids=[str(s.path.relative_to(REPO)) + (f"[{s.label}]" if s.label else "")
-                                 for s in REGISTRY.specs]
+    "spec",
+    REGISTRY.specs,
+    ids=[str(s.path.relative_to(REPO)) + (f"[{s.label}]" if s.label else "") for s in REGISTRY.specs],
 )
 def test_kernel_conforms_to_ttnn_0_81_1(spec: KernelSpec, wheel_root):
     result = conformance.check_spec(spec, wheel_root=wheel_root)
@@ -86,23 +86,49 @@ def test_kernel_conforms_to_ttnn_0_81_1(spec: KernelSpec, wheel_root):
 _OPS = Path("ttnn/cpp/ttnn/operations")
 _DRAM_TILE_ACCESSOR = (2, 2048)  # TensorAccessorArgs of an interleaved DRAM bf16 tile tensor: IsDram, page size
 _TENSTORRENT_KERNELS = [
-    ("matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp", "dataflow",
-     dict(compile_time_args=(0, 0, *_DRAM_TILE_ACCESSOR, *_DRAM_TILE_ACCESSOR), named_args={"cb_in0": 0, "cb_in1": 1})),
-    ("matmul/device/kernels/compute/bmm.cpp", "compute",
-     dict(compile_time_args=(1, 2, 3, 4), named_args={"cb_in0": 0, "cb_in1": 1, "cb_out": 16})),
-    ("eltwise/unary/device/kernels/dataflow/reader_unary_interleaved_start_id.cpp", "dataflow",
-     dict(compile_time_args=_DRAM_TILE_ACCESSOR)),
-    ("eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp", "dataflow",
-     dict(compile_time_args=(16, *_DRAM_TILE_ACCESSOR))),
+    (
+        "matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp",
+        "dataflow",
+        dict(
+            compile_time_args=(0, 0, *_DRAM_TILE_ACCESSOR, *_DRAM_TILE_ACCESSOR), named_args={"cb_in0": 0, "cb_in1": 1}
+        ),
+    ),
+    (
+        "matmul/device/kernels/compute/bmm.cpp",
+        "compute",
+        dict(compile_time_args=(1, 2, 3, 4), named_args={"cb_in0": 0, "cb_in1": 1, "cb_out": 16}),
+    ),
+    (
+        "eltwise/unary/device/kernels/dataflow/reader_unary_interleaved_start_id.cpp",
+        "dataflow",
+        dict(compile_time_args=_DRAM_TILE_ACCESSOR),
+    ),
+    (
+        "eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp",
+        "dataflow",
+        dict(compile_time_args=(16, *_DRAM_TILE_ACCESSOR)),
+    ),
     ("eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp", "compute", dict()),
-    ("eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp", "compute",
-     dict(defines={"SFPU_OP_EXP_INCLUDE": "1", "SFPU_OP_CHAIN_0": "SFPU_OP_CHAIN_0_INIT_0 SFPU_OP_CHAIN_0_FUNC_0",
-                   "SFPU_OP_CHAIN_0_INIT_0": "exp_tile_init();", "SFPU_OP_CHAIN_0_FUNC_0": "exp_tile(0);"})),
+    (
+        "eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp",
+        "compute",
+        dict(
+            defines={
+                "SFPU_OP_EXP_INCLUDE": "1",
+                "SFPU_OP_CHAIN_0": "SFPU_OP_CHAIN_0_INIT_0 SFPU_OP_CHAIN_0_FUNC_0",
+                "SFPU_OP_CHAIN_0_INIT_0": "exp_tile_init();",
+                "SFPU_OP_CHAIN_0_FUNC_0": "exp_tile(0);",
+            }
+        ),
+    ),
 ]
 
 
-@pytest.mark.parametrize("relative, kind, args", _TENSTORRENT_KERNELS,
-                         ids=[f"{Path(k[0]).name}-{i}" for i, k in enumerate(_TENSTORRENT_KERNELS)])
+@pytest.mark.parametrize(
+    "relative, kind, args",
+    _TENSTORRENT_KERNELS,
+    ids=[f"{Path(k[0]).name}-{i}" for i, k in enumerate(_TENSTORRENT_KERNELS)],
+)
 def test_tenstorrent_kernels_from_the_wheel_pass(wheel_root, relative, kind, args):
     # The check must not reject valid 0.81.1 kernels: no false alarms from the stand-ins or host flags.
     result = conformance.check_kernel(wheel_root / _OPS / relative, kind, wheel_root=wheel_root, **args)
@@ -133,28 +159,39 @@ _MISSING_COMPUTE_APIS = {
 
 def test_compute_apis_that_do_not_exist_fail_on_every_trisc(kernel_dir, wheel_root):
     calls = "\n        ".join(_MISSING_COMPUTE_APIS.values())
-    kernel = _write_kernel(kernel_dir, "bad_compute.cpp", _COMPUTE_PROLOG + f"""\
+    kernel = _write_kernel(
+        kernel_dir,
+        "bad_compute.cpp",
+        _COMPUTE_PROLOG
+        + f"""\
     void kernel_main() {{
         compute_kernel_hw_startup(0, 1, 16);
         {calls}
     }}
-    """)
+    """,
+    )
     result = conformance.check_kernel(kernel, "compute", wheel_root=wheel_root)
     assert not result.ok
     for processor in result.processors:
         for name in _MISSING_COMPUTE_APIS:
             assert any(f"'{name}'" in d.message and d.file == str(kernel) for d in processor.problems), (
-                f"{processor.processor} did not reject {name}:\n{result.report()}")
+                f"{processor.processor} did not reject {name}:\n{result.report()}"
+            )
 
 
 def test_compute_call_with_wrong_argument_count_fails(kernel_dir, wheel_root):
-    kernel = _write_kernel(kernel_dir, "bad_arity.cpp", _COMPUTE_PROLOG + """\
+    kernel = _write_kernel(
+        kernel_dir,
+        "bad_arity.cpp",
+        _COMPUTE_PROLOG
+        + """\
     void kernel_main() {
         compute_kernel_hw_startup(0, 1, 16);
         matmul_init(0, 1);
         matmul_tiles(0, 1, 0, 0);  // idst missing
     }
-    """)
+    """,
+    )
     result = conformance.check_kernel(kernel, "compute", wheel_root=wheel_root)
     assert not result.ok
     messages = [d.message for d in result.problems()]
@@ -162,7 +199,10 @@ def test_compute_call_with_wrong_argument_count_fails(kernel_dir, wheel_root):
 
 
 def test_dataflow_call_with_wrong_argument_count_fails_on_both_riscs(kernel_dir, wheel_root):
-    kernel = _write_kernel(kernel_dir, "bad_writer.cpp", """\
+    kernel = _write_kernel(
+        kernel_dir,
+        "bad_writer.cpp",
+        """\
     #include <cstdint>
     #include "api/dataflow/dataflow_api.h"
     void kernel_main() {
@@ -170,7 +210,8 @@ def test_dataflow_call_with_wrong_argument_count_fails_on_both_riscs(kernel_dir,
         noc_async_write(get_read_ptr(16), get_noc_addr_from_bank_id<true>(0, addr));  // size missing
         noc_async_write_barrier();
     }
-    """)
+    """,
+    )
     result = conformance.check_kernel(kernel, "dataflow", wheel_root=wheel_root)
     assert [p.processor for p in result.processors] == ["brisc", "ncrisc"]
     for processor in result.processors:
@@ -179,7 +220,10 @@ def test_dataflow_call_with_wrong_argument_count_fails_on_both_riscs(kernel_dir,
 
 
 def test_named_arg_the_caller_does_not_pass_fails(kernel_dir, wheel_root):
-    kernel = _write_kernel(kernel_dir, "named.cpp", """\
+    kernel = _write_kernel(
+        kernel_dir,
+        "named.cpp",
+        """\
     #include <cstdint>
     #include "api/dataflow/dataflow_api.h"
     void kernel_main() {
@@ -187,15 +231,29 @@ def test_named_arg_the_caller_does_not_pass_fails(kernel_dir, wheel_root):
         cb_reserve_back(cb_in, 1);
         cb_push_back(cb_in, 1);
     }
-    """)
-    good = conformance.check_kernel(kernel, "dataflow", named_args={"cb_in": 0}, wheel_root=wheel_root,)
+    """,
+    )
+    good = conformance.check_kernel(
+        kernel,
+        "dataflow",
+        named_args={"cb_in": 0},
+        wheel_root=wheel_root,
+    )
     assert good.ok, good.report()
-    bad = conformance.check_kernel(kernel, "dataflow", named_args={"cb_other": 0}, wheel_root=wheel_root,)
+    bad = conformance.check_kernel(
+        kernel,
+        "dataflow",
+        named_args={"cb_other": 0},
+        wheel_root=wheel_root,
+    )
     assert not bad.ok
 
 
 def test_positional_args_are_passed_and_bounds_checked(kernel_dir, wheel_root):
-    kernel = _write_kernel(kernel_dir, "ct.cpp", """\
+    kernel = _write_kernel(
+        kernel_dir,
+        "ct.cpp",
+        """\
     #include <cstdint>
     #include "api/dataflow/dataflow_api.h"
     void kernel_main() {
@@ -205,12 +263,28 @@ def test_positional_args_are_passed_and_bounds_checked(kernel_dir, wheel_root):
         cb_reserve_back(cb, pages);
         cb_push_back(cb, pages);
     }
-    """)
-    ok = conformance.check_kernel(kernel, "dataflow", compile_time_args=(3, 4), wheel_root=wheel_root,)
+    """,
+    )
+    ok = conformance.check_kernel(
+        kernel,
+        "dataflow",
+        compile_time_args=(3, 4),
+        wheel_root=wheel_root,
+    )
     assert ok.ok, ok.report()
-    wrong_value = conformance.check_kernel(kernel, "dataflow", compile_time_args=(3, 5), wheel_root=wheel_root,)
+    wrong_value = conformance.check_kernel(
+        kernel,
+        "dataflow",
+        compile_time_args=(3, 5),
+        wheel_root=wheel_root,
+    )
     assert not wrong_value.ok
-    too_few = conformance.check_kernel(kernel, "dataflow", compile_time_args=(3,), wheel_root=wheel_root,)
+    too_few = conformance.check_kernel(
+        kernel,
+        "dataflow",
+        compile_time_args=(3,),
+        wheel_root=wheel_root,
+    )
     assert not too_few.ok
 
 
@@ -235,7 +309,10 @@ def test_defines_reach_dataflow_and_compute_kernels(kernel_dir, wheel_root):
 
 def test_warning_in_kernel_fails_like_the_device_build(kernel_dir, wheel_root):
     # The device build compiles with -Wall -Werror.
-    kernel = _write_kernel(kernel_dir, "warns.cpp", """\
+    kernel = _write_kernel(
+        kernel_dir,
+        "warns.cpp",
+        """\
     #include <cstdint>
     #include "api/dataflow/dataflow_api.h"
     uint32_t pick(uint32_t x) {
@@ -244,7 +321,8 @@ def test_warning_in_kernel_fails_like_the_device_build(kernel_dir, wheel_root):
     }
     int no_return(uint32_t x) { if (x) { return 1; } }
     void kernel_main() { pick(get_arg_val<uint32_t>(0)); no_return(1); }
-    """)
+    """,
+    )
     result = conformance.check_kernel(kernel, "dataflow", wheel_root=wheel_root)
     assert not result.ok
     assert any(d.severity == "warning" and d.file == str(kernel) for d in result.problems()), result.report()
@@ -252,34 +330,45 @@ def test_warning_in_kernel_fails_like_the_device_build(kernel_dir, wheel_root):
 
 def test_results_are_cached_by_sources_and_args(tmp_path, wheel_root, fresh_cache):
     kernel, helper = tmp_path / "cached.cpp", tmp_path / "helper.hpp"
-    kernel.write_text(textwrap.dedent("""\
+    kernel.write_text(
+        textwrap.dedent("""\
     #include <cstdint>
     #include "api/dataflow/dataflow_api.h"
     #include "helper.hpp"
     void kernel_main() { cb_push_back(get_compile_time_arg_val(0), pages()); }
-    """))
+    """)
+    )
     helper.write_text("inline uint32_t pages() { return 1; }\n")
-    first = conformance.check_kernel(kernel, "dataflow", compile_time_args=(0,), wheel_root=wheel_root,
-                                     cache_dir=fresh_cache)
-    second = conformance.check_kernel(kernel, "dataflow", compile_time_args=(0,), wheel_root=wheel_root,
-                                      cache_dir=fresh_cache)
+    first = conformance.check_kernel(
+        kernel, "dataflow", compile_time_args=(0,), wheel_root=wheel_root, cache_dir=fresh_cache
+    )
+    second = conformance.check_kernel(
+        kernel, "dataflow", compile_time_args=(0,), wheel_root=wheel_root, cache_dir=fresh_cache
+    )
     assert first.ok and second.ok
     assert (first.cached, second.cached) == (False, True)
-    other_args = conformance.check_kernel(kernel, "dataflow", compile_time_args=(1,), wheel_root=wheel_root,
-                                          cache_dir=fresh_cache)
+    other_args = conformance.check_kernel(
+        kernel, "dataflow", compile_time_args=(1,), wheel_root=wheel_root, cache_dir=fresh_cache
+    )
     assert not other_args.cached
     helper.write_text("inline uint32_t pages() { return undefined_name; }\n")  # an included project header changed
-    after_edit = conformance.check_kernel(kernel, "dataflow", compile_time_args=(0,), wheel_root=wheel_root,
-                                          cache_dir=fresh_cache)
+    after_edit = conformance.check_kernel(
+        kernel, "dataflow", compile_time_args=(0,), wheel_root=wheel_root, cache_dir=fresh_cache
+    )
     assert not after_edit.cached and not after_edit.ok
     assert any("undefined_name" in d.message for d in after_edit.problems())
 
 
 # ---- the comment-line convention ---------------------------------------------------------------
 
+
 def test_conformance_line_is_parsed(tmp_path):
-    spec = parse_line(" kind=compute ct_args=2,1 named=cb_in0:0,cb_out:16 defines=A=1;B formats=1:bfloat8_b "
-                      "fp32_dest_acc=1 math_fidelity=HiFi2 label=x", tmp_path / "k.cpp", "k.cpp:1")
+    spec = parse_line(
+        " kind=compute ct_args=2,1 named=cb_in0:0,cb_out:16 defines=A=1;B formats=1:bfloat8_b "
+        "fp32_dest_acc=1 math_fidelity=HiFi2 label=x",
+        tmp_path / "k.cpp",
+        "k.cpp:1",
+    )
     assert isinstance(spec, KernelSpec)
     assert spec.kind == "compute" and spec.compile_time_args == (2, 1) and spec.label == "x"
     assert spec.named_args == {"cb_in0": 0, "cb_out": 16}

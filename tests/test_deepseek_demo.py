@@ -9,8 +9,17 @@ from models.deepseek_v3.config import DeepseekV3MoEConfig
 def test_main_passes_and_logs_stages_histogram_counters_and_pcc(capsys):
     assert demo.main(["--mesh", "t3k", "--tokens", "8", "--seed", "3"]) == 0
     log = capsys.readouterr().err
-    for text in ("dispatch.tokens", "reduce_scatter", "tokens per expert", "idle experts", "PCC mesh vs reference_moe",
-                 "emulator: tile matmuls", "ratio 1.00", "kernel builds", "emulator: fabric"):
+    for text in (
+        "dispatch.tokens",
+        "reduce_scatter",
+        "tokens per expert",
+        "idle experts",
+        "PCC mesh vs reference_moe",
+        "emulator: tile matmuls",
+        "ratio 1.00",
+        "kernel builds",
+        "emulator: fabric",
+    ):
         assert text in log
     pcc_line = next(line for line in log.splitlines() if "PCC mesh vs reference_moe" in line)
     assert float(pcc_line.split("reference_moe: ")[1].split()[0]) >= demo.PCC_BAR

@@ -4,10 +4,10 @@ import math
 
 import pytest
 import torch
+from ttnn_moe.testing import assert_equal_exact, assert_pcc
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.reference import moe_gate
-from ttnn_moe.testing import assert_equal_exact, assert_pcc
 
 
 def loop_gate(x, gate_weight, bias, config):
@@ -22,7 +22,7 @@ def loop_gate(x, gate_weight, bias, config):
         for g in range(G):
             members = sorted((biased[e] for e in range(g * per_group, (g + 1) * per_group)), reverse=True)
             group_score.append(members[0] + members[1])
-        kept_groups = sorted(range(G), key=lambda g: -group_score[g])[:config.topk_group]
+        kept_groups = sorted(range(G), key=lambda g: -group_score[g])[: config.topk_group]
         candidates = [e for g in kept_groups for e in range(g * per_group, (g + 1) * per_group)]
         chosen = sorted(candidates, key=lambda e: -biased[e])[:K]
         weights = [scores[e] for e in chosen]
@@ -42,16 +42,20 @@ def random_gate(config, seed, bias_std):
     generator = torch.Generator().manual_seed(seed)
     H, E = config.hidden_size, config.n_routed_experts
     x = torch.randn(24, H, generator=generator)
-    gate_weight = torch.randn(E, H, generator=generator) / H ** 0.5
+    gate_weight = torch.randn(E, H, generator=generator) / H**0.5
     bias = bias_std * torch.randn(E, generator=generator)
     return x, gate_weight, bias
 
 
-@pytest.mark.parametrize("config", [
-    DeepseekV3MoEConfig.mini(),
-    DeepseekV3MoEConfig.mini(norm_topk_prob=False, routed_scaling_factor=1.0),
-    DeepseekV3MoEConfig.mini(n_routed_experts=64, n_group=4, topk_group=2, num_experts_per_tok=6),
-], ids=["deepseek", "unnormalized", "64experts_4groups"])
+@pytest.mark.parametrize(
+    "config",
+    [
+        DeepseekV3MoEConfig.mini(),
+        DeepseekV3MoEConfig.mini(norm_topk_prob=False, routed_scaling_factor=1.0),
+        DeepseekV3MoEConfig.mini(n_routed_experts=64, n_group=4, topk_group=2, num_experts_per_tok=6),
+    ],
+    ids=["deepseek", "unnormalized", "64experts_4groups"],
+)
 @pytest.mark.parametrize("bias_std", [0.0, 0.01, 0.3])
 def test_gate_matches_per_token_loop(config, bias_std):
     x, gate_weight, bias = random_gate(config, seed=7, bias_std=bias_std)
@@ -78,7 +82,7 @@ def test_bias_changes_the_choice_but_not_the_weights():
     assert not bool((plain_indices == 5).any(dim=1).all())
     assert bool((indices == 5).any(dim=1).all())
 
-    scores = torch.sigmoid(x @ gate_weight.T)                                   # (T, E), no bias
+    scores = torch.sigmoid(x @ gate_weight.T)  # (T, E), no bias
     chosen = scores.gather(1, indices)
     expected = chosen / chosen.sum(dim=1, keepdim=True) * config.routed_scaling_factor
     torch.testing.assert_close(weights, expected)
@@ -89,7 +93,7 @@ def test_experts_come_only_from_the_best_groups():
     config = DeepseekV3MoEConfig.mini()
     x, gate_weight, bias = random_gate(config, seed=11, bias_std=0.01)
     indices, _ = moe_gate(x, gate_weight, bias, config)
-    groups_used = (indices // config.experts_per_group)
+    groups_used = indices // config.experts_per_group
     for row in groups_used:
         assert len(set(row.tolist())) <= config.topk_group
 

@@ -10,6 +10,8 @@ import pytest
 import torch
 from transformers import DeepseekV3Config
 from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3MoE
+from ttnn_moe.ops.all_to_all_dispatch_dense import StatusWord, raise_on_dispatch_errors
+from ttnn_moe.testing import assert_pcc, comp_pcc
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig, mesh_shape
 from models.deepseek_v3.reference import moe_gate, reference_moe
@@ -17,12 +19,10 @@ from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to
 from models.deepseek_v3.tt.moe_gate import moe_gate as tt_moe_gate
 from models.deepseek_v3.weights import random_moe_state_dict
 from ttnn_moe import emu
-from ttnn_moe.ops.all_to_all_dispatch_dense import StatusWord, raise_on_dispatch_errors
-from ttnn_moe.testing import assert_pcc, comp_pcc
 
 CONFIG = DeepseekV3MoEConfig.mini()
-LAYER_PCC = 0.999      # whole layer vs the fp32 reference
-HF_PCC = 0.995         # whole layer vs transformers' DeepseekV3MoE
+LAYER_PCC = 0.999  # whole layer vs the fp32 reference
+HF_PCC = 0.995  # whole layer vs transformers' DeepseekV3MoE
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def run_on_mesh(mesh_name: str, x: torch.Tensor, state_dict, **tt_moe_kwargs) ->
     mesh_device = emu.open_mesh_device(emu.MeshShape(rows, cols))
     try:
         moe = TtMoE(state_dict, CONFIG, mesh_device, **tt_moe_kwargs)
-        return output_to_torch(moe(input_to_mesh(x, mesh_device)))                    # (T, H)
+        return output_to_torch(moe(input_to_mesh(x, mesh_device)))  # (T, H)
     finally:
         emu.close_mesh_device(mesh_device)
 
@@ -60,15 +60,16 @@ def test_gate_routes_each_mesh_row_like_the_reference_gate(weights):
     mesh_device = emu.open_mesh_device(emu.MeshShape(2, 8))
     try:
         moe = TtMoE(weights, CONFIG, mesh_device)
-        x_full = emu.all_gather(input_to_mesh(x, mesh_device), dim=1, cluster_axis=1)       # (B, H)
+        x_full = emu.all_gather(input_to_mesh(x, mesh_device), dim=1, cluster_axis=1)  # (B, H)
         indices, gate_weights = tt_moe_gate(x_full, moe.weights.gate_weight, moe.weights.gate_bias, CONFIG)
-        indices, gate_weights = device_values(indices), device_values(gate_weights)         # (B, 1, K) each
+        indices, gate_weights = device_values(indices), device_values(gate_weights)  # (B, 1, K) each
     finally:
         emu.close_mesh_device(mesh_device)
     for device in range(16):
-        row_tokens = x[(device // 8) * 8:(device // 8 + 1) * 8]
-        expected_ids, expected_weights = moe_gate(row_tokens, weights["gate.weight"],
-                                                  weights["gate.e_score_correction_bias"], CONFIG)
+        row_tokens = x[(device // 8) * 8 : (device // 8 + 1) * 8]
+        expected_ids, expected_weights = moe_gate(
+            row_tokens, weights["gate.weight"], weights["gate.e_score_correction_bias"], CONFIG
+        )
         assert indices[device].reshape(8, -1).to(torch.int64).tolist() == expected_ids.tolist()
         assert torch.equal(gate_weights[device].reshape(8, -1), expected_weights.bfloat16())
 
@@ -76,8 +77,9 @@ def test_gate_routes_each_mesh_row_like_the_reference_gate(weights):
 def test_busy_experts_span_several_row_tiles():
     """32 experts for 128 tokens: about 32 tokens per expert, so expert blocks run over several 32-row
     tiles; B = 128 rows per device; H = 512 and I = 96 give several tiles along every matrix dim."""
-    config = DeepseekV3MoEConfig.mini(n_routed_experts=32, hidden_size=512, moe_intermediate_size=96,
-                                      n_shared_experts=8)
+    config = DeepseekV3MoEConfig.mini(
+        n_routed_experts=32, hidden_size=512, moe_intermediate_size=96, n_shared_experts=8
+    )
     state = random_moe_state_dict(config, seed=41)
     x = torch.randn(128, 512, generator=torch.Generator().manual_seed(42)).bfloat16().float()
     expected = reference_moe(x, state, config)
@@ -112,15 +114,25 @@ def hf_moe_with(state_dict, config: DeepseekV3MoEConfig) -> DeepseekV3MoE:
     """transformers' layer in fp32 holding the normalized state dict, packed into its fused expert tensors
     (gate rows before up rows, as DeepseekV3Experts splits them)."""
     hf_config = DeepseekV3Config(
-        hidden_size=config.hidden_size, moe_intermediate_size=config.moe_intermediate_size,
-        n_routed_experts=config.n_routed_experts, num_experts_per_tok=config.num_experts_per_tok,
-        n_group=config.n_group, topk_group=config.topk_group, n_shared_experts=config.n_shared_experts,
-        routed_scaling_factor=config.routed_scaling_factor, norm_topk_prob=config.norm_topk_prob)
+        hidden_size=config.hidden_size,
+        moe_intermediate_size=config.moe_intermediate_size,
+        n_routed_experts=config.n_routed_experts,
+        num_experts_per_tok=config.num_experts_per_tok,
+        n_group=config.n_group,
+        topk_group=config.topk_group,
+        n_shared_experts=config.n_shared_experts,
+        routed_scaling_factor=config.routed_scaling_factor,
+        norm_topk_prob=config.norm_topk_prob,
+    )
     moe = DeepseekV3MoE(hf_config).float().eval()
     experts = range(config.n_routed_experts)
     fused = {
-        "experts.gate_up_proj": torch.stack([torch.cat([state_dict[f"experts.{e}.gate_proj.weight"],
-                                                        state_dict[f"experts.{e}.up_proj.weight"]]) for e in experts]),
+        "experts.gate_up_proj": torch.stack(
+            [
+                torch.cat([state_dict[f"experts.{e}.gate_proj.weight"], state_dict[f"experts.{e}.up_proj.weight"]])
+                for e in experts
+            ]
+        ),
         "experts.down_proj": torch.stack([state_dict[f"experts.{e}.down_proj.weight"] for e in experts]),
     }
     rest = {k: v for k, v in state_dict.items() if not k.startswith("experts.")}
@@ -131,8 +143,9 @@ def hf_moe_with(state_dict, config: DeepseekV3MoEConfig) -> DeepseekV3MoE:
 def test_layer_matches_transformers_deepseek_v3_moe(weights):
     # A score-correction bias of N(0, 0.1) changes most tokens' routing: the bias path is exercised.
     state = dict(weights)
-    state["gate.e_score_correction_bias"] = 0.1 * torch.randn(CONFIG.n_routed_experts,
-                                                              generator=torch.Generator().manual_seed(32))
+    state["gate.e_score_correction_bias"] = 0.1 * torch.randn(
+        CONFIG.n_routed_experts, generator=torch.Generator().manual_seed(32)
+    )
     x = bf16_tokens(32, seed=33)
     hf_moe = hf_moe_with(state, CONFIG)
     with torch.no_grad():
@@ -162,6 +175,7 @@ def test_bfloat8_b_experts_match_reference_with_the_same_rounding(weights):
 
 def test_forward_never_validates_by_reading_back(weights, monkeypatch):
     """The ops' strict checks read counts or status words back to the host; forward must not take them."""
+
     def forbidden(*args, **kwargs):
         raise AssertionError("forward read a device count back to the host")
 
@@ -177,11 +191,14 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
     shapes = {}
     try:
         moe = TtMoE(weights, CONFIG, mesh_device)
-        moe(input_to_mesh(bf16_tokens(32, seed=11), mesh_device),
-            observer=lambda stage, t: shapes.setdefault(stage, (tuple(t.shape), t.layout)))
+        moe(
+            input_to_mesh(bf16_tokens(32, seed=11), mesh_device),
+            observer=lambda stage, t: shapes.setdefault(stage, (tuple(t.shape), t.layout)),
+        )
         checked = (StatusWord.kDroppedRows, StatusWord.kInvalidIds, StatusWord.kMappingErrors)
-        status = [tuple(int(words.reshape(-1)[i]) for i in checked)
-                  for words in device_values(moe.last_dispatch_status)]
+        status = [
+            tuple(int(words.reshape(-1)[i]) for i in checked) for words in device_values(moe.last_dispatch_status)
+        ]
         reduce_overflow = [int(words.sum()) for words in device_values(moe.last_reduce_row_overflow)]
     finally:
         emu.close_mesh_device(mesh_device)
@@ -205,7 +222,7 @@ def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
     three moe_bmm calls execute exactly the active tiles: ceil(count / 32) row tiles per expert times
     (H/32 x I/32) tiles for w1, w3 and w2 each (the work the routing needs, ratio 1.00)."""
     x = bf16_tokens(64, seed=17)
-    ids = moe_gate_ids(x, weights, CONFIG)                                       # (T, K) global experts
+    ids = moe_gate_ids(x, weights, CONFIG)  # (T, K) global experts
     expected_counts = torch.bincount(ids.reshape(-1), minlength=CONFIG.n_routed_experts)  # (E,)
     H_tiles, I_tiles = CONFIG.hidden_size // 32, CONFIG.moe_intermediate_size // 32
     expected_matmuls = 3 * int(((expected_counts + 31) // 32).sum()) * H_tiles * I_tiles
@@ -217,7 +234,7 @@ def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
         mesh_device.reset_counters()
         moe(x_mesh, observer=lambda stage, t: kept.setdefault(stage, t))
         tile_matmuls = sum(c["tile_matmuls"] for c in mesh_device.counters())
-        counts = torch.cat(device_values(kept["dispatch.num_routed_tokens"]))          # (32 * E_l, 1)
+        counts = torch.cat(device_values(kept["dispatch.num_routed_tokens"]))  # (32 * E_l, 1)
     finally:
         emu.close_mesh_device(mesh_device)
     # Device d owns experts [d * E_l, (d + 1) * E_l) in slot order: the stacked counts are by global id.
@@ -251,8 +268,13 @@ def test_bad_construction_and_input_raise(weights):
         with pytest.raises(ValueError, match="hidden_size=128"):
             TtMoE(random_moe_state_dict(narrow, seed=0), narrow, mesh_device)
         moe = TtMoE(weights, CONFIG, mesh_device)
-        wrong = emu.from_torch(torch.zeros(8, 64), dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=mesh_device,
-                               mesh_mapper=emu.ShardTensorToMesh(mesh_device, dim=1))
+        wrong = emu.from_torch(
+            torch.zeros(8, 64),
+            dtype=emu.bfloat16,
+            layout=emu.TILE_LAYOUT,
+            device=mesh_device,
+            mesh_mapper=emu.ShardTensorToMesh(mesh_device, dim=1),
+        )
         with pytest.raises(ValueError, match=r"\[8, 8\]"):
             moe(wrong)
         with pytest.raises(ValueError, match="mesh"):

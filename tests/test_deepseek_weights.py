@@ -2,10 +2,10 @@
 
 import pytest
 import torch
+from ttnn_moe.testing import assert_equal_exact
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.weights import load_moe_layer, quantize_fp8_blockwise, random_moe_state_dict
-from ttnn_moe.testing import assert_equal_exact
 
 CONFIG = DeepseekV3MoEConfig.mini()  # expert (64, 256) / (256, 64): partial 128x128 edge blocks
 PREFIX = "model.layers.3.mlp."
@@ -34,8 +34,10 @@ def matrix_names(config):
 
 def fp8_checkpoint(weights):
     """The official checkpoint layout: fp8 matrices plus weight_scale_inv, bf16 gate, fp32 bias, prefixed."""
-    checkpoint = {PREFIX + "gate.weight": weights["gate.weight"].to(torch.bfloat16),
-                  PREFIX + "gate.e_score_correction_bias": weights["gate.e_score_correction_bias"]}
+    checkpoint = {
+        PREFIX + "gate.weight": weights["gate.weight"].to(torch.bfloat16),
+        PREFIX + "gate.e_score_correction_bias": weights["gate.e_score_correction_bias"],
+    }
     for name in matrix_names(CONFIG):
         checkpoint[PREFIX + name], checkpoint[PREFIX + name + "_scale_inv"] = quantize_fp8_blockwise(weights[name])
     return checkpoint
@@ -46,8 +48,11 @@ def fused_layout(weights, prefix=""):
     E = CONFIG.n_routed_experts
     layout = {prefix + k: v for k, v in weights.items() if not k.startswith("experts.")}
     layout[prefix + "experts.gate_up_proj"] = torch.stack(
-        [torch.cat([weights[f"experts.{e}.gate_proj.weight"], weights[f"experts.{e}.up_proj.weight"]])
-         for e in range(E)])
+        [
+            torch.cat([weights[f"experts.{e}.gate_proj.weight"], weights[f"experts.{e}.up_proj.weight"]])
+            for e in range(E)
+        ]
+    )
     layout[prefix + "experts.down_proj"] = torch.stack([weights[f"experts.{e}.down_proj.weight"] for e in range(E)])
     return layout
 
@@ -74,16 +79,16 @@ def test_fp8_checkpoint_dequantizes_block_by_block(weights):
 
 def test_fp8_quantization_error_is_within_fp8_rounding():
     w = torch.randn(300, 200, generator=torch.Generator().manual_seed(4))  # partial blocks both ways
-    w[:128, :128] = 0.0                                                     # an all-zero block
+    w[:128, :128] = 0.0  # an all-zero block
     w8, scale_inv = quantize_fp8_blockwise(w)
     assert w8.dtype == torch.float8_e4m3fn and scale_inv.shape == (3, 2)
     scale = hand_dequantize(torch.ones(300, 200).to(torch.float8_e4m3fn), scale_inv)  # per-element block scale
     error = (hand_dequantize(w8, scale_inv) - w).abs()
     # e4m3: 3 mantissa bits (relative step 1/8, rounding error 1/16); subnormal step 2^-9 of the scale.
-    assert bool((error <= w.abs() / 16 + scale * 2.0 ** -10 + 1e-12).all())
+    assert bool((error <= w.abs() / 16 + scale * 2.0**-10 + 1e-12).all())
     assert bool((hand_dequantize(w8, scale_inv)[:128, :128] == 0).all())
     for bi, bj in [(0, 1), (2, 1)]:  # each block's largest magnitude maps to fp8's maximum
-        block = w[128 * bi:128 * (bi + 1), 128 * bj:128 * (bj + 1)]
+        block = w[128 * bi : 128 * (bi + 1), 128 * bj : 128 * (bj + 1)]
         assert float(scale_inv[bi, bj]) == pytest.approx(float(block.abs().max()) / 448, rel=1e-6)
 
 
@@ -121,19 +126,34 @@ def _broken(weights, change):
     return state
 
 
-@pytest.mark.parametrize("change, error, key", [
-    (lambda s: s.update({PREFIX + "gate.weight": torch.zeros(256, 255)}), ValueError, "gate.weight"),
-    (lambda s: s.update({PREFIX + "experts.17.down_proj.weight": torch.zeros(64, 256)}), ValueError,
-     "experts.17.down_proj.weight"),
-    (lambda s: s.pop(PREFIX + "experts.200.up_proj.weight"), ValueError, "experts.200.up_proj.weight"),
-    (lambda s: s.pop(PREFIX + "shared_experts.gate_proj.weight"), ValueError, "shared_experts.gate_proj.weight"),
-    (lambda s: s.update({PREFIX + "experts.256.gate_proj.weight": torch.zeros(64, 256)}), ValueError,
-     "experts.256.gate_proj.weight"),
-    (lambda s: s.update({PREFIX + "gate.e_score_correction_bias": torch.zeros(256, dtype=torch.int64)}), TypeError,
-     "gate.e_score_correction_bias"),
-    (lambda s: s.update({PREFIX + "experts.3.gate_proj.weight": torch.zeros(64, 256).to(torch.float8_e4m3fn)}),
-     ValueError, "experts.3.gate_proj.weight_scale_inv"),
-])
+@pytest.mark.parametrize(
+    "change, error, key",
+    [
+        (lambda s: s.update({PREFIX + "gate.weight": torch.zeros(256, 255)}), ValueError, "gate.weight"),
+        (
+            lambda s: s.update({PREFIX + "experts.17.down_proj.weight": torch.zeros(64, 256)}),
+            ValueError,
+            "experts.17.down_proj.weight",
+        ),
+        (lambda s: s.pop(PREFIX + "experts.200.up_proj.weight"), ValueError, "experts.200.up_proj.weight"),
+        (lambda s: s.pop(PREFIX + "shared_experts.gate_proj.weight"), ValueError, "shared_experts.gate_proj.weight"),
+        (
+            lambda s: s.update({PREFIX + "experts.256.gate_proj.weight": torch.zeros(64, 256)}),
+            ValueError,
+            "experts.256.gate_proj.weight",
+        ),
+        (
+            lambda s: s.update({PREFIX + "gate.e_score_correction_bias": torch.zeros(256, dtype=torch.int64)}),
+            TypeError,
+            "gate.e_score_correction_bias",
+        ),
+        (
+            lambda s: s.update({PREFIX + "experts.3.gate_proj.weight": torch.zeros(64, 256).to(torch.float8_e4m3fn)}),
+            ValueError,
+            "experts.3.gate_proj.weight_scale_inv",
+        ),
+    ],
+)
 def test_bad_keys_and_shapes_raise_naming_the_key(weights, change, error, key):
     with pytest.raises(error, match=PREFIX.replace(".", r"\.") + key.replace(".", r"\.")):
         load_moe_layer(_broken(weights, change), CONFIG, prefix=PREFIX)
@@ -164,5 +184,5 @@ def test_random_weights_are_reproducible_and_scaled():
     assert a["gate.e_score_correction_bias"].dtype == torch.float32
     gate = torch.cat([a[f"experts.{e}.gate_proj.weight"].float().reshape(-1) for e in range(16)])
     down = torch.cat([a[f"experts.{e}.down_proj.weight"].float().reshape(-1) for e in range(16)])
-    assert float(gate.std()) == pytest.approx(256 ** -0.5, rel=0.05)  # fan_in H
-    assert float(down.std()) == pytest.approx(64 ** -0.5, rel=0.05)   # fan_in I
+    assert float(gate.std()) == pytest.approx(256**-0.5, rel=0.05)  # fan_in H
+    assert float(down.std()) == pytest.approx(64**-0.5, rel=0.05)  # fan_in I

@@ -8,7 +8,6 @@ push/pop and wrap at the limit.
 
 import numpy as np
 import pytest
-
 from emu_programs import cb, core_set
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
@@ -33,9 +32,14 @@ PRELUDE = f"""
 
 def source_kernel(code, config, runtime_args=(), compile_time_args=()):
     cores = core_set(0, 0)
-    return pd.KernelDescriptor(kernel_source=code, source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
-                               core_ranges=cores, config=config, compile_time_args=list(compile_time_args),
-                               runtime_args=[(pd.CoreCoord(0, 0), list(runtime_args))])
+    return pd.KernelDescriptor(
+        kernel_source=code,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=cores,
+        config=config,
+        compile_time_args=list(compile_time_args),
+        runtime_args=[(pd.CoreCoord(0, 0), list(runtime_args))],
+    )
 
 
 def run(kernels):
@@ -84,7 +88,7 @@ def test_dataflow_view_follows_push_pop_wrap_and_moves_the_read_pointer():
     records = run([dataflow(body + WRITE_RECORDS)])
     size = PAGE * PAGES
     want = [size, size, PAGE, PAGES, 1, 3 * PAGE, 3, 2 * PAGE, 2, 1, 1, size]
-    np.testing.assert_array_equal(records[:len(want)], want)
+    np.testing.assert_array_equal(records[: len(want)], want)
 
 
 def test_compute_view_is_in_16_byte_units_and_addresses_l1():
@@ -105,18 +109,26 @@ def test_compute_view_is_in_16_byte_units_and_addresses_l1():
         }
     """
     writer = PRELUDE + "void kernel_main() {\n    cb_wait_front(CB_RECORD, 1);\n" + WRITE_RECORDS + "}\n"
-    records = run([lambda out: source_kernel(compute, pd.ComputeConfigDescriptor()),
-                   lambda out: source_kernel(writer, pd.WriterConfigDescriptor(), [out],
-                                             emu.tensor_accessor_args(RECORD_BYTES))])
+    records = run(
+        [
+            lambda out: source_kernel(compute, pd.ComputeConfigDescriptor()),
+            lambda out: source_kernel(
+                writer, pd.WriterConfigDescriptor(), [out], emu.tensor_accessor_args(RECORD_BYTES)
+            ),
+        ]
+    )
     size = PAGE * PAGES
     np.testing.assert_array_equal(records[:5], [4, size // 16, PAGE // 16, size // 16, PAGES])
 
 
-@pytest.mark.parametrize("write, message", [
-    ("v.fifo_size = 128;", r"wrote fifo_size of get_local_cb_interface\(3\)"),
-    ("v.tiles_acked = 1;", r"wrote tiles_acked/received of get_local_cb_interface\(3\)"),
-    ("v.fifo_rd_ptr = v.fifo_limit + 64;", r"set fifo_rd_ptr of get_local_cb_interface\(3\) outside"),
-])
+@pytest.mark.parametrize(
+    "write, message",
+    [
+        ("v.fifo_size = 128;", r"wrote fifo_size of get_local_cb_interface\(3\)"),
+        ("v.tiles_acked = 1;", r"wrote tiles_acked/received of get_local_cb_interface\(3\)"),
+        ("v.fifo_rd_ptr = v.fifo_limit + 64;", r"set fifo_rd_ptr of get_local_cb_interface\(3\) outside"),
+    ],
+)
 def test_writes_the_emulator_cannot_honour_are_errors(write, message):
     body = f"""
         LocalCBInterface& v = get_local_cb_interface(3);

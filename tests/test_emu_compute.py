@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 import torch
-
-from emu_programs import BF16, TILE_BYTES, cb, kernel, matmul_program, tilize, untilize
+from emu_programs import BF16, TILE_BYTES, cb, matmul_program, tilize, untilize
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
 
@@ -48,7 +47,11 @@ def test_dst_misuse_in_a_kernel_is_an_error_naming_it():
         }
     """
     cores = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(0, 0), pd.CoreCoord(0, 0))])
-    k = pd.KernelDescriptor(kernel_source=code, source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
-                            core_ranges=cores, config=pd.ComputeConfigDescriptor())
+    k = pd.KernelDescriptor(
+        kernel_source=code,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=cores,
+        config=pd.ComputeConfigDescriptor(),
+    )
     with pytest.raises(emu.EmulatorError, match=r"\[TRISC\].*core \(0, 0\).*pack"):
         emu.run_program(dev, pd.ProgramDescriptor(kernels=[k], cbs=[cb(16, 1, TILE_BYTES, cores, BF16)]))

@@ -4,7 +4,6 @@ import time
 
 import numpy as np
 import pytest
-
 from emu_programs import KERNELS, cb, copy_program, core_set, kernel
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
@@ -66,8 +65,9 @@ def _semaphore_program(dev, result, rounds):
     a, b = (0, 0), (5, 3)
     ax, ay = dev.worker_core_from_logical_core(*a)
     bx, by = dev.worker_core_from_logical_core(*b)
-    both = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(*a), pd.CoreCoord(*a)),
-                            pd.CoreRange(pd.CoreCoord(*b), pd.CoreCoord(*b))])
+    both = pd.CoreRangeSet(
+        [pd.CoreRange(pd.CoreCoord(*a), pd.CoreCoord(*a)), pd.CoreRange(pd.CoreCoord(*b), pd.CoreCoord(*b))]
+    )
     rt = [(pd.CoreCoord(*a), [0, bx, by, rounds, result]), (pd.CoreCoord(*b), [1, ax, ay, rounds, result])]
     return pd.ProgramDescriptor(
         kernels=[kernel("semaphore_ping.cpp", both, pd.WriterConfigDescriptor(), runtime_args=rt)],
@@ -119,8 +119,14 @@ def test_l1_overflow_names_the_cbs():
 def _raw_read_program(bank_addr, size, l1_offset):
     cores = core_set(4, 2)
     return pd.ProgramDescriptor(
-        kernels=[kernel("read_raw.cpp", cores, pd.ReaderConfigDescriptor(),
-                        runtime_args=[(pd.CoreCoord(4, 2), [bank_addr, size, l1_offset])])],
+        kernels=[
+            kernel(
+                "read_raw.cpp",
+                cores,
+                pd.ReaderConfigDescriptor(),
+                runtime_args=[(pd.CoreCoord(4, 2), [bank_addr, size, l1_offset])],
+            )
+        ],
         cbs=[cb(0, 1, 4096, cores)],
     )
 
@@ -147,8 +153,7 @@ def test_runtime_arg_out_of_range_is_an_error():
     dev = emu.open_device()
     cores = core_set(1, 0)
     program = pd.ProgramDescriptor(
-        kernels=[kernel("read_raw.cpp", cores, pd.ReaderConfigDescriptor(),
-                        runtime_args=[(pd.CoreCoord(1, 0), [0])])],
+        kernels=[kernel("read_raw.cpp", cores, pd.ReaderConfigDescriptor(), runtime_args=[(pd.CoreCoord(1, 0), [0])])],
         cbs=[cb(0, 1, 4096, cores)],
     )
     with pytest.raises(emu.EmulatorError, match=r"get_arg_val\(1\) but only 1 runtime args"):
@@ -158,15 +163,15 @@ def test_runtime_arg_out_of_range_is_an_error():
 def test_missing_kernel_source_is_a_value_error():
     dev = emu.open_device()
     program = pd.ProgramDescriptor(
-        kernels=[kernel(str(KERNELS / "no_such_kernel.cpp"), core_set(0, 0), pd.ReaderConfigDescriptor())])
+        kernels=[kernel(str(KERNELS / "no_such_kernel.cpp"), core_set(0, 0), pd.ReaderConfigDescriptor())]
+    )
     with pytest.raises(ValueError, match="no_such_kernel.cpp"):
         emu.run_program(dev, program)
 
 
 def test_core_outside_grid_is_a_value_error():
     dev = emu.open_device(grid=(2, 2))
-    program = pd.ProgramDescriptor(
-        kernels=[kernel("wait_forever.cpp", core_set(2, 0), pd.ReaderConfigDescriptor())])
+    program = pd.ProgramDescriptor(kernels=[kernel("wait_forever.cpp", core_set(2, 0), pd.ReaderConfigDescriptor())])
     with pytest.raises(ValueError, match=r"\(2, 0\).*2x2 grid"):
         emu.run_program(dev, program)
 
@@ -252,8 +257,12 @@ def test_interleaved_address_generators_stride_pages_by_the_dram_alignment(page,
         kernel_source=_ADDR_GEN_KERNEL,
         source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
         core_ranges=core_set(0, 0),
-        defines=[("PAGE", str(page)), ("PAGE_STRIDE", str(page_stride)), ("LOG2", str(log2)),
-                 ("LOG2_STRIDE", str(log2_stride))],
+        defines=[
+            ("PAGE", str(page)),
+            ("PAGE_STRIDE", str(page_stride)),
+            ("LOG2", str(log2)),
+            ("LOG2_STRIDE", str(log2_stride)),
+        ],
         runtime_args=[(pd.CoreCoord(0, 0), [out])],
         config=pd.WriterConfigDescriptor(),
     )
@@ -264,18 +273,27 @@ def test_interleaved_address_generators_stride_pages_by_the_dram_alignment(page,
 def _read_then_use(dev, src, dst, mode):
     cores = core_set(3, 3)
     program = pd.ProgramDescriptor(
-        kernels=[kernel("read_then_use.cpp", cores, pd.ReaderConfigDescriptor(),
-                        runtime_args=[(pd.CoreCoord(3, 3), [src, 64, mode, dst])])],
+        kernels=[
+            kernel(
+                "read_then_use.cpp",
+                cores,
+                pd.ReaderConfigDescriptor(),
+                runtime_args=[(pd.CoreCoord(3, 3), [src, 64, mode, dst])],
+            )
+        ],
         cbs=[cb(0, 1, 64, cores)],
     )
     return emu.run_program(dev, program)
 
 
-@pytest.mark.parametrize("mode, misuse", [
-    (1, r"cb_push_back\(cb 0\) while 1 NOC read\(s\) into that memory are still outstanding"),
-    (2, r"kernel_main returned while 1 NOC read\(s\)"),
-    (3, r"noc write from L1 0x[0-9a-f]+ while 1 NOC read\(s\) into that memory are still outstanding"),
-])
+@pytest.mark.parametrize(
+    "mode, misuse",
+    [
+        (1, r"cb_push_back\(cb 0\) while 1 NOC read\(s\) into that memory are still outstanding"),
+        (2, r"kernel_main returned while 1 NOC read\(s\)"),
+        (3, r"noc write from L1 0x[0-9a-f]+ while 1 NOC read\(s\) into that memory are still outstanding"),
+    ],
+)
 def test_a_forgotten_read_barrier_is_an_error_naming_kernel_and_core(mode, misuse):
     # Reads land in L1 only at the read barrier, so using the data without one cannot pass silently.
     dev = emu.open_device()
@@ -297,8 +315,14 @@ def test_circular_buffer_object_write_zeros_and_semaphore_by_l1_offset(zero_byte
     result = dev.allocate(64, 64)
     cores = core_set(0, 0)
     program = pd.ProgramDescriptor(
-        kernels=[kernel("circular_buffer_object.cpp", cores, pd.WriterConfigDescriptor(),
-                        runtime_args=[(pd.CoreCoord(0, 0), [result, zero_bytes, SEMAPHORE_0_L1_OFFSET])])],
+        kernels=[
+            kernel(
+                "circular_buffer_object.cpp",
+                cores,
+                pd.WriterConfigDescriptor(),
+                runtime_args=[(pd.CoreCoord(0, 0), [result, zero_bytes, SEMAPHORE_0_L1_OFFSET])],
+            )
+        ],
         cbs=[cb(0, 1, 64, cores)],
         semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)],
     )
@@ -312,8 +336,14 @@ def test_circular_buffer_object_write_zeros_and_semaphore_by_l1_offset(zero_byte
 def _write_then_pop(dev, dst, mode):
     cores = core_set(2, 6)
     program = pd.ProgramDescriptor(
-        kernels=[kernel("write_then_pop.cpp", cores, pd.WriterConfigDescriptor(),
-                        runtime_args=[(pd.CoreCoord(2, 6), [dst, 64, mode])])],
+        kernels=[
+            kernel(
+                "write_then_pop.cpp",
+                cores,
+                pd.WriterConfigDescriptor(),
+                runtime_args=[(pd.CoreCoord(2, 6), [dst, 64, mode])],
+            )
+        ],
         cbs=[cb(0, 1, 64, cores)],
     )
     return emu.run_program(dev, program)
@@ -325,6 +355,9 @@ def test_popping_pages_a_write_still_reads_is_an_error():
     _write_then_pop(dev, dst, 0)  # flushed before the pop: fine
     expected = (np.arange(64) * 7 + 1).astype(np.uint8)
     np.testing.assert_array_equal(dev.read(dst, 64, 64), expected)
-    with pytest.raises(emu.EmulatorError, match=r"write_then_pop\.cpp.*core \(2, 6\).*cb_pop_front\(cb 0, 1\) "
-                       r"while 1 NOC write\(s\) from those pages are still in flight"):
+    with pytest.raises(
+        emu.EmulatorError,
+        match=r"write_then_pop\.cpp.*core \(2, 6\).*cb_pop_front\(cb 0, 1\) "
+        r"while 1 NOC write\(s\) from those pages are still in flight",
+    ):
         _write_then_pop(dev, dst, 1)

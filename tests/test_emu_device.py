@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from ttnn_moe._C import emu
 
 

@@ -3,7 +3,6 @@ in-order delivery under seeded delays, route errors, counters, and the host stan
 
 import numpy as np
 import pytest
-
 from emu_programs import cb, core_set, kernel
 from fabric_programs import (
     CORE,
@@ -137,10 +136,14 @@ def _stream(seed, wait_for, count=6, max_delay=6):
         dram_out = dram_buffer(device, 256)
         if chip == 1:
             out = dram_out
-        cbs = [cb(0, 1, count * 64, core_set(0, 0)), cb(1, 1, HEADER_BYTES, core_set(0, 0)),
-               cb(2, 1, 256, core_set(0, 0))]
-        programs[chip] = device_program(mesh, chip, "stream.cpp", cbs, [chip, count, wait_for, dram_out],
-                                        connect_to=1 if chip == 0 else None)
+        cbs = [
+            cb(0, 1, count * 64, core_set(0, 0)),
+            cb(1, 1, HEADER_BYTES, core_set(0, 0)),
+            cb(2, 1, 256, core_set(0, 0)),
+        ]
+        programs[chip] = device_program(
+            mesh, chip, "stream.cpp", cbs, [chip, count, wait_for, dram_out], connect_to=1 if chip == 0 else None
+        )
     emu.run_mesh_program(mesh, mesh_program(mesh, programs))
     return read_u32(mesh.devices()[1], out, 256).reshape(4, 16)
 
@@ -180,7 +183,10 @@ def test_counters_are_exact_per_flow_pair_and_link():
         (2, 3, 0): {"packets": 3, "bytes": n_bytes},
     }
     writes = [f for f in fabric["flows"] if f["type"] == "write"]
-    assert sorted((f["src"], f["dst"], f["packets"], f["bytes"]) for f in writes) == [(0, 3, 2, n_bytes), (1, 2, 2, n_bytes)]
+    assert sorted((f["src"], f["dst"], f["packets"], f["bytes"]) for f in writes) == [
+        (0, 3, 2, n_bytes),
+        (1, 2, 2, n_bytes),
+    ]
     # Per device (the sender's) and cumulative on the device.
     assert counters["devices"][0]["fabric"]["bytes"] == n_bytes
     assert mesh.devices()[1].counters()["fabric"]["pairs"] == {(1, 2): {"packets": 3, "bytes": n_bytes}}
@@ -286,8 +292,13 @@ def test_connection_misuse_is_an_error(mode, message):
     mesh = emu.Mesh(1, 2, grid=(1, 1))
     programs = {
         0: device_program(mesh, 0, "misuse.cpp", [cb(1, 1, HEADER_BYTES, core_set(0, 0))], [mode], connect_to=1),
-        1: device_program(mesh, 1, "unicast.cpp", [cb(c, 1, 64, core_set(0, 0)) for c in (0, 1, 2)],
-                          [0, 0, 0, 64, MAX_PACKET, 0, 0, 0]),
+        1: device_program(
+            mesh,
+            1,
+            "unicast.cpp",
+            [cb(c, 1, 64, core_set(0, 0)) for c in (0, 1, 2)],
+            [0, 0, 0, 64, MAX_PACKET, 0, 0, 0],
+        ),
     }
     with pytest.raises(emu.EmulatorError, match=message):
         emu.run_mesh_program(mesh, mesh_program(mesh, programs))
@@ -315,20 +326,26 @@ def test_fabric_connection_manager_sends_over_forward_and_backward_connections()
         outputs[chip] = dram_buffer(device, n_bytes)
         cores = core_set(0, 0)
         program = pd.ProgramDescriptor(
-            kernels=[], cbs=[cb(0, 1, n_bytes, cores), cb(1, 1, HEADER_BYTES, cores), cb(2, 1, n_bytes, cores)],
-            semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)])
+            kernels=[],
+            cbs=[cb(0, 1, n_bytes, cores), cb(1, 1, HEADER_BYTES, cores), cb(2, 1, n_bytes, cores)],
+            semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)],
+        )
         args = [int(chip == 1), n_bytes, emu.fabric_max_payload_size, dram_in, outputs[chip]]
         if chip == 1:  # forward: east to chip 2, backward: west to chip 0
             args += [1] + setup_fabric_connection(node(mesh, 1), node(mesh, 2), 0, program, CORE)
             args += [1] + setup_fabric_connection(node(mesh, 1), node(mesh, 0), 0, program, CORE)
         else:
             args += [0, 0]
-        program.kernels = [kernel(str(KERNELS / "connection_manager.cpp"), cores, pd.WriterConfigDescriptor(),
-                                  runtime_args=[(CORE, args)])]
+        program.kernels = [
+            kernel(
+                str(KERNELS / "connection_manager.cpp"), cores, pd.WriterConfigDescriptor(), runtime_args=[(CORE, args)]
+            )
+        ]
         programs[chip] = program
     counters = emu.run_mesh_program(mesh, mesh_program(mesh, programs))
     for chip in (0, 2):
-        np.testing.assert_array_equal(read_u32(mesh.devices()[chip], outputs[chip], n_bytes), data,
-                                      err_msg=f"chip {chip}")
+        np.testing.assert_array_equal(
+            read_u32(mesh.devices()[chip], outputs[chip], n_bytes), data, err_msg=f"chip {chip}"
+        )
     pairs = counters["fabric"]["pairs"]
     assert {pair: v["bytes"] for pair, v in pairs.items()} == {(1, 2): n_bytes, (1, 0): n_bytes}

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from emu_programs import cb, copy_program, core_set, kernel
+from emu_programs import copy_program, core_set, kernel
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
 
@@ -116,7 +115,14 @@ def test_editing_a_header_included_by_relative_path_rebuilds_the_kernel(tmp_path
     dev = emu.open_device()
     out = dev.allocate(32, 32)
     program = pd.ProgramDescriptor(
-        kernels=[kernel(str(kernel_path), core_set(0, 0), pd.WriterConfigDescriptor(), runtime_args=[(pd.CoreCoord(0, 0), [out])])]
+        kernels=[
+            kernel(
+                str(kernel_path),
+                core_set(0, 0),
+                pd.WriterConfigDescriptor(),
+                runtime_args=[(pd.CoreCoord(0, 0), [out])],
+            )
+        ]
     )
     results = []
     for detail in (41, 99):

@@ -6,7 +6,6 @@ import math
 import numpy as np
 import pytest
 import torch
-
 import ttnn_moe.emu as ttnn
 from emu_fixtures import emu_device_fixture
 
@@ -79,8 +78,13 @@ def test_float32_to_bfloat16_rounds_to_nearest_even(device):
 
 
 def test_dtype_inference_like_ttnn(device):
-    cases = {torch.float32: ttnn.float32, torch.bfloat16: ttnn.bfloat16, torch.int64: ttnn.uint32,
-             torch.int32: ttnn.int32, torch.int16: ttnn.uint16}
+    cases = {
+        torch.float32: ttnn.float32,
+        torch.bfloat16: ttnn.bfloat16,
+        torch.int64: ttnn.uint32,
+        torch.int32: ttnn.int32,
+        torch.int16: ttnn.uint16,
+    }
     for torch_dtype, expected in cases.items():
         t = ttnn.from_torch(torch.ones(2, 3, dtype=torch_dtype), device=device)
         assert t.dtype is expected
@@ -115,16 +119,22 @@ def _expected_tile_pages(values: np.ndarray) -> np.ndarray:
     return out.view(np.uint8)
 
 
-@pytest.mark.parametrize("dtype", [ttnn.bfloat16, ttnn.float32, ttnn.uint32, ttnn.int32, ttnn.uint16],
-                         ids=lambda d: d.name)
+@pytest.mark.parametrize(
+    "dtype", [ttnn.bfloat16, ttnn.float32, ttnn.uint32, ttnn.int32, ttnn.uint16], ids=lambda d: d.name
+)
 def test_tile_pages_in_dram_match_independent_tilize(device, dtype):
     shape = (2, 45, 70)
     x = _sample(dtype, shape, seed=3)
     t = ttnn.from_torch(x, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device)
     chip = device.chips[0]
     raw = chip.read(t.buffer_address(), t.page_size, t.nbytes)
-    np_dtype = {ttnn.bfloat16: np.uint16, ttnn.float32: np.uint32, ttnn.uint32: np.uint32,
-                ttnn.int32: np.uint32, ttnn.uint16: np.uint16}[dtype]
+    np_dtype = {
+        ttnn.bfloat16: np.uint16,
+        ttnn.float32: np.uint32,
+        ttnn.uint32: np.uint32,
+        ttnn.int32: np.uint32,
+        ttnn.uint16: np.uint16,
+    }[dtype]
     if dtype.is_integer:
         element_values = (x & (2 ** (8 * dtype.element_bytes) - 1)).numpy().astype(np_dtype)
     else:
@@ -139,7 +149,7 @@ def test_row_major_pages_are_rows(device):
     assert t.page_size == 7 * 4 and t.num_pages == 15
     raw = device.chips[0].read(t.buffer_address(), t.page_size, t.nbytes)
     for row in (0, 7, 14):
-        page = raw[row * 28:(row + 1) * 28].view(np.int32)
+        page = raw[row * 28 : (row + 1) * 28].view(np.int32)
         assert page.tolist() == list(range(row * 7, row * 7 + 7))
 
 

@@ -3,7 +3,6 @@ silu, sigmoid, topk, all_gather, reduce_scatter, to_layout, reshape, typecast.""
 
 import pytest
 import torch
-
 import ttnn_moe.emu as ttnn
 from emu_fixtures import emu_device_fixture, emu_mesh_fixture
 from ttnn_moe.emu.tensor import device_shards
@@ -149,8 +148,9 @@ def test_all_gather(mesh, cluster_axis):
 @pytest.mark.parametrize("cluster_axis", [None, 0, 1])
 def test_reduce_scatter(mesh, cluster_axis):
     x, blocks = _mesh_blocks(mesh, seed=14)
-    t = ttnn.from_torch(x, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh,
-                        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+    t = ttnn.from_torch(
+        x, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0)
+    )
     out = device_shards(ttnn.reduce_scatter(t, dim=1, cluster_axis=cluster_axis))
     rows, cols = mesh.shape
     for r in range(rows):
@@ -163,7 +163,7 @@ def test_reduce_scatter(mesh, cluster_axis):
                 members, position = [(r, cc) for cc in range(cols)], c
             total = sum(blocks[rr * cols + cc].double() for rr, cc in members)
             part = 32 // len(members)
-            golden = total[:, position * part:(position + 1) * part]
+            golden = total[:, position * part : (position + 1) * part]
             _close(out[r * cols + c], golden, rtol=1e-6, atol=1e-5)
 
 

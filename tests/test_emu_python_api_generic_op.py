@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 import ttnn_moe.emu as ttnn
 from emu_fixtures import emu_device_fixture, emu_mesh_fixture
 from ttnn_moe._C import emu as _emu
@@ -43,8 +42,9 @@ def add_program(src: ttnn.Tensor, dst: ttnn.Tensor, addend: int) -> pd.ProgramDe
     scratch = pd.CBDescriptor(
         total_size=a.page_size,
         core_ranges=cores,
-        format_descriptors=[pd.CBFormatDescriptor(buffer_index=0, data_format=pd.DataFormat.UInt32,
-                                                  page_size=a.page_size)],
+        format_descriptors=[
+            pd.CBFormatDescriptor(buffer_index=0, data_format=pd.DataFormat.UInt32, page_size=a.page_size)
+        ],
     )
     return pd.ProgramDescriptor(kernels=[kernel], cbs=[scratch])
 
@@ -53,8 +53,9 @@ def _values(shape, seed):
     return torch.randint(0, 2**31, shape, generator=torch.Generator().manual_seed(seed), dtype=torch.int64)
 
 
-@pytest.mark.parametrize("layout, shape", [(ttnn.TILE_LAYOUT, (3, 40, 70)), (ttnn.ROW_MAJOR_LAYOUT, (5, 8))],
-                         ids=["tile", "row_major"])
+@pytest.mark.parametrize(
+    "layout, shape", [(ttnn.TILE_LAYOUT, (3, 40, 70)), (ttnn.ROW_MAJOR_LAYOUT, (5, 8))], ids=["tile", "row_major"]
+)
 def test_generic_op_on_a_device(device, layout, shape):
     x = _values(shape, seed=1)
     src = ttnn.from_torch(x, dtype=ttnn.uint32, layout=layout, device=device)

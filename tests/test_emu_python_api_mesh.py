@@ -3,7 +3,6 @@ per-device slicing, lockstep buffer addresses, and bad mesh arguments."""
 
 import pytest
 import torch
-
 import ttnn_moe.emu as ttnn
 
 MESH_SHAPES = [(1, 8), (2, 4), (4, 8)]
@@ -32,8 +31,9 @@ def _sample(shape, seed=0):
 
 def test_replicate(mesh):
     x = _sample((2, 40, 48))
-    t = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh,
-                        mesh_mapper=ttnn.ReplicateTensorToMesh(mesh))
+    t = ttnn.from_torch(
+        x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh)
+    )
     shards = _per_device(t)
     assert len(shards) == mesh.get_num_devices()
     assert all(torch.equal(s, x) for s in shards)
@@ -51,8 +51,13 @@ def test_no_mapper_replicates_on_a_mesh(mesh):
 def test_shard_and_concat_1d(mesh, dim):
     n = mesh.get_num_devices()
     x = _sample((n * 2, 3 * n), seed=1)
-    t = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh,
-                        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=dim))
+    t = ttnn.from_torch(
+        x,
+        dtype=ttnn.bfloat16,
+        layout=ttnn.ROW_MAJOR_LAYOUT,
+        device=mesh,
+        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=dim),
+    )
     shards = _per_device(t)
     assert t.shape == shards[0].shape
     for k, shard in enumerate(shards):
@@ -65,8 +70,13 @@ def test_shard_and_concat_1d(mesh, dim):
 def test_shard_2d_and_concat_2d(mesh, dims):
     rows, cols = mesh.shape
     x = _sample((rows * cols * 2, cols * 3, rows * cols * 4), seed=2)
-    t = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh,
-                        mesh_mapper=ttnn.ShardTensor2dMesh(mesh, mesh_shape=tuple(mesh.shape), dims=dims))
+    t = ttnn.from_torch(
+        x,
+        dtype=ttnn.bfloat16,
+        layout=ttnn.TILE_LAYOUT,
+        device=mesh,
+        mesh_mapper=ttnn.ShardTensor2dMesh(mesh, mesh_shape=tuple(mesh.shape), dims=dims),
+    )
     shards = _per_device(t)
     row_dim, col_dim = dims
     for r in range(rows):
@@ -85,8 +95,9 @@ def test_shard_2d_and_concat_2d(mesh, dims):
 def test_concat_2d_of_replicated_axis_stacks_copies(mesh):
     rows, cols = mesh.shape
     x = _sample((4, cols * 2), seed=4)
-    t = ttnn.from_torch(x, dtype=ttnn.bfloat16, device=mesh,
-                        mesh_mapper=ttnn.ShardTensor2dMesh(mesh, tuple(mesh.shape), dims=(None, 1)))
+    t = ttnn.from_torch(
+        x, dtype=ttnn.bfloat16, device=mesh, mesh_mapper=ttnn.ShardTensor2dMesh(mesh, tuple(mesh.shape), dims=(None, 1))
+    )
     back = ttnn.to_torch(t, mesh_composer=ttnn.ConcatMesh2dToTensor(mesh, tuple(mesh.shape), dims=(0, 1)))
     assert torch.equal(back, torch.cat([x] * rows, dim=0))
 
@@ -102,8 +113,9 @@ def test_mesh_tensor_has_one_address_and_to_arg(mesh):
 def test_uneven_shard_is_an_error(mesh):
     n = mesh.get_num_devices()
     with pytest.raises(ValueError, match=f"size {n + 1} does not split evenly into {n}"):
-        ttnn.from_torch(torch.zeros(n + 1, 4), dtype=ttnn.float32, device=mesh,
-                        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+        ttnn.from_torch(
+            torch.zeros(n + 1, 4), dtype=ttnn.float32, device=mesh, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0)
+        )
 
 
 def test_multi_device_to_torch_needs_a_composer(mesh):
@@ -117,14 +129,16 @@ def test_bad_mesh_arguments(mesh):
     with pytest.raises(ValueError, match="must equal the mesh's shape"):
         ttnn.ShardTensor2dMesh(mesh, mesh_shape=(rows * cols, 1) if cols > 1 else (1, rows), dims=(0, 1))
     with pytest.raises(ValueError, match="out of range"):
-        ttnn.from_torch(torch.zeros(8, 8), dtype=ttnn.float32, device=mesh,
-                        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=2))
+        ttnn.from_torch(
+            torch.zeros(8, 8), dtype=ttnn.float32, device=mesh, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=2)
+        )
     with pytest.raises(ValueError, match="both mesh axes"):
         ttnn.ShardTensor2dMesh(mesh, tuple(mesh.shape), dims=(1, 1)).map(torch.zeros(8, 8))
     with pytest.raises(ValueError, match="mesh_mapper is for"):
         other = ttnn.open_device(device_id=7)
-        ttnn.from_torch(torch.zeros(8, 8), dtype=ttnn.float32, device=other,
-                        mesh_mapper=ttnn.ReplicateTensorToMesh(mesh))
+        ttnn.from_torch(
+            torch.zeros(8, 8), dtype=ttnn.float32, device=other, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh)
+        )
 
 
 def test_mesh_shape_validation():

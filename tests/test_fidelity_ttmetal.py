@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from emu_programs import TILE_BYTES, cb, tilize, untilize
-from tools.conformance import check as conformance
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
+
+from tools.conformance import check as conformance
 from tools.conformance.jit import ComputeConfig
 from tools.tt_wheel import ensure_ttnn_wheel
 
@@ -76,20 +76,29 @@ def core_range_set(cores: list[pd.CoreCoord]) -> pd.CoreRangeSet:
     return pd.CoreRangeSet([pd.CoreRange(c, c) for c in cores])
 
 
-def wheel_kernel(wheel: Path, path: str, cores, config, compile_time_args=(), named=(), runtime_args=(),
-                 defines=()) -> pd.KernelDescriptor:
+def wheel_kernel(
+    wheel: Path, path: str, cores, config, compile_time_args=(), named=(), runtime_args=(), defines=()
+) -> pd.KernelDescriptor:
     source = wheel / path
     assert source.is_file(), f"the wheel has no {path}"
-    return pd.KernelDescriptor(kernel_source=str(source), core_ranges=cores,
-                               compile_time_args=list(compile_time_args), named_compile_time_args=list(named),
-                               defines=list(defines), runtime_args=list(runtime_args), config=config)
+    return pd.KernelDescriptor(
+        kernel_source=str(source),
+        core_ranges=cores,
+        compile_time_args=list(compile_time_args),
+        named_compile_time_args=list(named),
+        defines=list(defines),
+        runtime_args=list(runtime_args),
+        config=config,
+    )
 
 
 def bf16_steps(got: torch.Tensor, want: torch.Tensor) -> torch.Tensor:
     """How many representable bf16 values lie between got and want (0 = bit-exact), elementwise."""
+
     def ordinal(x):
         bits = x.to(torch.bfloat16).view(torch.int16).int()
         return torch.where(bits >= 0, bits, -(bits & 0x7FFF))
+
     return (ordinal(got) - ordinal(want)).abs()
 
 
@@ -99,33 +108,73 @@ def pcc(got: torch.Tensor, want: torch.Tensor) -> float:
 
 # ---------------------------------------------------------------- matmul
 
-def matmul_program(wheel: Path, a: int, b: int, c: int, Mt: int, Kt: int, Nt: int, batch: int, bcast_b: bool,
-                   grid: tuple[int, int], fp32_dest_acc_en: bool, in0_last_ktile: tuple[int, int] = (0, 0),
-                   in0_format: pd.DataFormat = pd.DataFormat.Float16_b) -> pd.ProgramDescriptor:
+
+def matmul_program(
+    wheel: Path,
+    a: int,
+    b: int,
+    c: int,
+    Mt: int,
+    Kt: int,
+    Nt: int,
+    batch: int,
+    bcast_b: bool,
+    grid: tuple[int, int],
+    fp32_dest_acc_en: bool,
+    in0_last_ktile: tuple[int, int] = (0, 0),
+    in0_format: pd.DataFormat = pd.DataFormat.Float16_b,
+) -> pd.ProgramDescriptor:
     """The multi-core matmul program (bf16 in1 and output): one output tile per bmm iteration."""
     split = split_work_to_cores(*grid, batch * Mt * Nt)
     all_cores = core_range_set([core for core, _, _ in split])
     in0_tile = 4096 if in0_format == pd.DataFormat.Float32 else TILE_BYTES
     # in0_last_ktile_w, in0_last_ktile_h (the factory's transpose_a path), then the accessors.
     reader_ct = list(in0_last_ktile) + emu.tensor_accessor_args(in0_tile, True) + emu.tensor_accessor_args(TILE_BYTES)
-    reader_rt = [(core, [a, b, Mt, Kt, Nt, Mt * Kt, Kt * Nt, batch, int(bcast_b), start, n, Mt * Nt])
-                 for core, n, start in split]
+    reader_rt = [
+        (core, [a, b, Mt, Kt, Nt, Mt * Kt, Kt * Nt, batch, int(bcast_b), start, n, Mt * Nt]) for core, n, start in split
+    ]
     writer_ct = [CB_MATMUL_OUT] + emu.tensor_accessor_args(TILE_BYTES, True)
     kernels = [
-        wheel_kernel(wheel, f"{MATMUL_KERNELS}/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp", all_cores,
-                     pd.ReaderConfigDescriptor(), reader_ct, [("cb_in0", CB_IN0), ("cb_in1", CB_IN1)], reader_rt),
-        wheel_kernel(wheel, f"{UNARY_KERNELS}/dataflow/writer_unary_interleaved_start_id.cpp", all_cores,
-                     pd.WriterConfigDescriptor(), writer_ct, (), [(core, [c, n, start]) for core, n, start in split]),
+        wheel_kernel(
+            wheel,
+            f"{MATMUL_KERNELS}/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp",
+            all_cores,
+            pd.ReaderConfigDescriptor(),
+            reader_ct,
+            [("cb_in0", CB_IN0), ("cb_in1", CB_IN1)],
+            reader_rt,
+        ),
+        wheel_kernel(
+            wheel,
+            f"{UNARY_KERNELS}/dataflow/writer_unary_interleaved_start_id.cpp",
+            all_cores,
+            pd.WriterConfigDescriptor(),
+            writer_ct,
+            (),
+            [(core, [c, n, start]) for core, n, start in split],
+        ),
     ]
     # bmm.cpp's batch, Mt and Nt loops are one loop of the core's tiles: ct args (1, 1, Kt, tiles).
     for tiles in sorted({n for _, n, _ in split}, reverse=True):
         group = core_range_set([core for core, n, _ in split if n == tiles])
-        config = pd.ComputeConfigDescriptor(math_fidelity=pd.MathFidelity.HiFi4, fp32_dest_acc_en=fp32_dest_acc_en,
-                                            dst_full_sync_en=True)
-        kernels.append(wheel_kernel(wheel, f"{MATMUL_KERNELS}/compute/bmm.cpp", group, config, [1, 1, Kt, tiles],
-                                    [("cb_in0", CB_IN0), ("cb_in1", CB_IN1), ("cb_out", CB_MATMUL_OUT)]))
-    cbs = [cb(CB_IN0, 2, in0_tile, all_cores, in0_format), cb(CB_IN1, 2, TILE_BYTES, all_cores),
-           cb(CB_MATMUL_OUT, 2, TILE_BYTES, all_cores)]
+        config = pd.ComputeConfigDescriptor(
+            math_fidelity=pd.MathFidelity.HiFi4, fp32_dest_acc_en=fp32_dest_acc_en, dst_full_sync_en=True
+        )
+        kernels.append(
+            wheel_kernel(
+                wheel,
+                f"{MATMUL_KERNELS}/compute/bmm.cpp",
+                group,
+                config,
+                [1, 1, Kt, tiles],
+                [("cb_in0", CB_IN0), ("cb_in1", CB_IN1), ("cb_out", CB_MATMUL_OUT)],
+            )
+        )
+    cbs = [
+        cb(CB_IN0, 2, in0_tile, all_cores, in0_format),
+        cb(CB_IN1, 2, TILE_BYTES, all_cores),
+        cb(CB_MATMUL_OUT, 2, TILE_BYTES, all_cores),
+    ]
     return pd.ProgramDescriptor(kernels=kernels, cbs=cbs)
 
 
@@ -140,8 +189,21 @@ def run_matmul(wheel, A: torch.Tensor, B: torch.Tensor, grid, fp32_dest_acc_en, 
     c = dev.allocate(batch * M * N * 2, TILE_BYTES)
     dev.write(a, in0_page, np.concatenate([tilize(m, A.dtype) for m in A]))
     dev.write(b, TILE_BYTES, np.concatenate([tilize(m) for m in B]))
-    program = matmul_program(wheel, a, b, c, M // 32, K // 32, N // 32, batch, B.shape[0] == 1, grid,
-                             fp32_dest_acc_en, in0_last_ktile, FORMATS[A.dtype])
+    program = matmul_program(
+        wheel,
+        a,
+        b,
+        c,
+        M // 32,
+        K // 32,
+        N // 32,
+        batch,
+        B.shape[0] == 1,
+        grid,
+        fp32_dest_acc_en,
+        in0_last_ktile,
+        FORMATS[A.dtype],
+    )
     counters = emu.run_program(dev, program)
     pages = dev.read(c, TILE_BYTES, batch * M * N * 2).reshape(batch, -1)
     return torch.stack([untilize(p, M, N) for p in pages]), counters
@@ -160,16 +222,19 @@ def bf16_dst_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """Matmul through a 16-bit DST: fp32 tile products, the running sum rounded to bf16 after each K tile."""
     acc = torch.zeros(A.shape[0], A.shape[1], B.shape[-1])
     for k in range(0, A.shape[-1], 32):
-        acc = (acc + A[..., k:k + 32].float() @ B[..., k:k + 32, :].float()).to(torch.bfloat16).float()
+        acc = (acc + A[..., k : k + 32].float() @ B[..., k : k + 32, :].float()).to(torch.bfloat16).float()
     return acc
 
 
-@pytest.mark.parametrize("batch, M, K, N, bcast_b, grid", [
-    (1, 64, 128, 96, True, (2, 3)),     # 6 output tiles on the 6 cores of a 2x3 grid: one core group
-    (2, 96, 64, 160, False, (2, 3)),    # 30 tiles over 6 cores, a B per batch
-    (3, 128, 96, 96, True, (8, 8)),     # 36 tiles on 36 of 64 cores, B broadcast over the batch
-    (1, 320, 256, 256, True, (8, 8)),   # 80 tiles over 64 cores: 16 cores with 2 tiles, 48 with 1
-])
+@pytest.mark.parametrize(
+    "batch, M, K, N, bcast_b, grid",
+    [
+        (1, 64, 128, 96, True, (2, 3)),  # 6 output tiles on the 6 cores of a 2x3 grid: one core group
+        (2, 96, 64, 160, False, (2, 3)),  # 30 tiles over 6 cores, a B per batch
+        (3, 128, 96, 96, True, (8, 8)),  # 36 tiles on 36 of 64 cores, B broadcast over the batch
+        (1, 320, 256, 256, True, (8, 8)),  # 80 tiles over 64 cores: 16 cores with 2 tiles, 48 with 1
+    ],
+)
 @pytest.mark.parametrize("fp32_dest_acc_en", [True, False], ids=["fp32_dst", "bf16_dst"])
 def test_matmul_kernels_match_torch(wheel, batch, M, K, N, bcast_b, grid, fp32_dest_acc_en):
     gen = torch.Generator().manual_seed(batch * 1000 + M + K + N)
@@ -212,11 +277,17 @@ def test_matmul_reader_pads_the_last_k_tile(wheel, in0_dtype, padded):
     B = torch.randn(1, K, N, generator=gen).to(torch.bfloat16)
     padding = torch.zeros(1, M, K, dtype=torch.bool)
     if padded == "columns":
-        padding[..., K - 16:] = True
+        padding[..., K - 16 :] = True
     else:
-        padding[..., K - 32:] = (torch.arange(M) % 32 >= 16)[:, None]
-    got, _ = run_matmul(wheel, A.masked_fill(padding, float("nan")).to(in0_dtype), B, (2, 3), True,
-                        (16, 0) if padded == "columns" else (0, 16))
+        padding[..., K - 32 :] = (torch.arange(M) % 32 >= 16)[:, None]
+    got, _ = run_matmul(
+        wheel,
+        A.masked_fill(padding, float("nan")).to(in0_dtype),
+        B,
+        (2, 3),
+        True,
+        (16, 0) if padded == "columns" else (0, 16),
+    )
 
     assert not got.isnan().any()
     assert_fp32_accumulated_then_rounded(got, A.masked_fill(padding, 0.0), B)
@@ -230,8 +301,7 @@ UNARY_OPS = {
     "copy": (None, None, lambda x: x),
     "relu": ("SFPU_OP_RELU_FAMILY_INCLUDE", ("relu_tile_init();", "relu_tile(0);"), torch.relu),
     "exp": ("SFPU_OP_EXP_INCLUDE", ("exp_tile_init<0u>();", "exp_tile<0u>(0);"), torch.exp),
-    "silu": ("SFPU_OP_COMPUTE_KERNEL_API_INCLUDE", ("silu_tile_init();", "silu_tile(0);"),
-             torch.nn.functional.silu),
+    "silu": ("SFPU_OP_COMPUTE_KERNEL_API_INCLUDE", ("silu_tile_init();", "silu_tile(0);"), torch.nn.functional.silu),
     "sigmoid": ("SFPU_OP_COMPUTE_KERNEL_API_INCLUDE", ("sigmoid_tile_init();", "sigmoid_tile(0);"), torch.sigmoid),
 }
 EXACT_UNARY_OPS = {"copy", "relu"}
@@ -242,29 +312,57 @@ def unary_defines(op: str, input_dtype: torch.dtype) -> list[tuple[str, str]]:
     defines = {"INP_FLOAT32" if input_dtype == torch.float32 else "INP_FLOAT": "1"}
     if chain is not None:
         init, call = chain
-        defines.update({include: "1", "SFPU_OP_CHAIN_0": "SFPU_OP_CHAIN_0_INIT_0 SFPU_OP_CHAIN_0_FUNC_0",
-                        "SFPU_OP_CHAIN_0_INIT_0": init, "SFPU_OP_CHAIN_0_FUNC_0": call})
+        defines.update(
+            {
+                include: "1",
+                "SFPU_OP_CHAIN_0": "SFPU_OP_CHAIN_0_INIT_0 SFPU_OP_CHAIN_0_FUNC_0",
+                "SFPU_OP_CHAIN_0_INIT_0": init,
+                "SFPU_OP_CHAIN_0_FUNC_0": call,
+            }
+        )
     return sorted(defines.items())
 
 
-def unary_program(wheel: Path, src: int, dst: int, num_tiles: int, grid: tuple[int, int], op: str,
-                  dtype: torch.dtype) -> pd.ProgramDescriptor:
+def unary_program(
+    wheel: Path, src: int, dst: int, num_tiles: int, grid: tuple[int, int], op: str, dtype: torch.dtype
+) -> pd.ProgramDescriptor:
     split = split_work_to_cores(*grid, num_tiles)
     all_cores = core_range_set([core for core, _, _ in split])
     page = 32 * 32 * torch.finfo(dtype).bits // 8
     tensor_args = emu.tensor_accessor_args(page, True)
     # fp32 tensors keep their precision through DST (the factory's fp32_dest_acc_en for FLOAT32).
-    config = pd.ComputeConfigDescriptor(math_fidelity=pd.MathFidelity.HiFi4,
-                                        fp32_dest_acc_en=dtype == torch.float32, math_approx_mode=False)
+    config = pd.ComputeConfigDescriptor(
+        math_fidelity=pd.MathFidelity.HiFi4, fp32_dest_acc_en=dtype == torch.float32, math_approx_mode=False
+    )
     kernels = [
-        wheel_kernel(wheel, f"{UNARY_KERNELS}/dataflow/reader_unary_interleaved_start_id.cpp", all_cores,
-                     pd.ReaderConfigDescriptor(), tensor_args, (),
-                     [(core, [src, n, start]) for core, n, start in split]),
-        wheel_kernel(wheel, f"{UNARY_KERNELS}/dataflow/writer_unary_interleaved_start_id.cpp", all_cores,
-                     pd.WriterConfigDescriptor(), [CB_UNARY_OUT] + tensor_args, (),
-                     [(core, [dst, n, start]) for core, n, start in split]),
-        wheel_kernel(wheel, f"{UNARY_KERNELS}/compute/eltwise_sfpu.cpp", all_cores, config, (), (),
-                     [(core, [n]) for core, n, _ in split], unary_defines(op, dtype)),
+        wheel_kernel(
+            wheel,
+            f"{UNARY_KERNELS}/dataflow/reader_unary_interleaved_start_id.cpp",
+            all_cores,
+            pd.ReaderConfigDescriptor(),
+            tensor_args,
+            (),
+            [(core, [src, n, start]) for core, n, start in split],
+        ),
+        wheel_kernel(
+            wheel,
+            f"{UNARY_KERNELS}/dataflow/writer_unary_interleaved_start_id.cpp",
+            all_cores,
+            pd.WriterConfigDescriptor(),
+            [CB_UNARY_OUT] + tensor_args,
+            (),
+            [(core, [dst, n, start]) for core, n, start in split],
+        ),
+        wheel_kernel(
+            wheel,
+            f"{UNARY_KERNELS}/compute/eltwise_sfpu.cpp",
+            all_cores,
+            config,
+            (),
+            (),
+            [(core, [n]) for core, n, _ in split],
+            unary_defines(op, dtype),
+        ),
     ]
     cbs = [cb(CB_UNARY_IN, 2, page, all_cores, FORMATS[dtype]), cb(CB_UNARY_OUT, 2, page, all_cores, FORMATS[dtype])]
     return pd.ProgramDescriptor(kernels=kernels, cbs=cbs)
@@ -302,17 +400,29 @@ def test_unary_copy_of_fp32_is_bit_exact_on_a_full_grid(wheel):
 
 # ---------------------------------------------------------------- the same configurations on the real headers
 
+
 def conformance_specs(program: pd.ProgramDescriptor) -> list[dict]:
     """check_kernel arguments for each kernel of a program: its args, defines, CB formats and compute config."""
     formats = {f.buffer_index: f.data_format.name for c in program.cbs for f in c.format_descriptors}
     specs = []
     for k in program.kernels:
-        spec = {"path": k.kernel_source, "compile_time_args": tuple(k.compile_time_args),
-                "named_args": dict(k.named_compile_time_args), "defines": dict(k.defines), "cb_formats": formats}
+        spec = {
+            "path": k.kernel_source,
+            "compile_time_args": tuple(k.compile_time_args),
+            "named_args": dict(k.named_compile_time_args),
+            "defines": dict(k.defines),
+            "cb_formats": formats,
+        }
         if isinstance(k.config, pd.ComputeConfigDescriptor):
-            spec.update(kind="compute", compute_config=ComputeConfig(
-                math_fidelity=k.config.math_fidelity.name, fp32_dest_acc_en=k.config.fp32_dest_acc_en,
-                math_approx_mode=k.config.math_approx_mode, dst_full_sync_en=k.config.dst_full_sync_en))
+            spec.update(
+                kind="compute",
+                compute_config=ComputeConfig(
+                    math_fidelity=k.config.math_fidelity.name,
+                    fp32_dest_acc_en=k.config.fp32_dest_acc_en,
+                    math_approx_mode=k.config.math_approx_mode,
+                    dst_full_sync_en=k.config.dst_full_sync_en,
+                ),
+            )
         else:
             spec.update(kind="dataflow")
         specs.append(spec)
@@ -322,8 +432,10 @@ def conformance_specs(program: pd.ProgramDescriptor) -> list[dict]:
 def test_the_programs_build_against_the_real_headers(wheel):
     # One program per distinct kernel configuration above (addresses are runtime args: any will do).
     programs = [matmul_program(wheel, 0, 0, 0, 2, 4, 3, 1, True, (2, 3), fp32) for fp32 in (True, False)]
-    programs += [matmul_program(wheel, 0, 0, 0, 2, 3, 2, 1, True, (2, 3), True, (16, 0), pd.DataFormat.Float32),
-                 matmul_program(wheel, 0, 0, 0, 2, 3, 2, 1, True, (2, 3), True, (0, 16))]
+    programs += [
+        matmul_program(wheel, 0, 0, 0, 2, 3, 2, 1, True, (2, 3), True, (16, 0), pd.DataFormat.Float32),
+        matmul_program(wheel, 0, 0, 0, 2, 3, 2, 1, True, (2, 3), True, (0, 16)),
+    ]
     programs += [unary_program(wheel, 0, 0, 6, (2, 3), op, torch.bfloat16) for op in sorted(UNARY_OPS)]
     programs.append(unary_program(wheel, 0, 0, 6, (2, 3), "copy", torch.float32))
     checked, failures = set(), []

@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from ttnn_moe.golden import all_gather, reduce_scatter
 from ttnn_moe.testing import assert_equal_exact
 

@@ -9,8 +9,6 @@ import math
 
 import pytest
 import torch
-
-from ttnn_moe import expert_mapping
 from ttnn_moe.golden import (
     all_to_all_combine_dense,
     all_to_all_dispatch_dense,
@@ -19,6 +17,8 @@ from ttnn_moe.golden import (
     moe_bmm,
 )
 from ttnn_moe.testing import assert_equal_exact, assert_pcc
+
+from ttnn_moe import expert_mapping
 
 MESHES = [(1, 8), (2, 4), (4, 8), (8, 8), (16, 8)]
 NUM_EXPERTS, BATCH, SEQ, TOP_K, HIDDEN = 256, 2, 2, 8, 64
@@ -217,7 +217,7 @@ def test_skewed_routing_leaves_devices_empty(cluster_axis):
     assert all(int(out.num_slots[0]) == 0 for out in outputs[1:])
     combined = identity_expert_combine(mesh, outputs)
     for d in range(mesh.size):
-        expected = sum(ws[d][..., k:k + 1].double() * xs[d].double() for k in range(TOP_K))
+        expected = sum(ws[d][..., k : k + 1].double() * xs[d].double() for k in range(TOP_K))
         if not mesh.same_group(d, 0):
             expected = torch.zeros_like(expected)
         torch.testing.assert_close(combined[d].double(), expected, rtol=1e-5, atol=1e-5)
@@ -301,8 +301,12 @@ def test_dispatch_accepts_ttnn_4d_inputs():
     xs, ids, ws = make_inputs(mesh, seed=6)
     flat = all_to_all_dispatch_dense(xs, ids, ws, mapping, (2, 4), 0)
     padded = all_to_all_dispatch_dense(
-        [t.unsqueeze(0) for t in xs], [t.unsqueeze(0).to(torch.uint32) for t in ids], [t.unsqueeze(0) for t in ws],
-        mapping, (2, 4), 0,
+        [t.unsqueeze(0) for t in xs],
+        [t.unsqueeze(0).to(torch.uint32) for t in ids],
+        [t.unsqueeze(0) for t in ws],
+        mapping,
+        (2, 4),
+        0,
     )
     for a, b in zip(flat, padded):
         for field, x, y in zip(a._fields, a, b):

@@ -4,7 +4,6 @@ single-device experts pipeline against a sort-based formulation and a direct per
 import pytest
 import torch
 import torch.nn.functional as F
-
 from ttnn_moe.golden import local_reduce_moe_output, moe_bmm, prepare_moe_routing_tensors, scatter_moe_input
 from ttnn_moe.testing import assert_equal_exact, assert_pcc
 
@@ -252,7 +251,7 @@ def test_pipeline_matches_sort_based_and_direct(num_tokens, owned, skew):
     num_devices = num_experts // len(owned)  # device 0 holds `owned`, the others the rest
     others = [e for e in range(num_experts) if e not in owned]
     mapping = torch.zeros(1, 1, num_experts, num_devices, dtype=torch.int32)
-    for device, experts in enumerate([owned] + [others[i::num_devices - 1] for i in range(num_devices - 1)]):
+    for device, experts in enumerate([owned] + [others[i :: num_devices - 1] for i in range(num_devices - 1)]):
         mapping[0, 0, experts, device] = 1
     w1, w3, w2 = swiglu_weights(num_experts, hidden, inter, seed=num_tokens)
 

@@ -2,9 +2,9 @@
 
 import pytest
 import torch
+from ttnn_moe.golden import axis_groups, expert_owners, group_of, local_expert_slots
 
 from ttnn_moe import expert_mapping
-from ttnn_moe.golden import axis_groups, expert_owners, group_of, local_expert_slots
 
 MESHES = [(1, 8), (2, 4), (4, 8), (8, 8), (16, 8)]
 

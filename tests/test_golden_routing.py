@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from ttnn_moe.golden import count_invalid_expert_ids, prepare_moe_routing_tensors
 from ttnn_moe.testing import assert_equal_exact
 
@@ -76,7 +75,9 @@ def test_matches_loop_on_random_routing(num_tokens, top_k):
     check_against_loop(sel, weights, mapping_owning(num_experts, [1, 4, 5, 9], 4))
     check_against_loop(sel, weights, single_device(num_experts))
     shuffled = torch.zeros(1, 1, num_experts, 4, dtype=torch.int32)
-    shuffled[0, 0, torch.arange(num_experts), torch.randperm(num_experts, generator=torch.Generator().manual_seed(1)) % 4] = 1
+    shuffled[
+        0, 0, torch.arange(num_experts), torch.randperm(num_experts, generator=torch.Generator().manual_seed(1)) % 4
+    ] = 1
     for device_index in range(4):
         check_against_loop(sel, weights, shuffled, device_index)
 
@@ -166,10 +167,22 @@ def _with_mapping(change):
         (None, torch.zeros(4, 2), None, 0, TypeError, "bfloat16, got torch.float32"),
         (None, torch.zeros(4, 3, dtype=torch.bfloat16), None, 0, ValueError, r"\(4, 2\), got \(4, 3\)"),
         (None, None, _with_mapping(lambda m: m[0, 0, 2].fill_(1)), 0, ValueError, "expert 2 is placed on 2 devices"),
-        (None, None, _with_mapping(lambda m: m[0, 0, 3, 1].fill_(2)), 0, ValueError,
-         r"expert_mapping\[3, 1\] = 2: entries must be 0 or 1"),
-        (None, None, mapping_owning(4, [0, 1, 2], 2), 1, ValueError,
-         r"places 3 experts on device 0; every device must hold E / D = 4 / 2"),
+        (
+            None,
+            None,
+            _with_mapping(lambda m: m[0, 0, 3, 1].fill_(2)),
+            0,
+            ValueError,
+            r"expert_mapping\[3, 1\] = 2: entries must be 0 or 1",
+        ),
+        (
+            None,
+            None,
+            mapping_owning(4, [0, 1, 2], 2),
+            1,
+            ValueError,
+            r"places 3 experts on device 0; every device must hold E / D = 4 / 2",
+        ),
         (None, None, None, 2, ValueError, r"device_index 2 is outside \[0, 2\)"),
         (None, None, mapping_owning(4, [0, 1], 2).float(), 0, TypeError, "expert_mapping must have an integer dtype"),
     ],

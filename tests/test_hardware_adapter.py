@@ -7,10 +7,10 @@ the ops to the ttnn module. They cannot show that real ttnn accepts the result.
 
 import pytest
 from fake_ttnn import FakeTensor, make_fake_ttnn
+from ttnn_moe._C import program as pd
 
 import ttnn_moe
 from ttnn_moe import hardware
-from ttnn_moe._C import program as pd
 
 
 def _cores(x0, y0, x1, y1):
@@ -35,9 +35,7 @@ def _sample_program():
         kernel_source="/k/writer.cpp",
         source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
         core_ranges=_cores(0, 0, 0, 0),
-        config=pd.DataMovementConfigDescriptor(
-            processor=pd.DataMovementProcessor.RISCV_1, noc=pd.NOC.RISCV_1_default
-        ),
+        config=pd.DataMovementConfigDescriptor(processor=pd.DataMovementProcessor.RISCV_1, noc=pd.NOC.RISCV_1_default),
     )
     plain_writer = pd.KernelDescriptor(
         kernel_source="/k/w2.cpp", core_ranges=_cores(1, 1, 1, 1), config=pd.WriterConfigDescriptor()
@@ -82,9 +80,7 @@ def _sample_program():
 
 def _ranges(ttnn_crs):
     """A fake CoreRangeSet back to ((x0, y0), (x1, y1)) tuples."""
-    return [
-        ((r.args[0].args[0], r.args[0].args[1]), (r.args[1].args[0], r.args[1].args[1])) for r in ttnn_crs.args[0]
-    ]
+    return [((r.args[0].args[0], r.args[0].args[1]), (r.args[1].args[0], r.args[1].args[1])) for r in ttnn_crs.args[0]]
 
 
 def _our_ranges(crs):
@@ -185,7 +181,7 @@ def test_run_program_calls_generic_op_with_converted_descriptor():
     ttnn = make_fake_ttnn()
     io = ["in", "out"]
     hardware.run_program(ttnn, io, _sample_program())
-    (called_io, called_prog), = ttnn.generic_op_calls
+    ((called_io, called_prog),) = ttnn.generic_op_calls
     assert called_io == io and isinstance(called_prog, ttnn.ProgramDescriptor)
 
 

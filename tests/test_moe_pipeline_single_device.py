@@ -7,11 +7,11 @@ prepare -> scatter -> to_layout(TILE) -> moe_bmm(w1), moe_bmm(w3) -> silu * mul 
 
 import torch
 from routing_cases import expert_ids, rm, single_device_mapping
+from ttnn_moe.emu.tensor import device_shards, from_shards
+from ttnn_moe.testing import assert_pcc
 
 import ttnn_moe
 from ttnn_moe import emu, golden
-from ttnn_moe.emu.tensor import device_shards, from_shards
-from ttnn_moe.testing import assert_pcc
 
 
 def _torch_moe(x, ids, weights, w1, w3, w2):
@@ -38,11 +38,13 @@ def test_v2_pipeline_matches_torch_moe():
 
     device = emu.open_device(grid=(8, 8))
     try:
+
         def tiled(t):
             return emu.from_torch(t, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=device)
 
         counts, tokens, token_weights, idx_map, _ = ttnn_moe.prepare_moe_routing_tensors(
-            rm(device, ids, emu.uint32), rm(device, weights, emu.bfloat16),
+            rm(device, ids, emu.uint32),
+            rm(device, weights, emu.bfloat16),
             rm(device, single_device_mapping(num_experts), emu.int32),
         )
         scattered = ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), counts, tokens)
@@ -73,20 +75,23 @@ def _mini_case(num_tokens=48, seed=7):
     state = random_moe_state_dict(config, seed=seed)
     x = torch.randn(num_tokens, config.hidden_size, generator=torch.Generator().manual_seed(seed)).bfloat16()
     ids, weights = moe_gate(x.float(), state["gate.weight"], state["gate.e_score_correction_bias"], config)
-    mapping = ttnn_moe.expert_mapping(config.n_routed_experts, NUM_DEVICES)           # (1, 1, E, 8)
+    mapping = ttnn_moe.expert_mapping(config.n_routed_experts, NUM_DEVICES)  # (1, 1, E, 8)
     # Per device: (E_l, H, I), (E_l, H, I), (E_l, I, H) of its experts in ascending id.
-    owner = mapping[0, 0].argmax(dim=1)                                                 # (E,) device of expert e
-    experts = [tuple(w.bfloat16() for w in local_expert_weights(state, (owner == d).nonzero()[:, 0].tolist()))
-               for d in range(NUM_DEVICES)]
+    owner = mapping[0, 0].argmax(dim=1)  # (E,) device of expert e
+    experts = [
+        tuple(w.bfloat16() for w in local_expert_weights(state, (owner == d).nonzero()[:, 0].tolist()))
+        for d in range(NUM_DEVICES)
+    ]
     return config, x, ids.int(), weights.bfloat16(), mapping, experts
 
 
 def _golden_padded(x, ids, weights, mapping, device_index, w1, w3, w2):
     counts, tokens, token_weights, idx_map = golden.prepare_moe_routing_tensors(
-        ids, weights, mapping, device_index=device_index)
-    scattered = golden.scatter_moe_input(x, counts, tokens)                           # (E_l, T, H)
+        ids, weights, mapping, device_index=device_index
+    )
+    scattered = golden.scatter_moe_input(x, counts, tokens)  # (E_l, T, H)
     hidden = torch.nn.functional.silu(golden.moe_bmm(scattered, w1, counts)) * golden.moe_bmm(scattered, w3, counts)
-    down = golden.moe_bmm(hidden, w2, counts)                                         # (E_l, T, H)
+    down = golden.moe_bmm(hidden, w2, counts)  # (E_l, T, H)
     return golden.local_reduce_moe_output(down, idx_map, token_weights, counts, x.shape[0])
 
 
@@ -100,20 +105,23 @@ def test_v2_pipeline_mini_config_matches_golden():
 
     mesh = emu.open_mesh_device(emu.MeshShape(1, NUM_DEVICES), grid=(8, 8))
     try:
+
         def per_device(which):
             return from_shards([w[which] for w in experts], emu.bfloat16, emu.TILE_LAYOUT, mesh)
 
         counts, tokens, token_weights, idx_map, _ = ttnn_moe.prepare_moe_routing_tensors(
-            rm(mesh, ids, emu.uint32), rm(mesh, weights, emu.bfloat16), rm(mesh, mapping, emu.int32))
-        scattered = emu.to_layout(ttnn_moe.scatter_moe_input(rm(mesh, x, emu.bfloat16), counts, tokens),
-                                  emu.TILE_LAYOUT)                                    # (E_l, T, H)
-        gate = ttnn_moe.moe_bmm(scattered, per_device(0), counts)                      # (E_l, T, I)
-        up = ttnn_moe.moe_bmm(scattered, per_device(1), counts)                        # (E_l, T, I)
-        down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), per_device(2), counts)    # (E_l, T, H)
+            rm(mesh, ids, emu.uint32), rm(mesh, weights, emu.bfloat16), rm(mesh, mapping, emu.int32)
+        )
+        scattered = emu.to_layout(
+            ttnn_moe.scatter_moe_input(rm(mesh, x, emu.bfloat16), counts, tokens), emu.TILE_LAYOUT
+        )  # (E_l, T, H)
+        gate = ttnn_moe.moe_bmm(scattered, per_device(0), counts)  # (E_l, T, I)
+        up = ttnn_moe.moe_bmm(scattered, per_device(1), counts)  # (E_l, T, I)
+        down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), per_device(2), counts)  # (E_l, T, H)
         out = ttnn_moe.local_reduce_moe_output(
             emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), idx_map, token_weights, counts, num_out_rows=num_tokens
         ).output
-        got = [shard.float() for shard in device_shards(out)]                          # (T, H) per device
+        got = [shard.float() for shard in device_shards(out)]  # (T, H) per device
     finally:
         emu.close_mesh_device(mesh)
     for d in range(NUM_DEVICES):
@@ -131,26 +139,34 @@ def test_v2_pipeline_mini_config_grouped_over_packed_input():
     w1, w3, w2 = experts[device_index]
     expected = _golden_padded(x, ids, weights, mapping, device_index, w1, w3, w2)
     packed = golden.all_to_all_dispatch_dense(
-        [x.view(num_tokens, 1, hidden_size)] * 8, [ids.view(num_tokens, 1, -1)] * 8,
-        [weights.view(num_tokens, 1, -1)] * 8, mapping, (1, 8), 0,
+        [x.view(num_tokens, 1, hidden_size)] * 8,
+        [ids.view(num_tokens, 1, -1)] * 8,
+        [weights.view(num_tokens, 1, -1)] * 8,
+        mapping,
+        (1, 8),
+        0,
     )[device_index]
 
     device = emu.open_device(grid=(8, 8))
     try:
+
         def tiled(t):
             return emu.from_torch(t, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=device)
 
         counts, offsets = (rm(device, t, emu.uint32) for t in (packed.num_routed_tokens, packed.expert_offsets))
-        tokens = tiled(packed.tokens)                                                  # (cap, H)
-        gate = ttnn_moe.moe_bmm(tokens, tiled(w1), counts, expert_offsets=offsets)     # (cap, I)
-        up = ttnn_moe.moe_bmm(tokens, tiled(w3), counts, expert_offsets=offsets)       # (cap, I)
+        tokens = tiled(packed.tokens)  # (cap, H)
+        gate = ttnn_moe.moe_bmm(tokens, tiled(w1), counts, expert_offsets=offsets)  # (cap, I)
+        up = ttnn_moe.moe_bmm(tokens, tiled(w3), counts, expert_offsets=offsets)  # (cap, I)
         down = ttnn_moe.moe_bmm(emu.mul(emu.silu(gate), up), tiled(w2), counts, expert_offsets=offsets)
         slots = ttnn_moe.local_reduce_moe_output(
-            emu.to_layout(down, emu.ROW_MAJOR_LAYOUT), rm(device, packed.token_idx_map, emu.uint32),
-            rm(device, packed.routed_token_weights, emu.bfloat16), counts, num_out_rows=packed.tokens.shape[0],
+            emu.to_layout(down, emu.ROW_MAJOR_LAYOUT),
+            rm(device, packed.token_idx_map, emu.uint32),
+            rm(device, packed.routed_token_weights, emu.bfloat16),
+            counts,
+            num_out_rows=packed.tokens.shape[0],
             expert_offsets=offsets,
         ).output
-        got_slots = emu.to_torch(slots).float()                                        # (cap, H): one row per slot
+        got_slots = emu.to_torch(slots).float()  # (cap, H): one row per slot
     finally:
         emu.close_device(device)
     # Slot s holds the partial of source token slot_source[s, 1]; tokens with no local expert have no slot.

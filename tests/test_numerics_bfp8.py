@@ -9,7 +9,6 @@ face order TL, TR, BL, BR) followed by 1024 sign|magnitude bytes in tilized orde
 
 import numpy as np
 import pytest
-
 from ttnn_moe._C import numerics
 from ttnn_moe._C.program import DataFormat
 

@@ -6,7 +6,6 @@ checks the packed output against torch/numpy, or checks the error a misuse raise
 import numpy as np
 import pytest
 import torch
-
 import ttnn_moe_numerics_testing as numerics_testing
 from ttnn_moe._C import numerics
 from ttnn_moe._C import program as pd
@@ -424,9 +423,7 @@ def test_tilize_block_and_untilize_block(rng, fp32_dest):
     h.tilize_block(0, ntiles, 16)
     through_dst = rows if fp32_dest else _bf16(rows)
     tiles = h.read(16).view(np.float32).reshape(ntiles, 1024)
-    expected = (
-        torch.from_numpy(through_dst).reshape(2, 16, ntiles, 2, 16).permute(2, 0, 3, 1, 4).reshape(ntiles, 1024)
-    )
+    expected = torch.from_numpy(through_dst).reshape(2, 16, ntiles, 2, 16).permute(2, 0, 3, 1, 4).reshape(ntiles, 1024)
     np.testing.assert_array_equal(tiles, expected.numpy())
 
     h.load(16, h.read(16))

@@ -4,7 +4,6 @@ integer formats as raw bits, and the bad-input errors of the numerics bindings."
 import numpy as np
 import pytest
 import torch
-
 import ttnn_moe_numerics_testing as numerics_testing
 from ttnn_moe._C import numerics
 from ttnn_moe._C.program import DataFormat
@@ -14,12 +13,31 @@ from ttnn_moe._C.program import DataFormat
 # the largest finite value (rounds up to inf), subnormals (incl. a subnormal tie) and signed zeros.
 BF16_EDGE_BITS = np.array(
     [
-        0x3F808000, 0x3F818000, 0xBF808000, 0xBF818000,  # ties: even -> down, odd -> up
-        0x3F807FFF, 0x3F808001, 0x3F80FFFF, 0x3FFFFFFF,  # around ties; carry into the exponent
-        0x7F800001, 0xFF800001, 0x7FC00000, 0xFFFFFFFF, 0x7F80FFFF,  # NaNs
-        0x7F800000, 0xFF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F7F7FFF,  # inf, max finite (-> inf), just below
-        0x00000001, 0x00008000, 0x00018000, 0x807FFFFF, 0x00007FFF,  # subnormals
-        0x00000000, 0x80000000,
+        0x3F808000,
+        0x3F818000,
+        0xBF808000,
+        0xBF818000,  # ties: even -> down, odd -> up
+        0x3F807FFF,
+        0x3F808001,
+        0x3F80FFFF,
+        0x3FFFFFFF,  # around ties; carry into the exponent
+        0x7F800001,
+        0xFF800001,
+        0x7FC00000,
+        0xFFFFFFFF,
+        0x7F80FFFF,  # NaNs
+        0x7F800000,
+        0xFF800000,
+        0x7F7FFFFF,
+        0xFF7FFFFF,
+        0x7F7F7FFF,  # inf, max finite (-> inf), just below
+        0x00000001,
+        0x00008000,
+        0x00018000,
+        0x807FFFFF,
+        0x00007FFF,  # subnormals
+        0x00000000,
+        0x80000000,
     ],
     dtype=np.uint32,
 )

@@ -4,7 +4,6 @@ row-major inside a face), checked against an independent torch reshape/permute f
 import numpy as np
 import pytest
 import torch
-
 from ttnn_moe._C import numerics
 from ttnn_moe._C.program import DataFormat
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from tools import tt_wheel
 from ttnn_moe._C import numerics
 from ttnn_moe._C.program import DataFormat
+
+from tools import tt_wheel
 
 VERSION = "0.81.1"
 _LIBRARY_MEMBERS = ("ttnn/build/lib/", "ttnn.libs/")

@@ -11,6 +11,10 @@ import dataclasses
 
 import pytest
 import torch
+from ttnn_moe.emu.tensor import device_shards, from_shards
+from ttnn_moe.ops._launch import topology_of
+from ttnn_moe.paths import kernels_dir
+from ttnn_moe.testing import assert_pcc
 
 from ttnn_moe import (
     _C,
@@ -24,10 +28,6 @@ from ttnn_moe import (
     local_reduce_moe_output,
     moe_bmm,
 )
-from ttnn_moe.emu.tensor import device_shards, from_shards
-from ttnn_moe.ops._launch import topology_of
-from ttnn_moe.paths import kernels_dir
-from ttnn_moe.testing import assert_pcc
 
 DF = _C.program.DataFormat
 RM = _C.program.Layout.ROW_MAJOR
@@ -40,8 +40,15 @@ def arg(shape, dtype, layout=RM, address=4096):
     rows = 1
     for d in shape[:-1]:
         rows *= d
-    return _C.program.TensorArg(shape=list(shape), dtype=dtype, layout=layout, address=address,
-                                page_size=shape[-1] * element, num_pages=rows, is_dram=True)
+    return _C.program.TensorArg(
+        shape=list(shape),
+        dtype=dtype,
+        layout=layout,
+        address=address,
+        page_size=shape[-1] * element,
+        num_pages=rows,
+        is_dram=True,
+    )
 
 
 def dispatch_inputs(batch=2, seq=3, hidden=64, top_k=4, experts=64, devices=8, mapping_dtype=DF.Int32):
@@ -64,16 +71,22 @@ def mesh_context(mesh=(1, 8), topology=LINEAR, node_ids=None, payload=4096, conn
         return [0xC0DE, dst.row, dst.col]
 
     return _C.ops.MeshContext(
-        kernels_root=str(kernels_dir()), grid=_C.program.CoreCoord(2, 2), rows=rows, cols=cols, topology=topology,
-        max_packet_payload=payload, fabric_node_ids=node_ids or [(0, d) for d in range(rows * cols)],
-        connect_fabric=connect)
+        kernels_root=str(kernels_dir()),
+        grid=_C.program.CoreCoord(2, 2),
+        rows=rows,
+        cols=cols,
+        topology=topology,
+        max_packet_payload=payload,
+        fabric_node_ids=node_ids or [(0, d) for d in range(rows * cols)],
+        connect_fabric=connect,
+    )
 
 
 def dispatch_specs(inputs, mesh=(1, 8), axis=1, topology=LINEAR, capacity=0, num_links=1, payload=4096):
-    attributes = _C.ops.all_to_all_dispatch_dense.Attributes(cluster_axis=axis, capacity=capacity,
-                                                             num_links=num_links)
-    return _C.ops.all_to_all_dispatch_dense.output_specs(attributes, inputs,
-                                                         mesh_context(mesh, topology, payload=payload))
+    attributes = _C.ops.all_to_all_dispatch_dense.Attributes(cluster_axis=axis, capacity=capacity, num_links=num_links)
+    return _C.ops.all_to_all_dispatch_dense.output_specs(
+        attributes, inputs, mesh_context(mesh, topology, payload=payload)
+    )
 
 
 def test_dispatch_output_specs_follow_the_spec_shapes():
@@ -81,8 +94,16 @@ def test_dispatch_output_specs_follow_the_spec_shapes():
     shapes = [list(s.shape) for s in specs]
     # E_l = 64 / 8; D = 8 devices on axis 1 of a 1x8 mesh.
     assert shapes[:8] == [[256, 128], [8, 1], [8, 1], [256], [256], [256, 2], [1], [1, 8]]
-    assert [s.dtype for s in specs[:8]] == [DF.Float16_b, DF.UInt32, DF.UInt32, DF.UInt32, DF.Float16_b,
-                                            DF.UInt32, DF.UInt32, DF.UInt32]
+    assert [s.dtype for s in specs[:8]] == [
+        DF.Float16_b,
+        DF.UInt32,
+        DF.UInt32,
+        DF.UInt32,
+        DF.Float16_b,
+        DF.UInt32,
+        DF.UInt32,
+        DF.UInt32,
+    ]
     # routing_counts (D, E) and routing_lists (D, 2*T*K): one page per line position.
     assert shapes[8:] == [[8, 64], [8, 2 * 21 * 4]]
 
@@ -91,8 +112,15 @@ def test_status_records_keep_their_documented_word_order():
     dispatch = _C.ops.all_to_all_dispatch_dense
     combine = _C.ops.all_to_all_combine_dense
     assert list(dispatch.StatusWord.__members__) == [
-        "kDroppedRows", "kNeededRows", "kInvalidIds", "kFirstInvalidToken", "kFirstInvalidK", "kFirstInvalidId",
-        "kMappingErrors", "kFirstBadExpert"]
+        "kDroppedRows",
+        "kNeededRows",
+        "kInvalidIds",
+        "kFirstInvalidToken",
+        "kFirstInvalidK",
+        "kFirstInvalidId",
+        "kMappingErrors",
+        "kFirstBadExpert",
+    ]
     assert list(combine.StatusWord.__members__) == ["kBadSlots", "kFirstBadSlot", "kNumSlotsClamped"]
     for op in (dispatch, combine):
         assert [int(w) for w in op.StatusWord.__members__.values()] == list(range(len(op.StatusWord.__members__)))
@@ -104,8 +132,10 @@ def test_default_capacity_is_the_worst_case_for_distinct_experts():
     # D = 4 (axis 0 of 4x8), T = 5, K = 4, E_l = 64 / 32 = 2 -> 40 -> 64, + 2 * 32.
     specs = dispatch_specs(dispatch_inputs(batch=1, seq=5, top_k=4, experts=64, devices=32), mesh=(4, 8), axis=0)
     assert list(specs[0].shape)[0] == 64 + 64
-    assert _C.ops.all_to_all_dispatch_dense.default_capacity(tokens_per_device=5, top_k=4, line_size=4,
-                                                             local_experts=2) == 64 + 64
+    assert (
+        _C.ops.all_to_all_dispatch_dense.default_capacity(tokens_per_device=5, top_k=4, line_size=4, local_experts=2)
+        == 64 + 64
+    )
 
 
 @pytest.mark.parametrize(
@@ -144,7 +174,10 @@ def test_topology_must_match_the_fabric_when_the_target_knows_it():
         (dispatch_inputs(top_k=33), "K = 33 exceeds"),
         (dispatch_inputs(experts=65536 + 8), "exceeds the 65536 experts"),
         (dispatch_inputs(hidden=40), "H = 40 must be a multiple of 16"),
-        (dispatch_inputs()[:3] + [arg((64, 8, 2), DF.Int32)], r"expert_mapping \(1, 1, E, num_devices\) must have rank 2"),
+        (
+            dispatch_inputs()[:3] + [arg((64, 8, 2), DF.Int32)],
+            r"expert_mapping \(1, 1, E, num_devices\) must have rank 2",
+        ),
         (dispatch_inputs()[:3] + [arg((1, 1, 64, 8), DF.Float16_b)], "expert_mapping must be uint16, uint32 or int32"),
         ([dispatch_inputs()[0], arg((2, 3, 4), DF.Int32)] + dispatch_inputs()[2:], "topk_indices must be uint32"),
         ([dispatch_inputs()[0], arg((2, 4, 4), DF.UInt32)] + dispatch_inputs()[2:], r"must match x \(2, 3, 64\)"),
@@ -158,11 +191,18 @@ def test_dispatch_bad_inputs_raise(inputs, message):
         dispatch_specs(inputs)
 
 
-@pytest.mark.parametrize("x_shape, k_shape", [((1, 2, 3, 64), (1, 2, 3, 4)), ((2, 3, 1, 64), (2, 3, 1, 4))],
-                         ids=["leading_1", "ttnn_B_S_1_H"])
+@pytest.mark.parametrize(
+    "x_shape, k_shape",
+    [((1, 2, 3, 64), (1, 2, 3, 4)), ((2, 3, 1, 64), (2, 3, 1, 4))],
+    ids=["leading_1", "ttnn_B_S_1_H"],
+)
 def test_dispatch_accepts_ttnn_4d_inputs_and_uint16_mapping(x_shape, k_shape):
-    inputs = [arg(x_shape, DF.Float16_b), arg(k_shape, DF.UInt32), arg(k_shape, DF.Float16_b),
-              arg((1, 1, 64, 8), DF.UInt16)]
+    inputs = [
+        arg(x_shape, DF.Float16_b),
+        arg(k_shape, DF.UInt32),
+        arg(k_shape, DF.Float16_b),
+        arg((1, 1, 64, 8), DF.UInt16),
+    ]
     specs = dispatch_specs(inputs, capacity=64)
     assert list(specs[0].shape) == [64, 64]
     assert list(specs[9].shape) == [8, 2 * 6 * 4]  # routing lists: T = B * S = 6 tokens of K = 4
@@ -186,7 +226,7 @@ def route_words(program, line_size):
     """The kernel's per-position route words: (direction, hops, chip id) of each line position."""
     args = program.kernels[0].runtime_args[0][1]
     start = 14 + 12 + line_size  # 14 addresses, 12 scalars, line device indices
-    words = args[start:start + 2 * line_size]
+    words = args[start : start + 2 * line_size]
     return [(w & 0xFF, (w >> 8) & 0xFF, n & 0xFFFF) for w, n in zip(words[::2], words[1::2])]
 
 
@@ -194,7 +234,7 @@ def fabric_neighbors(program, line_size):
     """(forward, backward) neighbors from the connection block after the route words:
     [has_forward][0xC0DE, row, col][has_backward][0xC0DE, row, col] (one link)."""
     args = program.kernels[0].runtime_args[0][1]
-    block = list(args[14 + 12 + 3 * line_size:])
+    block = list(args[14 + 12 + 3 * line_size :])
     neighbors = []
     for _ in ("forward", "backward"):
         present, block = block[0], block[1:]
@@ -212,8 +252,9 @@ def fabric_neighbors(program, line_size):
 def test_linear_line_connects_each_device_to_its_existing_neighbors(mesh, axis):
     connections = []
     programs = dispatch_programs(mesh, axis, LINEAR, connections=connections)
-    assert [(coord(r.start), coord(r.end)) for r, _ in programs] == [((r, c), (r, c)) for r in range(mesh[0])
-                                                                    for c in range(mesh[1])]
+    assert [(coord(r.start), coord(r.end)) for r, _ in programs] == [
+        ((r, c), (r, c)) for r in range(mesh[0]) for c in range(mesh[1])
+    ]
     for device_range, program in programs:
         r, c = coord(device_range.start)
         pos, size = (r, mesh[0]) if axis == 0 else (c, mesh[1])
@@ -235,8 +276,16 @@ def test_ring_connects_both_ways_round_the_line():
 def test_routes_take_the_shorter_way_on_a_ring_and_the_straight_way_on_a_line():
     local, fwd, bwd = 0, 1, 2
     ring = route_words(dispatch_programs((1, 8), 1, RING)[1][1], 8)
-    assert [(d, h) for d, h, _ in ring] == [(bwd, 1), (local, 0), (fwd, 1), (fwd, 2), (fwd, 3), (fwd, 4),
-                                            (bwd, 3), (bwd, 2)]
+    assert [(d, h) for d, h, _ in ring] == [
+        (bwd, 1),
+        (local, 0),
+        (fwd, 1),
+        (fwd, 2),
+        (fwd, 3),
+        (fwd, 4),
+        (bwd, 3),
+        (bwd, 2),
+    ]
     line = route_words(dispatch_programs((1, 8), 1, LINEAR)[1][1], 8)
     assert [(d, h) for d, h, _ in line] == [(bwd, 1), (local, 0)] + [(fwd, h) for h in range(1, 7)]
 
@@ -260,9 +309,9 @@ def test_program_cache_hit_builds_nothing_and_sets_up_no_fabric_connection():
 
 
 def combine_specs(inputs, mesh=(1, 8), axis=1, batch=2, seq=3, dtype=DF.Float16_b, partials=False, unit_dim=False):
-    attributes = _C.ops.all_to_all_combine_dense.Attributes(cluster_axis=axis, batch=batch, seq=seq,
-                                                            output_dtype=dtype, unit_dim=unit_dim,
-                                                            return_partials=partials)
+    attributes = _C.ops.all_to_all_combine_dense.Attributes(
+        cluster_axis=axis, batch=batch, seq=seq, output_dtype=dtype, unit_dim=unit_dim, return_partials=partials
+    )
     return _C.ops.all_to_all_combine_dense.output_specs(attributes, inputs, mesh_context(mesh))
 
 
@@ -285,8 +334,11 @@ def test_combine_output_specs():
         (combine_inputs(), dict(batch=0), "batch and seq must be positive"),
         (combine_inputs(), dict(dtype=DF.UInt32), "output dtype must be bfloat16 or float32"),
         (combine_inputs(hidden=24), {}, "H = 24 must be a multiple of 16"),
-        ([arg((64, 64), DF.Float16_b), arg((32, 2), DF.UInt32), arg((1,), DF.UInt32)], {},
-         r"slot_source \(32, 2\) must be \(capacity, 2\) with capacity = 64"),
+        (
+            [arg((64, 64), DF.Float16_b), arg((32, 2), DF.UInt32), arg((1,), DF.UInt32)],
+            {},
+            r"slot_source \(32, 2\) must be \(capacity, 2\) with capacity = 64",
+        ),
         ([arg((64, 64), DF.Float32)] + combine_inputs()[1:], {}, "reduced must be bfloat16"),
         (combine_inputs()[:2] + [arg((2,), DF.UInt32)], {}, "num_slots must hold one value"),
     ],
@@ -296,9 +348,17 @@ def test_combine_bad_inputs_raise(inputs, change, message):
         combine_specs(inputs, **change)
 
 
-@pytest.mark.parametrize("name, value, error", [
-    ("cluster_axis", -1, ValueError), ("cluster_axis", 2, ValueError), ("cluster_axis", 1.0, TypeError),
-    ("num_links", 0, ValueError), ("capacity", 2**32, ValueError), ("strict", 1, TypeError)])
+@pytest.mark.parametrize(
+    "name, value, error",
+    [
+        ("cluster_axis", -1, ValueError),
+        ("cluster_axis", 2, ValueError),
+        ("cluster_axis", 1.0, TypeError),
+        ("num_links", 0, ValueError),
+        ("capacity", 2**32, ValueError),
+        ("strict", 1, TypeError),
+    ],
+)
 def test_dispatch_wrapper_rejects_bad_scalars_before_launching(name, value, error):
     kwargs = {"cluster_axis": 0, name: value}
     with pytest.raises(error, match=name):
@@ -308,8 +368,18 @@ def test_dispatch_wrapper_rejects_bad_scalars_before_launching(name, value, erro
 def test_combine_wrapper_takes_the_dispatch_handle_and_rejects_bad_arguments():
     with pytest.raises(TypeError, match="handle must be the DispatchHandle all_to_all_dispatch_dense returned"):
         all_to_all_combine_dense(None, (None, None))
-    handle = DispatchHandle(slot_source=None, num_slots=None, dispatch_status=None, cluster_axis=0, batch=1, seq=1,
-                            unit_dim=False, capacity=32, num_links=1, topology=None)
+    handle = DispatchHandle(
+        slot_source=None,
+        num_slots=None,
+        dispatch_status=None,
+        cluster_axis=0,
+        batch=1,
+        seq=1,
+        unit_dim=False,
+        capacity=32,
+        num_links=1,
+        topology=None,
+    )
     with pytest.raises(ValueError, match="output_dtype must be bfloat16 or float32, got 'int32'"):
         all_to_all_combine_dense(None, handle, output_dtype="int32")
 
@@ -360,18 +430,19 @@ def make_inputs(shape, axis, kind, batch, seq, seed=0, hidden=HIDDEN):
     g = torch.Generator().manual_seed(seed)
     n = shape[0] * shape[1]
     xs = [torch.randn(batch, seq, hidden, generator=g).to(torch.bfloat16) for _ in range(n)]
-    ids = [pick_experts(kind, d, shape, axis, g, batch * seq).reshape(batch, seq, -1).to(torch.int32)
-           for d in range(n)]
+    ids = [pick_experts(kind, d, shape, axis, g, batch * seq).reshape(batch, seq, -1).to(torch.int32) for d in range(n)]
     ws = [torch.rand(*i.shape, generator=g).to(torch.bfloat16) for i in ids]
     return xs, ids, ws, expert_mapping(NUM_EXPERTS, n)
 
 
 def to_mesh(mesh, xs, ids, ws, mapping, mapping_dtype=emu.int32):
     n = len(xs)
-    return (from_shards(xs, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
-            from_shards(ids, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
-            from_shards(ws, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
-            from_shards([mapping] * n, mapping_dtype, emu.ROW_MAJOR_LAYOUT, mesh))
+    return (
+        from_shards(xs, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
+        from_shards(ids, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
+        from_shards(ws, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
+        from_shards([mapping] * n, mapping_dtype, emu.ROW_MAJOR_LAYOUT, mesh),
+    )
 
 
 def words(t):
@@ -381,8 +452,9 @@ def words(t):
 def dispatch_shards(out):
     """name -> per-device tensors of every dispatch output, the handle's tensors included."""
     tensors = {name: getattr(out, name) for name in out._fields if name != "handle"}
-    tensors.update(slot_source=out.handle.slot_source, num_slots=out.handle.num_slots,
-                   dispatch_status=out.handle.dispatch_status)
+    tensors.update(
+        slot_source=out.handle.slot_source, num_slots=out.handle.num_slots, dispatch_status=out.handle.dispatch_status
+    )
     return {name: device_shards(t) for name, t in tensors.items()}
 
 
@@ -391,14 +463,16 @@ def check_dispatch(out, expected):
     got = dispatch_shards(out)
     for d, exp in enumerate(expected):
         for name in ("num_routed_tokens", "expert_offsets", "token_idx_map", "slot_source", "num_slots"):
-            assert torch.equal(words(got[name][d]).reshape(exp_shape := getattr(exp, name).shape),
-                               getattr(exp, name).to(torch.int64)), f"device {d}: {name} {exp_shape}"
+            assert torch.equal(
+                words(got[name][d]).reshape(exp_shape := getattr(exp, name).shape), getattr(exp, name).to(torch.int64)
+            ), f"device {d}: {name} {exp_shape}"
         assert torch.equal(got["routed_token_weights"][d].reshape(-1), exp.routed_token_weights), f"device {d}"
         for offset, count in zip(exp.expert_offsets.reshape(-1).tolist(), exp.num_routed_tokens.reshape(-1).tolist()):
             block = slice(offset, offset + -(-count // 32) * 32)
             assert torch.equal(got["tokens"][d][block], exp.tokens[block]), f"device {d}: rows {block}"
         assert words(got["dispatch_status"][d])[0, DISPATCH_STATUS.kDroppedRows] == exp.overflow[0], (
-            f"device {d}: dropped rows")
+            f"device {d}: dropped rows"
+        )
 
 
 def unique_remote_pairs(ids, shape, axis):
@@ -444,8 +518,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("shape, axis, kind, topology, batch_seq", CASES,
-                         ids=[f"{s[0]}x{s[1]}-axis{a}-{k}-{t}" for s, a, k, t, _ in CASES])
+@pytest.mark.parametrize(
+    "shape, axis, kind, topology, batch_seq", CASES, ids=[f"{s[0]}x{s[1]}-axis{a}-{k}-{t}" for s, a, k, t, _ in CASES]
+)
 def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batch_seq):
     batch, seq = batch_seq
     xs, ids, ws, mapping = make_inputs(shape, axis, kind, batch, seq)
@@ -457,7 +532,6 @@ def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batc
     check_dispatch(out, expected)
 
     # Token payload = plain writes: each (token, remote destination) pair once, H bf16 values.
-    line_size = shape[axis]
     by_type = fabric_bytes_by_type(counters)
     assert by_type.get("write", 0) == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
     # Routing metadata = fused write+inc packets, reported separately.
@@ -467,8 +541,9 @@ def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batc
     g = torch.Generator().manual_seed(1)
     reduced = [torch.randn(capacity, HIDDEN, generator=g).to(torch.bfloat16) for _ in xs]
     reduced_mesh = from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
-    want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
-                                           [e.num_slots for e in expected], shape, axis, batch, seq)
+    want = golden.all_to_all_combine_dense(
+        reduced, [e.slot_source for e in expected], [e.num_slots for e in expected], shape, axis, batch, seq
+    )
     got32 = device_shards(all_to_all_combine_dense(reduced_mesh, out.handle, output_dtype="float32"))
     got16 = device_shards(all_to_all_combine_dense(reduced_mesh, out.handle))
     # Every slot row goes back once: the same (token, remote device) pairs as the dispatch.
@@ -492,10 +567,14 @@ def test_rows_longer_than_a_fabric_packet_and_a_tile():
     assert by_type["write"] == unique_remote_pairs(ids, shape, axis) * hidden * 2
     g = torch.Generator().manual_seed(14)
     reduced = [torch.randn(out.tokens.shape[0], hidden, generator=g).to(torch.bfloat16) for _ in xs]
-    got = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh), out.handle,
-                                                 output_dtype="float32"))
-    want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
-                                           [e.num_slots for e in expected], shape, axis, batch, seq)
+    got = device_shards(
+        all_to_all_combine_dense(
+            from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh), out.handle, output_dtype="float32"
+        )
+    )
+    want = golden.all_to_all_combine_dense(
+        reduced, [e.slot_source for e in expected], [e.num_slots for e in expected], shape, axis, batch, seq
+    )
     assert all(torch.equal(got[d], want[d]) for d in range(len(xs)))
 
 
@@ -507,11 +586,19 @@ def test_combine_returns_the_unsummed_partials():
     expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=out.tokens.shape[0])
     g = torch.Generator().manual_seed(4)
     reduced = [torch.randn(out.tokens.shape[0], HIDDEN, generator=g).to(torch.bfloat16) for _ in xs]
-    got = device_shards(all_to_all_combine_dense_partials(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
-                                                          out.handle))
-    want = golden.all_to_all_combine_dense(reduced, [e.slot_source for e in expected],
-                                           [e.num_slots for e in expected], shape, axis, batch, seq,
-                                           return_partials=True)
+    got = device_shards(
+        all_to_all_combine_dense_partials(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh), out.handle)
+    )
+    want = golden.all_to_all_combine_dense(
+        reduced,
+        [e.slot_source for e in expected],
+        [e.num_slots for e in expected],
+        shape,
+        axis,
+        batch,
+        seq,
+        return_partials=True,
+    )
     for d in range(len(xs)):
         assert got[d].shape == (shape[axis], batch, seq, HIDDEN)
         assert torch.equal(got[d].float(), want[d]), f"device {d}"
@@ -530,17 +617,26 @@ def test_preallocated_dispatch_and_combine_outputs_are_written_in_place():
     check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=capacity))
 
     g = torch.Generator().manual_seed(6)
-    reduced = from_shards([torch.randn(capacity, HIDDEN, generator=g).to(torch.bfloat16) for _ in xs],
-                          emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    reduced = from_shards(
+        [torch.randn(capacity, HIDDEN, generator=g).to(torch.bfloat16) for _ in xs],
+        emu.bfloat16,
+        emu.ROW_MAJOR_LAYOUT,
+        mesh,
+    )
     want = device_shards(all_to_all_combine_dense(reduced, out.handle))
-    combined = from_shards([torch.full((batch, seq, HIDDEN), 5.0).to(torch.bfloat16) for _ in xs],
-                           emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    combined = from_shards(
+        [torch.full((batch, seq, HIDDEN), 5.0).to(torch.bfloat16) for _ in xs], emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh
+    )
     assert all_to_all_combine_dense(reduced, out.handle, output_tensor=combined) is combined
     assert all(torch.equal(a, b) for a, b in zip(device_shards(combined), want))
-    wrong = from_shards([torch.zeros(batch, seq + 1, HIDDEN).to(torch.bfloat16) for _ in xs],
-                        emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
-    with pytest.raises(ValueError, match=r"all_to_all_combine_dense: output_tensors\[0\] is \[2, 4, 64\] bfloat16 "
-                                         r"ROW_MAJOR, the op writes \[2, 3, 64\] bfloat16 ROW_MAJOR"):
+    wrong = from_shards(
+        [torch.zeros(batch, seq + 1, HIDDEN).to(torch.bfloat16) for _ in xs], emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"all_to_all_combine_dense: output_tensors\[0\] is \[2, 4, 64\] bfloat16 "
+        r"ROW_MAJOR, the op writes \[2, 3, 64\] bfloat16 ROW_MAJOR",
+    ):
         all_to_all_combine_dense(reduced, out.handle, output_tensor=wrong)
 
 
@@ -567,8 +663,9 @@ def test_two_links_split_the_payload_and_give_the_same_results():
     inputs = to_mesh(mesh, xs, ids, ws, mapping)
     out = all_to_all_dispatch_dense(*inputs, cluster_axis=axis, num_links=2)
     counters = emu.last_run_counters()
-    check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis,
-                                                         capacity=out.tokens.shape[0]))
+    check_dispatch(
+        out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=out.tokens.shape[0])
+    )
     payload_by_link = {}
     for flow in counters["fabric"]["flows"]:
         if flow["type"] == "write":
@@ -576,7 +673,10 @@ def test_two_links_split_the_payload_and_give_the_same_results():
     assert sorted(payload_by_link) == [0, 1] and min(payload_by_link.values()) > 0
     assert sum(payload_by_link.values()) == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
     reduced = emu.to_layout(out.tokens, emu.ROW_MAJOR_LAYOUT)
-    one, two = (device_shards(all_to_all_combine_dense(reduced, dataclasses.replace(out.handle, num_links=links))) for links in (1, 2))
+    one, two = (
+        device_shards(all_to_all_combine_dense(reduced, dataclasses.replace(out.handle, num_links=links)))
+        for links in (1, 2)
+    )
     assert all(torch.equal(a, b) for a, b in zip(one, two))
 
 
@@ -586,13 +686,14 @@ def test_duplicate_experts_per_token_fan_out_on_the_destination():
     shape, axis, batch, seq = (1, 8), 1, 1, 6
     g = torch.Generator().manual_seed(6)
     xs = [torch.randn(batch, seq, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(8)]
-    ids = [torch.tensor([[e, e, e + 1, 200] for e in range(0, 96, 16)][:seq], dtype=torch.int32)
-           .reshape(batch, seq, 4) for _ in range(8)]
+    ids = [
+        torch.tensor([[e, e, e + 1, 200] for e in range(0, 96, 16)][:seq], dtype=torch.int32).reshape(batch, seq, 4)
+        for _ in range(8)
+    ]
     ws = [torch.rand(batch, seq, 4, generator=g).to(torch.bfloat16) for _ in range(8)]
     mapping = expert_mapping(NUM_EXPERTS, 8)
     mesh = open_mesh(shape)
-    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping, emu.uint16), cluster_axis=axis,
-                                    capacity=256)
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping, emu.uint16), cluster_axis=axis, capacity=256)
     by_type = fabric_bytes_by_type(emu.last_run_counters())
     check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=256))
     assert by_type["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
@@ -621,8 +722,10 @@ def test_invalid_ids_raise_in_strict_mode_and_are_skipped_otherwise():
     with pytest.raises(ValueError, match=r"device 5: expert id 259 at token 2, k 1 is outside"):
         all_to_all_dispatch_dense(*inputs, cluster_axis=axis)
     out = all_to_all_dispatch_dense(*inputs, cluster_axis=axis, strict=False)
-    check_dispatch(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis,
-                                                         capacity=out.tokens.shape[0], strict=False))
+    check_dispatch(
+        out,
+        golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=out.tokens.shape[0], strict=False),
+    )
 
 
 def test_combine_strict_mode_names_a_bad_slot_and_a_num_slots_over_capacity():
@@ -631,8 +734,9 @@ def test_combine_strict_mode_names_a_bad_slot_and_a_num_slots_over_capacity():
     mesh = open_mesh(shape)
     out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
     capacity = out.tokens.shape[0]
-    reduced = from_shards([torch.zeros(capacity, HIDDEN, dtype=torch.bfloat16)] * 4, emu.bfloat16,
-                          emu.ROW_MAJOR_LAYOUT, mesh)
+    reduced = from_shards(
+        [torch.zeros(capacity, HIDDEN, dtype=torch.bfloat16)] * 4, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh
+    )
 
     def uint32_mesh(shards):
         return from_shards(shards, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh)
@@ -666,8 +770,9 @@ def test_a_topology_other_than_the_mesh_fabric_raises():
 
 def test_inputs_on_a_single_device_are_rejected():
     device = emu.open_device(0, grid=(1, 1))
-    x = emu.from_torch(torch.zeros(1, 2, HIDDEN, dtype=torch.bfloat16), emu.bfloat16,
-                       layout=emu.ROW_MAJOR_LAYOUT, device=device)
+    x = emu.from_torch(
+        torch.zeros(1, 2, HIDDEN, dtype=torch.bfloat16), emu.bfloat16, layout=emu.ROW_MAJOR_LAYOUT, device=device
+    )
     with pytest.raises(ValueError, match="needs tensors on a mesh device"):
         all_to_all_dispatch_dense(x, x, x, x, cluster_axis=0)
 
@@ -694,23 +799,34 @@ def test_dispatch_moe_bmm_local_reduce_combine_equals_the_experts_output():
     for d in range(rows * cols):
         counts = on_single(words(shards["num_routed_tokens"][d]).to(torch.int32), emu.uint32)
         offsets = on_single(words(shards["expert_offsets"][d]).to(torch.int32), emu.uint32)
-        y = moe_bmm(on_single(shards["tokens"][d], emu.bfloat16, emu.TILE_LAYOUT),
-                                   on_single(experts[d * local:(d + 1) * local], emu.bfloat16, emu.TILE_LAYOUT),
-                                   counts, expert_offsets=offsets)
+        y = moe_bmm(
+            on_single(shards["tokens"][d], emu.bfloat16, emu.TILE_LAYOUT),
+            on_single(experts[d * local : (d + 1) * local], emu.bfloat16, emu.TILE_LAYOUT),
+            counts,
+            expert_offsets=offsets,
+        )
         y = emu.to_layout(y, emu.ROW_MAJOR_LAYOUT)
         r = local_reduce_moe_output(
-            y, on_single(words(shards["token_idx_map"][d]).to(torch.int32), emu.uint32),
-            on_single(shards["routed_token_weights"][d], emu.bfloat16), counts, num_out_rows=capacity,
-            expert_offsets=offsets)
+            y,
+            on_single(words(shards["token_idx_map"][d]).to(torch.int32), emu.uint32),
+            on_single(shards["routed_token_weights"][d], emu.bfloat16),
+            counts,
+            num_out_rows=capacity,
+            expert_offsets=offsets,
+        )
         reduced.append(emu.to_torch(r.output))
-    combined = device_shards(all_to_all_combine_dense(from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh),
-                                                      out.handle, output_dtype="float32"))
+    combined = device_shards(
+        all_to_all_combine_dense(
+            from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh), out.handle, output_dtype="float32"
+        )
+    )
     owner = owners(rows * cols)
     for d in range(rows * cols):
         line = golden.group_of(d, shape, axis)
         want = torch.zeros(batch * seq, HIDDEN)
-        for t, (chosen, weights) in enumerate(zip(ids[d].reshape(-1, TOP_K).tolist(),
-                                                 ws[d].reshape(-1, TOP_K).float().tolist())):
+        for t, (chosen, weights) in enumerate(
+            zip(ids[d].reshape(-1, TOP_K).tolist(), ws[d].reshape(-1, TOP_K).float().tolist())
+        ):
             for e, w in zip(chosen, weights):
                 if int(owner[e]) in line:
                     want[t] += w * (xs[d].reshape(-1, HIDDEN)[t].float() @ experts[e].float())
@@ -724,7 +840,6 @@ def test_dispatch_moe_bmm_local_reduce_combine_equals_the_experts_output():
 
 def test_hardware_mesh_target_appends_ttnn_fabric_connections():
     from fake_ttnn import FakeTensor, make_fake_ttnn
-
     from ttnn_moe.hardware import HardwareTarget
     from ttnn_moe.ops import _launch
 

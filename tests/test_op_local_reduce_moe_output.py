@@ -6,12 +6,11 @@ The numeric cases need the emulator's compute kernels (emu stage 3).
 import pytest
 import torch
 from emu_fixtures import emu_device_per_grid_fixture
-from routing_cases import expert_ids, single_device_mapping, rm
+from routing_cases import expert_ids, rm, single_device_mapping
+from ttnn_moe.testing import assert_pcc
 
 import ttnn_moe
 from ttnn_moe import emu, golden
-from ttnn_moe.testing import assert_pcc
-
 
 device = emu_device_per_grid_fixture([(1, 1), (2, 3), (8, 8)])
 
@@ -28,8 +27,12 @@ def _padded_case(kind, num_tokens, hidden, num_local, top_k, seed):
 def _run(device, y, tables, num_out_rows, **kwargs):
     counts, _, token_weights, idx_map = tables
     return ttnn_moe.local_reduce_moe_output(
-        rm(device, y, emu.bfloat16), rm(device, idx_map, emu.uint32), rm(device, token_weights, emu.bfloat16),
-        rm(device, counts, emu.uint32), num_out_rows=num_out_rows, **kwargs,
+        rm(device, y, emu.bfloat16),
+        rm(device, idx_map, emu.uint32),
+        rm(device, token_weights, emu.bfloat16),
+        rm(device, counts, emu.uint32),
+        num_out_rows=num_out_rows,
+        **kwargs,
     )
 
 
@@ -64,8 +67,12 @@ def test_grouped_mode(device):
     weights[[0, 1, 2, 32, 33]] = torch.tensor([0.5, 1.0, 2.0, 0.25, 4.0]).bfloat16()
     y = torch.randn(64, 96).bfloat16()
     got = ttnn_moe.local_reduce_moe_output(
-        rm(device, y, emu.bfloat16), rm(device, idx_map, emu.uint32), rm(device, weights, emu.bfloat16),
-        rm(device, counts, emu.uint32), num_out_rows=6, expert_offsets=rm(device, offsets, emu.uint32),
+        rm(device, y, emu.bfloat16),
+        rm(device, idx_map, emu.uint32),
+        rm(device, weights, emu.bfloat16),
+        rm(device, counts, emu.uint32),
+        num_out_rows=6,
+        expert_offsets=rm(device, offsets, emu.uint32),
     ).output
     want = golden.local_reduce_moe_output(y, idx_map, weights, counts, 6, expert_offsets=offsets)
     assert_pcc(want, emu.to_torch(got).float(), pcc=0.9999, name="grouped")
@@ -88,16 +95,30 @@ def test_bad_inputs_raise_naming_the_value(device):
         _run(device, y, tables, 0)
     with pytest.raises(ValueError, match=r"token_idx_map \(2, 7\) must match y's leading dims \(2, 8\)"):
         ttnn_moe.local_reduce_moe_output(
-            rm(device, y, emu.bfloat16), rm(device, idx_map[:, :7], emu.uint32),
-            rm(device, token_weights, emu.bfloat16), rm(device, counts, emu.uint32), num_out_rows=8,
+            rm(device, y, emu.bfloat16),
+            rm(device, idx_map[:, :7], emu.uint32),
+            rm(device, token_weights, emu.bfloat16),
+            rm(device, counts, emu.uint32),
+            num_out_rows=8,
         )
     with pytest.raises(ValueError, match="routed_token_weights must be bfloat16, got float32"):
         ttnn_moe.local_reduce_moe_output(
-            rm(device, y, emu.bfloat16), rm(device, idx_map, emu.uint32), rm(device, token_weights.float(), emu.float32),
-            rm(device, counts, emu.uint32), num_out_rows=8,
+            rm(device, y, emu.bfloat16),
+            rm(device, idx_map, emu.uint32),
+            rm(device, token_weights.float(), emu.float32),
+            rm(device, counts, emu.uint32),
+            num_out_rows=8,
         )
     with pytest.raises(ValueError, match="math_fidelity must be one of .*, got 'Medium'"):
-        _run(device, y, tables, 8, compute_kernel_config=type("Cfg", (), {"math_fidelity": "Medium", "fp32_dest_acc_en": True, "math_approx_mode": False})())
+        _run(
+            device,
+            y,
+            tables,
+            8,
+            compute_kernel_config=type(
+                "Cfg", (), {"math_fidelity": "Medium", "fp32_dest_acc_en": True, "math_approx_mode": False}
+            )(),
+        )
 
 
 # ---- max_assignments_per_row: per-core L1 lists sized rows_per_core x K
@@ -117,9 +138,9 @@ def _grouped_case(num_slots, hidden, num_local, top_k, capacity, seed):
     for l in range(num_local):
         n = int(counts[l, 0])
         offsets[l, 0] = start
-        y[start:start + n] = y_padded[l, :n]
-        flat_map[start:start + n] = idx_map[l, :n]
-        flat_weights[start:start + n] = token_weights[l, :n]
+        y[start : start + n] = y_padded[l, :n]
+        flat_map[start : start + n] = idx_map[l, :n]
+        flat_weights[start : start + n] = token_weights[l, :n]
         start += (n + 31) // 32 * 32
     assert start <= capacity, "capacity too small for the routing"
     return y, flat_map, flat_weights, counts, offsets
@@ -128,15 +149,20 @@ def _grouped_case(num_slots, hidden, num_local, top_k, capacity, seed):
 def _run_grouped(device, case, num_out_rows, **kwargs):
     y, idx_map, weights, counts, offsets = case
     return ttnn_moe.local_reduce_moe_output(
-        rm(device, y, emu.bfloat16), rm(device, idx_map, emu.uint32), rm(device, weights, emu.bfloat16),
-        rm(device, counts, emu.uint32), num_out_rows=num_out_rows, expert_offsets=rm(device, offsets, emu.uint32),
+        rm(device, y, emu.bfloat16),
+        rm(device, idx_map, emu.uint32),
+        rm(device, weights, emu.bfloat16),
+        rm(device, counts, emu.uint32),
+        num_out_rows=num_out_rows,
+        expert_offsets=rm(device, offsets, emu.uint32),
         **kwargs,
     )
 
 
 @pytest.mark.parametrize("kind", ["uniform", "skewed", "one_expert", "sparse"])
-@pytest.mark.parametrize("shape", [(31, 256, 2, 2), (100, 256, 8, 4), (256, 32, 32, 8)],
-                         ids=lambda s: "T{}_H{}_El{}_K{}".format(*s))
+@pytest.mark.parametrize(
+    "shape", [(31, 256, 2, 2), (100, 256, 8, 4), (256, 32, 32, 8)], ids=lambda s: "T{}_H{}_El{}_K{}".format(*s)
+)
 def test_padded_bound_is_bitwise_identical_to_default_sizing(device, shape, kind):
     num_tokens, hidden, num_local, top_k = shape
     top_k = min(top_k, num_local // 2) if kind == "sparse" else top_k
@@ -147,11 +173,14 @@ def test_padded_bound_is_bitwise_identical_to_default_sizing(device, shape, kind
     assert not emu.to_torch(overflow).any()
 
 
-@pytest.mark.parametrize("shape", [(40, 96, 4, 2), (200, 1100, 8, 4), (64, 64, 16, 8)],
-                         ids=lambda s: "S{}_H{}_El{}_K{}".format(*s))
+@pytest.mark.parametrize(
+    "shape", [(40, 96, 4, 2), (200, 1100, 8, 4), (64, 64, 16, 8)], ids=lambda s: "S{}_H{}_El{}_K{}".format(*s)
+)
 def test_grouped_bound_is_bitwise_identical_to_default_sizing(device, shape):
     num_slots, hidden, num_local, top_k = shape
-    case = _grouped_case(num_slots, hidden, num_local, top_k, capacity=num_slots * top_k + 32 * num_local, seed=num_slots)
+    case = _grouped_case(
+        num_slots, hidden, num_local, top_k, capacity=num_slots * top_k + 32 * num_local, seed=num_slots
+    )
     default = emu.to_torch(_run_grouped(device, case, num_slots).output)
     bounded = emu.to_torch(_run_grouped(device, case, num_slots, max_assignments_per_row=top_k).output)
     assert torch.equal(bounded, default)

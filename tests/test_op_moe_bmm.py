@@ -12,13 +12,13 @@ import math
 
 import pytest
 import torch
-
-import ttnn_moe
-import ttnn_moe.paths
 import ttnn_moe.emu as ttnn
-from ttnn_moe import _C, golden
+import ttnn_moe.paths
 from ttnn_moe.ops.compute_kernel_config import MathFidelity, WormholeComputeKernelConfig
 from ttnn_moe.testing import assert_pcc
+
+import ttnn_moe
+from ttnn_moe import _C, golden
 
 GRIDS = {"1x1": (1, 1), "2x3": (2, 3), "8x8": (8, 8)}
 ROUTINGS = ("uniform", "skewed", "one_expert", "zero_experts")
@@ -79,8 +79,11 @@ def make_padded(num_experts, tokens, kd, n, counts, seed, w_dtype=ttnn.bfloat16,
 
 def to_device(x, w, counts, offsets, w_dtype, device):
     column = lambda values: ttnn.from_torch(  # noqa: E731  (E_l, 1) uint32 ROW_MAJOR
-        torch.tensor(values, dtype=torch.int32).reshape(-1, 1), dtype=ttnn.uint32,
-        layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+        torch.tensor(values, dtype=torch.int32).reshape(-1, 1),
+        dtype=ttnn.uint32,
+        layout=ttnn.ROW_MAJOR_LAYOUT,
+        device=device,
+    )
     return (
         ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device),
         ttnn.from_torch(w, dtype=w_dtype, layout=ttnn.TILE_LAYOUT, device=device),
@@ -104,7 +107,7 @@ def make_grouped(kd, n, counts, seed, w_dtype=ttnn.bfloat16, device=None):
     offsets, rows = grouped_layout(counts)
     valid = torch.zeros(rows, dtype=torch.bool)
     for offset, count in zip(offsets, counts):
-        valid[offset:offset + count] = True
+        valid[offset : offset + count] = True
     x = with_garbage_rows(torch.randn(rows, kd, generator=gen), valid, seed + 1).bfloat16()
     w = (torch.randn(len(counts), kd, n, generator=gen) / math.sqrt(kd)).bfloat16()
     return x, w, offsets, to_device(x, w, counts, offsets, w_dtype, device)
@@ -125,7 +128,7 @@ def column_runs_per_core(counts: list[int], nt: int, num_cores: int) -> list[int
     runs, first = [], 0
     for core in range(num_cores):
         size = base + (1 if core < extra else 0)
-        runs.append(len(set(columns[first:first + size])))
+        runs.append(len(set(columns[first : first + size])))
         first += size
     return runs
 
@@ -174,7 +177,7 @@ def check_grouped(out, x, w, counts, offsets, pcc):
     assert got.shape == expected.shape
     rows = torch.cat([torch.arange(o, o + 32 * row_tiles(c)) for o, c in zip(offsets, counts)]).long()
     for offset, count in zip(offsets, counts):
-        tail = got[offset + count:offset + 32 * row_tiles(count)]
+        tail = got[offset + count : offset + 32 * row_tiles(count)]
         assert torch.count_nonzero(tail) == 0, f"rows past count {count} at offset {offset} are not zero"
     if rows.numel():
         assert_pcc(expected[rows], got[rows], pcc, name="moe_bmm grouped")
@@ -221,18 +224,21 @@ def test_padded_wide_inner_and_outer_dims(devices, kd, n):
     check_work_counters(w_d, counts, kd, n, GRIDS["8x8"])
 
 
-@pytest.mark.parametrize("w_dtype,resident", [(ttnn.bfloat16, False), (ttnn.bfloat8_b, True)],
-                         ids=["bf16-streamed", "bfp8-resident"])
+@pytest.mark.parametrize(
+    "w_dtype,resident", [(ttnn.bfloat16, False), (ttnn.bfloat8_b, True)], ids=["bf16-streamed", "bfp8-resident"]
+)
 def test_weight_column_beyond_l1_is_streamed(devices, w_dtype, resident):
     """Kd=16384: a bf16 column is 512 tiles * 2 KiB = 1 MiB, more than a core's L1, so the op
     streams it per row tile; the bfloat8_b column (512 * 1088 B) fits and stays resident.
     fp32 accumulation: a 16384-long sum in bf16 DST would miss the PCC bar by itself."""
     num_experts, tokens, kd, n = 2, 64, 16384, 64
     counts = [64, 33]
-    x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=81, w_dtype=w_dtype,
-                                                device=devices["2x3"])
-    config = WormholeComputeKernelConfig(math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True,
-                                         math_approx_mode=False, packer_l1_acc=False)
+    x, w, (x_d, w_d, counts_d, _) = make_padded(
+        num_experts, tokens, kd, n, counts, seed=81, w_dtype=w_dtype, device=devices["2x3"]
+    )
+    config = WormholeComputeKernelConfig(
+        math_fidelity=MathFidelity.HiFi4, fp32_dest_acc_en=True, math_approx_mode=False, packer_l1_acc=False
+    )
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, compute_kernel_config=config)
     check_padded(out, x, w, counts, PCC_BF16 if w_dtype == ttnn.bfloat16 else PCC_BFP8)
     check_work_counters(w_d, counts, kd, n, GRIDS["2x3"], resident=resident)
@@ -250,8 +256,9 @@ def test_no_tokens_at_all_reads_no_weights_and_writes_zeros(devices):
 def test_padded_bfloat8_weights(devices, routing):
     num_experts, tokens, kd, n = 8, 100, 256, 256
     counts = routed_counts(routing, num_experts, tokens, seed=21)
-    x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=22, w_dtype=ttnn.bfloat8_b,
-                                                device=devices["8x8"])
+    x, w, (x_d, w_d, counts_d, _) = make_padded(
+        num_experts, tokens, kd, n, counts, seed=22, w_dtype=ttnn.bfloat8_b, device=devices["8x8"]
+    )
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BFP8)
     check_work_counters(w_d, counts, kd, n, GRIDS["8x8"])
@@ -261,8 +268,9 @@ def test_compute_kernel_config_fp32_accumulation(devices):
     num_experts, tokens, kd, n = 2, 64, 1024, 64
     counts = [64, 17]
     x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=31, device=devices["2x3"])
-    config = WormholeComputeKernelConfig(math_fidelity=MathFidelity.HiFi2, fp32_dest_acc_en=True,
-                                         math_approx_mode=False, packer_l1_acc=True)
+    config = WormholeComputeKernelConfig(
+        math_fidelity=MathFidelity.HiFi2, fp32_dest_acc_en=True, math_approx_mode=False, packer_l1_acc=True
+    )
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, compute_kernel_config=config)
     check_padded(out, x, w, counts, PCC_BF16)
     # The config reaches the compute kernel's descriptor.
@@ -291,8 +299,9 @@ def test_grouped_packed_input(devices, routing):
 
 def test_grouped_bfloat8_weights(devices):
     counts = routed_counts("skewed", 4, 100, seed=51)
-    x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(256, 256, counts, seed=52, w_dtype=ttnn.bfloat8_b,
-                                                                  device=devices["8x8"])
+    x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(
+        256, 256, counts, seed=52, w_dtype=ttnn.bfloat8_b, device=devices["8x8"]
+    )
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
     check_grouped(out, x, w, counts, offsets, PCC_BFP8)
     check_work_counters(w_d, counts, 256, 256, GRIDS["8x8"])
@@ -336,8 +345,9 @@ def _tile(t, dtype=ttnn.bfloat16, device=None):
 
 
 def _column(values, device, dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT):
-    return ttnn.from_torch(torch.tensor(values, dtype=torch.int32).reshape(-1, 1), dtype=dtype, layout=layout,
-                           device=device)
+    return ttnn.from_torch(
+        torch.tensor(values, dtype=torch.int32).reshape(-1, 1), dtype=dtype, layout=layout, device=device
+    )
 
 
 def test_bad_inputs_raise_naming_the_value(devices):
@@ -350,8 +360,11 @@ def test_bad_inputs_raise_naming_the_value(devices):
     with pytest.raises(ValueError, match="x has 3 experts"):
         ttnn_moe.moe_bmm(_tile(torch.randn(3, 32, 64), device=dev), w, counts)
     with pytest.raises(ValueError, match="TILE layout, got ROW_MAJOR"):
-        ttnn_moe.moe_bmm(ttnn.from_torch(torch.randn(2, 32, 64), dtype=ttnn.bfloat16,
-                                         layout=ttnn.ROW_MAJOR_LAYOUT, device=dev), w, counts)
+        ttnn_moe.moe_bmm(
+            ttnn.from_torch(torch.randn(2, 32, 64), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=dev),
+            w,
+            counts,
+        )
     with pytest.raises(ValueError, match="x must be bfloat16, got float32"):
         ttnn_moe.moe_bmm(_tile(torch.randn(2, 32, 64), dtype=ttnn.float32, device=dev), w, counts)
     with pytest.raises(ValueError, match="num_routed_tokens must be uint32, got int32"):
@@ -389,5 +402,6 @@ def test_routing_tables_beyond_the_l1_budget_raise():
     w = P.TensorArg([experts, 32, 32], P.DataFormat.Float16_b, P.Layout.TILE, 0, 2048, experts)
     counts = P.TensorArg([experts, 1], P.DataFormat.UInt32, P.Layout.ROW_MAJOR, 0, 4, experts)
     with pytest.raises(ValueError, match=r"B of L1 per core for E_l=5000, more than the 1048576 B budget"):
-        _C.ops.moe_bmm.output_specs(_C.ops.moe_bmm.Attributes(), [x, w, counts],
-                                    _C.ops.MeshContext(kernels_root="", grid=P.CoreCoord(8, 8)))
+        _C.ops.moe_bmm.output_specs(
+            _C.ops.moe_bmm.Attributes(), [x, w, counts], _C.ops.MeshContext(kernels_root="", grid=P.CoreCoord(8, 8))
+        )

@@ -5,10 +5,10 @@ import pytest
 import torch
 from emu_fixtures import emu_device_fixture
 from routing_cases import expert_ids, rm, single_device_mapping
+from ttnn_moe.testing import assert_equal_exact, assert_pcc
 
 import ttnn_moe
 from ttnn_moe import emu, golden
-from ttnn_moe.testing import assert_equal_exact, assert_pcc
 
 device = emu_device_fixture(grid=(2, 3))
 
@@ -21,13 +21,15 @@ def case():
     ids = expert_ids("skewed", NUM_TOKENS, TOP_K, NUM_LOCAL, seed=9)
     weights = torch.rand(NUM_TOKENS, TOP_K, generator=g).bfloat16()
     counts, tokens, token_weights, idx_map = golden.prepare_moe_routing_tensors(
-        ids, weights, single_device_mapping(NUM_LOCAL))
+        ids, weights, single_device_mapping(NUM_LOCAL)
+    )
     x = torch.randn(NUM_TOKENS, HIDDEN, generator=g).bfloat16()
     w = (torch.randn(NUM_LOCAL, HIDDEN, INTER, generator=g) / HIDDEN**0.5).bfloat16()
-    scattered = golden.scatter_moe_input(x, counts, tokens)                          # (E_l, T, H)
+    scattered = golden.scatter_moe_input(x, counts, tokens)  # (E_l, T, H)
     y = torch.randn(NUM_LOCAL, NUM_TOKENS, HIDDEN, generator=g).bfloat16()
-    return dict(counts=counts, tokens=tokens, token_weights=token_weights, idx_map=idx_map, x=x, w=w,
-                scattered=scattered, y=y)
+    return dict(
+        counts=counts, tokens=tokens, token_weights=token_weights, idx_map=idx_map, x=x, w=w, scattered=scattered, y=y
+    )
 
 
 def _tile(device, t, **kwargs):
@@ -35,20 +37,29 @@ def _tile(device, t, **kwargs):
 
 
 def _scatter(device, case, **kwargs):
-    return ttnn_moe.scatter_moe_input(rm(device, case["x"], emu.bfloat16), rm(device, case["counts"], emu.uint32),
-                                      rm(device, case["tokens"], emu.uint32), **kwargs)
+    return ttnn_moe.scatter_moe_input(
+        rm(device, case["x"], emu.bfloat16),
+        rm(device, case["counts"], emu.uint32),
+        rm(device, case["tokens"], emu.uint32),
+        **kwargs,
+    )
 
 
 def _bmm(device, case, **kwargs):
-    return ttnn_moe.moe_bmm(_tile(device, case["scattered"]), _tile(device, case["w"]),
-                            rm(device, case["counts"], emu.uint32), **kwargs)
+    return ttnn_moe.moe_bmm(
+        _tile(device, case["scattered"]), _tile(device, case["w"]), rm(device, case["counts"], emu.uint32), **kwargs
+    )
 
 
 def _reduce(device, case, **kwargs):
     return ttnn_moe.local_reduce_moe_output(
-        rm(device, case["y"], emu.bfloat16), rm(device, case["idx_map"], emu.uint32),
-        rm(device, case["token_weights"], emu.bfloat16), rm(device, case["counts"], emu.uint32),
-        num_out_rows=NUM_TOKENS, **kwargs)
+        rm(device, case["y"], emu.bfloat16),
+        rm(device, case["idx_map"], emu.uint32),
+        rm(device, case["token_weights"], emu.bfloat16),
+        rm(device, case["counts"], emu.uint32),
+        num_out_rows=NUM_TOKENS,
+        **kwargs,
+    )
 
 
 def _poison(device, shape, dtype, layout):
@@ -72,8 +83,7 @@ def test_moe_bmm_writes_a_preallocated_output(device, case):
 
 
 def test_local_reduce_writes_preallocated_outputs(device, case):
-    want = golden.local_reduce_moe_output(case["y"], case["idx_map"], case["token_weights"], case["counts"],
-                                          NUM_TOKENS)
+    want = golden.local_reduce_moe_output(case["y"], case["idx_map"], case["token_weights"], case["counts"], NUM_TOKENS)
     out = _poison(device, (NUM_TOKENS, HIDDEN), emu.bfloat16, emu.ROW_MAJOR_LAYOUT)
     overflow = _poison(device, (NUM_TOKENS, 1), emu.uint32, emu.ROW_MAJOR_LAYOUT)
     got = _reduce(device, case, output_tensors=[out, overflow])
@@ -85,11 +95,17 @@ def test_local_reduce_writes_preallocated_outputs(device, case):
 @pytest.mark.parametrize(
     "run, wrong, message",
     [
-        (_scatter, ((NUM_LOCAL, NUM_TOKENS + 1, HIDDEN), emu.bfloat16, emu.ROW_MAJOR_LAYOUT),
-         r"scatter_moe_input: output_tensor is \[4, 41, 64\] bfloat16 ROW_MAJOR, the op writes \[4, 40, 64\] "
-         r"bfloat16 ROW_MAJOR"),
-        (_bmm, ((NUM_LOCAL, NUM_TOKENS, INTER), emu.bfloat16, emu.ROW_MAJOR_LAYOUT),
-         r"moe_bmm: output_tensor is \[4, 40, 32\] bfloat16 ROW_MAJOR, the op writes \[4, 40, 32\] bfloat16 TILE"),
+        (
+            _scatter,
+            ((NUM_LOCAL, NUM_TOKENS + 1, HIDDEN), emu.bfloat16, emu.ROW_MAJOR_LAYOUT),
+            r"scatter_moe_input: output_tensor is \[4, 41, 64\] bfloat16 ROW_MAJOR, the op writes \[4, 40, 64\] "
+            r"bfloat16 ROW_MAJOR",
+        ),
+        (
+            _bmm,
+            ((NUM_LOCAL, NUM_TOKENS, INTER), emu.bfloat16, emu.ROW_MAJOR_LAYOUT),
+            r"moe_bmm: output_tensor is \[4, 40, 32\] bfloat16 ROW_MAJOR, the op writes \[4, 40, 32\] bfloat16 TILE",
+        ),
     ],
 )
 def test_mismatched_preallocated_output_is_refused(device, case, run, wrong, message):
@@ -106,8 +122,11 @@ def test_preallocated_output_on_another_device_is_refused(device, case):
     other = emu.open_device(grid=(1, 1))
     try:
         elsewhere = _poison(other, (NUM_LOCAL, NUM_TOKENS, HIDDEN), emu.bfloat16, emu.ROW_MAJOR_LAYOUT)
-        with pytest.raises(ValueError, match=r"scatter_moe_input: output_tensor must be a tensor on the inputs' "
-                                             r"device \(emulator\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"scatter_moe_input: output_tensor must be a tensor on the inputs' "
+            r"device \(emulator\)",
+        ):
             _scatter(device, case, output_tensor=elsewhere)
     finally:
         emu.close_device(other)

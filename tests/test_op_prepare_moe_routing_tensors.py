@@ -4,11 +4,11 @@ import pytest
 import torch
 from emu_fixtures import emu_device_per_grid_fixture, emu_mesh_fixture
 from routing_cases import expert_ids, placement_mapping, rm, shuffled_placement, single_device_mapping
+from ttnn_moe.emu.tensor import device_shards
+from ttnn_moe.testing import assert_equal_exact
 
 import ttnn_moe
 from ttnn_moe import emu, golden
-from ttnn_moe.emu.tensor import device_shards
-from ttnn_moe.testing import assert_equal_exact
 
 NAMES = ("num_routed_tokens", "routed_tokens", "routed_token_weights", "token_idx_map")
 WORD = ttnn_moe._C.ops.prepare_moe_routing_tensors.StatusWord
@@ -49,8 +49,7 @@ def test_tables_exact(device, shape, kind):
 
 @pytest.mark.parametrize("mapping_dtype", [emu.int32, emu.uint32, emu.uint16])
 @pytest.mark.parametrize("num_tokens, top_k, num_experts", [(37, 4, 16), (256, 8, 32)])
-def test_each_device_builds_the_tables_of_its_mapping_column(mesh_2x2, num_tokens, top_k, num_experts,
-                                                             mapping_dtype):
+def test_each_device_builds_the_tables_of_its_mapping_column(mesh_2x2, num_tokens, top_k, num_experts, mapping_dtype):
     """A shuffled placement on a 2x2 mesh: device d's local experts are the ones in column d
     (row-major mesh order), by ascending id."""
     ids = expert_ids("skewed", num_tokens, top_k, num_experts, seed=num_tokens)
@@ -87,8 +86,12 @@ def test_non_strict_counts_invalid_ids_on_device(device):
     weights = torch.ones(2, 2).bfloat16()
     *tables, status = _run(device, ids, weights, single_device_mapping(4), strict=False)
     words = _status(status)[0]
-    assert [words[WORD.num_invalid_ids], words[WORD.first_invalid_t], words[WORD.first_invalid_k],
-            words[WORD.first_invalid_id]] == [2, 0, 1, 5]
+    assert [
+        words[WORD.num_invalid_ids],
+        words[WORD.first_invalid_t],
+        words[WORD.first_invalid_k],
+        words[WORD.first_invalid_id],
+    ] == [2, 0, 1, 5]
     assert emu.to_torch(tables[0]).reshape(-1).tolist() == [1, 0, 1, 0]
 
 
@@ -117,18 +120,26 @@ def test_mapping_rows_that_are_not_one_hot_are_reported(mesh_2x2):
 def test_device_holding_the_wrong_number_of_experts_is_reported(mesh_2x2):
     ids = torch.tensor([[0, 1]], dtype=torch.int32)
     mapping = placement_mapping([0, 0, 0, 1, 2, 2, 3, 3], 4)  # device 0 holds 3, device 1 holds 1
-    with pytest.raises(ValueError, match=r"device 0: expert_mapping is not one-hot with E/num_devices experts per "
-                                         r"device \(first row that is not one-hot: none"):
+    with pytest.raises(
+        ValueError,
+        match=r"device 0: expert_mapping is not one-hot with E/num_devices experts per "
+        r"device \(first row that is not one-hot: none",
+    ):
         _run(mesh_2x2, ids, torch.ones(1, 2).bfloat16(), mapping)
 
 
 @pytest.mark.parametrize(
     "change, message",
     [
-        (dict(mapping=torch.ones(1, 1, 4, 2, dtype=torch.int32)),
-         r"expert_mapping \(1, 1, 4, 2\) covers 2 devices, the 1x1 mesh has 1"),
-        (dict(mapping=torch.ones(1, 2, 4, 1, dtype=torch.int32)), r"expert_mapping \(1, 1, E, num_devices\) must "
-                                                                  r"have rank 2 \(leading 1s allowed\)"),
+        (
+            dict(mapping=torch.ones(1, 1, 4, 2, dtype=torch.int32)),
+            r"expert_mapping \(1, 1, 4, 2\) covers 2 devices, the 1x1 mesh has 1",
+        ),
+        (
+            dict(mapping=torch.ones(1, 2, 4, 1, dtype=torch.int32)),
+            r"expert_mapping \(1, 1, E, num_devices\) must "
+            r"have rank 2 \(leading 1s allowed\)",
+        ),
         (dict(mapping_dtype=emu.bfloat16), "expert_mapping must be uint16, uint32 or int32, got bfloat16"),
         (dict(weights=torch.ones(3, 3).bfloat16()), r"routing_weights \(3, 3\)"),
         (dict(ids_dtype=emu.int32), "selected_experts must be uint32, got int32"),
@@ -140,7 +151,8 @@ def test_bad_inputs_raise_naming_the_value(device, change, message):
     mapping = change.get("mapping", single_device_mapping(4))
     with pytest.raises(ValueError, match=message):
         ttnn_moe.prepare_moe_routing_tensors(
-            rm(device, ids, change.get("ids_dtype", emu.uint32)), rm(device, weights, emu.bfloat16),
+            rm(device, ids, change.get("ids_dtype", emu.uint32)),
+            rm(device, weights, emu.bfloat16),
             rm(device, mapping, change.get("mapping_dtype", emu.int32)),
         )
 

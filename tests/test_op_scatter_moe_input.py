@@ -3,12 +3,11 @@
 import pytest
 import torch
 from emu_fixtures import emu_device_per_grid_fixture
-from routing_cases import expert_ids, single_device_mapping, rm
+from routing_cases import expert_ids, rm, single_device_mapping
+from ttnn_moe.testing import assert_equal_exact
 
 import ttnn_moe
 from ttnn_moe import emu, golden
-from ttnn_moe.testing import assert_equal_exact
-
 
 device = emu_device_per_grid_fixture([(1, 1), (2, 3), (8, 8)])
 
@@ -31,8 +30,9 @@ def test_rows_exact(device, shape, kind):
     ids = expert_ids(kind, num_tokens, top_k, num_local, seed=num_tokens + hidden)
     counts, tokens = _tables(ids, num_local)
     x = torch.randn(num_tokens, hidden, generator=torch.Generator().manual_seed(5)).bfloat16()
-    got = ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32),
-                                     rm(device, tokens, emu.uint32))
+    got = ttnn_moe.scatter_moe_input(
+        rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32), rm(device, tokens, emu.uint32)
+    )
     assert_equal_exact(golden.scatter_moe_input(x, counts, tokens), emu.to_torch(got), name="scattered")
 
 
@@ -41,8 +41,11 @@ def test_padding_rows_are_zero_even_over_garbage(device):
     x = torch.randn(4, 32).bfloat16()
     counts = torch.tensor([[2], [0]], dtype=torch.int32)
     tokens = torch.tensor([[3, 1, 2, 0], [1, 2, 3, 0]], dtype=torch.int32)
-    got = emu.to_torch(ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32),
-                                                  rm(device, tokens, emu.uint32)))
+    got = emu.to_torch(
+        ttnn_moe.scatter_moe_input(
+            rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32), rm(device, tokens, emu.uint32)
+        )
+    )
     assert torch.equal(got[0, 0], x[3]) and torch.equal(got[0, 1], x[1])
     assert not got[0, 2:].any() and not got[1].any()
 
@@ -77,8 +80,9 @@ def test_deterministic_and_cached(device):
     runs = []
     for _ in range(2):
         before = ttnn_moe._C.ops.scatter_moe_input.program_cache_info()
-        out = ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32),
-                                         rm(device, tokens, emu.uint32))
+        out = ttnn_moe.scatter_moe_input(
+            rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32), rm(device, tokens, emu.uint32)
+        )
         runs.append((emu.to_torch(out), ttnn_moe._C.ops.scatter_moe_input.program_cache_info(), before))
     assert torch.equal(runs[0][0], runs[1][0])
     assert runs[1][1]["hits"] == runs[1][2]["hits"] + 1 and runs[1][1]["misses"] == runs[1][2]["misses"]

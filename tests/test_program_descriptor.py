@@ -1,7 +1,6 @@
 """Program-description types: construction, field round trip, equality and structural hash."""
 
 import pytest
-
 from ttnn_moe._C import program as pd
 
 
@@ -77,15 +76,20 @@ def test_equality_and_structural_hash():
 def test_mesh_program_descriptor():
     rng = pd.MeshCoordinateRange(pd.MeshCoordinate(0, 0), pd.MeshCoordinate(3, 7))
     mesh_program = pd.MeshProgramDescriptor([(rng, _sample_program())])
-    (got_range, got_program), = mesh_program.mesh_programs
+    ((got_range, got_program),) = mesh_program.mesh_programs
     assert got_range.contains(pd.MeshCoordinate(3, 7)) and not got_range.contains(pd.MeshCoordinate(4, 0))
     assert got_program == _sample_program()
 
 
 @pytest.mark.parametrize(
     "fmt, size",
-    [(pd.DataFormat.Float16_b, 2048), (pd.DataFormat.Float32, 4096), (pd.DataFormat.Bfp8_b, 1088),
-     (pd.DataFormat.UInt32, 4096), (pd.DataFormat.UInt16, 2048)],
+    [
+        (pd.DataFormat.Float16_b, 2048),
+        (pd.DataFormat.Float32, 4096),
+        (pd.DataFormat.Bfp8_b, 1088),
+        (pd.DataFormat.UInt32, 4096),
+        (pd.DataFormat.UInt16, 2048),
+    ],
 )
 def test_tile_sizes(fmt, size):
     assert pd.tile_size_bytes(fmt) == size

@@ -4,7 +4,6 @@ import math
 
 import pytest
 import torch
-
 from ttnn_moe.testing import assert_equal_exact, assert_pcc, comp_pcc, max_abs_error
 
 

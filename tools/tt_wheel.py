@@ -45,8 +45,18 @@ def cache_root() -> Path:
 
 def pip_download_command(version: str, dest: Path) -> list[str]:
     """The pip command that fetches the wheel (also shown to the user when it fails)."""
-    return [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", *_PIP_TARGET,
-            "-d", str(dest), f"ttnn=={version}"]
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        *_PIP_TARGET,
+        "-d",
+        str(dest),
+        f"ttnn=={version}",
+    ]
 
 
 def ensure_ttnn_wheel(version: str = DEFAULT_VERSION) -> Path:

@@ -47,8 +47,15 @@ class DeepseekV3MoEConfig:
     topk_method: str = "noaux_tc"
 
     def __post_init__(self) -> None:
-        for name in ("hidden_size", "moe_intermediate_size", "n_routed_experts", "num_experts_per_tok",
-                     "n_group", "topk_group", "n_shared_experts"):
+        for name in (
+            "hidden_size",
+            "moe_intermediate_size",
+            "n_routed_experts",
+            "num_experts_per_tok",
+            "n_group",
+            "topk_group",
+            "n_shared_experts",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int, got {value!r}")
@@ -59,25 +66,28 @@ class DeepseekV3MoEConfig:
         if not isinstance(self.norm_topk_prob, bool):
             raise TypeError(f"norm_topk_prob must be a bool, got {self.norm_topk_prob!r}")
         if self.scoring_func not in SUPPORTED_SCORING_FUNCS:
-            raise ValueError(f"scoring_func={self.scoring_func!r} is not supported; supported: {SUPPORTED_SCORING_FUNCS}")
+            raise ValueError(
+                f"scoring_func={self.scoring_func!r} is not supported; supported: {SUPPORTED_SCORING_FUNCS}"
+            )
         if self.topk_method not in SUPPORTED_TOPK_METHODS:
             raise ValueError(f"topk_method={self.topk_method!r} is not supported; supported: {SUPPORTED_TOPK_METHODS}")
         if self.n_routed_experts % self.n_group != 0:
-            raise ValueError(
-                f"n_routed_experts={self.n_routed_experts} is not divisible by n_group={self.n_group}")
+            raise ValueError(f"n_routed_experts={self.n_routed_experts} is not divisible by n_group={self.n_group}")
         if self.topk_group > self.n_group:
             raise ValueError(f"topk_group={self.topk_group} exceeds n_group={self.n_group}")
         # Group scores sum the top-2 biased scores of a group, so a group needs 2 experts.
         if self.experts_per_group < 2:
             raise ValueError(
                 f"n_routed_experts={self.n_routed_experts} / n_group={self.n_group} leaves "
-                f"{self.experts_per_group} expert per group; group scoring needs at least 2")
+                f"{self.experts_per_group} expert per group; group scoring needs at least 2"
+            )
         selectable = self.topk_group * self.experts_per_group
         if self.num_experts_per_tok > selectable:
             raise ValueError(
                 f"num_experts_per_tok={self.num_experts_per_tok} exceeds the {selectable} experts in "
                 f"topk_group={self.topk_group} groups of n_routed_experts/n_group="
-                f"{self.n_routed_experts}/{self.n_group}")
+                f"{self.n_routed_experts}/{self.n_group}"
+            )
 
     @property
     def experts_per_group(self) -> int:

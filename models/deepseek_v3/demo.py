@@ -19,6 +19,7 @@ from typing import Sequence
 
 import torch
 from loguru import logger
+from ttnn_moe.testing import comp_pcc
 
 from models.deepseek_v3.config import MESH_PRESETS, DeepseekV3MoEConfig, mesh_shape
 from models.deepseek_v3.reference import reference_moe
@@ -31,7 +32,6 @@ from models.deepseek_v3.tt.emulator_counters import (
 )
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 from models.deepseek_v3.weights import random_moe_state_dict
-from ttnn_moe.testing import comp_pcc
 
 PCC_BAR = 0.999  # the whole MoE layer on every mesh vs the fp32 reference
 CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
@@ -43,7 +43,7 @@ EXPERT_DTYPES = {"bfloat16": ttnn.bfloat16, "bfloat8_b": ttnn.bfloat8_b}
 class DemoResult:
     pcc: float
     passed: bool
-    expert_load: torch.Tensor                 # (E,) assignments each expert received
+    expert_load: torch.Tensor  # (E,) assignments each expert received
     stage_shapes: dict[str, list[tuple[int, ...]]]  # stage -> per-device shape
     counters: MeshCounters
 
@@ -67,8 +67,10 @@ def expert_load_from_dispatch(counts_per_device: Sequence[torch.Tensor], num_exp
 
 def _log_expert_load(load: torch.Tensor, rows_per_device: Sequence[int]) -> None:
     loads = load.float()
-    logger.info(f"tokens per expert: min {int(load.min())}, max {int(load.max())}, mean {loads.mean():.2f}, "
-                f"idle experts {int((load == 0).sum())} of {load.numel()}, total assignments {int(load.sum())}")
+    logger.info(
+        f"tokens per expert: min {int(load.min())}, max {int(load.max())}, mean {loads.mean():.2f}, "
+        f"idle experts {int((load == 0).sum())} of {load.numel()}, total assignments {int(load.sum())}"
+    )
     histogram = torch.bincount(load)
     width = 40 / max(int(histogram.max()), 1)
     for value, experts in enumerate(histogram.tolist()):
@@ -79,31 +81,44 @@ def _log_expert_load(load: torch.Tensor, rows_per_device: Sequence[int]) -> None
 
 @dataclass
 class _MeshRun:
-    y: torch.Tensor                                   # (T, H)
-    counts_per_device: list[torch.Tensor]            # (E_l, 1) dispatch counts per device
+    y: torch.Tensor  # (T, H)
+    counts_per_device: list[torch.Tensor]  # (E_l, 1) dispatch counts per device
     stage_shapes: dict[str, list[tuple[int, ...]]]
     counters: MeshCounters
 
 
-def _log_counters(counters: MeshCounters, counts: list[torch.Tensor], topk_indices: torch.Tensor,
-                  config: DeepseekV3MoEConfig, mesh: tuple[int, int], experts_per_device: int) -> None:
+def _log_counters(
+    counters: MeshCounters,
+    counts: list[torch.Tensor],
+    topk_indices: torch.Tensor,
+    config: DeepseekV3MoEConfig,
+    mesh: tuple[int, int],
+    experts_per_device: int,
+) -> None:
     H, I = config.hidden_size, config.moe_intermediate_size
     needed = needed_expert_tile_matmuls(counts, H, I)
-    logger.info(f"emulator: tile matmuls {counters.tile_matmuls} (routed experts need {needed}: "
-                f"ratio {counters.tile_matmuls / max(needed, 1):.2f})")
+    logger.info(
+        f"emulator: tile matmuls {counters.tile_matmuls} (routed experts need {needed}: "
+        f"ratio {counters.tile_matmuls / max(needed, 1):.2f})"
+    )
     jit = process_jit_stats()
-    logger.info(f"emulator: kernel builds this forward {counters.kernel_builds}, cache hits "
-                f"{counters.kernel_cache_hits}; process total builds {jit['builds']}, cache hits {jit['cache_hits']}")
+    logger.info(
+        f"emulator: kernel builds this forward {counters.kernel_builds}, cache hits "
+        f"{counters.kernel_cache_hits}; process total builds {jit['builds']}, cache hits {jit['cache_hits']}"
+    )
     # Each remote (token, destination) row crosses the fabric twice: out in dispatch, back in combine.
     row_bytes = 2 * remote_token_rows(topk_indices, mesh, experts_per_device) * H * 2
-    logger.info(f"emulator: fabric {counters.fabric_packets} packets, {counters.fabric_bytes} bytes: remote token "
-                f"rows out and back {row_bytes}, other (routing metadata and control) "
-                f"{counters.fabric_bytes - row_bytes}")
+    logger.info(
+        f"emulator: fabric {counters.fabric_packets} packets, {counters.fabric_bytes} bytes: remote token "
+        f"rows out and back {row_bytes}, other (routing metadata and control) "
+        f"{counters.fabric_bytes - row_bytes}"
+    )
     logger.info(f"emulator: DRAM bytes read by kernels {counters.noc_bytes_read_dram}")
 
 
-def _run_on_mesh(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh: tuple[int, int],
-                  expert_dtype: str) -> _MeshRun:
+def _run_on_mesh(
+    x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh: tuple[int, int], expert_dtype: str
+) -> _MeshRun:
     rows, cols = mesh
     mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
     try:
@@ -115,24 +130,30 @@ def _run_on_mesh(x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh:
             shape = tuple(t.shape)
             stage_shapes[stage] = [shape] * mesh_device.get_num_devices()
             kept[stage] = t
-            logger.info(f"{stage:<26} per device {shape} {t.dtype.name} {t.layout.name} "
-                        f"on all {rows}x{cols} devices")
+            logger.info(f"{stage:<26} per device {shape} {t.dtype.name} {t.layout.name} on all {rows}x{cols} devices")
 
-        x_mesh = input_to_mesh(x, mesh_device)                                              # (B, H/C)
+        x_mesh = input_to_mesh(x, mesh_device)  # (B, H/C)
         mesh_device.reset_counters()
-        y = output_to_torch(moe(x_mesh, observer=observe))                                  # (T, H)
+        y = output_to_torch(moe(x_mesh, observer=observe))  # (T, H)
         counters = MeshCounters.since_reset(mesh_device)
-        counts = device_values(kept["dispatch.num_routed_tokens"])                            # (E_l, 1) each
+        counts = device_values(kept["dispatch.num_routed_tokens"])  # (E_l, 1) each
         topk_indices = torch.stack(device_values(kept["gate.topk_indices"])).reshape(
-            rows * cols, -1, config.num_experts_per_tok)                                    # (R*C, B, K)
+            rows * cols, -1, config.num_experts_per_tok
+        )  # (R*C, B, K)
         _log_counters(counters, counts, topk_indices, config, mesh, moe.weights.experts_per_device)
     finally:
         ttnn.close_mesh_device(mesh_device)
     return _MeshRun(y, counts, stage_shapes, counters)
 
 
-def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed: int = 0,
-             allow_large: bool = False, expert_dtype: str = "bfloat16") -> DemoResult:
+def run_demo(
+    mesh: str = "tg",
+    config_name: str = "mini",
+    tokens: int = 32,
+    seed: int = 0,
+    allow_large: bool = False,
+    expert_dtype: str = "bfloat16",
+) -> DemoResult:
     """expert_dtype: the routed experts' weight dtype on the emulated devices."""
     rows, cols = mesh_shape(mesh)
     if config_name not in CONFIGS:
@@ -144,16 +165,20 @@ def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed
         raise ValueError(f"--tokens {tokens} must be a positive multiple of the {rows} mesh rows of {mesh}")
     size = weight_bytes(config)
     if size > LARGE_WEIGHT_BYTES and not allow_large:
-        raise ValueError(f"config {config_name!r} needs ~{size / 2**30:.0f} GiB of bf16 weights (plus fp32 "
-                         f"working copies); pass --allow-large to build them anyway")
-    logger.info(f"mesh {mesh} {rows}x{cols}, config {config_name} (H={config.hidden_size}, "
-                f"I={config.moe_intermediate_size}, E={config.n_routed_experts}, K={config.num_experts_per_tok}), "
-                f"{tokens} tokens ({tokens // rows} per row), seed {seed}, experts {expert_dtype}")
+        raise ValueError(
+            f"config {config_name!r} needs ~{size / 2**30:.0f} GiB of bf16 weights (plus fp32 "
+            f"working copies); pass --allow-large to build them anyway"
+        )
+    logger.info(
+        f"mesh {mesh} {rows}x{cols}, config {config_name} (H={config.hidden_size}, "
+        f"I={config.moe_intermediate_size}, E={config.n_routed_experts}, K={config.num_experts_per_tok}), "
+        f"{tokens} tokens ({tokens // rows} per row), seed {seed}, experts {expert_dtype}"
+    )
 
     state_dict = random_moe_state_dict(config, seed)
     # Activations enter the mesh in bf16; the reference gets the same bf16 values (in fp32).
     x = torch.randn(tokens, config.hidden_size, generator=torch.Generator().manual_seed(seed + 1))
-    x = x.bfloat16().float()                                                                # (T, H)
+    x = x.bfloat16().float()  # (T, H)
 
     run = _run_on_mesh(x, state_dict, config, (rows, cols), expert_dtype)
     load = expert_load_from_dispatch(run.counts_per_device, config.n_routed_experts)
@@ -161,8 +186,7 @@ def run_demo(mesh: str = "tg", config_name: str = "mini", tokens: int = 32, seed
 
     passed, pcc = comp_pcc(reference_moe(x, state_dict, config), run.y, PCC_BAR)
     logger.info(f"PCC mesh vs reference_moe: {pcc:.7f} ({'PASS' if passed else 'FAIL'}, bar {PCC_BAR})")
-    return DemoResult(pcc=pcc, passed=passed, expert_load=load, stage_shapes=run.stage_shapes,
-                      counters=run.counters)
+    return DemoResult(pcc=pcc, passed=passed, expert_load=load, stage_shapes=run.stage_shapes, counters=run.counters)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -171,8 +195,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--config", choices=sorted(CONFIGS), default="mini")
     parser.add_argument("--tokens", type=int, default=32, help="total tokens, split evenly over the mesh rows")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--expert-dtype", choices=sorted(EXPERT_DTYPES), default="bfloat16",
-                        help="routed experts' weight dtype on the devices")
+    parser.add_argument(
+        "--expert-dtype",
+        choices=sorted(EXPERT_DTYPES),
+        default="bfloat16",
+        help="routed experts' weight dtype on the devices",
+    )
     parser.add_argument("--allow-large", action="store_true", help="allow building weights over 4 GiB")
     return parser.parse_args(argv)
 

@@ -29,8 +29,9 @@ def _expand_blocks(scale_inv: torch.Tensor, shape: tuple[int, ...], block: tuple
     return expanded[..., :rows, :cols]
 
 
-def dequantize_fp8_blockwise(w8: torch.Tensor, scale_inv: torch.Tensor,
-                             block: tuple[int, int] = FP8_BLOCK) -> torch.Tensor:
+def dequantize_fp8_blockwise(
+    w8: torch.Tensor, scale_inv: torch.Tensor, block: tuple[int, int] = FP8_BLOCK
+) -> torch.Tensor:
     """w8 (..., out, in) float8_e4m3fn, scale_inv (..., ceil(out/128), ceil(in/128)) -> (..., out, in) fp32."""
     if w8.dtype != FP8_DTYPE:
         raise TypeError(f"w8 must be {FP8_DTYPE}, got {w8.dtype}")
@@ -40,8 +41,7 @@ def dequantize_fp8_blockwise(w8: torch.Tensor, scale_inv: torch.Tensor,
     return w8.float() * _expand_blocks(scale_inv.float(), tuple(w8.shape), block)
 
 
-def quantize_fp8_blockwise(w: torch.Tensor, block: tuple[int, int] = FP8_BLOCK
-                           ) -> tuple[torch.Tensor, torch.Tensor]:
+def quantize_fp8_blockwise(w: torch.Tensor, block: tuple[int, int] = FP8_BLOCK) -> tuple[torch.Tensor, torch.Tensor]:
     """w (out, in) float -> (w8 (out, in) float8_e4m3fn, scale_inv (ceil(out/128), ceil(in/128)) fp32).
 
     Each block is scaled so its largest magnitude maps to the fp8 maximum (448);
@@ -53,10 +53,10 @@ def quantize_fp8_blockwise(w: torch.Tensor, block: tuple[int, int] = FP8_BLOCK
     block_rows, block_cols = fp8_scale_shape((rows, cols), block)
     padded = torch.zeros(block_rows * block[0], block_cols * block[1])
     padded[:rows, :cols] = w.float()
-    blocks = padded.view(block_rows, block[0], block_cols, block[1])                  # (br, b0, bc, b1)
-    amax = blocks.abs().amax(dim=(1, 3))                                              # (br, bc)
-    scale_inv = torch.where(amax > 0, amax / _FP8_MAX, torch.ones_like(amax))         # (br, bc)
-    scaled = w.float() / _expand_blocks(scale_inv, (rows, cols), block)               # (out, in), |.| <= 448
+    blocks = padded.view(block_rows, block[0], block_cols, block[1])  # (br, b0, bc, b1)
+    amax = blocks.abs().amax(dim=(1, 3))  # (br, bc)
+    scale_inv = torch.where(amax > 0, amax / _FP8_MAX, torch.ones_like(amax))  # (br, bc)
+    scaled = w.float() / _expand_blocks(scale_inv, (rows, cols), block)  # (out, in), |.| <= 448
     # Clamp: the division can land a hair above 448, which fp8 cannot hold.
-    w8 = scaled.clamp(-_FP8_MAX, _FP8_MAX).to(FP8_DTYPE)                              # (out, in)
+    w8 = scaled.clamp(-_FP8_MAX, _FP8_MAX).to(FP8_DTYPE)  # (out, in)
     return w8, scale_inv

@@ -38,7 +38,7 @@ class _LayerReader:
 
     def __init__(self, state_dict: Mapping[str, torch.Tensor], prefix: str):
         self.prefix = prefix
-        self.tensors = {key[len(prefix):]: value for key, value in state_dict.items() if key.startswith(prefix)}
+        self.tensors = {key[len(prefix) :]: value for key, value in state_dict.items() if key.startswith(prefix)}
         self.used: set[str] = set()
 
     def has(self, name: str) -> bool:
@@ -70,12 +70,19 @@ class _LayerReader:
     def check_all_used(self) -> None:
         unused = sorted(self.prefix + name for name in self.tensors if name not in self.used)
         if unused:
-            raise ValueError(f"unexpected weights for this MoE layer config: {unused[:8]}"
-                             + (f" and {len(unused) - 8} more" if len(unused) > 8 else ""))
+            raise ValueError(
+                f"unexpected weights for this MoE layer config: {unused[:8]}"
+                + (f" and {len(unused) - 8} more" if len(unused) > 8 else "")
+            )
 
 
-def load_moe_layer(state_dict: Mapping[str, torch.Tensor], config: DeepseekV3MoEConfig, *,
-                   prefix: str = "", dtype: torch.dtype | None = None) -> dict[str, torch.Tensor]:
+def load_moe_layer(
+    state_dict: Mapping[str, torch.Tensor],
+    config: DeepseekV3MoEConfig,
+    *,
+    prefix: str = "",
+    dtype: torch.dtype | None = None,
+) -> dict[str, torch.Tensor]:
     """Normalized weights of the MoE layer whose keys start with `prefix`.
 
     Shapes are checked against `config`; a missing, misshapen or unexpected key raises
@@ -90,12 +97,12 @@ def load_moe_layer(state_dict: Mapping[str, torch.Tensor], config: DeepseekV3MoE
     }
 
     if reader.has("experts.gate_up_proj"):
-        gate_up = reader.take("experts.gate_up_proj", (E, 2 * I, H))                # (E, 2I, H)
-        down = reader.take("experts.down_proj", (E, H, I))                          # (E, H, I)
+        gate_up = reader.take("experts.gate_up_proj", (E, 2 * I, H))  # (E, 2I, H)
+        down = reader.take("experts.down_proj", (E, H, I))  # (E, H, I)
         for e in range(E):
-            layer[f"experts.{e}.gate_proj.weight"] = gate_up[e, :I]                  # (I, H)
-            layer[f"experts.{e}.up_proj.weight"] = gate_up[e, I:]                    # (I, H)
-            layer[f"experts.{e}.down_proj.weight"] = down[e]                         # (H, I)
+            layer[f"experts.{e}.gate_proj.weight"] = gate_up[e, :I]  # (I, H)
+            layer[f"experts.{e}.up_proj.weight"] = gate_up[e, I:]  # (I, H)
+            layer[f"experts.{e}.down_proj.weight"] = down[e]  # (H, I)
     else:
         for e in range(E):
             for proj, shape in _expert_shapes(H, I).items():
@@ -108,13 +115,16 @@ def load_moe_layer(state_dict: Mapping[str, torch.Tensor], config: DeepseekV3MoE
 
     reader.check_all_used()
     if dtype is not None:
-        layer = {name: tensor if name == "gate.e_score_correction_bias" else tensor.to(dtype)
-                 for name, tensor in layer.items()}
+        layer = {
+            name: tensor if name == "gate.e_score_correction_bias" else tensor.to(dtype)
+            for name, tensor in layer.items()
+        }
     return layer
 
 
-def random_moe_state_dict(config: DeepseekV3MoEConfig, seed: int,
-                          dtype: torch.dtype = torch.bfloat16) -> dict[str, torch.Tensor]:
+def random_moe_state_dict(
+    config: DeepseekV3MoEConfig, seed: int, dtype: torch.dtype = torch.bfloat16
+) -> dict[str, torch.Tensor]:
     """Reproducible random weights in the normalized layout.
 
     Matrices are N(0, 1/fan_in), so activations keep unit scale through every
@@ -125,7 +135,7 @@ def random_moe_state_dict(config: DeepseekV3MoEConfig, seed: int,
     E, H, I = config.n_routed_experts, config.hidden_size, config.moe_intermediate_size
 
     def matrix(rows: int, cols: int) -> torch.Tensor:
-        return (torch.randn(rows, cols, generator=generator) / cols ** 0.5).to(dtype)
+        return (torch.randn(rows, cols, generator=generator) / cols**0.5).to(dtype)
 
     def mlp(name: str, intermediate: int) -> dict[str, torch.Tensor]:
         return {f"{name}.{proj}.weight": matrix(*shape) for proj, shape in _expert_shapes(H, intermediate).items()}

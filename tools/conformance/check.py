@@ -58,8 +58,10 @@ from tools.tt_wheel import DEFAULT_VERSION, cache_root, ensure_ttnn_wheel
 
 _TOOL_DIR = Path(__file__).resolve().parent
 _REPO_ROOT = _TOOL_DIR.parents[1]
-_DIAGNOSTIC = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>fatal error|error|warning): "
-                         r"(?P<message>.*)$")
+_DIAGNOSTIC = re.compile(
+    r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>fatal error|error|warning): "
+    r"(?P<message>.*)$"
+)
 _LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _COMPILE_TIMEOUT_S = 300
 _OUTPUT_KEPT_CHARS = 6000
@@ -206,8 +208,18 @@ def _check_processor(
     with tempfile.TemporaryDirectory(prefix="ttnn_moe_conformance_") as tmp:
         gen_dir = Path(tmp)
         jit.write_generated_files(gen_dir, spec.path, spec.kind, spec.defines, spec.cb_formats, spec.compute_config)
-        command = jit.compiler_command(compiler, wheel_root, stubs_dir(), gen_dir, spec.path, spec.kind, processor,
-                                       spec.compile_time_args, spec.named_args, spec.defines)
+        command = jit.compiler_command(
+            compiler,
+            wheel_root,
+            stubs_dir(),
+            gen_dir,
+            spec.path,
+            spec.kind,
+            processor,
+            spec.compile_time_args,
+            spec.named_args,
+            spec.defines,
+        )
         completed = subprocess.run(command, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT_S)
         output = completed.stdout + completed.stderr
         foreign = [wheel_root.resolve(), stubs_dir().resolve(), gen_dir.resolve()]
@@ -241,21 +253,29 @@ def check_spec(
     key = _cache_key(spec, wheel_root, host_compiler, foreign_roots)
     cache_file = cache_dir / f"{key}.json"
     if cache_file.is_file():
-        result = CheckResult.from_json(json.loads(cache_file.read_text()), spec.path, spec.kind, spec.label,
-                                       time.perf_counter() - start)
+        result = CheckResult.from_json(
+            json.loads(cache_file.read_text()), spec.path, spec.kind, spec.label, time.perf_counter() - start
+        )
     else:
         processors = jit.DATAFLOW_PROCESSORS if spec.kind == "dataflow" else jit.COMPUTE_PROCESSORS
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             results = list(pool.map(lambda p: _check_processor(spec, p, wheel_root, host_compiler), processors))
-        result = CheckResult(spec.path, spec.kind, spec.label, results, cached=False,
-                             seconds=time.perf_counter() - start)
+        result = CheckResult(
+            spec.path, spec.kind, spec.label, results, cached=False, seconds=time.perf_counter() - start
+        )
         cache_dir.mkdir(parents=True, exist_ok=True)
         partial = cache_file.with_suffix(f".{os.getpid()}.tmp")
         partial.write_text(json.dumps(result.to_json()))
         partial.replace(cache_file)
-    logger.info("conformance {} {}{} ({}: {}){}", "PASS" if result.ok else "FAIL", spec.path.name,
-                f" [{spec.label}]" if spec.label else "", spec.kind,
-                ", ".join(p.processor for p in result.processors), " cached" if result.cached else "")
+    logger.info(
+        "conformance {} {}{} ({}: {}){}",
+        "PASS" if result.ok else "FAIL",
+        spec.path.name,
+        f" [{spec.label}]" if spec.label else "",
+        spec.kind,
+        ", ".join(p.processor for p in result.processors),
+        " cached" if result.cached else "",
+    )
     return result
 
 
@@ -291,9 +311,7 @@ def check_kernel(
     return check_spec(spec, wheel_root=wheel_root, cache_dir=cache_dir, compiler=compiler, jobs=jobs)
 
 
-def check_registry(
-    roots: list[Path] | None = None, **options
-) -> tuple[Registry, list[CheckResult]]:
+def check_registry(roots: list[Path] | None = None, **options) -> tuple[Registry, list[CheckResult]]:
     """Discover the kernels under `roots` (default: `default_roots()`) and check every declared configuration."""
     registry = discover(roots if roots is not None else default_roots())
     return registry, [check_spec(spec, **options) for spec in registry.specs]

@@ -72,35 +72,64 @@ _DEVICE_DEFINES = {
 
 # Wheel-relative include directories, in the order the JIT passes them.
 _COMMON_INCLUDES = [
-    ".", "ttnn", "ttnn/cpp", "tt_metal", "tt_metal/include", "tt_metal/hw/inc", "tt_metal/hostdevcommon/api",
-    "tt_metal/hw/inc/debug", "tt_metal/api",
-    "tt_metal/hw/ckernels/wormhole_b0/metal/common", "tt_metal/hw/ckernels/wormhole_b0/metal/llk_io",
-    "tt_metal/hw/inc/internal/tt-1xx", "tt_metal/hw/inc/internal/tt-1xx/wormhole",
-    "tt_metal/hw/inc/internal/tt-1xx/wormhole/wormhole_b0_defines", "tt_metal/hw/inc/internal/tt-1xx/wormhole/noc",
-    "tt_metal/tt-llk/tt_llk_wormhole_b0/common/inc", "tt_metal/tt-llk/tt_llk_wormhole_b0/llk_lib",
-    "tt_metal/tt-llk/common", "tt_metal/tt-llk/tools/include",
+    ".",
+    "ttnn",
+    "ttnn/cpp",
+    "tt_metal",
+    "tt_metal/include",
+    "tt_metal/hw/inc",
+    "tt_metal/hostdevcommon/api",
+    "tt_metal/hw/inc/debug",
+    "tt_metal/api",
+    "tt_metal/hw/ckernels/wormhole_b0/metal/common",
+    "tt_metal/hw/ckernels/wormhole_b0/metal/llk_io",
+    "tt_metal/hw/inc/internal/tt-1xx",
+    "tt_metal/hw/inc/internal/tt-1xx/wormhole",
+    "tt_metal/hw/inc/internal/tt-1xx/wormhole/wormhole_b0_defines",
+    "tt_metal/hw/inc/internal/tt-1xx/wormhole/noc",
+    "tt_metal/tt-llk/tt_llk_wormhole_b0/common/inc",
+    "tt_metal/tt-llk/tt_llk_wormhole_b0/llk_lib",
+    "tt_metal/tt-llk/common",
+    "tt_metal/tt-llk/tools/include",
 ]
 _COMPUTE_INCLUDES = [
-    "tt_metal/hw/ckernels/wormhole_b0/metal/llk_api", "tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu",
+    "tt_metal/hw/ckernels/wormhole_b0/metal/llk_api",
+    "tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu",
 ]
 _FIRMWARE_DIR = "tt_metal/hw/firmware/src/tt-1xx"
 
 # The device build's warning policy: -Wall -Werror, minus these categories.
 _DEVICE_WARNING_FLAGS = [
-    "-Wall", "-Wno-unknown-pragmas", "-Wno-deprecated-declarations", "-Wno-unused-variable", "-Wno-unused-function",
+    "-Wall",
+    "-Wno-unknown-pragmas",
+    "-Wno-deprecated-declarations",
+    "-Wno-unused-variable",
+    "-Wno-unused-function",
 ]
 # Warnings the device build leaves as warnings (-Wno-error=...).
 NON_FATAL_WARNINGS = ("-Wmultistatement-macros", "-Wparentheses", "-Wunused-but-set-variable")
 # What parsing 32-bit RISC-V device code on a 64-bit host needs: RISC-V attributes are
 # unknown here, and integer <-> pointer casts change width (harmless on the device).
 _HOST_FLAGS = {
-    "gcc": ["-fpermissive", "-Wno-attributes", "-Wno-int-to-pointer-cast", "-fdiagnostics-plain-output",
-            "-fmax-errors=40"],
+    "gcc": [
+        "-fpermissive",
+        "-Wno-attributes",
+        "-Wno-int-to-pointer-cast",
+        "-fdiagnostics-plain-output",
+        "-fmax-errors=40",
+    ],
     # -fms-extensions turns clang's pointer-to-smaller-int cast error into a warning;
     # the template-keyword check is a clang-only strictness the wheel's headers trip.
-    "clang": ["-fms-extensions", "-Wno-pointer-to-int-cast", "-Wno-int-to-pointer-cast", "-Wno-unknown-attributes",
-              "-Wno-missing-template-arg-list-after-template-kw", "-fno-caret-diagnostics",
-              "-fno-color-diagnostics", "-ferror-limit=40"],
+    "clang": [
+        "-fms-extensions",
+        "-Wno-pointer-to-int-cast",
+        "-Wno-int-to-pointer-cast",
+        "-Wno-unknown-attributes",
+        "-Wno-missing-template-arg-list-after-template-kw",
+        "-fno-caret-diagnostics",
+        "-fno-color-diagnostics",
+        "-ferror-limit=40",
+    ],
 }
 # `static_assert(false, ...)` in templates (used by the object API's misuse guards) is
 # accepted from GCC 13 and clang 17 on (P2593); older compilers reject the headers.
@@ -214,32 +243,48 @@ def descriptors_header(cb_formats: dict[int, str], config: ComputeConfig) -> str
     float16_b = _DATA_FORMATS["Float16_b"][0]
     float32 = _DATA_FORMATS["Float32"][0]
     # Block-float and bf16 data sit in the source/DST registers as bf16 (fp32 with fp32 accumulation).
-    register = [float32 if config.fp32_dest_acc_en and f == "Float32" else
-                (float16_b if f.startswith("Bfp") else _DATA_FORMATS[f][0]) for f in formats]
+    register = [
+        float32
+        if config.fp32_dest_acc_en and f == "Float32"
+        else (float16_b if f.startswith("Bfp") else _DATA_FORMATS[f][0])
+        for f in formats
+    ]
 
     def array(ctype: str, name: str, values) -> str:
         return f"constexpr {ctype} {name}[{NUM_CIRCULAR_BUFFERS}] = {{{', '.join(str(v) for v in values)}}};\n"
 
     def tile_dims(prefix: str) -> str:
         n = NUM_CIRCULAR_BUFFERS
-        return (array("uint8_t", f"{prefix}_tile_num_faces", [4] * n) + array("uint8_t", f"{prefix}_partial_face", [0] * n)
-                + array("uint8_t", f"{prefix}_tile_face_r_dim", [16] * n) + array("uint8_t", f"{prefix}_narrow_tile", [0] * n)
-                + array("uint8_t", f"{prefix}_tile_r_dim", [32] * n) + array("uint8_t", f"{prefix}_tile_c_dim", [32] * n)
-                + array("uint16_t", f"{prefix}_tile_size", sizes)
-                + array("uint8_t", f"{prefix}_num_faces_r_dim", [2] * n) + array("uint8_t", f"{prefix}_num_faces_c_dim", [2] * n))
+        return (
+            array("uint8_t", f"{prefix}_tile_num_faces", [4] * n)
+            + array("uint8_t", f"{prefix}_partial_face", [0] * n)
+            + array("uint8_t", f"{prefix}_tile_face_r_dim", [16] * n)
+            + array("uint8_t", f"{prefix}_narrow_tile", [0] * n)
+            + array("uint8_t", f"{prefix}_tile_r_dim", [32] * n)
+            + array("uint8_t", f"{prefix}_tile_c_dim", [32] * n)
+            + array("uint16_t", f"{prefix}_tile_size", sizes)
+            + array("uint8_t", f"{prefix}_num_faces_r_dim", [2] * n)
+            + array("uint8_t", f"{prefix}_num_faces_c_dim", [2] * n)
+        )
 
     return (
         "#pragma once\n\n"
-        "#if defined(UCK_CHLKC_MATH)\n#include \"llk_defs.h\"\n"
-        f"constexpr ckernel::MathFidelity MATH_FIDELITY = static_cast<ckernel::MathFidelity>({_MATH_FIDELITY[config.math_fidelity]});\n"
+        '#if defined(UCK_CHLKC_MATH)\n#include "llk_defs.h"\n'
+        "constexpr ckernel::MathFidelity MATH_FIDELITY = "
+        f"static_cast<ckernel::MathFidelity>({_MATH_FIDELITY[config.math_fidelity]});\n"
         "#endif\n\n"
         "#if !defined(UCK_CHLKC_PACK)\n"
-        + array("std::int32_t", "unpack_src_format", codes) + array("std::int32_t", "unpack_dst_format", register)
-        + tile_dims("unpack") + "#endif\n\n"
+        + array("std::int32_t", "unpack_src_format", codes)
+        + array("std::int32_t", "unpack_dst_format", register)
+        + tile_dims("unpack")
+        + "#endif\n\n"
         "#if !defined(UCK_CHLKC_MATH) && !defined(UCK_CHLKC_UNPACK)\n"
-        + array("unsigned char", "pack_src_format", register) + array("unsigned char", "pack_dst_format", codes)
+        + array("unsigned char", "pack_src_format", register)
+        + array("unsigned char", "pack_dst_format", codes)
         + tile_dims("pack")
-        + "#if defined(UCK_CHLKC_PACK)\n" + array("std::int32_t", "unpack_src_format", codes) + "#endif\n#endif\n\n"
+        + "#if defined(UCK_CHLKC_PACK)\n"
+        + array("std::int32_t", "unpack_src_format", codes)
+        + "#endif\n#endif\n\n"
         "#if defined(UCK_CHLKC_MATH) || defined(UCK_CHLKC_PACK) || defined(UCK_CHLKC_UNPACK)\n"
         f"constexpr bool DST_ACCUM_MODE = {str(config.fp32_dest_acc_en).lower()};\n"
         f"#define DST_SYNC_MODE DstSync::Sync{'Full' if config.dst_full_sync_en else 'Half'}\n"

@@ -101,7 +101,9 @@ def parse_line(text: str, path: Path, where: str) -> KernelSpec | Exemption:
     if "kind" not in fields:
         raise ValueError(f"{where}: kind=dataflow|compute is required")
 
-    ct_args = tuple(_parse_uint(v, "ct_args", where) for v in fields["ct_args"].split(",")) if "ct_args" in fields else ()
+    ct_args = (
+        tuple(_parse_uint(v, "ct_args", where) for v in fields["ct_args"].split(",")) if "ct_args" in fields else ()
+    )
     named = {}
     for key, value in _parse_pairs(fields["named"], "named", where) if "named" in fields else []:
         if not _NAME.match(key):

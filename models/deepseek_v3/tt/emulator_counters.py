@@ -7,19 +7,19 @@ from dataclasses import dataclass
 
 import torch
 
-from ttnn_moe import _C
 from models.deepseek_v3.tt.ttnn_api import ttnn
+from ttnn_moe import _C
 
 _TILE = 32
 
 
 @dataclass(frozen=True)
 class MeshCounters:
-    tile_matmuls: int         # 32x32x32 tile products the kernels executed
-    kernel_builds: int        # JIT compiler runs (cache misses)
+    tile_matmuls: int  # 32x32x32 tile products the kernels executed
+    kernel_builds: int  # JIT compiler runs (cache misses)
     kernel_cache_hits: int
     fabric_packets: int
-    fabric_bytes: int         # every packet's payload: token rows plus the routing-metadata exchange
+    fabric_bytes: int  # every packet's payload: token rows plus the routing-metadata exchange
     noc_bytes_read_dram: int
 
     @classmethod
@@ -60,7 +60,7 @@ def remote_token_rows(topk_indices: torch.Tensor, mesh_shape: tuple[int, int], e
     _, cols = mesh_shape
     pairs = 0
     for device, ids in enumerate(topk_indices.to(torch.int64)):
-        owners = ids // experts_per_device                               # (B, K) owning device index
+        owners = ids // experts_per_device  # (B, K) owning device index
         for token_owners in owners.tolist():
             pairs += sum(1 for owner in set(token_owners) if owner % cols == device % cols and owner != device)
     return pairs

@@ -13,8 +13,13 @@ def input_to_mesh(x: torch.Tensor, mesh_device: ttnn.MeshDevice) -> ttnn.Tensor:
     if x.dim() != 2:
         raise ValueError(f"x must be (T, H), got {tuple(x.shape)}")
     mesh_shape = tuple(mesh_device.shape)
-    return ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh_device,
-                           mesh_mapper=ttnn.ShardTensor2dMesh(mesh_device, mesh_shape, dims=(0, 1)))
+    return ttnn.from_torch(
+        x,
+        dtype=ttnn.bfloat16,
+        layout=ttnn.TILE_LAYOUT,
+        device=mesh_device,
+        mesh_mapper=ttnn.ShardTensor2dMesh(mesh_device, mesh_shape, dims=(0, 1)),
+    )
 
 
 def output_to_torch(y: ttnn.Tensor) -> torch.Tensor:

@@ -31,8 +31,8 @@ from models.deepseek_v3.tt.moe_weights import TtMoEWeights, load_tt_moe_weights
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 from models.deepseek_v3.weights import load_moe_layer
 
-DISPATCH_AXIS = 0   # mesh rows: tokens travel up and down their column to the experts' owners
-TP_AXIS = 1         # mesh columns: the hidden dimension is split over a row
+DISPATCH_AXIS = 0  # mesh rows: tokens travel up and down their column to the experts' owners
+TP_AXIS = 1  # mesh columns: the hidden dimension is split over a row
 
 StageObserver = Callable[[str, ttnn.Tensor], None]
 
@@ -40,9 +40,16 @@ StageObserver = Callable[[str, ttnn.Tensor], None]
 class TtMoE:
     """The MoE layer's device weights and its forward pass on one mesh."""
 
-    def __init__(self, state_dict: Mapping[str, torch.Tensor], config: DeepseekV3MoEConfig,
-                 mesh_device: ttnn.MeshDevice, *, prefix: str = "", expert_dtype=ttnn.bfloat16,
-                 capacity: Optional[int] = None):
+    def __init__(
+        self,
+        state_dict: Mapping[str, torch.Tensor],
+        config: DeepseekV3MoEConfig,
+        mesh_device: ttnn.MeshDevice,
+        *,
+        prefix: str = "",
+        expert_dtype=ttnn.bfloat16,
+        capacity: Optional[int] = None,
+    ):
         """state_dict: the layer's weights below `prefix` in any layout `weights.load_moe_layer` reads
         (per-expert, fp8 with block scales, transformers' fused experts). expert_dtype: bfloat16 or
         bfloat8_b for the routed experts' weights. capacity: dispatch rows per device (None: the
@@ -68,11 +75,11 @@ class TtMoE:
         B, H = int(x.shape[0]), config.hidden_size
         if tuple(x.shape) != (B, H // cols):
             raise ValueError(f"x must be (B, {H // cols}) per device on a {rows}x{cols} mesh, got {list(x.shape)}")
-        notify("input", x)                                                                 # (B, H/C)
+        notify("input", x)  # (B, H/C)
 
         # 1. All-gather the hidden slices of a row [ttnn op]: every device of a row
         #    holds the row's B tokens in full.
-        x_full = ttnn.all_gather(x, dim=1, cluster_axis=TP_AXIS)                            # (B, H) TILE
+        x_full = ttnn.all_gather(x, dim=1, cluster_axis=TP_AXIS)  # (B, H) TILE
         notify("all_gather", x_full)
 
         # 2. Route [moe_gate: ttnn ops]: identical on the devices of a row, since their x is.
@@ -83,29 +90,35 @@ class TtMoE:
         # 3. Dense dispatch down the column [kernel]: device (r, c) receives the rows of column c
         #    whose experts it owns, packed by local expert in 32-row-aligned blocks; each token row
         #    crosses the fabric at most once per destination device.
-        x_rows = ttnn.reshape(ttnn.to_layout(x_full, ttnn.ROW_MAJOR_LAYOUT), (B, 1, H))      # (B, S=1, H) RM
+        x_rows = ttnn.reshape(ttnn.to_layout(x_full, ttnn.ROW_MAJOR_LAYOUT), (B, 1, H))  # (B, S=1, H) RM
         dispatched = ttnn_moe.all_to_all_dispatch_dense(
-            x_rows, topk_indices, topk_weights, w.expert_mapping,
-            cluster_axis=DISPATCH_AXIS, capacity=self.capacity, strict=False)
+            x_rows,
+            topk_indices,
+            topk_weights,
+            w.expert_mapping,
+            cluster_axis=DISPATCH_AXIS,
+            capacity=self.capacity,
+            strict=False,
+        )
         ttnn.deallocate(x_rows)
-        self.last_dispatch_status = dispatched.handle.dispatch_status                       # (1, 8), stays on device
-        counts, offsets = dispatched.num_routed_tokens, dispatched.expert_offsets          # (E_l, 1) each
-        notify("dispatch.tokens", dispatched.tokens)                                       # (cap, H) RM
+        self.last_dispatch_status = dispatched.handle.dispatch_status  # (1, 8), stays on device
+        counts, offsets = dispatched.num_routed_tokens, dispatched.expert_offsets  # (E_l, 1) each
+        notify("dispatch.tokens", dispatched.tokens)  # (cap, H) RM
         notify("dispatch.num_routed_tokens", counts)
         notify("dispatch.expert_offsets", offsets)
-        notify("dispatch.token_idx_map", dispatched.token_idx_map)                         # (cap,)
-        notify("dispatch.routed_token_weights", dispatched.routed_token_weights)           # (cap,)
-        notify("dispatch.slot_source", dispatched.handle.slot_source)                      # (cap, 2)
-        notify("dispatch.num_slots", dispatched.handle.num_slots)                          # (1,)
+        notify("dispatch.token_idx_map", dispatched.token_idx_map)  # (cap,)
+        notify("dispatch.routed_token_weights", dispatched.routed_token_weights)  # (cap,)
+        notify("dispatch.slot_source", dispatched.handle.slot_source)  # (cap, 2)
+        notify("dispatch.num_slots", dispatched.handle.num_slots)  # (1,)
 
         # 4. Routed experts, SwiGLU, grouped moe_bmm over the packed blocks [kernels]: only the
         #    active row tiles of each local expert are computed; idle experts' weights are not read.
-        tokens = ttnn.to_layout(dispatched.tokens, ttnn.TILE_LAYOUT)                        # (cap, H) TILE
+        tokens = ttnn.to_layout(dispatched.tokens, ttnn.TILE_LAYOUT)  # (cap, H) TILE
         gate_out = ttnn_moe.moe_bmm(tokens, w.experts_w1, counts, expert_offsets=offsets, strict=False)  # (cap, I)
-        up_out = ttnn_moe.moe_bmm(tokens, w.experts_w3, counts, expert_offsets=offsets, strict=False)    # (cap, I)
+        up_out = ttnn_moe.moe_bmm(tokens, w.experts_w3, counts, expert_offsets=offsets, strict=False)  # (cap, I)
         notify("experts.w1", gate_out)
         notify("experts.w3", up_out)
-        hidden = ttnn.mul(ttnn.silu(gate_out), up_out)                                     # (cap, I) [ttnn ops]
+        hidden = ttnn.mul(ttnn.silu(gate_out), up_out)  # (cap, I) [ttnn ops]
         expert_out = ttnn_moe.moe_bmm(hidden, w.experts_w2, counts, expert_offsets=offsets, strict=False)  # (cap, H)
         for intermediate in (tokens, gate_out, up_out, hidden):
             ttnn.deallocate(intermediate)
@@ -115,11 +128,17 @@ class TtMoE:
         #     place the weights are applied) and sum the rows of each (source device, token) slot.
         #     A slot receives at most K rows (one per top-k choice): bounding the per-core
         #     assignment lists by K keeps them in L1 at prefill capacities.
-        expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)                    # (cap, H) RM
+        expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)  # (cap, H) RM
         reduced, self.last_reduce_row_overflow = ttnn_moe.local_reduce_moe_output(
-            expert_rows, dispatched.token_idx_map, dispatched.routed_token_weights, counts,
-            num_out_rows=int(dispatched.tokens.shape[0]), expert_offsets=offsets,
-            max_assignments_per_row=config.num_experts_per_tok, strict=False)              # (cap, H) RM, (cap, 1)
+            expert_rows,
+            dispatched.token_idx_map,
+            dispatched.routed_token_weights,
+            counts,
+            num_out_rows=int(dispatched.tokens.shape[0]),
+            expert_offsets=offsets,
+            max_assignments_per_row=config.num_experts_per_tok,
+            strict=False,
+        )  # (cap, H) RM, (cap, 1)
         ttnn.deallocate(expert_rows)
         notify("local_reduce", reduced)
 
@@ -130,15 +149,16 @@ class TtMoE:
 
         # 6. Shared expert, tensor parallel [ttnn ops]: column c computes its Is/C slice of
         #    the intermediate, a partial (B, H) summed over the row by the reduce-scatter below.
-        shared_hidden = ttnn.mul(ttnn.silu(ttnn.matmul(x_full, w.shared_w1)),
-                                 ttnn.matmul(x_full, w.shared_w3))                         # (B, Is/C)
-        shared_out = ttnn.matmul(shared_hidden, w.shared_w2)                               # (B, H) partial
-        routed = ttnn.to_layout(ttnn.reshape(combined, (B, H)), ttnn.TILE_LAYOUT)          # (B, H) TILE
-        partial = ttnn.add(shared_out, routed)                                             # (B, H)
+        shared_hidden = ttnn.mul(
+            ttnn.silu(ttnn.matmul(x_full, w.shared_w1)), ttnn.matmul(x_full, w.shared_w3)
+        )  # (B, Is/C)
+        shared_out = ttnn.matmul(shared_hidden, w.shared_w2)  # (B, H) partial
+        routed = ttnn.to_layout(ttnn.reshape(combined, (B, H)), ttnn.TILE_LAYOUT)  # (B, H) TILE
+        partial = ttnn.add(shared_out, routed)  # (B, H)
         notify("shared_expert_partial", partial)
 
         # 7. Reduce-scatter over the row [ttnn op]: sum the C partials, column c keeps slice c.
-        output = ttnn.reduce_scatter(partial, dim=1, cluster_axis=TP_AXIS)                 # (B, H/C)
+        output = ttnn.reduce_scatter(partial, dim=1, cluster_axis=TP_AXIS)  # (B, H/C)
         notify("reduce_scatter", output)
         return output
 

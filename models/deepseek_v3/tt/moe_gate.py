@@ -20,8 +20,9 @@ from models.deepseek_v3.tt.mesh_io import device_values
 from models.deepseek_v3.tt.ttnn_api import ttnn
 
 
-def moe_gate(x: ttnn.Tensor, gate_weight: ttnn.Tensor, e_score_correction_bias: ttnn.Tensor,
-             config: DeepseekV3MoEConfig) -> tuple[ttnn.Tensor, ttnn.Tensor]:
+def moe_gate(
+    x: ttnn.Tensor, gate_weight: ttnn.Tensor, e_score_correction_bias: ttnn.Tensor, config: DeepseekV3MoEConfig
+) -> tuple[ttnn.Tensor, ttnn.Tensor]:
     """Host built-in, not a kernel: per device x (B, H), gate_weight (E, H), bias (1, E) fp32
     -> topk_indices (B, 1, K) uint32 ROW_MAJOR, topk_weights (B, 1, K) bfloat16 ROW_MAJOR,
     in the (B, S, K) layout all_to_all_dispatch_dense takes (S = 1: decode)."""
@@ -31,12 +32,14 @@ def moe_gate(x: ttnn.Tensor, gate_weight: ttnn.Tensor, e_score_correction_bias: 
     indices, weights = [], []
     for x_d, w_d, b_d in zip(device_values(x), device_values(gate_weight), device_values(e_score_correction_bias)):
         topk_indices, topk_weights = reference_moe_gate(x_d.float(), w_d, b_d.reshape(-1), config)  # (B, K)
-        indices.append(topk_indices.to(torch.int32).unsqueeze(1))                                   # (B, 1, K)
-        weights.append(topk_weights.unsqueeze(1))                                                   # (B, 1, K)
+        indices.append(topk_indices.to(torch.int32).unsqueeze(1))  # (B, 1, K)
+        weights.append(topk_weights.unsqueeze(1))  # (B, 1, K)
     shard = ttnn.ShardTensorToMesh(mesh, dim=0)
     return (
-        ttnn.from_torch(torch.cat(indices), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh,
-                        mesh_mapper=shard),
-        ttnn.from_torch(torch.cat(weights), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh,
-                        mesh_mapper=shard),
+        ttnn.from_torch(
+            torch.cat(indices), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh, mesh_mapper=shard
+        ),
+        ttnn.from_torch(
+            torch.cat(weights), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh, mesh_mapper=shard
+        ),
     )

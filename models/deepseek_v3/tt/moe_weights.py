@@ -27,15 +27,15 @@ EXPERT_DTYPES = (ttnn.bfloat16, ttnn.bfloat8_b)
 
 @dataclass(frozen=True)
 class TtMoEWeights:
-    expert_mapping: ttnn.Tensor        # (1, 1, E, R*C) int32 ROW_MAJOR one-hot, replicated
-    experts_w1: ttnn.Tensor            # (E_l, H, I) TILE per device
-    experts_w3: ttnn.Tensor            # (E_l, H, I) TILE per device
-    experts_w2: ttnn.Tensor            # (E_l, I, H) TILE per device
-    gate_weight: ttnn.Tensor           # (E, H) float32 TILE, replicated
-    gate_bias: ttnn.Tensor             # (1, E) float32 ROW_MAJOR, replicated
-    shared_w1: ttnn.Tensor             # (H, Is/C) bfloat16 TILE, column c's slice
-    shared_w3: ttnn.Tensor             # (H, Is/C) bfloat16 TILE, column c's slice
-    shared_w2: ttnn.Tensor             # (Is/C, H) bfloat16 TILE, column c's slice
+    expert_mapping: ttnn.Tensor  # (1, 1, E, R*C) int32 ROW_MAJOR one-hot, replicated
+    experts_w1: ttnn.Tensor  # (E_l, H, I) TILE per device
+    experts_w3: ttnn.Tensor  # (E_l, H, I) TILE per device
+    experts_w2: ttnn.Tensor  # (E_l, I, H) TILE per device
+    gate_weight: ttnn.Tensor  # (E, H) float32 TILE, replicated
+    gate_bias: ttnn.Tensor  # (1, E) float32 ROW_MAJOR, replicated
+    shared_w1: ttnn.Tensor  # (H, Is/C) bfloat16 TILE, column c's slice
+    shared_w3: ttnn.Tensor  # (H, Is/C) bfloat16 TILE, column c's slice
+    shared_w2: ttnn.Tensor  # (Is/C, H) bfloat16 TILE, column c's slice
 
     @property
     def experts_per_device(self) -> int:
@@ -45,22 +45,34 @@ class TtMoEWeights:
 def check_layer_fits_mesh(config: DeepseekV3MoEConfig, mesh_shape: tuple[int, int]) -> None:
     """ValueError naming the size that does not split over the mesh or into tiles."""
     rows, cols = mesh_shape
-    H, I, Is, E = (config.hidden_size, config.moe_intermediate_size, config.shared_intermediate_size,
-                   config.n_routed_experts)
+    H, I, Is, E = (
+        config.hidden_size,
+        config.moe_intermediate_size,
+        config.shared_intermediate_size,
+        config.n_routed_experts,
+    )
     if E % (rows * cols):
         raise ValueError(f"n_routed_experts={E} does not split over the {rows * cols} devices of a {rows}x{cols} mesh")
     if H % (32 * cols):
-        raise ValueError(f"hidden_size={H} must split into whole tiles over {cols} mesh columns (a multiple of "
-                         f"{32 * cols})")
+        raise ValueError(
+            f"hidden_size={H} must split into whole tiles over {cols} mesh columns (a multiple of {32 * cols})"
+        )
     if I % 32:
         raise ValueError(f"moe_intermediate_size={I} must be a multiple of 32 (moe_bmm works on tiles)")
     if Is % (32 * cols):
-        raise ValueError(f"shared intermediate size {Is} must split into whole tiles over {cols} mesh columns "
-                         f"(a multiple of {32 * cols})")
+        raise ValueError(
+            f"shared intermediate size {Is} must split into whole tiles over {cols} mesh columns "
+            f"(a multiple of {32 * cols})"
+        )
 
 
-def load_tt_moe_weights(state_dict: Mapping[str, torch.Tensor], config: DeepseekV3MoEConfig,
-                        mesh_device: ttnn.MeshDevice, *, expert_dtype=ttnn.bfloat16) -> TtMoEWeights:
+def load_tt_moe_weights(
+    state_dict: Mapping[str, torch.Tensor],
+    config: DeepseekV3MoEConfig,
+    mesh_device: ttnn.MeshDevice,
+    *,
+    expert_dtype=ttnn.bfloat16,
+) -> TtMoEWeights:
     """Device tensors of a normalized state dict (`weights.load_moe_layer`) on `mesh_device`."""
     if not isinstance(mesh_device, ttnn.MeshDevice):
         raise TypeError(f"mesh_device must be a MeshDevice, got {mesh_device!r}")
@@ -71,19 +83,29 @@ def load_tt_moe_weights(state_dict: Mapping[str, torch.Tensor], config: Deepseek
     num_devices = mesh_device.get_num_devices()
 
     # E_l consecutive experts per device (expert e on device e // E_l), devices in row-major order.
-    mapping = ttnn_moe.expert_mapping(config.n_routed_experts, num_devices)                  # (1, 1, E, D)
-    owner = mapping[0, 0].argmax(dim=1)                                                        # (E,)
+    mapping = ttnn_moe.expert_mapping(config.n_routed_experts, num_devices)  # (1, 1, E, D)
+    owner = mapping[0, 0].argmax(dim=1)  # (E,)
     # Device d's experts in local-slot order (ascending id), stacked over devices: (D * E_l, Kd, N).
     per_device = [local_expert_weights(state_dict, (owner == d).nonzero()[:, 0].tolist()) for d in range(num_devices)]
-    stacked = [torch.cat([w[i] for w in per_device]) for i in range(3)]                      # w1, w3, w2
+    stacked = [torch.cat([w[i] for w in per_device]) for i in range(3)]  # w1, w3, w2
 
-    def experts(t: torch.Tensor) -> ttnn.Tensor:                                               # -> (E_l, Kd, N)
-        return ttnn.from_torch(t, dtype=expert_dtype, layout=ttnn.TILE_LAYOUT, device=mesh_device,
-                               mesh_mapper=ttnn.ShardTensorToMesh(mesh_device, dim=0))
+    def experts(t: torch.Tensor) -> ttnn.Tensor:  # -> (E_l, Kd, N)
+        return ttnn.from_torch(
+            t,
+            dtype=expert_dtype,
+            layout=ttnn.TILE_LAYOUT,
+            device=mesh_device,
+            mesh_mapper=ttnn.ShardTensorToMesh(mesh_device, dim=0),
+        )
 
-    def tp_shard(t: torch.Tensor, dim: int) -> ttnn.Tensor:                                   # column slice
-        return ttnn.from_torch(t, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh_device,
-                               mesh_mapper=ttnn.ShardTensor2dMesh(mesh_device, mesh_shape, dims=(None, dim)))
+    def tp_shard(t: torch.Tensor, dim: int) -> ttnn.Tensor:  # column slice
+        return ttnn.from_torch(
+            t,
+            dtype=ttnn.bfloat16,
+            layout=ttnn.TILE_LAYOUT,
+            device=mesh_device,
+            mesh_mapper=ttnn.ShardTensor2dMesh(mesh_device, mesh_shape, dims=(None, dim)),
+        )
 
     def replicated(t: torch.Tensor, dtype, layout) -> ttnn.Tensor:
         return ttnn.from_torch(t, dtype=dtype, layout=layout, device=mesh_device)
@@ -94,9 +116,10 @@ def load_tt_moe_weights(state_dict: Mapping[str, torch.Tensor], config: Deepseek
         experts_w3=experts(stacked[1]),
         experts_w2=experts(stacked[2]),
         gate_weight=replicated(state_dict["gate.weight"].float(), ttnn.float32, ttnn.TILE_LAYOUT),
-        gate_bias=replicated(state_dict["gate.e_score_correction_bias"].float().reshape(1, -1), ttnn.float32,
-                             ttnn.ROW_MAJOR_LAYOUT),
-        shared_w1=tp_shard(state_dict["shared_experts.gate_proj.weight"].T, dim=1),           # (H, Is) -> (H, Is/C)
-        shared_w3=tp_shard(state_dict["shared_experts.up_proj.weight"].T, dim=1),             # (H, Is) -> (H, Is/C)
-        shared_w2=tp_shard(state_dict["shared_experts.down_proj.weight"].T, dim=0),           # (Is, H) -> (Is/C, H)
+        gate_bias=replicated(
+            state_dict["gate.e_score_correction_bias"].float().reshape(1, -1), ttnn.float32, ttnn.ROW_MAJOR_LAYOUT
+        ),
+        shared_w1=tp_shard(state_dict["shared_experts.gate_proj.weight"].T, dim=1),  # (H, Is) -> (H, Is/C)
+        shared_w3=tp_shard(state_dict["shared_experts.up_proj.weight"].T, dim=1),  # (H, Is) -> (H, Is/C)
+        shared_w2=tp_shard(state_dict["shared_experts.down_proj.weight"].T, dim=0),  # (Is, H) -> (Is/C, H)
     )

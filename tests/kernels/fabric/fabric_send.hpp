@@ -17,16 +17,10 @@
 // Writes [src, src + n_bytes) to dst_noc_addr on the destination chip; the
 // last packet also increments the semaphore at sem_noc_addr (fused) when
 // fuse_inc, so the receiver sees the increment only after all the data.
-inline void fabric_send_buffer(
-    tt::tt_fabric::WorkerToFabricEdmSender& sender,
-    volatile PACKET_HEADER_TYPE* header,
-    uint32_t route,  // hops (1D) or destination chip id (2D)
-    uint32_t src,
-    uint64_t dst_noc_addr,
-    uint32_t n_bytes,
-    uint32_t max_packet,
-    bool fuse_inc,
-    uint64_t sem_noc_addr) {
+inline void fabric_send_buffer(tt::tt_fabric::WorkerToFabricEdmSender& sender, volatile PACKET_HEADER_TYPE* header,
+                               uint32_t route,  // hops (1D) or destination chip id (2D)
+                               uint32_t src, uint64_t dst_noc_addr, uint32_t n_bytes, uint32_t max_packet,
+                               bool fuse_inc, uint64_t sem_noc_addr) {
     for (uint32_t offset = 0; offset < n_bytes; offset += max_packet) {
         const uint32_t size = n_bytes - offset < max_packet ? n_bytes - offset : max_packet;
         const bool last = offset + size == n_bytes;
@@ -45,8 +39,8 @@ inline void fabric_send_buffer(
             tt::tt_fabric::mesh::experimental::fabric_unicast_noc_unicast_write(
                 &sender, header, static_cast<uint8_t>(route), 0, src + offset, size, cmd);
 #else
-            tt::tt_fabric::linear::experimental::fabric_unicast_noc_unicast_write(
-                &sender, header, src + offset, size, cmd, static_cast<uint8_t>(route));
+            tt::tt_fabric::linear::experimental::fabric_unicast_noc_unicast_write(&sender, header, src + offset, size,
+                                                                                  cmd, static_cast<uint8_t>(route));
 #endif
         }
         // The header and source L1 are reused by the next packet: let this one leave first.
@@ -55,15 +49,14 @@ inline void fabric_send_buffer(
 }
 
 // One semaphore increment on the destination chip.
-inline void fabric_send_inc(
-    tt::tt_fabric::WorkerToFabricEdmSender& sender, volatile PACKET_HEADER_TYPE* header, uint32_t route,
-    uint64_t sem_noc_addr) {
+inline void fabric_send_inc(tt::tt_fabric::WorkerToFabricEdmSender& sender, volatile PACKET_HEADER_TYPE* header,
+                            uint32_t route, uint64_t sem_noc_addr) {
     tt::tt_fabric::NocUnicastAtomicIncCommandHeader cmd(sem_noc_addr, 1, true);
 #if defined(FABRIC_2D)
-    tt::tt_fabric::mesh::experimental::fabric_unicast_noc_unicast_atomic_inc(
-        &sender, header, static_cast<uint8_t>(route), 0, cmd);
+    tt::tt_fabric::mesh::experimental::fabric_unicast_noc_unicast_atomic_inc(&sender, header,
+                                                                             static_cast<uint8_t>(route), 0, cmd);
 #else
-    tt::tt_fabric::linear::experimental::fabric_unicast_noc_unicast_atomic_inc(
-        &sender, header, cmd, static_cast<uint8_t>(route));
+    tt::tt_fabric::linear::experimental::fabric_unicast_noc_unicast_atomic_inc(&sender, header, cmd,
+                                                                               static_cast<uint8_t>(route));
 #endif
 }

@@ -17,6 +17,8 @@ inline void record(std::uint32_t start, std::uint32_t length) {}
 inline void replay(std::uint32_t start, std::uint32_t length) {}
 
 // Encoding of a REPLAY instruction, used as the end op of MOP templates.
-constexpr std::uint32_t replay_insn(std::uint32_t start, std::uint32_t length) { return 0; }
+constexpr std::uint32_t replay_insn(std::uint32_t start, std::uint32_t length) {
+    return 0;
+}
 
 }  // namespace lltt

@@ -36,31 +36,67 @@ struct Vector : VectorBase {
     template <typename T, typename... More>
     Vector(const T&, const More&...) {}
     template <typename T>
-    Vector& operator=(const T&) { return *this; }
+    Vector& operator=(const T&) {
+        return *this;
+    }
 
     template <typename T, std::enable_if_t<is_vector_v<T>, int> = 0>
-    T as() const { return T{}; }
+    T as() const {
+        return T{};
+    }
     template <DataLayout Layout>
-    Vector& as() { return *this; }
+    Vector& as() {
+        return *this;
+    }
     template <DataLayout Layout>
-    const Vector& as() const { return *this; }
+    const Vector& as() const {
+        return *this;
+    }
 
     unsigned get() const { return 0; }
     void in_use() const {}
     // Addressing mode and/or data layout of a DST access.
     template <typename... A>
-    Vector& mode(const A&...) { return *this; }
+    Vector& mode(const A&...) {
+        return *this;
+    }
     template <DataLayout Layout, typename... A>
-    Vector& mode(const A&...) { return *this; }
+    Vector& mode(const A&...) {
+        return *this;
+    }
 
-    template <typename T> Vector& operator+=(const T&) { return *this; }
-    template <typename T> Vector& operator-=(const T&) { return *this; }
-    template <typename T> Vector& operator*=(const T&) { return *this; }
-    template <typename T> Vector& operator&=(const T&) { return *this; }
-    template <typename T> Vector& operator|=(const T&) { return *this; }
-    template <typename T> Vector& operator^=(const T&) { return *this; }
-    template <typename T> Vector& operator<<=(const T&) { return *this; }
-    template <typename T> Vector& operator>>=(const T&) { return *this; }
+    template <typename T>
+    Vector& operator+=(const T&) {
+        return *this;
+    }
+    template <typename T>
+    Vector& operator-=(const T&) {
+        return *this;
+    }
+    template <typename T>
+    Vector& operator*=(const T&) {
+        return *this;
+    }
+    template <typename T>
+    Vector& operator&=(const T&) {
+        return *this;
+    }
+    template <typename T>
+    Vector& operator|=(const T&) {
+        return *this;
+    }
+    template <typename T>
+    Vector& operator^=(const T&) {
+        return *this;
+    }
+    template <typename T>
+    Vector& operator<<=(const T&) {
+        return *this;
+    }
+    template <typename T>
+    Vector& operator>>=(const T&) {
+        return *this;
+    }
     Vector& operator++() { return *this; }
     Vector operator++(int) { return *this; }
     Vector& operator--() { return *this; }
@@ -94,9 +130,11 @@ using sFloat16b = Vector<17>;
 template <typename A, typename B>
 using vector_result_t = std::enable_if_t<is_vector_v<A> || is_vector_v<B>, vFloat>;
 
-#define SFPI_STANDIN_BINARY_OPERATOR(op) \
-    template <typename A, typename B>    \
-    vector_result_t<A, B> operator op(const A&, const B&) { return {}; }
+#define SFPI_STANDIN_BINARY_OPERATOR(op)                    \
+    template <typename A, typename B>                       \
+    vector_result_t<A, B> operator op(const A&, const B&) { \
+        return {};                                          \
+    }
 SFPI_STANDIN_BINARY_OPERATOR(+)
 SFPI_STANDIN_BINARY_OPERATOR(-)
 SFPI_STANDIN_BINARY_OPERATOR(*)
@@ -150,13 +188,19 @@ struct lreg_pressure {};
 
 // Intrinsic wrappers: any operands, a vector result; explicit template arguments
 // (a result type, a layout or a mode) are accepted in the positions SFPI takes them.
-#define SFPI_STANDIN_INTRINSIC(name)                              \
-    template <typename R = vFloat, typename... A>                 \
-    sfpi_inline vFloat name(const A&...) { return {}; }           \
-    template <auto Mode, typename... A>                           \
-    sfpi_inline vFloat name(const A&...) { return {}; }           \
-    template <auto Mode, auto Mode2, typename... A>               \
-    sfpi_inline vFloat name(const A&...) { return {}; }
+#define SFPI_STANDIN_INTRINSIC(name)                \
+    template <typename R = vFloat, typename... A>   \
+    sfpi_inline vFloat name(const A&...) {          \
+        return {};                                  \
+    }                                               \
+    template <auto Mode, typename... A>             \
+    sfpi_inline vFloat name(const A&...) {          \
+        return {};                                  \
+    }                                               \
+    template <auto Mode, auto Mode2, typename... A> \
+    sfpi_inline vFloat name(const A&...) {          \
+        return {};                                  \
+    }
 SFPI_STANDIN_INTRINSIC(as)
 SFPI_STANDIN_INTRINSIC(reinterpret)
 SFPI_STANDIN_INTRINSIC(convert)
@@ -209,7 +253,9 @@ struct VectorPair {
     vFloat max;
 };
 template <typename... A>
-sfpi_inline VectorPair min_max(const A&...) { return {}; }
+sfpi_inline VectorPair min_max(const A&...) {
+    return {};
+}
 
 // Instruction modifier immediates used by the LLK SFPU code. Values are distinct
 // (they appear as switch labels); they are never encoded into instructions here.
@@ -266,8 +312,16 @@ inline constexpr int SFPSWAP_MOD1_VEC_MIN_MAX = 45;
 #define __builtin_rvtt_sfpmad(...) (::sfpi::vFloat{}.get())
 
 // Lane predication blocks: v_if (cond) { ... } v_elseif (cond) { ... } v_else { ... } v_endif;
-#define v_if(cond) { if (static_cast<bool>(cond)) {
-#define v_elseif(cond) } else if (static_cast<bool>(cond)) {
-#define v_else } else {
-#define v_endif } }
+#define v_if(cond) \
+    {              \
+        if (static_cast<bool>(cond)) {
+#define v_elseif(cond) \
+    }                  \
+    else if (static_cast<bool>(cond)) {
+#define v_else \
+    }          \
+    else {
+#define v_endif \
+    }           \
+    }
 #define v_and(cond) ((void)(cond))

@@ -109,21 +109,24 @@ void bind_emu(py::module_& parent) {
         .def_property_readonly("grid_size", [](const Device& d) { return py::make_tuple(d.grid_x(), d.grid_y()); })
         .def_property_readonly("num_dram_banks", [](const Device&) { return params::NUM_DRAM_BANKS; })
         .def_property_readonly("l1_size", [](const Device&) { return params::L1_SIZE; })
-        .def("allocate", [](Device& d, uint64_t size, uint32_t page) { return d.dram().allocate(size, page); },
-             py::arg("size_bytes"), py::arg("page_size"),
-             "Allocates an interleaved DRAM buffer; returns its address.")
-        .def("deallocate", [](Device& d, uint32_t address) { d.dram().deallocate(address); }, py::arg("address"))
+        .def(
+            "allocate", [](Device& d, uint64_t size, uint32_t page) { return d.dram().allocate(size, page); },
+            py::arg("size_bytes"), py::arg("page_size"), "Allocates an interleaved DRAM buffer; returns its address.")
+        .def(
+            "deallocate", [](Device& d, uint32_t address) { d.dram().deallocate(address); }, py::arg("address"))
         .def("write", &write_buffer, py::arg("address"), py::arg("page_size"), py::arg("data"),
              "Writes pages (in page order) into an interleaved DRAM buffer.")
         .def("read", &read_buffer, py::arg("address"), py::arg("page_size"), py::arg("nbytes"),
              "Reads nbytes of pages (in page order) from an interleaved DRAM buffer.")
-        .def("worker_core_from_logical_core",
-             [](const Device& d, uint32_t x, uint32_t y) {
-                 NocCoord c = d.worker_core_from_logical_core(x, y);
-                 return py::make_tuple(c.x, c.y);
-             },
-             py::arg("x"), py::arg("y"))
-        .def("counters", [](Device& d) { return counters_to_dict(d.counters()); }, "Cumulative counters.")
+        .def(
+            "worker_core_from_logical_core",
+            [](const Device& d, uint32_t x, uint32_t y) {
+                NocCoord c = d.worker_core_from_logical_core(x, y);
+                return py::make_tuple(c.x, c.y);
+            },
+            py::arg("x"), py::arg("y"))
+        .def(
+            "counters", [](Device& d) { return counters_to_dict(d.counters()); }, "Cumulative counters.")
         .def("reset_counters", &Device::reset_counters)
         .def("__repr__", [](const Device& d) {
             return "emu.Device(id=" + std::to_string(d.id()) + ", grid=" + std::to_string(d.grid_x()) + "x" +
@@ -149,16 +152,20 @@ void bind_emu(py::module_& parent) {
           "Runs a program on one device; returns the counters of this run.");
     m.def("run_mesh_program", &run_on_mesh, py::arg("mesh"), py::arg("program"),
           "Runs one program per device of the mesh; returns total counters and per-device counters.");
-    m.def("jit_stats", []() {
-        const JitStats s = KernelJit::instance().stats();
-        py::dict d;
-        d["builds"] = s.builds;
-        d["cache_hits"] = s.cache_hits;
-        return d;
-    }, "Kernel builds (compiler runs) and cache hits of this process.");
-    m.def("set_kernel_include_dirs", [](std::vector<std::string> dirs) {
-        KernelJit::instance().set_extra_include_dirs(std::move(dirs));
-    }, py::arg("dirs"), "Extra include directories for kernel builds (part of the build cache key).");
+    m.def(
+        "jit_stats",
+        []() {
+            const JitStats s = KernelJit::instance().stats();
+            py::dict d;
+            d["builds"] = s.builds;
+            d["cache_hits"] = s.cache_hits;
+            return d;
+        },
+        "Kernel builds (compiler runs) and cache hits of this process.");
+    m.def(
+        "set_kernel_include_dirs",
+        [](std::vector<std::string> dirs) { KernelJit::instance().set_extra_include_dirs(std::move(dirs)); },
+        py::arg("dirs"), "Extra include directories for kernel builds (part of the build cache key).");
     m.def(
         "tensor_accessor_args",
         [](uint32_t page_size, bool is_dram) {

@@ -42,7 +42,8 @@ py::dict fabric_traffic_to_dict(const fabric::FabricTraffic& traffic) {
     }
     py::dict pair_dict, link_dict;
     for (const auto& [k, t] : pairs) pair_dict[py::make_tuple(k.first, k.second)] = traffic_dict(t);
-    for (const auto& [k, t] : traffic.links) link_dict[py::make_tuple(k.from_chip, k.to_chip, k.link)] = traffic_dict(t);
+    for (const auto& [k, t] : traffic.links)
+        link_dict[py::make_tuple(k.from_chip, k.to_chip, k.link)] = traffic_dict(t);
     py::dict d = traffic_dict(traffic.total());
     d["flows"] = flows;
     d["pairs"] = pair_dict;
@@ -80,13 +81,17 @@ void bind_fabric(py::module_& m) {
             [](Mesh& self, fabric::Topology t) { self.fabric().set_topology(t); },
             "Linear / Ring (1D lines along rows and columns) or Mesh (2D). Kernels are built with the matching "
             "ROUTING_MODE.")
-        .def("set_fabric_topology", [](Mesh& self, fabric::Topology t) { self.fabric().set_topology(t); },
-             py::arg("topology"))
-        .def("set_fabric_seed", [](Mesh& self, uint64_t seed) { self.fabric().set_seed(seed); }, py::arg("seed"),
-             "Seed of the fabric's delivery delays (each run starts from it).")
-        .def("set_fabric_max_delay", [](Mesh& self, uint32_t passes) { self.fabric().set_max_delay(passes); },
-             py::arg("passes"), "Largest delivery delay of a packet, in scheduler passes (0: none).")
-        .def("set_fabric_num_links", [](Mesh& self, uint32_t n) { self.fabric().set_num_links(n); }, py::arg("n"))
+        .def(
+            "set_fabric_topology", [](Mesh& self, fabric::Topology t) { self.fabric().set_topology(t); },
+            py::arg("topology"))
+        .def(
+            "set_fabric_seed", [](Mesh& self, uint64_t seed) { self.fabric().set_seed(seed); }, py::arg("seed"),
+            "Seed of the fabric's delivery delays (each run starts from it).")
+        .def(
+            "set_fabric_max_delay", [](Mesh& self, uint32_t passes) { self.fabric().set_max_delay(passes); },
+            py::arg("passes"), "Largest delivery delay of a packet, in scheduler passes (0: none).")
+        .def(
+            "set_fabric_num_links", [](Mesh& self, uint32_t n) { self.fabric().set_num_links(n); }, py::arg("n"))
         .def_property_readonly("fabric_num_links", [](Mesh& self) { return self.fabric().num_links(); })
         .def(
             "get_fabric_node_id",

@@ -60,12 +60,13 @@ py::array_t<float> untilize_array(DataFormat format, const py::array& pages, uin
 
 void bind_numerics(py::module_& parent) {
     auto m = parent.def_submodule("numerics", "Tile sizes and host layout conversion");
-    m.def("tile_bytes",
-          [](DataFormat format) {
-              require_supported(format);
-              return numerics::tile_bytes(format);
-          },
-          py::arg("data_format"), "Bytes of one 32x32 tile in memory.");
+    m.def(
+        "tile_bytes",
+        [](DataFormat format) {
+            require_supported(format);
+            return numerics::tile_bytes(format);
+        },
+        py::arg("data_format"), "Bytes of one 32x32 tile in memory.");
     m.def("tilize", &tilize_array, py::arg("data_format"), py::arg("matrix"),
           "(rows, cols) values -> uint8 tile pages in row-major tile order, packed as ttnn lays them out.");
     m.def("untilize", &untilize_array, py::arg("data_format"), py::arg("pages"), py::arg("rows"), py::arg("cols"),

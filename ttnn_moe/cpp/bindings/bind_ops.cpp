@@ -47,8 +47,14 @@ args], the target's setup_fabric_connection; it runs only when a program is buil
                          FabricTopology topology, uint32_t max_packet_payload,
                          std::vector<std::pair<uint32_t, uint32_t>> fabric_node_ids,
                          ops::FabricConnector connect_fabric) {
-                 return MeshContext{std::move(kernels_root), grid, rows, cols, topology, max_packet_payload,
-                                    std::move(fabric_node_ids), std::move(connect_fabric)};
+                 return MeshContext{std::move(kernels_root),
+                                    grid,
+                                    rows,
+                                    cols,
+                                    topology,
+                                    max_packet_payload,
+                                    std::move(fabric_node_ids),
+                                    std::move(connect_fabric)};
              }),
              py::kw_only(), py::arg("kernels_root"), py::arg("grid"), py::arg("rows") = 1, py::arg("cols") = 1,
              py::arg("topology") = FabricTopology::Linear, py::arg("max_packet_payload") = 0,

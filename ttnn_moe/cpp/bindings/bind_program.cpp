@@ -75,8 +75,7 @@ void bind_program(py::module_& parent) {
 
     py::class_<CoreRangeSet>(m, "CoreRangeSet")
         .def(py::init<>())
-        .def(py::init([](std::vector<CoreRange> ranges) { return CoreRangeSet{std::move(ranges)}; }),
-             py::arg("ranges"))
+        .def(py::init([](std::vector<CoreRange> ranges) { return CoreRangeSet{std::move(ranges)}; }), py::arg("ranges"))
         .def_readwrite("ranges", &CoreRangeSet::ranges)
         .def("contains", &CoreRangeSet::contains)
         .def("num_cores", &CoreRangeSet::num_cores)
@@ -128,9 +127,8 @@ void bind_program(py::module_& parent) {
     py::class_<ReaderConfigDescriptor>(m, "ReaderConfigDescriptor").def(py::init<>());
     py::class_<WriterConfigDescriptor>(m, "WriterConfigDescriptor").def(py::init<>());
     py::class_<DataMovementConfigDescriptor>(m, "DataMovementConfigDescriptor")
-        .def(py::init([](DataMovementProcessor processor, NOC noc) {
-                 return DataMovementConfigDescriptor{processor, noc};
-             }),
+        .def(py::init(
+                 [](DataMovementProcessor processor, NOC noc) { return DataMovementConfigDescriptor{processor, noc}; }),
              py::arg("processor") = DataMovementProcessor::RISCV_0, py::arg("noc") = NOC::RISCV_0_default)
         .def_readwrite("processor", &DataMovementConfigDescriptor::processor)
         .def_readwrite("noc", &DataMovementConfigDescriptor::noc);
@@ -138,7 +136,7 @@ void bind_program(py::module_& parent) {
         .def(py::init([](MathFidelity math_fidelity, bool fp32_dest_acc_en, bool dst_full_sync_en,
                          std::vector<UnpackToDestMode> unpack_to_dest_mode, bool bfp8_pack_precise,
                          bool math_approx_mode) {
-                 return ComputeConfigDescriptor{math_fidelity,        fp32_dest_acc_en,  dst_full_sync_en,
+                 return ComputeConfigDescriptor{math_fidelity,       fp32_dest_acc_en,  dst_full_sync_en,
                                                 unpack_to_dest_mode, bfp8_pack_precise, math_approx_mode};
              }),
              py::arg("math_fidelity") = MathFidelity::HiFi4, py::arg("fp32_dest_acc_en") = false,

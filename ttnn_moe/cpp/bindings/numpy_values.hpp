@@ -51,8 +51,7 @@ inline std::vector<float> values_of(DataFormat format, const py::array& array) {
     } else if (format == DataFormat::UInt16 && dtype.is(py::dtype::of<uint16_t>())) {
         copy_as(uint16_t{});
     } else {
-        throw py::type_error("values for " + std::string(numerics::format_name(format)) +
-                             " must be a float32 array" +
+        throw py::type_error("values for " + std::string(numerics::format_name(format)) + " must be a float32 array" +
                              (numerics::is_integer_format(format) ? " or the matching integer dtype" : "") +
                              ", got dtype " + std::string(py::str(dtype)));
     }
@@ -65,6 +64,5 @@ inline py::array_t<uint8_t> bytes_of(const py::array& array) {
         throw py::type_error("expected a uint8 array of packed bytes, got dtype " + std::string(py::str(dtype)));
     return py::array_t<uint8_t, py::array::c_style>::ensure(array);
 }
-
 
 }  // namespace ttnn_moe::bindings::numpy_values

@@ -12,9 +12,13 @@ namespace ttnn_moe::emu::services {
 namespace {
 
 // TRISC sees CB addresses and sizes in 16-byte units (tt-metal's cb_addr_shift).
-uint32_t addr_shift(const Instance& inst) { return inst.kind == KernelKind::COMPUTE ? 4 : 0; }
+uint32_t addr_shift(const Instance& inst) {
+    return inst.kind == KernelKind::COMPUTE ? 4 : 0;
+}
 
-bool handed(const Instance& inst, uint32_t cb) { return (inst.cb_views_handed >> cb) & 1u; }
+bool handed(const Instance& inst, uint32_t cb) {
+    return (inst.cb_views_handed >> cb) & 1u;
+}
 
 [[noreturn]] void unsupported_write(uint32_t cb, const char* field) {
     fail(std::string("the kernel wrote ") + field + " of get_local_cb_interface(" + std::to_string(cb) +

@@ -10,7 +10,7 @@ namespace ttnn_moe::emu {
 // The CB rings of one core as the compute engine sees them: tile i counts
 // from the read (front) or write (back) pointer and wraps around the ring.
 class CbTileAccessImpl : public CbTileAccess {
- public:
+public:
     explicit CbTileAccessImpl(CoreState& core) : core_(core) {}
 
     const uint8_t* front_tile(uint32_t cb, uint32_t tile_index) override { return at(cb, state(cb).rd, tile_index); }
@@ -18,11 +18,12 @@ class CbTileAccessImpl : public CbTileAccess {
     program::DataFormat format(uint32_t cb) override { return state(cb).format; }
     uint32_t tile_size(uint32_t cb) override { return state(cb).page_size; }
 
- private:
+private:
     CbState& state(uint32_t cb) { return services::cb(cb); }
     uint8_t* at(uint32_t cb, uint32_t pointer, uint32_t tile_index) {
         const CbState& s = state(cb);
-        const uint64_t offset = (static_cast<uint64_t>(pointer - s.base) + static_cast<uint64_t>(tile_index) * s.page_size) % s.size;
+        const uint64_t offset =
+            (static_cast<uint64_t>(pointer - s.base) + static_cast<uint64_t>(tile_index) * s.page_size) % s.size;
         return core_.l1 + s.base + offset;
     }
     CoreState& core_;
@@ -33,8 +34,8 @@ Instance::~Instance() = default;
 
 void Run::attach_compute(Instance& inst) {
     inst.cb_access = std::make_unique<CbTileAccessImpl>(*inst.core);
-    inst.compute = std::make_unique<ComputeEngine>(*inst.cb_access,
-                                                   std::get<program::ComputeConfigDescriptor>(inst.desc->config));
+    inst.compute =
+        std::make_unique<ComputeEngine>(*inst.cb_access, std::get<program::ComputeConfigDescriptor>(inst.desc->config));
 }
 
 void Run::collect_compute_counters(Instance& inst) {
@@ -61,17 +62,27 @@ void c_matmul_init(uint32_t transpose) {
     engine();
     instance().matmul_transpose = transpose;
 }
-void c_acquire() { engine().tile_regs_acquire(); }
-void c_commit() { engine().tile_regs_commit(); }
-void c_wait() { engine().tile_regs_wait(); }
-void c_release() { engine().tile_regs_release(); }
-void c_copy(uint32_t cb, uint32_t tile, uint32_t dst) { engine().copy_tile(cb, tile, dst); }
+void c_acquire() {
+    engine().tile_regs_acquire();
+}
+void c_commit() {
+    engine().tile_regs_commit();
+}
+void c_wait() {
+    engine().tile_regs_wait();
+}
+void c_release() {
+    engine().tile_regs_release();
+}
+void c_copy(uint32_t cb, uint32_t tile, uint32_t dst) {
+    engine().copy_tile(cb, tile, dst);
+}
 void c_matmul(uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst) {
     ComputeEngine& e = engine();
     e.matmul_tiles(a, b, ia, ib, dst, instance().matmul_transpose != 0);
 }
-void c_matmul_block(uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, uint32_t transpose,
-                    uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim) {
+void c_matmul_block(uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, uint32_t transpose, uint32_t ct_dim,
+                    uint32_t rt_dim, uint32_t kt_dim) {
     engine().matmul_block(a, b, ia, ib, dst, transpose != 0, ct_dim, rt_dim, kt_dim);
 }
 void c_binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast bcast, uint32_t a, uint32_t b, uint32_t ia,
@@ -79,12 +90,18 @@ void c_binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast bcast, uint32_t
     engine().binary_tiles(static_cast<numerics::BinaryOp>(op), static_cast<numerics::Broadcast>(bcast), a, b, ia, ib,
                           dst);
 }
-void c_unary(ttnn_moe_emu::UnaryOp op, uint32_t dst) { engine().unary_tile(static_cast<numerics::UnaryOp>(op), dst); }
+void c_unary(ttnn_moe_emu::UnaryOp op, uint32_t dst) {
+    engine().unary_tile(static_cast<numerics::UnaryOp>(op), dst);
+}
 void c_pack(uint32_t dst, uint32_t cb, uint32_t out_index, uint32_t out_of_order) {
     engine().pack_tile(dst, cb, out_of_order ? std::optional<uint32_t>(out_index) : std::nullopt);
 }
-void c_tilize(uint32_t in, uint32_t n, uint32_t out) { engine().tilize_block(in, n, out); }
-void c_untilize(uint32_t in, uint32_t n, uint32_t out) { engine().untilize_block(in, n, out); }
+void c_tilize(uint32_t in, uint32_t n, uint32_t out) {
+    engine().tilize_block(in, n, out);
+}
+void c_untilize(uint32_t in, uint32_t n, uint32_t out) {
+    engine().untilize_block(in, n, out);
+}
 
 }  // namespace
 

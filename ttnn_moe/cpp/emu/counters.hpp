@@ -28,11 +28,11 @@ struct Counters {
     uint64_t noc_bytes_read_l1 = 0;
     uint64_t noc_bytes_written_dram = 0;
     uint64_t noc_bytes_written_l1 = 0;
-    uint64_t kernel_builds = 0;      // JIT builds (cache misses) the run needed
+    uint64_t kernel_builds = 0;  // JIT builds (cache misses) the run needed
     uint64_t kernel_cache_hits = 0;
-    std::map<uint32_t, DramBufferTraffic> dram_buffers;             // by buffer address
-    std::map<std::pair<uint32_t, uint32_t>, uint64_t> core_busy;    // logical (x, y) -> API calls
-    fabric::FabricTraffic fabric;  // packets this device sent (emu/fabric/traffic.hpp)
+    std::map<uint32_t, DramBufferTraffic> dram_buffers;           // by buffer address
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> core_busy;  // logical (x, y) -> API calls
+    fabric::FabricTraffic fabric;                                 // packets this device sent (emu/fabric/traffic.hpp)
 
     void add(const Counters& other);
 };

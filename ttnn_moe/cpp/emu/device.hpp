@@ -19,7 +19,7 @@ struct NocCoord {
 };
 
 class Device {
- public:
+public:
     Device(uint32_t id, uint32_t grid_x, uint32_t grid_y);
 
     uint32_t id() const { return id_; }
@@ -42,7 +42,7 @@ class Device {
     const std::shared_ptr<fabric::MeshFabric>& fabric() const { return fabric_; }
     void set_fabric(std::shared_ptr<fabric::MeshFabric> f) { fabric_ = std::move(f); }
 
- private:
+private:
     uint32_t id_;
     uint32_t grid_x_;
     uint32_t grid_y_;
@@ -55,7 +55,7 @@ class Device {
 
 // R x C devices, ids row-major from 0.
 class Mesh {
- public:
+public:
     Mesh(uint32_t rows, uint32_t cols, uint32_t grid_x, uint32_t grid_y);
     uint32_t rows() const { return rows_; }
     uint32_t cols() const { return cols_; }
@@ -64,7 +64,7 @@ class Mesh {
     const std::vector<std::shared_ptr<Device>>& devices() const { return devices_; }
     fabric::MeshFabric& fabric() { return *fabric_; }
 
- private:
+private:
     uint32_t rows_;
     uint32_t cols_;
     std::vector<std::shared_ptr<Device>> devices_;

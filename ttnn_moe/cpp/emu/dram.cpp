@@ -12,7 +12,9 @@
 namespace ttnn_moe::emu {
 
 namespace {
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t round_up(uint64_t v, uint64_t a) {
+    return (v + a - 1) / a * a;
+}
 }  // namespace
 
 DramBuffer::~DramBuffer() {

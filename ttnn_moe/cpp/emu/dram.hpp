@@ -14,13 +14,13 @@
 namespace ttnn_moe::emu {
 
 struct DramBuffer {
-    uint32_t address = 0;            // bank address of page 0 (same in every bank)
-    uint64_t size_bytes = 0;         // requested size
+    uint32_t address = 0;     // bank address of page 0 (same in every bank)
+    uint64_t size_bytes = 0;  // requested size
     uint32_t page_size = 0;
     uint32_t aligned_page_size = 0;  // page_size rounded up to the DRAM alignment
     uint32_t num_pages = 0;
-    uint32_t bank_span = 0;          // bytes this buffer occupies in each bank
-    uint8_t* storage = nullptr;      // NUM_DRAM_BANKS * bank_span bytes, bank-major
+    uint32_t bank_span = 0;      // bytes this buffer occupies in each bank
+    uint8_t* storage = nullptr;  // NUM_DRAM_BANKS * bank_span bytes, bank-major
 
     DramBuffer() = default;
     DramBuffer(const DramBuffer&) = delete;
@@ -34,7 +34,7 @@ struct DramBuffer {
 };
 
 class Dram {
- public:
+public:
     // Allocates an interleaved buffer of ceil(size / page_size) pages; returns its address.
     uint32_t allocate(uint64_t size_bytes, uint32_t page_size);
     void deallocate(uint32_t address);
@@ -49,7 +49,7 @@ class Dram {
 
     size_t num_buffers() const { return buffers_.size(); }
 
- private:
+private:
     std::map<uint32_t, std::unique_ptr<DramBuffer>> buffers_;  // by address
 };
 

@@ -10,7 +10,7 @@
 namespace ttnn_moe::emu {
 
 class EmuError : public std::runtime_error {
- public:
+public:
     explicit EmuError(const std::string& what) : std::runtime_error(what) {}
 };
 

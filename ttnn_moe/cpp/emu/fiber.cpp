@@ -47,9 +47,13 @@ Fiber::Fiber(std::function<void()> body) : body_(std::move(body)) {
     stack_ = take_stack();
 }
 
-Fiber::~Fiber() { t_stacks.free.push_back(stack_); }
+Fiber::~Fiber() {
+    t_stacks.free.push_back(stack_);
+}
 
-Fiber* Fiber::current() { return t_current; }
+Fiber* Fiber::current() {
+    return t_current;
+}
 
 void Fiber::trampoline(unsigned lo, unsigned hi) {
     Fiber* self = reinterpret_cast<Fiber*>((static_cast<uintptr_t>(hi) << 32) | static_cast<uintptr_t>(lo));

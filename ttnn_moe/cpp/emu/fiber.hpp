@@ -6,16 +6,16 @@
 // across the stack boundary.
 #pragma once
 
+#include <ucontext.h>
 #include <csetjmp>
 #include <cstddef>
 #include <exception>
 #include <functional>
-#include <ucontext.h>
 
 namespace ttnn_moe::emu {
 
 class Fiber {
- public:
+public:
     static constexpr size_t STACK_SIZE = 256 * 1024;
 
     explicit Fiber(std::function<void()> body);
@@ -34,7 +34,7 @@ class Fiber {
     // The exception that escaped the body, if any.
     std::exception_ptr error() const { return error_; }
 
- private:
+private:
     static void trampoline(unsigned lo, unsigned hi);
 
     std::function<void()> body_;

@@ -23,9 +23,12 @@ namespace ttnn_moe::emu {
 
 const char* kernel_kind_name(KernelKind kind) {
     switch (kind) {
-        case KernelKind::BRISC: return "BRISC";
-        case KernelKind::NCRISC: return "NCRISC";
-        case KernelKind::COMPUTE: return "TRISC";
+        case KernelKind::BRISC:
+            return "BRISC";
+        case KernelKind::NCRISC:
+            return "NCRISC";
+        case KernelKind::COMPUTE:
+            return "TRISC";
     }
     return "?";
 }
@@ -94,12 +97,26 @@ uint32_t tile_bytes_of(program::DataFormat f, uint32_t h, uint32_t w) {
     const uint32_t hw = h * w;
     using DF = program::DataFormat;
     switch (f) {
-        case DF::Float32: case DF::Int32: case DF::UInt32: case DF::Tf32: return hw * 4;
-        case DF::Float16: case DF::Float16_b: case DF::UInt16: return hw * 2;
-        case DF::Bfp8: case DF::Bfp8_b: return hw + hw / 16;
-        case DF::Bfp4: case DF::Bfp4_b: return hw / 2 + hw / 16;
-        case DF::UInt8: case DF::Int8: return hw;
-        default: return 0;
+        case DF::Float32:
+        case DF::Int32:
+        case DF::UInt32:
+        case DF::Tf32:
+            return hw * 4;
+        case DF::Float16:
+        case DF::Float16_b:
+        case DF::UInt16:
+            return hw * 2;
+        case DF::Bfp8:
+        case DF::Bfp8_b:
+            return hw + hw / 16;
+        case DF::Bfp4:
+        case DF::Bfp4_b:
+            return hw / 2 + hw / 16;
+        case DF::UInt8:
+        case DF::Int8:
+            return hw;
+        default:
+            return 0;
     }
 }
 
@@ -122,8 +139,8 @@ std::string config_header(const KernelBuildSpec& spec) {
       << array_literal<uint32_t>(spec.cbs, [](const CbCompileInfo& c) { return static_cast<uint32_t>(c.format); })
       << ";\n"
       << "inline constexpr uint32_t cb_tile_size[] = "
-      << array_literal<uint32_t>(spec.cbs,
-                                 [](const CbCompileInfo& c) { return tile_bytes_of(c.format, c.tile_height, c.tile_width); })
+      << array_literal<uint32_t>(
+             spec.cbs, [](const CbCompileInfo& c) { return tile_bytes_of(c.format, c.tile_height, c.tile_width); })
       << ";\n"
       << "inline constexpr uint8_t cb_tile_r_dim[] = "
       << array_literal<uint32_t>(spec.cbs, [](const CbCompileInfo& c) { return c.tile_height; }) << ";\n"
@@ -290,8 +307,8 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
             const KernelBuildSpec& s = specs[job.spec];
             try {
                 fs::create_directories(job.dir);
-                std::string source_path = s.source_is_code ? (job.dir / "kernel_source.cpp").string()
-                                                           : fs::absolute(s.source).string();
+                std::string source_path =
+                    s.source_is_code ? (job.dir / "kernel_source.cpp").string() : fs::absolute(s.source).string();
                 if (s.source_is_code) std::ofstream(source_path) << s.source;
                 std::ofstream(job.dir / "emu_kernel_config.h") << config_header(s);
                 std::ofstream(job.dir / "kernel_wrapper.cpp")
@@ -304,21 +321,27 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                     << "    ttnn_moe_emu::services = services;\n"
                     << "    kernel_main();\n"
                     << "}\n";
-                const std::string tmp = (job.dir / ("kernel.so.tmp" + std::to_string(getpid()) + "_" +
-                                                    std::to_string(j)))
-                                            .string();
-                std::vector<std::string> argv = {compiler(), "-std=c++20", "-O2", "-fPIC", "-shared",
-                                                 "-fvisibility=hidden", "-w", "-I" + job.dir.string(),
-                                                 "-I" + include_dir_};
+                const std::string tmp =
+                    (job.dir / ("kernel.so.tmp" + std::to_string(getpid()) + "_" + std::to_string(j))).string();
+                std::vector<std::string> argv = {
+                    compiler(),         "-std=c++20",          "-O2", "-fPIC",
+                    "-shared",          "-fvisibility=hidden", "-w",  "-I" + job.dir.string(),
+                    "-I" + include_dir_};
                 if (!s.source_is_code) argv.push_back("-I" + fs::absolute(s.source).parent_path().string());
                 for (const auto& d : extra_include_dirs_) argv.push_back("-I" + d);
                 argv.push_back("-DKERNEL_BUILD");
                 argv.push_back("-DARCH_WORMHOLE");
                 argv.push_back("-DNOC_INDEX=" + std::to_string(s.noc_index));
                 switch (s.kind) {
-                    case KernelKind::BRISC: argv.push_back("-DCOMPILE_FOR_BRISC"); break;
-                    case KernelKind::NCRISC: argv.push_back("-DCOMPILE_FOR_NCRISC"); break;
-                    case KernelKind::COMPUTE: argv.push_back("-DCOMPILE_FOR_TRISC"); break;
+                    case KernelKind::BRISC:
+                        argv.push_back("-DCOMPILE_FOR_BRISC");
+                        break;
+                    case KernelKind::NCRISC:
+                        argv.push_back("-DCOMPILE_FOR_NCRISC");
+                        break;
+                    case KernelKind::COMPUTE:
+                        argv.push_back("-DCOMPILE_FOR_TRISC");
+                        break;
                 }
                 argv.push_back("-DKERNEL_COMPILE_TIME_ARGS=" + join_u32(s.compile_time_args));
                 if (!s.named_compile_time_args.empty()) {

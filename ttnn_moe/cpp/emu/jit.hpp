@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "emu/device_params.hpp"
-#include "program/program_descriptor.hpp"
 #include "emu/include/ttnn_moe_emu/abi.h"
+#include "program/program_descriptor.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -46,12 +46,12 @@ struct KernelBuildSpec {
 using KernelEntry = void (*)(const ttnn_moe_emu::Services*);
 
 struct JitStats {
-    uint64_t builds = 0;       // compiler runs
-    uint64_t cache_hits = 0;   // found on disk or already loaded
+    uint64_t builds = 0;      // compiler runs
+    uint64_t cache_hits = 0;  // found on disk or already loaded
 };
 
 class KernelJit {
- public:
+public:
     static KernelJit& instance();
 
     // Root of the emulator's device headers (api/...); must be set before the first build.
@@ -67,7 +67,7 @@ class KernelJit {
 
     JitStats stats();
 
- private:
+private:
     KernelJit() = default;
     std::string cache_dir();
     uint64_t include_tree_hash();

@@ -49,8 +49,8 @@ L1Pool::L1Pool() {
         break;
     }
     if (!base_) {
-        void* p = mmap(nullptr, 0x40000000ull, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_32BIT,
-                       -1, 0);
+        void* p =
+            mmap(nullptr, 0x40000000ull, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_32BIT, -1, 0);
         if (p == MAP_FAILED) throw EmuError("cannot reserve L1 memory below 4 GiB for the emulated cores");
         base_ = static_cast<uint8_t*>(p);
         stride_ = SLOT_STRIDE;

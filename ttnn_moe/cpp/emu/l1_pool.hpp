@@ -11,7 +11,7 @@
 namespace ttnn_moe::emu {
 
 class L1Pool {
- public:
+public:
     static L1Pool& instance();
 
     // Slot indices for `count` cores; throws EmuError when the pool is too small.
@@ -26,7 +26,7 @@ class L1Pool {
     // Maps a host address inside the pool to (slot, L1 offset); false when outside any slot's L1.
     bool locate(uint64_t host_addr, uint32_t& slot, uint32_t& offset) const;
 
- private:
+private:
     L1Pool();
     uint8_t* base_ = nullptr;
     uint64_t stride_ = 0;

@@ -64,7 +64,7 @@ enum class WaitKind : uint8_t { None, CbFront, CbBack, L1Equal, L1AtLeast, Spin,
 // One kernel on one core.
 struct Instance {
     Instance();
-    ~Instance();  // compute_services.cpp (owns the compute engine)
+    ~Instance();       // compute_services.cpp (owns the compute engine)
     std::string name;  // kernel path
     KernelKind kind = KernelKind::BRISC;
     CoreState* core = nullptr;
@@ -106,7 +106,7 @@ struct Instance {
 };
 
 class Run {
- public:
+public:
     explicit Run(const std::vector<DeviceProgram>& programs);
     ~Run();
     Run(const Run&) = delete;
@@ -131,7 +131,7 @@ class Run {
     // Fabric connections and packets in flight (emu/fabric).
     fabric::FabricRun& fabric() { return *fabric_; }
 
- private:
+private:
     CoreState* core_at(size_t device_index, uint32_t x, uint32_t y);
     void setup_cbs(size_t d, const program::ProgramDescriptor& p);
     void setup_semaphores(size_t d, const program::ProgramDescriptor& p);
@@ -157,13 +157,13 @@ class Run {
 
 // Makes a run and its running instance visible to the services on this thread.
 class RunScope {
- public:
+public:
     explicit RunScope(Run* run);
     ~RunScope();
     void enter(Instance* inst);
     void leave();
 
- private:
+private:
     Run* previous_run_;
 };
 

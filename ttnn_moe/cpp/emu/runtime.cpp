@@ -139,7 +139,9 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
     fabric_ = std::make_unique<fabric::FabricRun>(*this);
 }
 
-Run::~Run() { L1Pool::instance().release(slots_); }
+Run::~Run() {
+    L1Pool::instance().release(slots_);
+}
 
 CoreState* Run::core_at(size_t device_index, uint32_t x, uint32_t y) {
     const Device& dev = *devices_[device_index];
@@ -151,7 +153,8 @@ void Run::setup_cbs(size_t d, const ProgramDescriptor& p) {
     for (size_t i = 0; i < p.cbs.size(); ++i) {
         const CBDescriptor& cb = p.cbs[i];
         if (cb.format_descriptors.empty()) {
-            throw std::invalid_argument("circular buffer descriptor " + std::to_string(i) + " has no format descriptor");
+            throw std::invalid_argument("circular buffer descriptor " + std::to_string(i) +
+                                        " has no format descriptor");
         }
         for (const auto& f : cb.format_descriptors) {
             if (f.buffer_index >= params::MAX_CIRCULAR_BUFFERS) {
@@ -200,8 +203,8 @@ void Run::setup_cbs(size_t d, const ProgramDescriptor& p) {
                 }
                 throw EmuError("L1 overflow on device " + std::to_string(devices_[d]->id()) + " " + core_name(core) +
                                ": circular buffers end at " + hex(static_cast<uint64_t>(address) + cb.total_size) +
-                               " but L1 has " + std::to_string(params::L1_SIZE) + " bytes (" +
-                               hex(params::L1_SIZE) + ")" + list);
+                               " but L1 has " + std::to_string(params::L1_SIZE) + " bytes (" + hex(params::L1_SIZE) +
+                               ")" + list);
             }
         }
     }
@@ -215,8 +218,8 @@ void Run::setup_semaphores(size_t d, const ProgramDescriptor& p) {
         }
         for (const auto& c : s.core_ranges.cores()) {
             CoreState& core = *core_at(d, c.x, c.y);
-            auto* word = reinterpret_cast<uint32_t*>(core.l1 + params::L1_SEMAPHORE_BASE +
-                                                     s.id * params::L1_SEMAPHORE_STRIDE);
+            auto* word =
+                reinterpret_cast<uint32_t*>(core.l1 + params::L1_SEMAPHORE_BASE + s.id * params::L1_SEMAPHORE_STRIDE);
             *word = s.initial_value;
         }
     }
@@ -225,7 +228,8 @@ void Run::setup_semaphores(size_t d, const ProgramDescriptor& p) {
 void Run::setup_kernels(size_t d, const ProgramDescriptor& p) {
     for (size_t i = 0; i < p.kernels.size(); ++i) {
         const KernelDescriptor& k = p.kernels[i];
-        if (k.source_type == KernelDescriptor::SourceType::FILE_PATH && !std::filesystem::is_regular_file(k.kernel_source)) {
+        if (k.source_type == KernelDescriptor::SourceType::FILE_PATH &&
+            !std::filesystem::is_regular_file(k.kernel_source)) {
             throw std::invalid_argument("kernel source not found: " + k.kernel_source);
         }
         uint32_t noc_index = 0;
@@ -235,8 +239,8 @@ void Run::setup_kernels(size_t d, const ProgramDescriptor& p) {
             const auto slot = static_cast<size_t>(kind);
             if (core.processor_used[slot]) {
                 throw std::invalid_argument("two kernels on the " + std::string(kernel_kind_name(kind)) +
-                                            " processor of " + core_name(core) + " (second: " +
-                                            kernel_name_of(k, i) + ")");
+                                            " processor of " + core_name(core) + " (second: " + kernel_name_of(k, i) +
+                                            ")");
             }
             core.processor_used[slot] = true;
             auto inst = std::make_unique<Instance>();
@@ -352,7 +356,8 @@ std::vector<Counters> Run::execute() {
 bool Run::condition_holds(const Instance& inst) const {
     switch (inst.wait) {
         case WaitKind::None:
-        case WaitKind::Spin: return true;
+        case WaitKind::Spin:
+            return true;
         case WaitKind::CbFront: {
             const CbState& s = inst.core->cbs[inst.wait_cb];
             return s.filled() >= inst.wait_count;
@@ -361,9 +366,12 @@ bool Run::condition_holds(const Instance& inst) const {
             const CbState& s = inst.core->cbs[inst.wait_cb];
             return s.num_pages - s.filled() >= inst.wait_count;
         }
-        case WaitKind::L1Equal: return *inst.wait_addr == inst.wait_value;
-        case WaitKind::L1AtLeast: return *inst.wait_addr >= inst.wait_value;
-        case WaitKind::FabricSlot: return fabric_->slot_free(inst.wait_value);
+        case WaitKind::L1Equal:
+            return *inst.wait_addr == inst.wait_value;
+        case WaitKind::L1AtLeast:
+            return *inst.wait_addr >= inst.wait_value;
+        case WaitKind::FabricSlot:
+            return fabric_->slot_free(inst.wait_value);
     }
     return true;
 }
@@ -402,17 +410,24 @@ std::string Run::deadlock_report() const {
                 std::string what = "L1 address " + hex(offset);
                 if (offset >= params::L1_SEMAPHORE_BASE &&
                     offset < params::L1_SEMAPHORE_BASE + params::L1_NUM_SEMAPHORES * params::L1_SEMAPHORE_STRIDE) {
-                    what = "semaphore " + std::to_string((offset - params::L1_SEMAPHORE_BASE) /
-                                                         params::L1_SEMAPHORE_STRIDE) + " (" + what + ")";
+                    what = "semaphore " +
+                           std::to_string((offset - params::L1_SEMAPHORE_BASE) / params::L1_SEMAPHORE_STRIDE) + " (" +
+                           what + ")";
                 }
                 out += "noc_semaphore_wait" + std::string(inst.wait == WaitKind::L1AtLeast ? "_min" : "") + " on " +
                        what + " for value " + (inst.wait == WaitKind::L1AtLeast ? ">= " : "== ") +
                        std::to_string(inst.wait_value) + ", current value " + std::to_string(*inst.wait_addr);
                 break;
             }
-            case WaitKind::Spin: out += "polling L1 in a loop that no other kernel satisfies"; break;
-            case WaitKind::FabricSlot: out += fabric_->describe_slot_wait(inst.wait_value); break;
-            case WaitKind::None: out += "runnable"; break;
+            case WaitKind::Spin:
+                out += "polling L1 in a loop that no other kernel satisfies";
+                break;
+            case WaitKind::FabricSlot:
+                out += fabric_->describe_slot_wait(inst.wait_value);
+                break;
+            case WaitKind::None:
+                out += "runnable";
+                break;
         }
     }
     return out + fabric_->report();
@@ -463,8 +478,10 @@ std::vector<std::pair<uint32_t, Counters>> run_mesh_program(Mesh& mesh, const pr
     uint64_t cores = 0;
     for (const auto& p : programs) {
         std::map<std::pair<uint32_t, uint32_t>, bool> used;
-        for (const auto& k : p.program->kernels) for (const auto& c : k.core_ranges.cores()) used[{c.x, c.y}] = true;
-        for (const auto& b : p.program->cbs) for (const auto& c : b.core_ranges.cores()) used[{c.x, c.y}] = true;
+        for (const auto& k : p.program->kernels)
+            for (const auto& c : k.core_ranges.cores()) used[{c.x, c.y}] = true;
+        for (const auto& b : p.program->cbs)
+            for (const auto& c : b.core_ranges.cores()) used[{c.x, c.y}] = true;
         cores += used.size();
     }
     std::vector<std::pair<uint32_t, Counters>> out;

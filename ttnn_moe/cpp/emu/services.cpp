@@ -25,7 +25,9 @@ std::string hex(uint64_t v) {
 }
 }  // namespace
 
-RunScope::RunScope(Run* run) : previous_run_(t_run) { t_run = run; }
+RunScope::RunScope(Run* run) : previous_run_(t_run) {
+    t_run = run;
+}
 RunScope::~RunScope() {
     t_run = previous_run_;
     t_inst = nullptr;
@@ -42,11 +44,19 @@ void RunScope::leave() {
 
 namespace services {
 
-Run& run() { return *t_run; }
-Instance& instance() { return *t_inst; }
-void count_call() { ++t_env->api_calls; }
+Run& run() {
+    return *t_run;
+}
+Instance& instance() {
+    return *t_inst;
+}
+void count_call() {
+    ++t_env->api_calls;
+}
 
-void fail(const std::string& message) { throw EmuError(message); }
+void fail(const std::string& message) {
+    throw EmuError(message);
+}
 
 void complete_pending_reads() {
     Instance& self = instance();
@@ -118,8 +128,8 @@ void cb_push_back(uint32_t index, uint32_t n) {
     CbState& s = cb(index);
     s.received += n;
     if (s.filled() > s.num_pages) {
-        fail("cb_push_back(cb " + std::to_string(index) + ", " + std::to_string(n) + ") overfills the CB: " +
-             std::to_string(s.filled()) + " of " + std::to_string(s.num_pages) +
+        fail("cb_push_back(cb " + std::to_string(index) + ", " + std::to_string(n) +
+             ") overfills the CB: " + std::to_string(s.filled()) + " of " + std::to_string(s.num_pages) +
              " pages filled (missing cb_reserve_back?)");
     }
     s.wr += n * s.page_size;
@@ -167,8 +177,8 @@ uint32_t l1_offset(uint64_t addr, uint32_t size, const char* what) {
     if (L1Pool::instance().locate(addr, slot, offset) && static_cast<uint64_t>(offset) + size <= params::L1_SIZE) {
         return offset;
     }
-    fail(std::string(what) + ": L1 address " + hex(addr) + " (+" + std::to_string(size) +
-         " bytes) is outside L1 (" + std::to_string(params::L1_SIZE) + " bytes)");
+    fail(std::string(what) + ": L1 address " + hex(addr) + " (+" + std::to_string(size) + " bytes) is outside L1 (" +
+         std::to_string(params::L1_SIZE) + " bytes)");
 }
 
 // Where a NOC address lands.
@@ -195,8 +205,9 @@ Endpoint resolve(uint64_t noc_addr, uint32_t size, const char* what) {
         d = static_cast<size_t>(idx);
     }
     const uint32_t x = static_cast<uint32_t>(noc_addr >> params::NOC_ADDR_LOCAL_BITS) & params::NOC_COORD_MASK;
-    const uint32_t y = static_cast<uint32_t>(noc_addr >> (params::NOC_ADDR_LOCAL_BITS + params::NOC_ADDR_NODE_ID_BITS)) &
-                       params::NOC_COORD_MASK;
+    const uint32_t y =
+        static_cast<uint32_t>(noc_addr >> (params::NOC_ADDR_LOCAL_BITS + params::NOC_ADDR_NODE_ID_BITS)) &
+        params::NOC_COORD_MASK;
     const uint64_t local = noc_addr & params::NOC_ADDR_LOCAL_MASK;
     Endpoint ep;
     ep.local = local;
@@ -204,9 +215,8 @@ Endpoint resolve(uint64_t noc_addr, uint32_t size, const char* what) {
     if (bank >= 0) {
         ep.dram = true;
         ep.bank = static_cast<uint32_t>(bank);
-        DramBuffer* buf = local + size <= 0xffffffffull
-                              ? run.device(d).dram().find(static_cast<uint32_t>(local), size)
-                              : nullptr;
+        DramBuffer* buf =
+            local + size <= 0xffffffffull ? run.device(d).dram().find(static_cast<uint32_t>(local), size) : nullptr;
         if (!buf) {
             fail(std::string(what) + " of " + std::to_string(size) + " bytes at DRAM bank " + std::to_string(bank) +
                  " address " + hex(local) + " is outside every allocated buffer (out of bounds)");
@@ -261,7 +271,9 @@ void count_dram(Counters& c, const Endpoint& ep, uint32_t size, bool read) {
 
 // ---------------------------------------------------------------- the services
 
-[[noreturn]] void svc_fail(const char* message) { fail(message); }
+[[noreturn]] void svc_fail(const char* message) {
+    fail(message);
+}
 
 [[noreturn]] void svc_arg_out_of_range(uint32_t index, uint32_t is_common) {
     const auto& env = *t_env;
@@ -270,7 +282,9 @@ void count_dram(Counters& c, const Endpoint& ep, uint32_t size, bool read) {
          (is_common ? " common runtime args are set" : " runtime args are set for this core"));
 }
 
-void svc_cb_reserve_back(uint32_t cb, uint32_t n) { services::count_call(), services::cb_reserve_back(cb, n); }
+void svc_cb_reserve_back(uint32_t cb, uint32_t n) {
+    services::count_call(), services::cb_reserve_back(cb, n);
+}
 void svc_cb_push_back(uint32_t cb, uint32_t n) {
     services::count_call();
     const CbState& ring = services::cb(cb);
@@ -279,7 +293,9 @@ void svc_cb_push_back(uint32_t cb, uint32_t n) {
     // The packer's sequential position restarts after each push.
     if (t_inst->compute) t_inst->compute->on_push_back(cb);
 }
-void svc_cb_wait_front(uint32_t cb, uint32_t n) { services::count_call(), services::cb_wait_front(cb, n); }
+void svc_cb_wait_front(uint32_t cb, uint32_t n) {
+    services::count_call(), services::cb_wait_front(cb, n);
+}
 void svc_cb_pop_front(uint32_t cb, uint32_t n) {
     services::count_call();
     // Popping frees the pages to the producer: a NOC write still reading them must have left.
@@ -302,9 +318,15 @@ uint32_t svc_cb_pages_reservable_at_back(uint32_t cb, uint32_t n) {
     const CbState& s = services::cb(cb);
     return s.num_pages - s.filled() >= n;
 }
-uint32_t svc_cb_pages_available_at_front(uint32_t cb, uint32_t n) { return services::cb(cb).filled() >= n; }
-uint32_t svc_cb_write_ptr(uint32_t cb) { return t_inst->core->l1_host + services::cb(cb).wr; }
-uint32_t svc_cb_read_ptr(uint32_t cb) { return t_inst->core->l1_host + services::cb(cb).rd; }
+uint32_t svc_cb_pages_available_at_front(uint32_t cb, uint32_t n) {
+    return services::cb(cb).filled() >= n;
+}
+uint32_t svc_cb_write_ptr(uint32_t cb) {
+    return t_inst->core->l1_host + services::cb(cb).wr;
+}
+uint32_t svc_cb_read_ptr(uint32_t cb) {
+    return t_inst->core->l1_host + services::cb(cb).rd;
+}
 
 void svc_cb_set_ptr(uint32_t cb, uint32_t addr, bool write) {
     CbState& s = services::cb(cb);
@@ -315,8 +337,12 @@ void svc_cb_set_ptr(uint32_t cb, uint32_t addr, bool write) {
     (write ? s.wr : s.rd) = offset;
     services::refresh_cb_view(cb, s);
 }
-void svc_cb_set_write_ptr(uint32_t cb, uint32_t addr) { svc_cb_set_ptr(cb, addr, true); }
-void svc_cb_set_read_ptr(uint32_t cb, uint32_t addr) { svc_cb_set_ptr(cb, addr, false); }
+void svc_cb_set_write_ptr(uint32_t cb, uint32_t addr) {
+    svc_cb_set_ptr(cb, addr, true);
+}
+void svc_cb_set_read_ptr(uint32_t cb, uint32_t addr) {
+    svc_cb_set_ptr(cb, addr, false);
+}
 
 uint32_t svc_cb_info(uint32_t cb, ttnn_moe_emu::CbField field) {
     using F = ttnn_moe_emu::CbField;
@@ -325,10 +351,14 @@ uint32_t svc_cb_info(uint32_t cb, ttnn_moe_emu::CbField field) {
     }
     const CbState& s = services::cb(cb);
     switch (field) {
-        case F::PageSize: return s.page_size;
-        case F::NumPages: return s.num_pages;
-        case F::TotalSize: return s.size;
-        default: return 0;
+        case F::PageSize:
+            return s.page_size;
+        case F::NumPages:
+            return s.num_pages;
+        case F::TotalSize:
+            return s.size;
+        default:
+            return 0;
     }
 }
 

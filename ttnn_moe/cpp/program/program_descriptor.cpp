@@ -39,9 +39,7 @@ const KernelDescriptor::CoreRuntimeArgs* KernelDescriptor::runtime_args_of(const
 namespace {
 struct Hasher {
     uint64_t h = 0xcbf29ce484222325ull;
-    void add(uint64_t v) {
-        h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    }
+    void add(uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); }
     void add(const std::string& s) { add(std::hash<std::string>{}(s)); }
     void add(const CoreRangeSet& set) {
         add(set.ranges.size());
@@ -86,16 +84,21 @@ uint32_t tile_size_bytes(DataFormat format) {
     switch (format) {
         case DataFormat::Float32:
         case DataFormat::Int32:
-        case DataFormat::UInt32: return 4096;
+        case DataFormat::UInt32:
+            return 4096;
         case DataFormat::Float16:
         case DataFormat::Float16_b:
-        case DataFormat::UInt16: return 2048;
+        case DataFormat::UInt16:
+            return 2048;
         case DataFormat::Bfp8:
-        case DataFormat::Bfp8_b: return 1024 + 64;
+        case DataFormat::Bfp8_b:
+            return 1024 + 64;
         case DataFormat::Bfp4:
-        case DataFormat::Bfp4_b: return 512 + 64;
+        case DataFormat::Bfp4_b:
+            return 512 + 64;
         case DataFormat::Int8:
-        case DataFormat::UInt8: return 1024;
+        case DataFormat::UInt8:
+            return 1024;
         default:
             throw std::invalid_argument("tile_size_bytes: unsupported data format " +
                                         std::to_string(static_cast<int>(format)));

@@ -49,9 +49,7 @@ struct CoreCoord {
 struct CoreRange {
     CoreCoord start;
     CoreCoord end;
-    bool contains(const CoreCoord& c) const {
-        return c.x >= start.x && c.x <= end.x && c.y >= start.y && c.y <= end.y;
-    }
+    bool contains(const CoreCoord& c) const { return c.x >= start.x && c.x <= end.x && c.y >= start.y && c.y <= end.y; }
     uint32_t num_cores() const { return (end.x - start.x + 1) * (end.y - start.y + 1); }
     bool operator==(const CoreRange&) const = default;
 };
@@ -119,8 +117,8 @@ struct ComputeConfigDescriptor {
 struct KernelDescriptor {
     enum class SourceType : uint8_t { FILE_PATH = 0, SOURCE_CODE = 1 };
     using CoreRuntimeArgs = std::vector<uint32_t>;
-    using ConfigDescriptor = std::variant<ReaderConfigDescriptor, WriterConfigDescriptor,
-                                          DataMovementConfigDescriptor, ComputeConfigDescriptor>;
+    using ConfigDescriptor = std::variant<ReaderConfigDescriptor, WriterConfigDescriptor, DataMovementConfigDescriptor,
+                                          ComputeConfigDescriptor>;
 
     std::string kernel_source;
     SourceType source_type = SourceType::FILE_PATH;

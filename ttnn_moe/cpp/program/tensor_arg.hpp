@@ -19,7 +19,7 @@ struct TensorArg {
     uint32_t address = 0;    // buffer base address (same in every DRAM bank when interleaved)
     uint32_t page_size = 0;  // bytes: one tile (TILE) or one row (ROW_MAJOR)
     uint32_t num_pages = 0;
-    bool is_dram = true;     // interleaved over DRAM banks
+    bool is_dram = true;  // interleaved over DRAM banks
 };
 
 }  // namespace ttnn_moe::program

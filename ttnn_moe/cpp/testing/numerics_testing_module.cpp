@@ -72,7 +72,7 @@ double matmul_tile_benchmark(uint32_t iterations) {
 // CBs as plain page arrays. Page i of a CB sits at ring slot (start + i) % pages,
 // for both front and back, so a test can place a block across the end of the ring.
 class PageStore : public emu::CbTileAccess {
-   public:
+public:
     struct Cb {
         DataFormat format;
         uint32_t page_size;
@@ -95,7 +95,7 @@ class PageStore : public emu::CbTileAccess {
     DataFormat format(uint32_t id) override { return cb(id).format; }
     uint32_t tile_size(uint32_t id) override { return cb(id).page_size; }
 
-   private:
+private:
     uint8_t* page(uint32_t id, uint32_t index) {
         Cb& c = cb(id);
         if (index >= c.pages)
@@ -107,7 +107,7 @@ class PageStore : public emu::CbTileAccess {
 };
 
 class EngineHarness {
-   public:
+public:
     // cbs: {cb id: (format, pages)} with one-tile pages, or (format, pages, page_size).
     EngineHarness(const program::ComputeConfigDescriptor& config, const py::dict& cbs) : engine_(store_, config) {
         for (const auto& [key, spec] : cbs) {
@@ -147,7 +147,7 @@ class EngineHarness {
 
     emu::ComputeEngine& engine() { return engine_; }
 
-   private:
+private:
     PageStore store_;
     emu::ComputeEngine engine_;
 };
@@ -215,8 +215,7 @@ void bind_engine_harness(py::module_& m) {
     using E = EngineHarness;
     py::class_<E>(m, "_EngineHarness",
                   "Test harness: a ComputeEngine over in-memory CBs {id: (format, pages[, page_size])}.")
-        .def(py::init<const program::ComputeConfigDescriptor&, const py::dict&>(), py::arg("config"),
-             py::arg("cbs"))
+        .def(py::init<const program::ComputeConfigDescriptor&, const py::dict&>(), py::arg("config"), py::arg("cbs"))
         .def("load", &E::load, py::arg("cb"), py::arg("data"), py::arg("start") = 0)
         .def("read", &E::read, py::arg("cb"))
         .def("tile_regs_acquire", [](E& h) { h.engine().tile_regs_acquire(); })
@@ -224,26 +223,29 @@ void bind_engine_harness(py::module_& m) {
         .def("tile_regs_wait", [](E& h) { h.engine().tile_regs_wait(); })
         .def("tile_regs_release", [](E& h) { h.engine().tile_regs_release(); })
         .def("copy_tile", [](E& h, uint32_t cb, uint32_t i, uint32_t dst) { h.engine().copy_tile(cb, i, dst); })
-        .def("matmul_tiles",
-             [](E& h, uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose) {
-                 h.engine().matmul_tiles(a, b, ia, ib, dst, transpose);
-             },
-             py::arg("cb_a"), py::arg("cb_b"), py::arg("ia"), py::arg("ib"), py::arg("dst"),
-             py::arg("transpose_b") = false)
-        .def("matmul_block",
-             [](E& h, uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose, uint32_t ct,
-                uint32_t rt, uint32_t kt) { h.engine().matmul_block(a, b, ia, ib, dst, transpose, ct, rt, kt); },
-             py::arg("cb_a"), py::arg("cb_b"), py::arg("ia"), py::arg("ib"), py::arg("dst"), py::arg("transpose"),
-             py::arg("ct_dim"), py::arg("rt_dim"), py::arg("kt_dim"))
+        .def(
+            "matmul_tiles",
+            [](E& h, uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose) {
+                h.engine().matmul_tiles(a, b, ia, ib, dst, transpose);
+            },
+            py::arg("cb_a"), py::arg("cb_b"), py::arg("ia"), py::arg("ib"), py::arg("dst"),
+            py::arg("transpose_b") = false)
+        .def(
+            "matmul_block",
+            [](E& h, uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose, uint32_t ct,
+               uint32_t rt, uint32_t kt) { h.engine().matmul_block(a, b, ia, ib, dst, transpose, ct, rt, kt); },
+            py::arg("cb_a"), py::arg("cb_b"), py::arg("ia"), py::arg("ib"), py::arg("dst"), py::arg("transpose"),
+            py::arg("ct_dim"), py::arg("rt_dim"), py::arg("kt_dim"))
         .def("binary_tiles",
              [](E& h, numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t a, uint32_t b, uint32_t ia,
                 uint32_t ib, uint32_t dst) { h.engine().binary_tiles(op, bcast, a, b, ia, ib, dst); })
         .def("unary_tile", [](E& h, numerics::UnaryOp op, uint32_t dst) { h.engine().unary_tile(op, dst); })
-        .def("pack_tile",
-             [](E& h, uint32_t dst, uint32_t cb, std::optional<uint32_t> index) {
-                 h.engine().pack_tile(dst, cb, index);
-             },
-             py::arg("dst"), py::arg("cb"), py::arg("out_tile_index") = py::none())
+        .def(
+            "pack_tile",
+            [](E& h, uint32_t dst, uint32_t cb, std::optional<uint32_t> index) {
+                h.engine().pack_tile(dst, cb, index);
+            },
+            py::arg("dst"), py::arg("cb"), py::arg("out_tile_index") = py::none())
         .def("on_push_back", [](E& h, uint32_t cb) { h.engine().on_push_back(cb); })
         .def("tilize_block", [](E& h, uint32_t in, uint32_t n, uint32_t out) { h.engine().tilize_block(in, n, out); })
         .def("untilize_block",

@@ -16,11 +16,17 @@ namespace moe_kernel {
 // the aligned page size so page addresses are right whatever the accessor does with
 // the raw size; L1 slots use the same stride so a NOC read lands on an aligned address.
 constexpr uint32_t kDramAlign = ttnn_moe::common_shared::kDramAlignment;
-constexpr uint32_t align_up(uint32_t bytes) { return (bytes + kDramAlign - 1) / kDramAlign * kDramAlign; }
+constexpr uint32_t align_up(uint32_t bytes) {
+    return (bytes + kDramAlign - 1) / kDramAlign * kDramAlign;
+}
 
 // Word (uint32) and half-word (uint16: bf16 bits) views of an L1 address.
-inline volatile uint32_t* words(uint32_t l1_addr) { return reinterpret_cast<volatile uint32_t*>(l1_addr); }
-inline volatile uint16_t* halves(uint32_t l1_addr) { return reinterpret_cast<volatile uint16_t*>(l1_addr); }
+inline volatile uint32_t* words(uint32_t l1_addr) {
+    return reinterpret_cast<volatile uint32_t*>(l1_addr);
+}
+inline volatile uint16_t* halves(uint32_t l1_addr) {
+    return reinterpret_cast<volatile uint16_t*>(l1_addr);
+}
 
 inline void fill_words(uint32_t l1_addr, uint32_t count, uint32_t value) {
     volatile uint32_t* w = words(l1_addr);

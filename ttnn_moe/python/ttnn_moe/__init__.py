@@ -13,8 +13,8 @@ import importlib.util as _importlib_util
 import os as _os
 
 from ttnn_moe import _C  # noqa: F401  (the extension must load with the package)
-from ttnn_moe._C import program  # noqa: F401
 from ttnn_moe._attach import attach
+from ttnn_moe._C import program  # noqa: F401
 from ttnn_moe.ops import OPS as _OPS
 from ttnn_moe.ops import (
     DispatchDenseOutput,

@@ -44,10 +44,7 @@ def _enum_member(ttnn_enum: Any, ours: Any) -> Any:
 
 def core_range_set(ttnn: Any, crs: pd.CoreRangeSet) -> Any:
     return ttnn.CoreRangeSet(
-        [
-            ttnn.CoreRange(ttnn.CoreCoord(r.start.x, r.start.y), ttnn.CoreCoord(r.end.x, r.end.y))
-            for r in crs.ranges
-        ]
+        [ttnn.CoreRange(ttnn.CoreCoord(r.start.x, r.start.y), ttnn.CoreCoord(r.end.x, r.end.y)) for r in crs.ranges]
     )
 
 
@@ -202,11 +199,15 @@ class HardwareTarget:
         nodes = [self._node(mesh, pd.MeshCoordinate(r, c)) for r in range(rows) for c in range(cols)]
         return [(int(n.mesh_id), int(n.chip_id)) for n in nodes]
 
-    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: pd.ProgramDescriptor,
-                                core: pd.CoreCoord) -> list[int]:
+    def setup_fabric_connection(
+        self, mesh: Any, src: Any, dst: Any, link: int, program: pd.ProgramDescriptor, core: pd.CoreCoord
+    ) -> list[int]:
         converted = program_descriptor(self.ttnn, program)
-        args = list(self.ttnn.setup_fabric_connection(self._node(mesh, src), self._node(mesh, dst), link, converted,
-                                                      self.ttnn.CoreCoord(core.x, core.y)))
+        args = list(
+            self.ttnn.setup_fabric_connection(
+                self._node(mesh, src), self._node(mesh, dst), link, converted, self.ttnn.CoreCoord(core.x, core.y)
+            )
+        )
         on_core = pd.CoreRangeSet([pd.CoreRange(core, core)])
         program.semaphores = list(program.semaphores) + [
             pd.SemaphoreDescriptor(id=sem_id, core_type=pd.CoreType.WORKER, core_ranges=on_core, initial_value=0)

@@ -96,6 +96,4 @@ def assert_equal_exact(expected: torch.Tensor, got: torch.Tensor, name: str = "t
     for flat in mismatch[:_MAX_LISTED_MISMATCHES].tolist():
         index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), expected.shape))
         listed.append(f"{index}: expected {a[flat].item()}, got {b[flat].item()}")
-    raise AssertionError(
-        f"{name}: {mismatch.numel()} of {a.numel()} elements differ; first: " + "; ".join(listed)
-    )
+    raise AssertionError(f"{name}: {mismatch.numel()} of {a.numel()} elements differ; first: " + "; ".join(listed))

@@ -58,9 +58,13 @@ uint32_t capacity_for(const program::ComputeConfigDescriptor& config) {
     return config.dst_full_sync_en ? 2 * half_sync : half_sync;
 }
 
-std::string cb_name(uint32_t cb) { return "CB " + std::to_string(cb); }
+std::string cb_name(uint32_t cb) {
+    return "CB " + std::to_string(cb);
+}
 
-bool is_32bit_integer(DataFormat format) { return format == DataFormat::UInt32 || format == DataFormat::Int32; }
+bool is_32bit_integer(DataFormat format) {
+    return format == DataFormat::UInt32 || format == DataFormat::Int32;
+}
 
 }  // namespace
 
@@ -74,22 +78,26 @@ ComputeEngine::ComputeEngine(CbTileAccess& cbs, const program::ComputeConfigDesc
 
 const char* ComputeEngine::phase_description(Phase phase) {
     switch (phase) {
-        case Phase::Idle: return "free (not acquired)";
-        case Phase::Math: return "acquired for math (between tile_regs_acquire and tile_regs_commit)";
-        case Phase::Committed: return "committed, not yet taken by the packer (tile_regs_wait)";
-        case Phase::Pack: return "held by the packer (between tile_regs_wait and tile_regs_release)";
+        case Phase::Idle:
+            return "free (not acquired)";
+        case Phase::Math:
+            return "acquired for math (between tile_regs_acquire and tile_regs_commit)";
+        case Phase::Committed:
+            return "committed, not yet taken by the packer (tile_regs_wait)";
+        case Phase::Pack:
+            return "held by the packer (between tile_regs_wait and tile_regs_release)";
     }
     return "?";
 }
 
 void ComputeEngine::require_phase(Phase want, const char* op, const char* rule) const {
-    if (phase_ != want)
-        throw EmuError(std::string(op) + ": " + rule + "; DST is " + phase_description(phase_));
+    if (phase_ != want) throw EmuError(std::string(op) + ": " + rule + "; DST is " + phase_description(phase_));
 }
 
 void ComputeEngine::tile_regs_acquire() {
-    require_phase(Phase::Idle, "tile_regs_acquire",
-                  "DST must be released (tile_regs_commit, tile_regs_wait, tile_regs_release) before it is acquired again");
+    require_phase(
+        Phase::Idle, "tile_regs_acquire",
+        "DST must be released (tile_regs_commit, tile_regs_wait, tile_regs_release) before it is acquired again");
     for (uint32_t i = 0; i < DST_SLOTS; ++i) {
         if (slot_kind_[i] != SlotKind::Zero) {
             dst_[i].fill(0.0f);
@@ -181,8 +189,7 @@ uint8_t* ComputeEngine::back_span(uint32_t cb, uint32_t first_page, size_t bytes
     const uint32_t page = cbs_.tile_size(cb);
     const size_t pages = (bytes + page - 1) / page;
     uint8_t* first = cbs_.back_tile(cb, first_page);
-    if (pages > 1 &&
-        cbs_.back_tile(cb, static_cast<uint32_t>(first_page + pages - 1)) != first + (pages - 1) * page)
+    if (pages > 1 && cbs_.back_tile(cb, static_cast<uint32_t>(first_page + pages - 1)) != first + (pages - 1) * page)
         throw EmuError(std::string(op) + ": the " + std::to_string(pages) + " pages written to " + cb_name(cb) +
                        " wrap around the end of its ring (the hardware packer writes them as one contiguous block)");
     return first;
@@ -211,8 +218,7 @@ void ComputeEngine::accumulate_product(uint32_t dst, const float* a, const float
     finish_math(dst);
 }
 
-void ComputeEngine::unpack_b_operand(DataFormat format, uint32_t cb, uint32_t tile_index, bool transpose,
-                                     float* out) {
+void ComputeEngine::unpack_b_operand(DataFormat format, uint32_t cb, uint32_t tile_index, bool transpose, float* out) {
     if (!transpose) {
         numerics::unpack_tile(format, cbs_.front_tile(cb, tile_index), out);
         return;
@@ -299,7 +305,9 @@ void ComputeEngine::pack_tile(uint32_t dst, uint32_t cb, std::optional<uint32_t>
     ++tiles_packed_;
 }
 
-void ComputeEngine::on_push_back(uint32_t cb) { pack_position_[cb] = 0; }
+void ComputeEngine::on_push_back(uint32_t cb) {
+    pack_position_[cb] = 0;
+}
 
 // ---- tilize / untilize -----------------------------------------------------------
 

@@ -34,7 +34,7 @@ struct CbTileAccess {
 };
 
 class ComputeEngine {
-   public:
+public:
     // Physical DST: 16 tiles of 32x32 values; how many a kernel may use depends on the config.
     static constexpr uint32_t DST_SLOTS = 16;
 
@@ -75,7 +75,7 @@ class ComputeEngine {
     // DST slots usable under this config (8/4 half-sync, 16/8 full-sync).
     uint32_t dst_capacity() const { return dst_capacity_; }
 
-   private:
+private:
     enum class Phase : uint8_t { Idle, Math, Committed, Pack };
     // What a DST slot holds since the last acquire: integer bit patterns must
     // not meet arithmetic or a float format.

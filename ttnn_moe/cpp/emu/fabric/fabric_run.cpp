@@ -42,7 +42,8 @@ std::string owner_of(const Instance& inst) {
 // A local L1 address of the running core (raw offset or host address) -> L1 offset.
 uint32_t local_l1_offset(const CoreState& core, uint64_t addr, uint32_t size, const char* what) {
     uint64_t offset = addr;
-    if (addr >= core.l1_host && addr < static_cast<uint64_t>(core.l1_host) + params::L1_SIZE) offset = addr - core.l1_host;
+    if (addr >= core.l1_host && addr < static_cast<uint64_t>(core.l1_host) + params::L1_SIZE)
+        offset = addr - core.l1_host;
     if (offset + size > params::L1_SIZE) {
         fail(std::string(what) + ": L1 address " + hex(addr) + " (+" + std::to_string(size) +
              " bytes) is outside this core's L1");
@@ -164,7 +165,9 @@ uint32_t FabricRun::free_slots(uint32_t conn) {
     return FABRIC_BUFFER_SLOTS - static_cast<uint32_t>(std::min<size_t>(c.in_flight.size(), FABRIC_BUFFER_SLOTS));
 }
 
-bool FabricRun::slot_free(uint32_t conn) const { return connections_[conn]->in_flight.size() < FABRIC_BUFFER_SLOTS; }
+bool FabricRun::slot_free(uint32_t conn) const {
+    return connections_[conn]->in_flight.size() < FABRIC_BUFFER_SLOTS;
+}
 
 void FabricRun::send_payload(Instance& inst, uint32_t conn, uint32_t src_l1_addr, uint32_t size) {
     Connection& c = connection(conn, "send_payload_without_header");
@@ -193,7 +196,8 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
     Packet p;
     p.header = header;
     if (header.inline_payload_bytes > 0) {
-        if (c.pending_payload) fail("fabric send on " + c.name() + ": a payload was sent both before and with the header");
+        if (c.pending_payload)
+            fail("fabric send on " + c.name() + ": a payload was sent both before and with the header");
         if (header.inline_payload_bytes > FABRIC_MAX_PAYLOAD_BYTES) {
             fail("fabric send on " + c.name() + ": payload of " + std::to_string(header.inline_payload_bytes) +
                  " bytes exceeds the " + std::to_string(FABRIC_MAX_PAYLOAD_BYTES) + "-byte packet limit");
@@ -228,9 +232,9 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
         case FabricRoute::Hops:
         case FabricRoute::LineDevice:
             if (mesh_2d) fail("fabric send on " + c.name() + ": a 1D (hop) route on a 2D Mesh fabric");
-            hops = header.route == FabricRoute::Hops ? mesh.route_hops(c.src_chip, c.direction, header.hops, error)
-                                                     : mesh.route_to_line_chip(c.src_chip, c.direction,
-                                                                               header.dst_chip_id, error);
+            hops = header.route == FabricRoute::Hops
+                       ? mesh.route_hops(c.src_chip, c.direction, header.hops, error)
+                       : mesh.route_to_line_chip(c.src_chip, c.direction, header.dst_chip_id, error);
             break;
         case FabricRoute::MeshDevice:
             if (!mesh_2d) fail("fabric send on " + c.name() + ": a 2D (mesh) route on a 1D fabric");
@@ -241,7 +245,9 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
                 hops = mesh.route_2d(c.src_chip, c.direction, header.dst_chip_id, error);
             }
             break;
-        default: error = "unknown route kind"; break;
+        default:
+            error = "unknown route kind";
+            break;
     }
     if (hops.empty()) fail("fabric route error on " + c.name() + ": " + error);
     p.dst_chip = hops.back().to;
@@ -268,7 +274,8 @@ uint32_t FabricRun::next_hop_direction(Instance& inst, uint32_t dst_mesh_id, uin
     const MeshFabric& mesh = mesh_of(inst, "get_next_hop_router_direction");
     const uint32_t chip = inst.core->device->id();
     std::string error;
-    if (dst_mesh_id != mesh.mesh_id()) fail("get_next_hop_router_direction: mesh " + std::to_string(dst_mesh_id) + " does not exist");
+    if (dst_mesh_id != mesh.mesh_id())
+        fail("get_next_hop_router_direction: mesh " + std::to_string(dst_mesh_id) + " does not exist");
     const auto d = mesh.connection_direction(chip, dst_chip_id, error);
     if (!d) fail("get_next_hop_router_direction: " + error);
     return static_cast<uint32_t>(*d);
@@ -324,18 +331,21 @@ void FabricRun::deliver(const Connection& c, const Packet& p) {
     // The destination bytes of a NOC address on the destination device.
     auto target = [&](uint64_t noc_addr, uint32_t size, bool semaphore) -> uint8_t* {
         const uint32_t x = static_cast<uint32_t>(noc_addr >> params::NOC_ADDR_LOCAL_BITS) & params::NOC_COORD_MASK;
-        const uint32_t y = static_cast<uint32_t>(noc_addr >> (params::NOC_ADDR_LOCAL_BITS + params::NOC_ADDR_NODE_ID_BITS)) &
-                           params::NOC_COORD_MASK;
+        const uint32_t y =
+            static_cast<uint32_t>(noc_addr >> (params::NOC_ADDR_LOCAL_BITS + params::NOC_ADDR_NODE_ID_BITS)) &
+            params::NOC_COORD_MASK;
         const uint64_t local = noc_addr & params::NOC_ADDR_LOCAL_MASK;
         const int bank = Device::dram_bank_from_noc(x, y);
         if (bank >= 0) {
             if (semaphore) error("the increment targets DRAM; semaphores live in L1");
-            DramBuffer* buf = local + size <= 0xffffffffull ? dev.dram().find(static_cast<uint32_t>(local), size) : nullptr;
+            DramBuffer* buf =
+                local + size <= 0xffffffffull ? dev.dram().find(static_cast<uint32_t>(local), size) : nullptr;
             if (!buf) {
                 error(std::to_string(size) + " bytes at DRAM bank " + std::to_string(bank) + " address " + hex(local) +
                       " of device " + std::to_string(dev.id()) + " are outside every allocated buffer");
             }
-            if (local % params::NOC_DRAM_ALIGNMENT != 0) error("DRAM address " + hex(local) + " is not 32-byte aligned");
+            if (local % params::NOC_DRAM_ALIGNMENT != 0)
+                error("DRAM address " + hex(local) + " is not 32-byte aligned");
             return buf->at(static_cast<uint32_t>(bank), static_cast<uint32_t>(local));
         }
         CoreState* core = run_.core_at_noc(p.dst_device_index, x, y);
@@ -348,7 +358,8 @@ void FabricRun::deliver(const Connection& c, const Packet& p) {
             offset = static_cast<uint32_t>(local);
         } else {
             uint32_t slot = 0;
-            if (!L1Pool::instance().locate(local, slot, offset) || static_cast<uint64_t>(offset) + size > params::L1_SIZE) {
+            if (!L1Pool::instance().locate(local, slot, offset) ||
+                static_cast<uint64_t>(offset) + size > params::L1_SIZE) {
                 error("L1 address " + hex(local) + " (+" + std::to_string(size) + " bytes) is outside L1");
             }
         }
@@ -366,13 +377,16 @@ void FabricRun::deliver(const Connection& c, const Packet& p) {
         case NOC_UNICAST_INLINE_WRITE:
             std::memcpy(target(p.header.noc_address, 4, false), &p.header.value, 4);
             break;
-        case NOC_UNICAST_ATOMIC_INC: increment(p.header.noc_address, p.header.value); break;
+        case NOC_UNICAST_ATOMIC_INC:
+            increment(p.header.noc_address, p.header.value);
+            break;
         case NOC_FUSED_UNICAST_ATOMIC_INC:
             // The data lands before the increment that announces it.
             std::memcpy(target(p.header.noc_address, p.payload.size(), false), p.payload.data(), p.payload.size());
             increment(p.header.semaphore_noc_address, p.header.value);
             break;
-        default: error("unexpected packet type");
+        default:
+            error("unexpected packet type");
     }
 }
 
@@ -382,7 +396,8 @@ void FabricRun::finish() {
     }
     for (const auto& c : connections_) {
         if (c->state != Connection::State::Closed) {
-            throw EmuError(c->owner + ": fabric " + c->name() + " is still open when the kernel ends (missing close())");
+            throw EmuError(c->owner + ": fabric " + c->name() +
+                           " is still open when the kernel ends (missing close())");
         }
     }
 }

@@ -54,7 +54,7 @@ struct Connection {
 };
 
 class FabricRun {
- public:
+public:
     explicit FabricRun(Run& run);
 
     // Kernel side (the running instance is passed by the services).
@@ -79,7 +79,7 @@ class FabricRun {
     std::string report() const;
     std::string describe_slot_wait(uint32_t conn) const;
 
- private:
+private:
     Connection& connection(uint32_t conn, const char* what);
     // The fabric of the mesh a device belongs to, or an error naming the device.
     const MeshFabric& mesh_of(const Instance& inst, const char* what);

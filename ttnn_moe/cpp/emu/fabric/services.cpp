@@ -19,10 +19,18 @@ FabricRun& fabric_run() {
 uint32_t svc_connect(uint32_t channel_arg, uint32_t teardown_sem_id, uint32_t buffer_index_sem_id) {
     return fabric_run().connect(services::instance(), channel_arg, teardown_sem_id, buffer_index_sem_id);
 }
-void svc_open_start(uint32_t conn) { fabric_run().open_start(conn); }
-void svc_open_finish(uint32_t conn) { fabric_run().open_finish(conn); }
-void svc_close_start(uint32_t conn) { fabric_run().close_start(conn); }
-void svc_close_finish(uint32_t conn) { fabric_run().close_finish(conn); }
+void svc_open_start(uint32_t conn) {
+    fabric_run().open_start(conn);
+}
+void svc_open_finish(uint32_t conn) {
+    fabric_run().open_finish(conn);
+}
+void svc_close_start(uint32_t conn) {
+    fabric_run().close_start(conn);
+}
+void svc_close_finish(uint32_t conn) {
+    fabric_run().close_finish(conn);
+}
 uint32_t svc_free_slots(uint32_t conn) {
     const uint32_t n = fabric_run().free_slots(conn);
     // Polling loops on the slot count must let the fabric drain.

@@ -5,24 +5,33 @@
 namespace ttnn_moe::emu::fabric {
 
 namespace {
-bool vertical(Direction d) { return d == Direction::North || d == Direction::South; }
+bool vertical(Direction d) {
+    return d == Direction::North || d == Direction::South;
+}
 }  // namespace
 
 const char* topology_name(Topology t) {
     switch (t) {
-        case Topology::Linear: return "Linear";
-        case Topology::Ring: return "Ring";
-        case Topology::Mesh: return "Mesh";
+        case Topology::Linear:
+            return "Linear";
+        case Topology::Ring:
+            return "Ring";
+        case Topology::Mesh:
+            return "Mesh";
     }
     return "?";
 }
 
 const char* direction_name(Direction d) {
     switch (d) {
-        case Direction::East: return "EAST";
-        case Direction::West: return "WEST";
-        case Direction::North: return "NORTH";
-        case Direction::South: return "SOUTH";
+        case Direction::East:
+            return "EAST";
+        case Direction::West:
+            return "WEST";
+        case Direction::North:
+            return "NORTH";
+        case Direction::South:
+            return "SOUTH";
     }
     return "?";
 }
@@ -35,9 +44,12 @@ void MeshFabric::set_num_links(uint32_t n) {
 std::vector<std::pair<std::string, std::string>> MeshFabric::routing_defines() const {
     // ROUTING_MODE bits: 1D 0x1, 2D 0x2, LINE 0x8, RING 0x10, MESH 0x20, LOW_LATENCY 0x80.
     switch (topology_) {
-        case Topology::Linear: return {{"ROUTING_MODE", "137"}};
-        case Topology::Ring: return {{"ROUTING_MODE", "145"}};
-        case Topology::Mesh: return {{"ROUTING_MODE", "162"}, {"FABRIC_2D", "1"}};
+        case Topology::Linear:
+            return {{"ROUTING_MODE", "137"}};
+        case Topology::Ring:
+            return {{"ROUTING_MODE", "145"}};
+        case Topology::Mesh:
+            return {{"ROUTING_MODE", "162"}, {"FABRIC_2D", "1"}};
     }
     return {};
 }
@@ -47,7 +59,9 @@ std::string MeshFabric::chip_name(uint32_t chip) const {
            ")";
 }
 
-uint32_t MeshFabric::line_length(Direction d) const { return vertical(d) ? rows_ : cols_; }
+uint32_t MeshFabric::line_length(Direction d) const {
+    return vertical(d) ? rows_ : cols_;
+}
 
 std::optional<uint32_t> MeshFabric::neighbor(uint32_t chip, Direction d) const {
     int64_t r = chip / cols_, c = chip % cols_;
@@ -117,9 +131,9 @@ std::vector<Hop> MeshFabric::route_hops(uint32_t src, Direction d, uint32_t hops
     for (uint32_t h = 0; h < hops; ++h) {
         auto next = neighbor(at, d);
         if (!next) {
-            error = std::to_string(hops) + " hops " + direction_name(d) + " from " + chip_name(src) +
-                    " leave the " + std::to_string(rows_) + "x" + std::to_string(cols_) + " mesh after " +
-                    std::to_string(h) + " hop" + (h == 1 ? "" : "s") + " (at " + chip_name(at) + ")";
+            error = std::to_string(hops) + " hops " + direction_name(d) + " from " + chip_name(src) + " leave the " +
+                    std::to_string(rows_) + "x" + std::to_string(cols_) + " mesh after " + std::to_string(h) + " hop" +
+                    (h == 1 ? "" : "s") + " (at " + chip_name(at) + ")";
             return {};
         }
         path.push_back({at, *next});

@@ -27,7 +27,7 @@ struct Hop {
 };
 
 class MeshFabric {
- public:
+public:
     static constexpr uint32_t DEFAULT_NUM_LINKS = 4;
     static constexpr uint64_t DEFAULT_SEED = 0x5eed;
     static constexpr uint32_t DEFAULT_MAX_DELAY = 6;
@@ -66,7 +66,7 @@ class MeshFabric {
     // First-hop direction of the 2D route (or the 1D line) from src to dst.
     std::optional<Direction> first_hop(uint32_t src, uint32_t dst) const;
 
- private:
+private:
     bool is_2d() const { return topology_ == Topology::Mesh; }
     // Length of the line through `chip` along d, and chip's position on it.
     uint32_t line_length(Direction d) const;

@@ -15,10 +15,14 @@ Traffic FabricTraffic::total() const {
 
 const char* send_type_name(uint32_t send_type) {
     switch (send_type) {
-        case 0: return "write";
-        case 1: return "inline_write";
-        case 2: return "atomic_inc";
-        case 3: return "fused_write_atomic_inc";
+        case 0:
+            return "write";
+        case 1:
+            return "inline_write";
+        case 2:
+            return "atomic_inc";
+        case 3:
+            return "fused_write_atomic_inc";
     }
     return "unknown";
 }

@@ -27,11 +27,19 @@ namespace {
     throw std::invalid_argument(std::string(what) + ": unsupported data format " + format_name(format));
 }
 
-uint16_t float_to_fp16_bits(float value) { return std::bit_cast<uint16_t>(static_cast<_Float16>(value)); }
-float fp16_bits_to_float(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
+uint16_t float_to_fp16_bits(float value) {
+    return std::bit_cast<uint16_t>(static_cast<_Float16>(value));
+}
+float fp16_bits_to_float(uint16_t bits) {
+    return static_cast<float>(std::bit_cast<_Float16>(bits));
+}
 
-float raw_bits_to_storage(uint32_t bits) { return std::bit_cast<float>(bits); }
-uint32_t storage_to_raw_bits(float value) { return std::bit_cast<uint32_t>(value); }
+float raw_bits_to_storage(uint32_t bits) {
+    return std::bit_cast<float>(bits);
+}
+uint32_t storage_to_raw_bits(float value) {
+    return std::bit_cast<uint32_t>(value);
+}
 
 }  // namespace
 
@@ -43,27 +51,43 @@ bool is_supported_format(DataFormat format) {
         case DataFormat::Bfp8_b:
         case DataFormat::UInt32:
         case DataFormat::Int32:
-        case DataFormat::UInt16: return true;
-        default: return false;
+        case DataFormat::UInt16:
+            return true;
+        default:
+            return false;
     }
 }
 
 const char* format_name(DataFormat format) {
     switch (format) {
-        case DataFormat::Float32: return "Float32";
-        case DataFormat::Float16: return "Float16";
-        case DataFormat::Bfp8: return "Bfp8";
-        case DataFormat::Bfp4: return "Bfp4";
-        case DataFormat::Tf32: return "Tf32";
-        case DataFormat::Float16_b: return "Float16_b";
-        case DataFormat::Bfp8_b: return "Bfp8_b";
-        case DataFormat::Bfp4_b: return "Bfp4_b";
-        case DataFormat::Int32: return "Int32";
-        case DataFormat::UInt16: return "UInt16";
-        case DataFormat::Int8: return "Int8";
-        case DataFormat::UInt32: return "UInt32";
-        case DataFormat::UInt8: return "UInt8";
-        case DataFormat::Invalid: return "Invalid";
+        case DataFormat::Float32:
+            return "Float32";
+        case DataFormat::Float16:
+            return "Float16";
+        case DataFormat::Bfp8:
+            return "Bfp8";
+        case DataFormat::Bfp4:
+            return "Bfp4";
+        case DataFormat::Tf32:
+            return "Tf32";
+        case DataFormat::Float16_b:
+            return "Float16_b";
+        case DataFormat::Bfp8_b:
+            return "Bfp8_b";
+        case DataFormat::Bfp4_b:
+            return "Bfp4_b";
+        case DataFormat::Int32:
+            return "Int32";
+        case DataFormat::UInt16:
+            return "UInt16";
+        case DataFormat::Int8:
+            return "Int8";
+        case DataFormat::UInt32:
+            return "UInt32";
+        case DataFormat::UInt8:
+            return "UInt8";
+        case DataFormat::Invalid:
+            return "Invalid";
     }
     return "DataFormat(?)";
 }
@@ -77,13 +101,16 @@ uint32_t element_bytes(DataFormat format) {
     switch (format) {
         case DataFormat::Float32:
         case DataFormat::UInt32:
-        case DataFormat::Int32: return 4;
+        case DataFormat::Int32:
+            return 4;
         case DataFormat::Float16_b:
         case DataFormat::Float16:
-        case DataFormat::UInt16: return 2;
+        case DataFormat::UInt16:
+            return 2;
         case DataFormat::Bfp8_b:
             throw std::invalid_argument("element_bytes: Bfp8_b is a block format (no per-element size)");
-        default: unsupported("element_bytes", format);
+        default:
+            unsupported("element_bytes", format);
     }
 }
 
@@ -99,14 +126,18 @@ uint16_t float_to_bf16_bits(float value) {
     return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
-float bf16_bits_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+float bf16_bits_to_float(uint16_t bits) {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 
 void unpack_elements(DataFormat format, const void* src, float* out, size_t n) {
     const auto* bytes = static_cast<const uint8_t*>(src);
     switch (format) {
         case DataFormat::Float32:
         case DataFormat::UInt32:
-        case DataFormat::Int32: std::memcpy(out, bytes, n * 4); return;
+        case DataFormat::Int32:
+            std::memcpy(out, bytes, n * 4);
+            return;
         case DataFormat::Float16_b:
             for (size_t i = 0; i < n; ++i) {
                 uint16_t h;
@@ -128,7 +159,8 @@ void unpack_elements(DataFormat format, const void* src, float* out, size_t n) {
                 out[i] = raw_bits_to_storage(h);
             }
             return;
-        default: unsupported("unpack_elements", format);
+        default:
+            unsupported("unpack_elements", format);
     }
 }
 
@@ -137,7 +169,9 @@ void pack_elements(DataFormat format, const float* in, void* dst, size_t n) {
     switch (format) {
         case DataFormat::Float32:
         case DataFormat::UInt32:
-        case DataFormat::Int32: std::memcpy(bytes, in, n * 4); return;
+        case DataFormat::Int32:
+            std::memcpy(bytes, in, n * 4);
+            return;
         case DataFormat::Float16_b:
             for (size_t i = 0; i < n; ++i) {
                 const uint16_t h = float_to_bf16_bits(in[i]);
@@ -156,13 +190,15 @@ void pack_elements(DataFormat format, const float* in, void* dst, size_t n) {
                 std::memcpy(bytes + 2 * i, &h, 2);
             }
             return;
-        default: unsupported("pack_elements", format);
+        default:
+            unsupported("pack_elements", format);
     }
 }
 
 void round_in_place(DataFormat format, float* data, size_t n) {
     switch (format) {
-        case DataFormat::Float32: return;
+        case DataFormat::Float32:
+            return;
         case DataFormat::Float16_b:
             for (size_t i = 0; i < n; ++i) data[i] = bf16_bits_to_float(float_to_bf16_bits(data[i]));
             return;
@@ -187,7 +223,8 @@ void round_in_place(DataFormat format, float* data, size_t n) {
         case DataFormat::UInt16:
             throw std::invalid_argument(std::string("round_in_place: ") + format_name(format) +
                                         " holds raw integer bits; there is nothing to round");
-        default: unsupported("round_in_place", format);
+        default:
+            unsupported("round_in_place", format);
     }
 }
 

@@ -69,7 +69,8 @@ void pack_tile(DataFormat format, const float* in, void* tile) {
     if (format == DataFormat::Bfp8_b) {
         auto* bytes = static_cast<uint8_t*>(tile);
         for (uint32_t fr = 0; fr < FACE_ROWS_PER_TILE; ++fr)
-            encode_bfp8_block(tilized.data() + fr * FACE_DIM, bytes + fr, bytes + BFP8_EXPONENT_BYTES + fr * BFP8_BLOCK);
+            encode_bfp8_block(tilized.data() + fr * FACE_DIM, bytes + fr,
+                              bytes + BFP8_EXPONENT_BYTES + fr * BFP8_BLOCK);
     } else {
         pack_elements(format, tilized.data(), tile, TILE_ELEMENTS);
     }

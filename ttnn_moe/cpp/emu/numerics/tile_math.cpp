@@ -23,8 +23,8 @@ constexpr uint32_t N = TILE_DIM;
 // about 3x faster than the SSE2 baseline; AVX2 without FMA gives bitwise the
 // same results as the baseline.
 __attribute__((target_clones("avx2", "default"))) void matmul_tile_accumulate(const float* __restrict a,
-                                                                             const float* __restrict b,
-                                                                             float* __restrict c) {
+                                                                              const float* __restrict b,
+                                                                              float* __restrict c) {
     for (uint32_t i = 0; i < N; ++i) {
         float* __restrict c_row = c + i * N;
         for (uint32_t k = 0; k < N; ++k) {
@@ -67,15 +67,20 @@ void binary_with(Op op, Broadcast bcast, const float* a, const float* b, float* 
     throw std::invalid_argument("binary_tile: unknown broadcast " + std::to_string(static_cast<int>(bcast)));
 }
 
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float sigmoid(float x) {
+    return 1.0f / (1.0f + std::exp(-x));
+}
 
 }  // namespace
 
 void binary_tile(BinaryOp op, Broadcast bcast, const float* a, const float* b, float* out) {
     switch (op) {
-        case BinaryOp::Add: return binary_with([](float x, float y) { return x + y; }, bcast, a, b, out);
-        case BinaryOp::Sub: return binary_with([](float x, float y) { return x - y; }, bcast, a, b, out);
-        case BinaryOp::Mul: return binary_with([](float x, float y) { return x * y; }, bcast, a, b, out);
+        case BinaryOp::Add:
+            return binary_with([](float x, float y) { return x + y; }, bcast, a, b, out);
+        case BinaryOp::Sub:
+            return binary_with([](float x, float y) { return x - y; }, bcast, a, b, out);
+        case BinaryOp::Mul:
+            return binary_with([](float x, float y) { return x * y; }, bcast, a, b, out);
     }
     throw std::invalid_argument("binary_tile: unknown op " + std::to_string(static_cast<int>(op)));
 }

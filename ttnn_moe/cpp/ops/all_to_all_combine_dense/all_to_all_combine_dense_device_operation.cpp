@@ -10,7 +10,9 @@ using program::DataFormat;
 using program::TensorArg;
 
 namespace {
-[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(kOpName + ": " + what); }
+[[noreturn]] void fail(const std::string& what) {
+    throw std::invalid_argument(kOpName + ": " + what);
+}
 }  // namespace
 
 Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
@@ -28,21 +30,22 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     const auto slots_shape = squeeze_to_rank(kOpName, "num_slots (1,)", num_slots, 1);
     require_format(kOpName, "num_slots", num_slots, DataFormat::UInt32);
     for (const auto& [name, t] : {std::pair<const char*, const TensorArg*>{"reduced", &reduced},
-                                  {"slot_source", &slot_source}, {"num_slots", &num_slots}}) {
+                                  {"slot_source", &slot_source},
+                                  {"num_slots", &num_slots}}) {
         require_row_major(kOpName, name, *t);
         require_dram(kOpName, name, *t);
     }
     if (source_shape[0] != reduced_shape[0] || source_shape[1] != 2) {
-        fail("slot_source " + shape_str(slot_source.shape) + " must be (capacity, 2) with capacity = " +
-             std::to_string(reduced_shape[0]) + " (the rows of reduced)");
+        fail("slot_source " + shape_str(slot_source.shape) +
+             " must be (capacity, 2) with capacity = " + std::to_string(reduced_shape[0]) + " (the rows of reduced)");
     }
     if (slots_shape[0] != 1) fail("num_slots must hold one value, got shape " + shape_str(num_slots.shape));
     if (reduced_shape[1] % 16) {
         fail("H = " + std::to_string(reduced_shape[1]) + " must be a multiple of 16 (32-byte rows)");
     }
     if (attrs.batch == 0 || attrs.seq == 0) {
-        fail("batch and seq must be positive, got (" + std::to_string(attrs.batch) + ", " +
-             std::to_string(attrs.seq) + ")");
+        fail("batch and seq must be positive, got (" + std::to_string(attrs.batch) + ", " + std::to_string(attrs.seq) +
+             ")");
     }
     if (attrs.output_dtype != DataFormat::Float16_b && attrs.output_dtype != DataFormat::Float32) {
         fail("output dtype must be bfloat16 or float32, got " + format_name(attrs.output_dtype));

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp"
-#include "ops/common/dispatch_line.hpp"
 #include "ops/common/device_operation.hpp"
+#include "ops/common/dispatch_line.hpp"
 #include "program/tensor_arg.hpp"
 
 namespace ttnn_moe::ops::combine_dense {
@@ -74,7 +74,7 @@ struct Operation {
     static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate device) {
         return combine_dense::create_program(io, context.kernels_root, context.grid, attributes, device,
-                                    context.fabric_node_ids);
+                                             context.fabric_node_ids);
     }
     static std::optional<FabricWorker> fabric_worker(const Attributes& attributes) {
         return FabricWorker{0, {0, 0}, attributes.num_links, attributes.mesh};

@@ -38,11 +38,14 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         scratch_cb(cores, kCbRow, DataFormat::Float16_b, s.hidden * 2),
         // partial row chunks fed to the compute kernel (double-buffered), its fp32
         // accumulator and its output chunk
-        CBDescriptor{2 * kTileElements * 2, cores, {CBFormatDescriptor{kCbPartial, DataFormat::Float16_b,
-                                                                       kTileElements * 2, std::nullopt}}},
-        CBDescriptor{kTileElements * 4, cores,
+        CBDescriptor{2 * kTileElements * 2,
+                     cores,
+                     {CBFormatDescriptor{kCbPartial, DataFormat::Float16_b, kTileElements * 2, std::nullopt}}},
+        CBDescriptor{kTileElements * 4,
+                     cores,
                      {CBFormatDescriptor{kCbAcc, DataFormat::Float32, kTileElements * 4, std::nullopt}}},
-        CBDescriptor{kTileElements * element_bytes(attrs.output_dtype), cores,
+        CBDescriptor{kTileElements * element_bytes(attrs.output_dtype),
+                     cores,
                      {CBFormatDescriptor{kCbOut, attrs.output_dtype, kTileElements * element_bytes(attrs.output_dtype),
                                          std::nullopt}}},
         scratch_cb(cores, kCbPresence, DataFormat::UInt32, line_size * presence_stride),
@@ -53,8 +56,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
-    check_l1_budget(kOpName, l1_bytes, "T=" + std::to_string(tokens) + ", H=" + std::to_string(s.hidden) +
-                                           ", D=" + std::to_string(line_size));
+    check_l1_budget(
+        kOpName, l1_bytes,
+        "T=" + std::to_string(tokens) + ", H=" + std::to_string(s.hidden) + ", D=" + std::to_string(line_size));
     for (uint32_t id : {kSemInit, kSemPartials}) {
         program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
     }

@@ -35,8 +35,7 @@ uint32 (scratch), combine_status (1, STATUS_WORDS) uint32 indexed by StatusWord.
              }),
              py::kw_only(), py::arg("cluster_axis"), py::arg("batch"), py::arg("seq"),
              py::arg("output_dtype") = program::DataFormat::Float16_b, py::arg("unit_dim") = false,
-             py::arg("return_partials") = false,
-             py::arg("num_links") = 1);
+             py::arg("return_partials") = false, py::arg("num_links") = 1);
     bind_device_operation<Operation>(m);
 }
 

@@ -54,15 +54,15 @@ enum : uint32_t {
 
 // Names of the named compile-time args: CBs and semaphores.
 namespace named_arg {
-inline constexpr const char* kCbRow = "cb_row";            // one reduced row (dataflow scratch)
-inline constexpr const char* kCbPartial = "cb_partial";    // partial chunks, dataflow -> compute
-inline constexpr const char* kCbAcc = "cb_acc";            // fp32 accumulator (compute)
-inline constexpr const char* kCbOut = "cb_out";            // summed chunks, compute -> dataflow
-inline constexpr const char* kCbCount = "cb_count";        // partials per chunk of the next token
-inline constexpr const char* kCbPresence = "cb_presence";  // D presence rows (dataflow scratch)
-inline constexpr const char* kCbStage = "cb_stage";        // staging of small reads and writes
-inline constexpr const char* kCbHeaders = "cb_headers";    // the fabric packet header
-inline constexpr const char* kSemInit = "sem_init";        // peers running this program
+inline constexpr const char* kCbRow = "cb_row";              // one reduced row (dataflow scratch)
+inline constexpr const char* kCbPartial = "cb_partial";      // partial chunks, dataflow -> compute
+inline constexpr const char* kCbAcc = "cb_acc";              // fp32 accumulator (compute)
+inline constexpr const char* kCbOut = "cb_out";              // summed chunks, compute -> dataflow
+inline constexpr const char* kCbCount = "cb_count";          // partials per chunk of the next token
+inline constexpr const char* kCbPresence = "cb_presence";    // D presence rows (dataflow scratch)
+inline constexpr const char* kCbStage = "cb_stage";          // staging of small reads and writes
+inline constexpr const char* kCbHeaders = "cb_headers";      // the fabric packet header
+inline constexpr const char* kSemInit = "sem_init";          // peers running this program
 inline constexpr const char* kSemPartials = "sem_partials";  // a peer's rows and presence landed
 }  // namespace named_arg
 

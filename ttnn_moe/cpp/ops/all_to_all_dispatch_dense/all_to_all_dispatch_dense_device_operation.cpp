@@ -13,7 +13,9 @@ using program::TensorArg;
 namespace {
 using shared::kTile;
 
-[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(kOpName + ": " + what); }
+[[noreturn]] void fail(const std::string& what) {
+    throw std::invalid_argument(kOpName + ": " + what);
+}
 
 // (B, S, last) of a per-token input given as (B, S, last) or ttnn's (B, S, 1, last); leading 1s allowed.
 std::vector<uint32_t> per_token_shape(const std::string& name, const std::string& last, const TensorArg& t) {
@@ -33,8 +35,8 @@ uint32_t default_capacity(uint32_t tokens_per_device, uint32_t top_k, uint32_t l
 }
 
 Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
-    if (inputs.size() != 4) fail("expects 4 inputs (x, topk_indices, topk_weights, expert_mapping), got " +
-                                 std::to_string(inputs.size()));
+    if (inputs.size() != 4)
+        fail("expects 4 inputs (x, topk_indices, topk_weights, expert_mapping), got " + std::to_string(inputs.size()));
     validate_geometry(kOpName, attrs.mesh);
     const auto& x = inputs[0];
     const auto& ids = inputs[1];
@@ -47,8 +49,8 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     const auto weights_shape = per_token_shape("topk_weights", "K", weights);
     require_format(kOpName, "topk_weights", weights, DataFormat::Float16_b);
     const uint32_t num_experts = expert_mapping_experts(kOpName, mapping, attrs.mesh.rows, attrs.mesh.cols);
-    for (const auto& [name, t] : {std::pair<const char*, const TensorArg*>{"x", &x}, {"topk_indices", &ids},
-                                  {"topk_weights", &weights}}) {
+    for (const auto& [name, t] :
+         {std::pair<const char*, const TensorArg*>{"x", &x}, {"topk_indices", &ids}, {"topk_weights", &weights}}) {
         require_row_major(kOpName, name, *t);
         require_dram(kOpName, name, *t);
     }
@@ -60,7 +62,8 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
              shape_str(ids.shape));
     }
     if (ids_shape[2] > shared::kMaxTopK) {
-        fail("K = " + std::to_string(ids_shape[2]) + " exceeds the supported top-k of " + std::to_string(shared::kMaxTopK));
+        fail("K = " + std::to_string(ids_shape[2]) + " exceeds the supported top-k of " +
+             std::to_string(shared::kMaxTopK));
     }
     const uint32_t hidden = x_shape[2];
     if (hidden % 16) fail("H = " + std::to_string(hidden) + " must be a multiple of 16 (32-byte rows)");
@@ -74,8 +77,10 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
         fail("max_packet_payload must be a positive multiple of " + std::to_string(kAlignment) + ", got " +
              std::to_string(attrs.max_packet_payload));
     }
-    Shapes s{x_shape[0], x_shape[1], hidden, ids_shape[2], num_experts, num_experts / num_devices, attrs.capacity,
-             element_bytes(mapping.dtype)};
+    Shapes s{x_shape[0],     x_shape[1],
+             hidden,         ids_shape[2],
+             num_experts,    num_experts / num_devices,
+             attrs.capacity, element_bytes(mapping.dtype)};
     if (s.capacity == 0) s.capacity = default_capacity(s.tokens(), s.top_k, attrs.mesh.line_size(), s.local_experts);
     if (s.capacity % kTile) {
         fail("capacity " + std::to_string(s.capacity) + " must be a multiple of " + std::to_string(kTile) +
@@ -96,7 +101,8 @@ std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const 
         row_major_spec({1}, DataFormat::UInt32),
         row_major_spec({1, shared::kStatusWords}, DataFormat::UInt32),
         row_major_spec({attrs.mesh.line_size(), s.num_experts}, DataFormat::UInt32),
-        row_major_spec({attrs.mesh.line_size(), shared::kListEntryBytes / 4 * s.tokens() * s.top_k}, DataFormat::UInt32),
+        row_major_spec({attrs.mesh.line_size(), shared::kListEntryBytes / 4 * s.tokens() * s.top_k},
+                       DataFormat::UInt32),
     };
 }
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
-#include "ops/common/dispatch_line.hpp"
 #include "ops/common/device_operation.hpp"
+#include "ops/common/dispatch_line.hpp"
 #include "program/tensor_arg.hpp"
 
 namespace ttnn_moe::ops::dispatch_dense {
@@ -31,9 +31,9 @@ inline const std::string kOpName = "all_to_all_dispatch_dense";
 
 struct Attributes {
     MeshGeometry mesh;
-    uint32_t capacity = 0;           // rows per device; 0 = the worst case (default_capacity)
-    uint32_t num_links = 1;          // fabric links per direction: token t travels on link t % num_links
-    uint32_t max_packet_payload = 0; // bytes per fabric packet payload (the fabric's channel buffer)
+    uint32_t capacity = 0;            // rows per device; 0 = the worst case (default_capacity)
+    uint32_t num_links = 1;           // fabric links per direction: token t travels on link t % num_links
+    uint32_t max_packet_payload = 0;  // bytes per fabric packet payload (the fabric's channel buffer)
     auto fields() const {
         return std::tie(mesh.rows, mesh.cols, mesh.cluster_axis, mesh.topology, capacity, num_links,
                         max_packet_payload);
@@ -80,7 +80,7 @@ struct Operation {
     static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate device) {
         return dispatch_dense::create_program(io, context.kernels_root, context.grid, attributes, device,
-                                    context.fabric_node_ids);
+                                              context.fabric_node_ids);
     }
     static std::optional<FabricWorker> fabric_worker(const Attributes& attributes) {
         return FabricWorker{0, {0, 0}, attributes.num_links, attributes.mesh};

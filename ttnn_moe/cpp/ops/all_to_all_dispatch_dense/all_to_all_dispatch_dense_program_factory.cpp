@@ -14,8 +14,18 @@ using namespace shared;
 
 namespace {
 // CB ids of the kernel's L1 scratch (named compile-time args).
-enum Cb : uint8_t { kCbRow, kCbOwn, kCbCounts, kCbList, kCbMapping, kCbTables, kCbIdxImage, kCbWeightImage,
-                    kCbStage, kCbHeaders };
+enum Cb : uint8_t {
+    kCbRow,
+    kCbOwn,
+    kCbCounts,
+    kCbList,
+    kCbMapping,
+    kCbTables,
+    kCbIdxImage,
+    kCbWeightImage,
+    kCbStage,
+    kCbHeaders
+};
 // Semaphore ids on the kernel's core.
 enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3 };
 
@@ -48,9 +58,10 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
-    check_l1_budget(kOpName, l1_bytes, "capacity=" + std::to_string(s.capacity) + ", T=" +
-                                           std::to_string(s.tokens()) + ", K=" + std::to_string(s.top_k) +
-                                           ", H=" + std::to_string(s.hidden) + ", D=" + std::to_string(line_size));
+    check_l1_budget(kOpName, l1_bytes,
+                    "capacity=" + std::to_string(s.capacity) + ", T=" + std::to_string(s.tokens()) +
+                        ", K=" + std::to_string(s.top_k) + ", H=" + std::to_string(s.hidden) +
+                        ", D=" + std::to_string(line_size));
     for (uint32_t id : {kSemInit, kSemCounts, kSemLists, kSemPayload}) {
         program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
     }
@@ -60,20 +71,13 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     kernel.core_ranges = cores;
     for (uint32_t i = 0; i < kNumIo; ++i) append_runtime_page_size_accessor_args(io[i], kernel.compile_time_args);
     kernel.named_compile_time_args = {
-        {named_arg::kCbRow, kCbRow},
-        {named_arg::kCbOwn, kCbOwn},
-        {named_arg::kCbCounts, kCbCounts},
-        {named_arg::kCbList, kCbList},
-        {named_arg::kCbMapping, kCbMapping},
-        {named_arg::kCbTables, kCbTables},
-        {named_arg::kCbIdxImage, kCbIdxImage},
-        {named_arg::kCbWeightImage, kCbWeightImage},
-        {named_arg::kCbStage, kCbStage},
-        {named_arg::kCbHeaders, kCbHeaders},
-        {named_arg::kSemInit, kSemInit},
-        {named_arg::kSemCounts, kSemCounts},
-        {named_arg::kSemLists, kSemLists},
-        {named_arg::kSemPayload, kSemPayload},
+        {named_arg::kCbRow, kCbRow},           {named_arg::kCbOwn, kCbOwn},
+        {named_arg::kCbCounts, kCbCounts},     {named_arg::kCbList, kCbList},
+        {named_arg::kCbMapping, kCbMapping},   {named_arg::kCbTables, kCbTables},
+        {named_arg::kCbIdxImage, kCbIdxImage}, {named_arg::kCbWeightImage, kCbWeightImage},
+        {named_arg::kCbStage, kCbStage},       {named_arg::kCbHeaders, kCbHeaders},
+        {named_arg::kSemInit, kSemInit},       {named_arg::kSemCounts, kSemCounts},
+        {named_arg::kSemLists, kSemLists},     {named_arg::kSemPayload, kSemPayload},
     };
     kernel.config = WriterConfigDescriptor{};
 

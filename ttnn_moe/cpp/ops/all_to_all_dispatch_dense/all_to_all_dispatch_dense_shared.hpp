@@ -16,13 +16,13 @@ inline constexpr uint32_t kMaxTopK = 32;
 
 // Words of the dispatch_status record (1, kStatusWords), written by every device.
 enum StatusWord : uint32_t {
-    kDroppedRows = 0,     // assignments that did not fit `capacity`
-    kNeededRows = 1,      // rows the blocks would need with no capacity limit (tile-aligned)
-    kInvalidIds = 2,      // ids of this device's tokens outside [0, E)
+    kDroppedRows = 0,  // assignments that did not fit `capacity`
+    kNeededRows = 1,   // rows the blocks would need with no capacity limit (tile-aligned)
+    kInvalidIds = 2,   // ids of this device's tokens outside [0, E)
     kFirstInvalidToken = 3,
     kFirstInvalidK = 4,
     kFirstInvalidId = 5,
-    kMappingErrors = 6,   // experts not placed on exactly one device, plus 1 if this device's count != E_l
+    kMappingErrors = 6,  // experts not placed on exactly one device, plus 1 if this device's count != E_l
     kFirstBadExpert = 7,
 };
 inline constexpr uint32_t kStatusWords = 8;
@@ -30,9 +30,20 @@ inline constexpr uint32_t kStatusWords = 8;
 // The io tensors: the 4 inputs, the 8 outputs, the 2 scratch buffers. Their accessors'
 // compile-time args and their addresses (runtime args [0, kNumIo)) come in this order.
 enum Io : uint32_t {
-    kX, kIds, kWeights, kMapping,
-    kTokens, kCounts, kOffsets, kIdxMap, kRowWeights, kSlotSource, kNumSlots, kStatus,
-    kRoutingCounts, kRoutingLists,
+    kX,
+    kIds,
+    kWeights,
+    kMapping,
+    kTokens,
+    kCounts,
+    kOffsets,
+    kIdxMap,
+    kRowWeights,
+    kSlotSource,
+    kNumSlots,
+    kStatus,
+    kRoutingCounts,
+    kRoutingLists,
     kNumIo,
 };
 

@@ -41,20 +41,20 @@ namespace ttnn_moe::ops {
 // and returns the runtime args the worker's sender is built from. The target supplies it:
 // the emulator's or ttnn's setup_fabric_connection. The program is passed by pointer so a
 // Python connector edits this program, not a copy of it.
-using FabricConnector = std::function<std::vector<uint32_t>(
-    program::MeshCoordinate src, program::MeshCoordinate dst, uint32_t link, program::ProgramDescriptor* program,
-    program::CoreCoord core)>;
+using FabricConnector =
+    std::function<std::vector<uint32_t>(program::MeshCoordinate src, program::MeshCoordinate dst, uint32_t link,
+                                        program::ProgramDescriptor* program, program::CoreCoord core)>;
 
 // Where an op runs, as the launcher sees the tensors' mesh (a single device: 1x1).
 struct MeshContext {
-    std::string kernels_root;          // directory holding the op kernels
-    program::CoreCoord grid{8, 8};     // worker cores of every device
+    std::string kernels_root;       // directory holding the op kernels
+    program::CoreCoord grid{8, 8};  // worker cores of every device
     uint32_t rows = 1;
     uint32_t cols = 1;
-    FabricTopology topology = FabricTopology::Linear;  // routes of fabric ops
-    uint32_t max_packet_payload = 0;   // fabric packet payload bytes (fabric ops)
+    FabricTopology topology = FabricTopology::Linear;            // routes of fabric ops
+    uint32_t max_packet_payload = 0;                             // fabric packet payload bytes (fabric ops)
     std::vector<std::pair<uint32_t, uint32_t>> fabric_node_ids;  // (mesh id, chip id), row-major (fabric ops)
-    FabricConnector connect_fabric;    // not part of the cache key: it only runs on a miss
+    FabricConnector connect_fabric;                              // not part of the cache key: it only runs on a miss
 
     auto fields() const {
         return std::tie(kernels_root, grid.x, grid.y, rows, cols, topology, max_packet_payload, fabric_node_ids);
@@ -99,8 +99,12 @@ private:
 
 namespace detail {
 
-inline void add_field(ProgramKey& key, const std::string& value) { key.add(value); }
-inline void add_field(ProgramKey& key, const program::TensorArg& value) { key.add(value); }
+inline void add_field(ProgramKey& key, const std::string& value) {
+    key.add(value);
+}
+inline void add_field(ProgramKey& key, const program::TensorArg& value) {
+    key.add(value);
+}
 inline void add_field(ProgramKey& key, const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
     key.add(pairs.size());
     for (const auto& [a, b] : pairs) key.add(a).add(b);

@@ -27,8 +27,8 @@ void validate_geometry(const std::string& op, const MeshGeometry& mesh) {
 
 void validate_num_links(const std::string& op, uint32_t num_links) {
     if (num_links == 0 || num_links > kMaxFabricLinks) {
-        throw std::invalid_argument(op + ": num_links must be in [1, " + std::to_string(kMaxFabricLinks) +
-                                    "], got " + std::to_string(num_links));
+        throw std::invalid_argument(op + ": num_links must be in [1, " + std::to_string(kMaxFabricLinks) + "], got " +
+                                    std::to_string(num_links));
     }
 }
 
@@ -36,8 +36,8 @@ DispatchLine dispatch_line(const MeshGeometry& mesh, MeshCoordinate device) {
     DispatchLine line;
     line.position = mesh.cluster_axis == 0 ? device.row : device.col;
     for (uint32_t p = 0; p < mesh.line_size(); ++p) {
-        const MeshCoordinate member = mesh.cluster_axis == 0 ? MeshCoordinate{p, device.col}
-                                                             : MeshCoordinate{device.row, p};
+        const MeshCoordinate member =
+            mesh.cluster_axis == 0 ? MeshCoordinate{p, device.col} : MeshCoordinate{device.row, p};
         line.members.push_back(member);
         line.device_indices.push_back(member.row * mesh.cols + member.col);
     }
@@ -86,8 +86,7 @@ void append_route_args(const MeshGeometry& mesh, const DispatchLine& line,
     }
 }
 
-void validate_line_program_inputs(const std::string& op, size_t num_io, size_t expected_io,
-                                  program::CoreCoord grid) {
+void validate_line_program_inputs(const std::string& op, size_t num_io, size_t expected_io, program::CoreCoord grid) {
     if (num_io != expected_io) {
         throw std::invalid_argument(op + ": expects " + std::to_string(expected_io) + " io tensors, got " +
                                     std::to_string(num_io));

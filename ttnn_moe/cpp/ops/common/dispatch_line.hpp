@@ -76,8 +76,7 @@ void append_route_args(const MeshGeometry& mesh, const DispatchLine& line,
                        std::vector<uint32_t>& runtime_args);
 
 // Checks a line op factory's io tensor count and worker grid, naming `op`.
-void validate_line_program_inputs(const std::string& op, size_t num_io, size_t expected_io,
-                                  program::CoreCoord grid);
+void validate_line_program_inputs(const std::string& op, size_t num_io, size_t expected_io, program::CoreCoord grid);
 
 // L1 scratch CB of a line op kernel: `bytes` in pages of 32 bytes, so the page layout
 // is the same for every shape.

@@ -14,15 +14,24 @@ std::string shape_str(const std::vector<uint32_t>& shape) {
 
 std::string format_name(DataFormat format) {
     switch (format) {
-        case DataFormat::Float32: return "float32";
-        case DataFormat::Float16_b: return "bfloat16";
-        case DataFormat::Bfp8_b: return "bfloat8_b";
-        case DataFormat::Bfp4_b: return "bfloat4_b";
-        case DataFormat::UInt32: return "uint32";
-        case DataFormat::Int32: return "int32";
-        case DataFormat::UInt16: return "uint16";
-        case DataFormat::UInt8: return "uint8";
-        default: return "DataFormat(" + std::to_string(static_cast<int>(format)) + ")";
+        case DataFormat::Float32:
+            return "float32";
+        case DataFormat::Float16_b:
+            return "bfloat16";
+        case DataFormat::Bfp8_b:
+            return "bfloat8_b";
+        case DataFormat::Bfp4_b:
+            return "bfloat4_b";
+        case DataFormat::UInt32:
+            return "uint32";
+        case DataFormat::Int32:
+            return "int32";
+        case DataFormat::UInt16:
+            return "uint16";
+        case DataFormat::UInt8:
+            return "uint8";
+        default:
+            return "DataFormat(" + std::to_string(static_cast<int>(format)) + ")";
     }
 }
 
@@ -30,13 +39,17 @@ uint32_t element_bytes(DataFormat format) {
     switch (format) {
         case DataFormat::Float32:
         case DataFormat::UInt32:
-        case DataFormat::Int32: return 4;
+        case DataFormat::Int32:
+            return 4;
         case DataFormat::Float16_b:
         case DataFormat::Float16:
-        case DataFormat::UInt16: return 2;
+        case DataFormat::UInt16:
+            return 2;
         case DataFormat::UInt8:
-        case DataFormat::Int8: return 1;
-        default: throw std::invalid_argument(format_name(format) + " has no row-major element size");
+        case DataFormat::Int8:
+            return 1;
+        default:
+            throw std::invalid_argument(format_name(format) + " has no row-major element size");
     }
 }
 

@@ -21,7 +21,9 @@ inline constexpr uint32_t kAlignment = common_shared::kDramAlignment;
 std::string shape_str(const std::vector<uint32_t>& shape);
 std::string format_name(program::DataFormat format);
 uint32_t element_bytes(program::DataFormat format);  // row-major element size
-inline uint32_t round_up(uint32_t value, uint32_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+inline uint32_t round_up(uint32_t value, uint32_t multiple) {
+    return (value + multiple - 1) / multiple * multiple;
+}
 
 // The tensor's shape with leading 1s dropped to exactly `rank` dims (ttnn-style 4-D inputs).
 std::vector<uint32_t> squeeze_to_rank(const std::string& op, const std::string& name, const program::TensorArg& t,

@@ -18,8 +18,8 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     const auto& y = inputs[0];
     const auto& idx_map = inputs[1];
     const auto& weights = inputs[2];
-    const auto y_shape = squeeze_to_rank(kOpName, grouped ? "y (grouped: (M, H))" : "y (padded: (E_l, T, H))", y,
-                                         grouped ? 2 : 3);
+    const auto y_shape =
+        squeeze_to_rank(kOpName, grouped ? "y (grouped: (M, H))" : "y (padded: (E_l, T, H))", y, grouped ? 2 : 3);
     require_format(kOpName, "y", y, DataFormat::Float16_b);
     require_row_major(kOpName, "y", y);
     const std::vector<uint32_t> entries_shape(y_shape.begin(), y_shape.end() - 1);
@@ -28,8 +28,8 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
         row_major_input(kOpName, "routed_token_weights", weights, entries_shape.size(), DataFormat::Float16_b);
     for (const auto& [shape, name] : {std::pair{map_shape, "token_idx_map"}, {weights_shape, "routed_token_weights"}}) {
         if (shape != entries_shape) {
-            throw std::invalid_argument(kOpName + ": " + name + " " + shape_str(shape) + " must match y's leading dims " +
-                                        shape_str(entries_shape));
+            throw std::invalid_argument(kOpName + ": " + name + " " + shape_str(shape) +
+                                        " must match y's leading dims " + shape_str(entries_shape));
         }
     }
     const auto counts_shape = routing_column(kOpName, "num_routed_tokens", inputs[3]);

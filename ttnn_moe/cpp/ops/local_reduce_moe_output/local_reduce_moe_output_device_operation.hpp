@@ -33,10 +33,10 @@ struct Attributes {
 
 struct Shapes {
     bool grouped;
-    uint32_t num_local;     // E_l
-    uint32_t block_rows;    // T (padded) or M (grouped): entries per map page
-    uint32_t hidden;        // H
-    uint32_t num_entries;   // E_l * T or M: most assignments there can be
+    uint32_t num_local;    // E_l
+    uint32_t block_rows;   // T (padded) or M (grouped): entries per map page
+    uint32_t hidden;       // H
+    uint32_t num_entries;  // E_l * T or M: most assignments there can be
 };
 
 Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);

@@ -84,8 +84,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     uint32_t l1_bytes = 0;
     for (const auto& c : program.cbs) l1_bytes += c.total_size;
     check_l1_budget(kOpName, l1_bytes,
-                    "the assignment lists of up to " + std::to_string(list_capacity) + " entries per core (E_l=" +
-                        std::to_string(s.num_local) + ", " + std::to_string(s.block_rows) +
+                    "the assignment lists of up to " + std::to_string(list_capacity) +
+                        " entries per core (E_l=" + std::to_string(s.num_local) + ", " + std::to_string(s.block_rows) +
                         " rows per map page, " + std::to_string(max_rows_per_core) + " output rows per core, " +
                         (attrs.max_assignments_per_row == 0
                              ? std::string("no max_assignments_per_row")
@@ -117,8 +117,12 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     compute.kernel_source = kernels_root + "/local_reduce_moe_output/compute/weighted_sum.cpp";
     compute.core_ranges = cores;
     compute.named_compile_time_args = {
-        {named_arg::kCbY, kCbY},     {named_arg::kCbWeight, kCbWeight}, {named_arg::kCbRowLength, kCbRowLength},
-        {named_arg::kCbProduct, kCbProduct}, {named_arg::kCbAcc, kCbAcc}, {named_arg::kCbOut, kCbOut},
+        {named_arg::kCbY, kCbY},
+        {named_arg::kCbWeight, kCbWeight},
+        {named_arg::kCbRowLength, kCbRowLength},
+        {named_arg::kCbProduct, kCbProduct},
+        {named_arg::kCbAcc, kCbAcc},
+        {named_arg::kCbOut, kCbOut},
     };
     ComputeConfigDescriptor compute_config;
     compute_config.math_fidelity = attrs.math_fidelity;

@@ -15,7 +15,12 @@ inline constexpr uint32_t kChunkElements = 1024;
 // runtime args. Padded mode has no offsets tensor: that slot describes num_routed_tokens
 // and is never read.
 enum ReaderTensor : uint32_t {
-    kY, kTokenIdxMap, kRoutedTokenWeights, kCounts, kOffsets, kRowOverflow,
+    kY,
+    kTokenIdxMap,
+    kRoutedTokenWeights,
+    kCounts,
+    kOffsets,
+    kRowOverflow,
     kNumReaderTensors,
 };
 
@@ -28,8 +33,8 @@ enum : uint32_t {
     kHidden,                       // H
     kRowBegin,                     // this core's output rows [row_begin, row_end)
     kRowEnd,
-    kListCapacity,                 // entries the L1 assignment lists hold
-    kRowBound,                     // assignments one output row may keep
+    kListCapacity,  // entries the L1 assignment lists hold
+    kRowBound,      // assignments one output row may keep
     kCount,
 };
 }  // namespace reader_arg
@@ -56,20 +61,20 @@ enum : uint32_t {
 
 // Names of the named compile-time args (CBs).
 namespace named_arg {
-inline constexpr const char* kCbY = "cb_y";                       // y chunk of one assignment, bf16
-inline constexpr const char* kCbWeight = "cb_weight";             // its weight as a bf16 scalar tile (element 0)
-inline constexpr const char* kCbRowLength = "cb_row_length";      // per output row: assignments fed (>= 1)
-inline constexpr const char* kCbProduct = "cb_product";           // w * y, fp32
-inline constexpr const char* kCbAcc = "cb_acc";                   // running sum, fp32
-inline constexpr const char* kCbOut = "cb_out";                   // finished chunk, bf16
-inline constexpr const char* kCbCounts = "cb_counts";             // reader scratch: count of each expert
-inline constexpr const char* kCbOffsets = "cb_offsets";           // offset of each expert (grouped)
-inline constexpr const char* kCbMapSegment = "cb_map_segment";    // one expert's token_idx_map entries
+inline constexpr const char* kCbY = "cb_y";                           // y chunk of one assignment, bf16
+inline constexpr const char* kCbWeight = "cb_weight";                 // its weight as a bf16 scalar tile (element 0)
+inline constexpr const char* kCbRowLength = "cb_row_length";          // per output row: assignments fed (>= 1)
+inline constexpr const char* kCbProduct = "cb_product";               // w * y, fp32
+inline constexpr const char* kCbAcc = "cb_acc";                       // running sum, fp32
+inline constexpr const char* kCbOut = "cb_out";                       // finished chunk, bf16
+inline constexpr const char* kCbCounts = "cb_counts";                 // reader scratch: count of each expert
+inline constexpr const char* kCbOffsets = "cb_offsets";               // offset of each expert (grouped)
+inline constexpr const char* kCbMapSegment = "cb_map_segment";        // one expert's token_idx_map entries
 inline constexpr const char* kCbWeightSegment = "cb_weight_segment";  // and their weights
-inline constexpr const char* kCbEntries = "cb_entries";           // kept assignments in scan order
-inline constexpr const char* kCbSorted = "cb_sorted";             // the same, grouped by output row
-inline constexpr const char* kCbRowIndex = "cb_row_index";        // kRowIndexPages of per-row words
-inline constexpr const char* kCbStatusStage = "cb_status_stage";  // one word staged per row_overflow write
+inline constexpr const char* kCbEntries = "cb_entries";               // kept assignments in scan order
+inline constexpr const char* kCbSorted = "cb_sorted";                 // the same, grouped by output row
+inline constexpr const char* kCbRowIndex = "cb_row_index";            // kRowIndexPages of per-row words
+inline constexpr const char* kCbStatusStage = "cb_status_stage";      // one word staged per row_overflow write
 }  // namespace named_arg
 
 // L1 layouts of the reader's scratch.

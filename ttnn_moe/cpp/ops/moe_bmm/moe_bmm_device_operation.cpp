@@ -18,7 +18,9 @@ using program::TensorArg;
 constexpr uint32_t kTile = ttnn_moe::moe_bmm_shared::kTileRows;
 constexpr uint32_t kMaxInnerBlock = 8;
 
-[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument("moe_bmm: " + message); }
+[[noreturn]] void fail(const std::string& message) {
+    throw std::invalid_argument("moe_bmm: " + message);
+}
 
 // The shape with leading 1s dropped down to `rank` dims (ttnn's [1, 1, r, c] == [r, c]).
 std::vector<uint32_t> squeezed(const TensorArg& t, size_t rank, const char* name, const char* expected) {
@@ -30,8 +32,8 @@ std::vector<uint32_t> squeezed(const TensorArg& t, size_t rank, const char* name
 
 void require(const TensorArg& t, const char* name, Layout layout, std::initializer_list<DataFormat> dtypes) {
     if (t.layout != layout) {
-        fail(std::string(name) + " must be in " + (layout == Layout::TILE ? "TILE" : "ROW_MAJOR") +
-             " layout, got " + (t.layout == Layout::TILE ? "TILE" : "ROW_MAJOR"));
+        fail(std::string(name) + " must be in " + (layout == Layout::TILE ? "TILE" : "ROW_MAJOR") + " layout, got " +
+             (t.layout == Layout::TILE ? "TILE" : "ROW_MAJOR"));
     }
     bool ok = false;
     std::string allowed;
@@ -135,7 +137,8 @@ OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs) {
     const Dims dims = validate(attributes, inputs);
     const uint32_t n = dims.col_tiles * kTile;
     OutputSpec spec;
-    spec.shape = dims.grouped ? std::vector<uint32_t>{dims.rows, n} : std::vector<uint32_t>{dims.num_experts, dims.rows, n};
+    spec.shape =
+        dims.grouped ? std::vector<uint32_t>{dims.rows, n} : std::vector<uint32_t>{dims.num_experts, dims.rows, n};
     return spec;
 }
 

@@ -5,7 +5,7 @@ namespace ttnn_moe::ops::moe_bmm {
 std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataFormat weight_format) {
     using program::DataFormat;
     using program::tile_size_bytes;
-    const uint32_t double_block = 2 * dims.inner_block;  // the reader fills one block while compute eats the other
+    const uint32_t double_block = 2 * dims.inner_block;   // the reader fills one block while compute eats the other
     const uint32_t routing_slots = 2 * dims.num_experts;  // counts, then offsets
     // Resident: one whole weight column (Kt tiles) stays while a core computes its row tiles.
     const uint32_t w_pages = dims.resident_weights ? dims.inner_tiles : double_block;

@@ -11,13 +11,13 @@
 namespace ttnn_moe::ops::moe_bmm {
 
 // CB indices (named compile-time args of the kernels).
-constexpr uint8_t kCbX = 0;               // x tiles, bf16, two blocks of inner_block
-constexpr uint8_t kCbW = 1;               // w tiles, bf16 or bfloat8_b: a resident column (Kt) or two blocks
-constexpr uint8_t kCbWork = 2;            // reader -> compute: tile count, then each column run's row tiles
-constexpr uint8_t kCbRoutingReader = 3;   // reader's copy of counts and offsets
-constexpr uint8_t kCbRoutingWriter = 4;   // writer's copy of counts and offsets
-constexpr uint8_t kCbZero = 5;            // writer's zero tile (padded mode)
-constexpr uint8_t kCbOut = 16;            // output tiles, bf16
+constexpr uint8_t kCbX = 0;              // x tiles, bf16, two blocks of inner_block
+constexpr uint8_t kCbW = 1;              // w tiles, bf16 or bfloat8_b: a resident column (Kt) or two blocks
+constexpr uint8_t kCbWork = 2;           // reader -> compute: tile count, then each column run's row tiles
+constexpr uint8_t kCbRoutingReader = 3;  // reader's copy of counts and offsets
+constexpr uint8_t kCbRoutingWriter = 4;  // writer's copy of counts and offsets
+constexpr uint8_t kCbZero = 5;           // writer's zero tile (padded mode)
+constexpr uint8_t kCbOut = 16;           // output tiles, bf16
 
 // One routing entry per slot; a slot is as wide as the strictest DRAM read alignment
 // (64 B on Blackhole, 32 B on Wormhole), so each 4-byte entry lands at an address

@@ -71,8 +71,8 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     CachedProgram cached;
     auto& program = cached.program;
     for (const auto& cb : circular_buffers(dims, inputs.w.dtype)) {
-        program.cbs.push_back(CBDescriptor{cb.page_size * cb.pages, cores,
-                                           {CBFormatDescriptor{cb.index, cb.format, cb.page_size, std::nullopt}}});
+        program.cbs.push_back(CBDescriptor{
+            cb.page_size * cb.pages, cores, {CBFormatDescriptor{cb.index, cb.format, cb.page_size, std::nullopt}}});
     }
 
     KernelDescriptor reader;

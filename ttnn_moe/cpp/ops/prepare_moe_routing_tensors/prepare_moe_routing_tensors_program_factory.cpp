@@ -16,7 +16,15 @@ constexpr uint32_t kChunkRows = 32;  // (t, k) rows and mapping rows fetched per
 
 // Circular buffers, used as L1 scratch by the one data-movement kernel.
 enum Cb : uint8_t {
-    kCbMappingRows, kCbSlotTable, kCbIds, kCbWeights, kCbTokens, kCbTokenWeights, kCbCounters, kCbStatus, kCbStage,
+    kCbMappingRows,
+    kCbSlotTable,
+    kCbIds,
+    kCbWeights,
+    kCbTokens,
+    kCbTokenWeights,
+    kCbCounters,
+    kCbStatus,
+    kCbStage,
 };
 
 CBDescriptor scratch_cb(const CoreRangeSet& cores, Cb index, DataFormat format, uint32_t page, uint32_t pages) {
@@ -52,19 +60,24 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
-    check_l1_budget(kOpName, l1_bytes, "T=" + std::to_string(s.num_tokens) + ", K=" + std::to_string(s.top_k) +
-                                           ", E=" + std::to_string(s.num_experts) + ", " +
-                                           std::to_string(max_slots_per_core) + " local experts per core");
+    check_l1_budget(kOpName, l1_bytes,
+                    "T=" + std::to_string(s.num_tokens) + ", K=" + std::to_string(s.top_k) +
+                        ", E=" + std::to_string(s.num_experts) + ", " + std::to_string(max_slots_per_core) +
+                        " local experts per core");
 
     KernelDescriptor kernel;
     kernel.kernel_source = kernels_root + "/prepare_moe_routing_tensors/dataflow/route_assignments.cpp";
     kernel.core_ranges = cores;
     for (uint32_t i = 0; i < kNumIo; ++i) append_runtime_page_size_accessor_args(io[i], kernel.compile_time_args);
     kernel.named_compile_time_args = {
-        {named_arg::kCbMappingRows, kCbMappingRows}, {named_arg::kCbSlotTable, kCbSlotTable},
-        {named_arg::kCbIds, kCbIds},                 {named_arg::kCbWeights, kCbWeights},
-        {named_arg::kCbTokens, kCbTokens},           {named_arg::kCbTokenWeights, kCbTokenWeights},
-        {named_arg::kCbCounters, kCbCounters},       {named_arg::kCbStatus, kCbStatus},
+        {named_arg::kCbMappingRows, kCbMappingRows},
+        {named_arg::kCbSlotTable, kCbSlotTable},
+        {named_arg::kCbIds, kCbIds},
+        {named_arg::kCbWeights, kCbWeights},
+        {named_arg::kCbTokens, kCbTokens},
+        {named_arg::kCbTokenWeights, kCbTokenWeights},
+        {named_arg::kCbCounters, kCbCounters},
+        {named_arg::kCbStatus, kCbStatus},
         {named_arg::kCbStage, kCbStage},
     };
     kernel.config = ReaderConfigDescriptor{};

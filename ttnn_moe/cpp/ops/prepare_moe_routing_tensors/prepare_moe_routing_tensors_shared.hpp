@@ -13,46 +13,52 @@ inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no such (t, k) / expert" in 
 // their buffer addresses in this order; the kernel's compile-time args are their
 // accessor args in the same order.
 enum Io : uint32_t {
-    kSelectedExperts, kRoutingWeights, kExpertMapping,
-    kNumRoutedTokens, kRoutedTokens, kRoutedTokenWeights, kTokenIdxMap, kRoutingStatus,
+    kSelectedExperts,
+    kRoutingWeights,
+    kExpertMapping,
+    kNumRoutedTokens,
+    kRoutedTokens,
+    kRoutedTokenWeights,
+    kTokenIdxMap,
+    kRoutingStatus,
     kNumIo,
 };
 
 // Runtime args of the kernel: the addresses of the io tensors (Io order), then these.
 namespace dataflow_arg {
 enum : uint32_t {
-    kNumTokens = kNumIo,      // T
-    kTopK,                    // K
-    kNumExperts,              // E
-    kNumLocalExperts,         // E_l = E / D
-    kSlotBegin,               // this core's local experts [begin, end)
+    kNumTokens = kNumIo,  // T
+    kTopK,                // K
+    kNumExperts,          // E
+    kNumLocalExperts,     // E_l = E / D
+    kSlotBegin,           // this core's local experts [begin, end)
     kSlotEnd,
-    kReportsStatus,           // 1 on the core that writes routing_status
-    kChunkRows,               // (t, k) rows and mapping rows fetched per DRAM batch
-    kDeviceIndex,             // this device's column of expert_mapping (row-major mesh order)
-    kNumDevices,              // D
-    kMappingElementBytes,     // 2 (uint16) or 4 (uint32, int32)
+    kReportsStatus,        // 1 on the core that writes routing_status
+    kChunkRows,            // (t, k) rows and mapping rows fetched per DRAM batch
+    kDeviceIndex,          // this device's column of expert_mapping (row-major mesh order)
+    kNumDevices,           // D
+    kMappingElementBytes,  // 2 (uint16) or 4 (uint32, int32)
     kCount,
 };
 }  // namespace dataflow_arg
 
 // Names of the named compile-time args: the CBs the one data-movement kernel uses as L1 scratch.
 namespace named_arg {
-inline constexpr const char* kCbMappingRows = "cb_mapping_rows";      // chunk_rows expert_mapping rows
-inline constexpr const char* kCbSlotTable = "cb_slot_table";          // (E,) local slot of every expert, or kNone
-inline constexpr const char* kCbIds = "cb_ids";                       // chunk_rows rows of selected_experts
-inline constexpr const char* kCbWeights = "cb_weights";               // chunk_rows rows of routing_weights
-inline constexpr const char* kCbTokens = "cb_tokens";                 // this core's routed_tokens rows
-inline constexpr const char* kCbTokenWeights = "cb_token_weights";    // this core's routed_token_weights rows
-inline constexpr const char* kCbCounters = "cb_counters";             // (E_l,) assignments seen per local expert
-inline constexpr const char* kCbStatus = "cb_status";                 // the status record
-inline constexpr const char* kCbStage = "cb_stage";                   // one aligned count word for its DRAM write
+inline constexpr const char* kCbMappingRows = "cb_mapping_rows";    // chunk_rows expert_mapping rows
+inline constexpr const char* kCbSlotTable = "cb_slot_table";        // (E,) local slot of every expert, or kNone
+inline constexpr const char* kCbIds = "cb_ids";                     // chunk_rows rows of selected_experts
+inline constexpr const char* kCbWeights = "cb_weights";             // chunk_rows rows of routing_weights
+inline constexpr const char* kCbTokens = "cb_tokens";               // this core's routed_tokens rows
+inline constexpr const char* kCbTokenWeights = "cb_token_weights";  // this core's routed_token_weights rows
+inline constexpr const char* kCbCounters = "cb_counters";           // (E_l,) assignments seen per local expert
+inline constexpr const char* kCbStatus = "cb_status";               // the status record
+inline constexpr const char* kCbStage = "cb_stage";                 // one aligned count word for its DRAM write
 }  // namespace named_arg
 
 // Words of the (1, 8) uint32 routing_status record.
 enum StatusWord : uint32_t {
-    kNumInvalidIds,     // ids outside [0, E)
-    kFirstInvalidT,     // first bad (t, k) in row-major order and its id, kNone if none
+    kNumInvalidIds,  // ids outside [0, E)
+    kFirstInvalidT,  // first bad (t, k) in row-major order and its id, kNone if none
     kFirstInvalidK,
     kFirstInvalidId,
     kNumDropped,        // assignments past the T columns of a local expert (a token picked it twice)

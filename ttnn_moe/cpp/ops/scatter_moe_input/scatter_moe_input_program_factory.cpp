@@ -32,8 +32,10 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
 
     ProgramDescriptor program;
     program.cbs = {
-        CBDescriptor{row_page * kRowsInFlight, cores, {CBFormatDescriptor{kCbRows, DataFormat::Float16_b, row_page, {}}}},
-        CBDescriptor{kAlignment * s.num_local, cores, {CBFormatDescriptor{kCbCounts, DataFormat::UInt32, kAlignment, {}}}},
+        CBDescriptor{
+            row_page * kRowsInFlight, cores, {CBFormatDescriptor{kCbRows, DataFormat::Float16_b, row_page, {}}}},
+        CBDescriptor{
+            kAlignment * s.num_local, cores, {CBFormatDescriptor{kCbCounts, DataFormat::UInt32, kAlignment, {}}}},
         CBDescriptor{token_row_page, cores, {CBFormatDescriptor{kCbTokenRow, DataFormat::UInt32, token_row_page, {}}}},
     };
     check_l1_budget(kOpName, row_page * kRowsInFlight + kAlignment * s.num_local + token_row_page,

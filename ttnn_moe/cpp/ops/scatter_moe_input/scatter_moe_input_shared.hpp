@@ -36,9 +36,9 @@ enum : uint32_t {
 
 // Names of the named compile-time args (CBs).
 namespace named_arg {
-inline constexpr const char* kCbRows = "cb_rows";            // gathered rows, reader -> writer
-inline constexpr const char* kCbCounts = "cb_counts";        // reader scratch: count of each expert
-inline constexpr const char* kCbTokenRow = "cb_token_row";   // reader scratch: one routed_tokens row
+inline constexpr const char* kCbRows = "cb_rows";           // gathered rows, reader -> writer
+inline constexpr const char* kCbCounts = "cb_counts";       // reader scratch: count of each expert
+inline constexpr const char* kCbTokenRow = "cb_token_row";  // reader scratch: one routed_tokens row
 }  // namespace named_arg
 
 }  // namespace ttnn_moe::scatter_moe_input_shared

@@ -10,6 +10,8 @@
 // Runtime args (compute_arg) and named compile-time args: all_to_all_combine_dense_shared.hpp.
 #include <cstdint>
 
+#include "../../../cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp"
+#include "../../common/compute/accumulate.hpp"
 #include "api/compute/cb_api.h"
 #include "api/compute/common.h"
 #include "api/compute/compute_kernel_hw_startup.h"
@@ -18,8 +20,6 @@
 #include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/tile_move_copy.h"
-#include "../../../cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp"
-#include "../../common/compute/accumulate.hpp"
 
 using namespace ttnn_moe::all_to_all_combine_dense_shared;
 using moe_compute::add_front_tiles_to;

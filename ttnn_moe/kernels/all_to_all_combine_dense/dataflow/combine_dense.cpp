@@ -23,11 +23,11 @@
 #include <cstdint>
 #include <tuple>
 
-#include "api/dataflow/dataflow_api.h"
 #include "../../../cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp"
 #include "../../common/dataflow/fabric_line.hpp"
 #include "../../common/dataflow/scratch.hpp"
 #include "../../common/l1_scratch.hpp"
+#include "api/dataflow/dataflow_api.h"
 
 using namespace ttnn_moe::all_to_all_combine_dense_shared;
 using moe_fabric::FabricLine;
@@ -78,12 +78,18 @@ Args read_args() {
 uint32_t page_bytes(const Args& a, uint32_t io) {
     switch (io) {
         case kReduced:
-        case kPartials: return align_up(a.row_bytes());
-        case kSlotSource: return align_up(8);
-        case kOutput: return align_up(a.hidden * a.out_element_bytes());
-        case kPresence: return align_up(a.presence_bytes());
-        case kStatus: return align_up(kStatusWords * 4);
-        default: return align_up(4);  // num_slots
+        case kPartials:
+            return align_up(a.row_bytes());
+        case kSlotSource:
+            return align_up(8);
+        case kOutput:
+            return align_up(a.hidden * a.out_element_bytes());
+        case kPresence:
+            return align_up(a.presence_bytes());
+        case kStatus:
+            return align_up(kStatusWords * 4);
+        default:
+            return align_up(4);  // num_slots
     }
 }
 
@@ -265,8 +271,7 @@ void write_status(const Args& a, const Scratch& s, const uint32_t* status) {
 void kernel_main() {
     const Args args = read_args();
     const Scratch scratch = reserve_scratch(args);
-    FabricLine line(args.line_size, args.position, args.num_links, args.route_arg(), scratch.headers,
-                    args.max_payload);
+    FabricLine line(args.line_size, args.position, args.num_links, args.route_arg(), scratch.headers, args.max_payload);
     line.open(args.connection_arg());
     uint32_t status[kStatusWords];
     clear_status(status);

@@ -33,12 +33,12 @@
 #include <tuple>
 #include <utility>
 
-#include "api/dataflow/dataflow_api.h"
 #include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
 #include "../../common/dataflow/expert_mapping.hpp"
 #include "../../common/dataflow/fabric_line.hpp"
 #include "../../common/dataflow/scratch.hpp"
 #include "../../common/l1_scratch.hpp"
+#include "api/dataflow/dataflow_api.h"
 #include "dispatch_plan.hpp"
 
 using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
@@ -102,17 +102,28 @@ Args read_args() {
 uint32_t page_bytes(const Args& a, uint32_t io) {
     switch (io) {
         case kX:
-        case kTokens: return align_up(a.row_bytes());
-        case kIds: return align_up(a.top_k * 4);
-        case kWeights: return align_up(a.top_k * 2);
-        case kMapping: return align_up(a.num_devices * a.mapping_element_bytes);
-        case kIdxMap: return align_up(a.capacity * 4);
-        case kRowWeights: return align_up(a.capacity * 2);
-        case kSlotSource: return align_up(8);
-        case kStatus: return align_up(kStatusWords * 4);
-        case kRoutingCounts: return align_up(a.num_experts * 4);
-        case kRoutingLists: return align_up(a.assignments() * kListEntryBytes);
-        default: return align_up(4);  // num_routed_tokens, expert_offsets, num_slots: one word per page
+        case kTokens:
+            return align_up(a.row_bytes());
+        case kIds:
+            return align_up(a.top_k * 4);
+        case kWeights:
+            return align_up(a.top_k * 2);
+        case kMapping:
+            return align_up(a.num_devices * a.mapping_element_bytes);
+        case kIdxMap:
+            return align_up(a.capacity * 4);
+        case kRowWeights:
+            return align_up(a.capacity * 2);
+        case kSlotSource:
+            return align_up(8);
+        case kStatus:
+            return align_up(kStatusWords * 4);
+        case kRoutingCounts:
+            return align_up(a.num_experts * 4);
+        case kRoutingLists:
+            return align_up(a.assignments() * kListEntryBytes);
+        default:
+            return align_up(4);  // num_routed_tokens, expert_offsets, num_slots: one word per page
     }
 }
 
@@ -493,8 +504,7 @@ void write_status(const Args& a, const Scratch& s, const uint32_t* status) {
 void kernel_main() {
     const Args args = read_args();
     const Scratch scratch = reserve_scratch(args);
-    FabricLine line(args.line_size, args.position, args.num_links, args.route_arg(), scratch.headers,
-                    args.max_payload);
+    FabricLine line(args.line_size, args.position, args.num_links, args.route_arg(), scratch.headers, args.max_payload);
     line.open(args.connection_arg());
     uint32_t status[kStatusWords];
     clear_status(status);

@@ -10,7 +10,9 @@ namespace dispatch_plan {
 
 using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
 
-inline uint32_t round_up_tile(uint32_t rows) { return (rows + kTile - 1) / kTile * kTile; }
+inline uint32_t round_up_tile(uint32_t rows) {
+    return (rows + kTile - 1) / kTile * kTile;
+}
 
 // Per-expert plan tables in one L1 block of kPlanTables * E words.
 struct PlanTables {
@@ -23,8 +25,13 @@ struct PlanTables {
     volatile uint32_t* kept;        // rows of the block that fit the capacity
     PlanTables(uint32_t l1, uint32_t e) {
         volatile uint32_t* base = reinterpret_cast<volatile uint32_t*>(l1);
-        owner = base; line_index = base + e; before = base + 2 * e; total = base + 3 * e;
-        running = base + 4 * e; offset = base + 5 * e; kept = base + 6 * e;
+        owner = base;
+        line_index = base + e;
+        before = base + 2 * e;
+        total = base + 3 * e;
+        running = base + 4 * e;
+        offset = base + 5 * e;
+        kept = base + 6 * e;
     }
     bool in_line(uint32_t e, uint32_t num_experts) const { return e < num_experts && owner[e] != kNone; }
 };

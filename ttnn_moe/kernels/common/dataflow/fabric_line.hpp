@@ -40,7 +40,10 @@ public:
     // header_l1: L1 room for one PACKET_HEADER_TYPE, 16-byte aligned.
     FabricLine(uint32_t line_size, uint32_t position, uint32_t num_links, size_t route_arg_idx, uint32_t header_l1,
                uint32_t max_payload_bytes)
-        : line_size_(line_size), position_(position), num_links_(num_links), max_payload_(max_payload_bytes),
+        : line_size_(line_size),
+          position_(position),
+          num_links_(num_links),
+          max_payload_(max_payload_bytes),
           header_(reinterpret_cast<volatile PACKET_HEADER_TYPE*>(header_l1)) {
         for (uint32_t q = 0; q < line_size; ++q) {
             route_[q] = get_arg_val<uint32_t>(route_arg_idx + kRouteWordsPerPosition * q);
@@ -116,8 +119,8 @@ public:
         const tt::tt_fabric::NocUnicastAtomicIncCommandHeader command(sem_noc_addr, 1, true);
         auto* sender = sender_to(q, link);
 #if defined(FABRIC_2D)
-        tt::tt_fabric::mesh::experimental::fabric_unicast_noc_unicast_atomic_inc(
-            sender, header_, chip_id(q), mesh_id(q), command);
+        tt::tt_fabric::mesh::experimental::fabric_unicast_noc_unicast_atomic_inc(sender, header_, chip_id(q),
+                                                                                 mesh_id(q), command);
 #else
         tt::tt_fabric::linear::experimental::fabric_unicast_noc_unicast_atomic_inc(sender, header_, command, hops(q));
 #endif
@@ -129,11 +132,11 @@ private:
         const tt::tt_fabric::NocUnicastCommandHeader command{dst_noc_addr};
         auto* sender = sender_to(q, link);
 #if defined(FABRIC_2D)
-        tt::tt_fabric::mesh::experimental::fabric_unicast_noc_unicast_write(
-            sender, header_, chip_id(q), mesh_id(q), src_l1, bytes, command);
+        tt::tt_fabric::mesh::experimental::fabric_unicast_noc_unicast_write(sender, header_, chip_id(q), mesh_id(q),
+                                                                            src_l1, bytes, command);
 #else
-        tt::tt_fabric::linear::experimental::fabric_unicast_noc_unicast_write(
-            sender, header_, src_l1, bytes, command, hops(q));
+        tt::tt_fabric::linear::experimental::fabric_unicast_noc_unicast_write(sender, header_, src_l1, bytes, command,
+                                                                              hops(q));
 #endif
         noc_async_writes_flushed();
     }

@@ -11,7 +11,9 @@ namespace moe_scratch {
 
 constexpr uint32_t kPageBytes = ttnn_moe::common_shared::kScratchPageBytes;
 
-inline uint32_t pages_for(uint32_t bytes) { return (bytes + kPageBytes - 1) / kPageBytes; }
+inline uint32_t pages_for(uint32_t bytes) {
+    return (bytes + kPageBytes - 1) / kPageBytes;
+}
 
 // Reserves the `bytes` of scratch CB `cb`; returns its L1 address.
 inline uint32_t reserve(uint32_t cb, uint32_t bytes) {

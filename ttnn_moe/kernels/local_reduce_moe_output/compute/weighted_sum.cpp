@@ -7,6 +7,8 @@
 // conformance: kind=compute named=cb_y:0,cb_weight:1,cb_row_length:2,cb_product:3,cb_acc:4,cb_out:5 formats=2:uint32,3:float32,4:float32 fp32_dest_acc=1 math_fidelity=HiFi4
 #include <cstdint>
 
+#include "../../../cpp/ops/local_reduce_moe_output/local_reduce_moe_output_shared.hpp"
+#include "../../common/compute/accumulate.hpp"
 #include "api/compute/bcast.h"
 #include "api/compute/cb_api.h"
 #include "api/compute/common.h"
@@ -15,8 +17,6 @@
 #include "api/compute/pack.h"
 #include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
-#include "../../../cpp/ops/local_reduce_moe_output/local_reduce_moe_output_shared.hpp"
-#include "../../common/compute/accumulate.hpp"
 
 using namespace ttnn_moe::local_reduce_moe_output_shared;
 using moe_compute::add_front_tiles_to;

@@ -65,10 +65,14 @@ Args read_args() {
 // Accessors take the DRAM-aligned page size (the bank stride of the pages).
 uint32_t page_bytes(const Args& a, uint32_t tensor) {
     switch (tensor) {
-        case kY: return align_up(a.hidden * 2);
-        case kTokenIdxMap: return align_up(a.block_rows * 4);
-        case kRoutedTokenWeights: return align_up(a.block_rows * 2);
-        default: return align_up(4);  // counts, offsets, row_overflow: one word per page
+        case kY:
+            return align_up(a.hidden * 2);
+        case kTokenIdxMap:
+            return align_up(a.block_rows * 4);
+        case kRoutedTokenWeights:
+            return align_up(a.block_rows * 2);
+        default:
+            return align_up(4);  // counts, offsets, row_overflow: one word per page
     }
 }
 

@@ -16,13 +16,13 @@
 // conformance: kind=compute named=cb_x:0,cb_w:1,cb_work:2,cb_out:16 formats=1:bfloat8_b,2:uint32 fp32_dest_acc=1 math_fidelity=HiFi2 label=bfp8-weights-fp32-acc
 #include <cstdint>
 
+#include "../../../cpp/ops/moe_bmm/moe_bmm_shared.hpp"
 #include "api/compute/cb_api.h"
 #include "api/compute/common.h"
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/matmul.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"
-#include "../../../cpp/ops/moe_bmm/moe_bmm_shared.hpp"
 
 using namespace ttnn_moe::moe_bmm_shared;
 

@@ -32,15 +32,15 @@ using namespace ttnn_moe::moe_bmm_shared;
 
 // The problem's shape, identical on every core (common runtime args, common_arg).
 struct Shape {
-    uint32_t num_experts;       // E_l
-    bool grouped;               // x is (M, Kd) packed by expert_offsets, else (E_l, T, Kd)
-    uint32_t rows;              // padded: T; grouped: M
-    uint32_t row_tiles;         // padded: per expert; grouped: in total
-    uint32_t slot_bytes;        // bytes between two routing entries in L1
-    uint32_t inner_tiles;       // Kt
-    uint32_t col_tiles;         // Nt
-    uint32_t inner_block;       // k tiles per CB push
-    bool resident_weights;      // a column run's weights stay in cb_w
+    uint32_t num_experts;   // E_l
+    bool grouped;           // x is (M, Kd) packed by expert_offsets, else (E_l, T, Kd)
+    uint32_t rows;          // padded: T; grouped: M
+    uint32_t row_tiles;     // padded: per expert; grouped: in total
+    uint32_t slot_bytes;    // bytes between two routing entries in L1
+    uint32_t inner_tiles;   // Kt
+    uint32_t col_tiles;     // Nt
+    uint32_t inner_block;   // k tiles per CB push
+    bool resident_weights;  // a column run's weights stay in cb_w
 };
 
 inline Shape read_shape() {
@@ -67,8 +67,8 @@ public:
     uint32_t valid_rows(uint32_t l) const {
         const uint32_t count = word(l);
         const uint32_t first_row = row_tile_base(l) * kTileRows;
-        const uint32_t capacity = shape_.grouped ? (first_row < shape_.rows ? shape_.rows - first_row : 0)
-                                                 : shape_.rows;
+        const uint32_t capacity =
+            shape_.grouped ? (first_row < shape_.rows ? shape_.rows - first_row : 0) : shape_.rows;
         return count < capacity ? count : capacity;
     }
     uint32_t active_row_tiles(uint32_t l) const { return (valid_rows(l) + kTileRows - 1) / kTileRows; }

@@ -100,8 +100,8 @@ volatile uint32_t* build_slot_table(const Args& a, const Accessor& mapping, uint
         noc_async_read_barrier();
         for (uint32_t r = 0; r < rows; ++r) {
             const uint32_t e = e0 + r;
-            const uint32_t owner = moe_mapping::owner_of_row(rows_l1 + r * row_stride, a.num_devices,
-                                                             a.mapping_element_bytes);
+            const uint32_t owner =
+                moe_mapping::owner_of_row(rows_l1 + r * row_stride, a.num_devices, a.mapping_element_bytes);
             // A device given more than E_l experts routes its first E_l (and reports the error).
             const bool local = owner == a.device_index && owned++ < a.num_local;
             slot_of_expert[e] = local ? owned - 1 : kNone;
@@ -194,14 +194,21 @@ void write_status(const uint32_t* status, const Accessor& status_out) {
 // Accessors take the DRAM-aligned page size (the bank stride of the pages).
 uint32_t page_bytes(const Args& a, uint32_t tensor) {
     switch (tensor) {
-        case kSelectedExperts: return align_up(a.top_k * 4);
-        case kRoutingWeights: return align_up(a.top_k * 2);
-        case kExpertMapping: return align_up(a.num_devices * a.mapping_element_bytes);
+        case kSelectedExperts:
+            return align_up(a.top_k * 4);
+        case kRoutingWeights:
+            return align_up(a.top_k * 2);
+        case kExpertMapping:
+            return align_up(a.num_devices * a.mapping_element_bytes);
         case kRoutedTokens:
-        case kTokenIdxMap: return align_up(a.num_tokens * 4);
-        case kRoutedTokenWeights: return align_up(a.num_tokens * 2);
-        case kRoutingStatus: return align_up(kStatusWords * 4);
-        default: return align_up(4);  // num_routed_tokens: one word per page
+        case kTokenIdxMap:
+            return align_up(a.num_tokens * 4);
+        case kRoutedTokenWeights:
+            return align_up(a.num_tokens * 2);
+        case kRoutingStatus:
+            return align_up(kStatusWords * 4);
+        default:
+            return align_up(4);  // num_routed_tokens: one word per page
     }
 }
 

@@ -43,9 +43,12 @@ Args read_args() {
 // Accessors take the DRAM-aligned page size (the bank stride of the pages).
 uint32_t page_bytes(const Args& a, uint32_t tensor) {
     switch (tensor) {
-        case kX: return align_up(a.row_bytes);
-        case kRoutedTokens: return align_up(a.num_tokens * 4);
-        default: return align_up(4);  // num_routed_tokens: one word per page
+        case kX:
+            return align_up(a.row_bytes);
+        case kRoutedTokens:
+            return align_up(a.num_tokens * 4);
+        default:
+            return align_up(4);  // num_routed_tokens: one word per page
     }
 }
 

@@ -117,14 +117,24 @@ def _binary(op_name: str, fn, a: Tensor, b: Union[Tensor, int, float], dtype, me
     return place_like(out, a, dtype=dtype, memory_config=memory_config)
 
 
-def add(input_tensor_a: Tensor, input_tensor_b, *, memory_config: Optional[MemoryConfig] = None,
-        dtype: Optional[DataType] = None) -> Tensor:
+def add(
+    input_tensor_a: Tensor,
+    input_tensor_b,
+    *,
+    memory_config: Optional[MemoryConfig] = None,
+    dtype: Optional[DataType] = None,
+) -> Tensor:
     """Host built-in, not a kernel: a + b with torch broadcasting (b may be a number)."""
     return _binary("add", torch.add, input_tensor_a, input_tensor_b, dtype, memory_config)
 
 
-def mul(input_tensor_a: Tensor, input_tensor_b, *, memory_config: Optional[MemoryConfig] = None,
-        dtype: Optional[DataType] = None) -> Tensor:
+def mul(
+    input_tensor_a: Tensor,
+    input_tensor_b,
+    *,
+    memory_config: Optional[MemoryConfig] = None,
+    dtype: Optional[DataType] = None,
+) -> Tensor:
     """Host built-in, not a kernel: a * b with torch broadcasting (b may be a number)."""
     return _binary("mul", torch.mul, input_tensor_a, input_tensor_b, dtype, memory_config)
 

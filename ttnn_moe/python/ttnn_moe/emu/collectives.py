@@ -42,9 +42,15 @@ def _mesh_values(t: Tensor, dim: int, op: str):
     return compute_values(t), dim % rank
 
 
-def all_gather(input_tensor: Tensor, dim: int, *, cluster_axis: Optional[int] = None,
-               memory_config: Optional[MemoryConfig] = None, num_links: Optional[int] = None,
-               topology=None) -> Tensor:
+def all_gather(
+    input_tensor: Tensor,
+    dim: int,
+    *,
+    cluster_axis: Optional[int] = None,
+    memory_config: Optional[MemoryConfig] = None,
+    num_links: Optional[int] = None,
+    topology=None,
+) -> Tensor:
     """Host built-in, not a kernel: every device gets its group's shards concatenated along dim."""
     shards, dim = _mesh_values(input_tensor, dim, "all_gather")
     out = [None] * len(shards)
@@ -55,9 +61,15 @@ def all_gather(input_tensor: Tensor, dim: int, *, cluster_axis: Optional[int] = 
     return place_like(out, input_tensor, memory_config=memory_config)
 
 
-def reduce_scatter(input_tensor: Tensor, dim: int, *, cluster_axis: Optional[int] = None,
-                   memory_config: Optional[MemoryConfig] = None, num_links: Optional[int] = None,
-                   topology=None) -> Tensor:
+def reduce_scatter(
+    input_tensor: Tensor,
+    dim: int,
+    *,
+    cluster_axis: Optional[int] = None,
+    memory_config: Optional[MemoryConfig] = None,
+    num_links: Optional[int] = None,
+    topology=None,
+) -> Tensor:
     """Host built-in, not a kernel: the group's sum (fp32, in group order), split along dim;
     the device at position i of its group keeps chunk i."""
     shards, dim = _mesh_values(input_tensor, dim, "reduce_scatter")
@@ -66,8 +78,9 @@ def reduce_scatter(input_tensor: Tensor, dim: int, *, cluster_axis: Optional[int
     out = [None] * len(shards)
     for group in groups(input_tensor.device().shape, cluster_axis):
         if input_tensor.shape[dim] % len(group) != 0:
-            raise ValueError(f"reduce_scatter: dim {dim} of size {input_tensor.shape[dim]} does not split "
-                             f"into {len(group)} devices")
+            raise ValueError(
+                f"reduce_scatter: dim {dim} of size {input_tensor.shape[dim]} does not split into {len(group)} devices"
+            )
         total = shards[group[0]].clone()
         for i in group[1:]:
             total += shards[i]

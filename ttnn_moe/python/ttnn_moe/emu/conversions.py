@@ -17,8 +17,9 @@ from ttnn_moe.emu.tensor import Tensor, device_shards
 from ttnn_moe.emu.types import DataType, Layout, MemoryConfig, check_dtype, check_layout
 
 
-def to_layout(tensor: Tensor, layout: Layout, dtype: Optional[DataType] = None,
-              memory_config: Optional[MemoryConfig] = None) -> Tensor:
+def to_layout(
+    tensor: Tensor, layout: Layout, dtype: Optional[DataType] = None, memory_config: Optional[MemoryConfig] = None
+) -> Tensor:
     """Host built-in, not a kernel: the same values in another page layout (and optionally dtype)."""
     check_tensor(tensor, "tensor")
     layout = check_layout(layout)

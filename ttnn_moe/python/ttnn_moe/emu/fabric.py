@@ -32,4 +32,3 @@ def setup_fabric_connection(src_fabric_node_id, dst_fabric_node_id, link_idx, pr
     return list(
         _emu.setup_fabric_connection(src_fabric_node_id, dst_fabric_node_id, link_idx, program_descriptor, worker_core)
     )
-

@@ -36,7 +36,9 @@ def _common_device(io_tensors: Sequence[Tensor]):
 
 def _whole_mesh(mesh: MeshDevice, program: _program.ProgramDescriptor) -> _program.MeshProgramDescriptor:
     rows, cols = mesh.shape
-    everywhere = _program.MeshCoordinateRange(_program.MeshCoordinate(0, 0), _program.MeshCoordinate(rows - 1, cols - 1))
+    everywhere = _program.MeshCoordinateRange(
+        _program.MeshCoordinate(0, 0), _program.MeshCoordinate(rows - 1, cols - 1)
+    )
     return _program.MeshProgramDescriptor([(everywhere, program)])
 
 
@@ -44,8 +46,10 @@ def _single_device_program(device: Device, mesh_program: _program.MeshProgramDes
     origin = _program.MeshCoordinateRange(_program.MeshCoordinate(0, 0), _program.MeshCoordinate(0, 0))
     entries = mesh_program.mesh_programs
     if len(entries) != 1 or entries[0][0] != origin:
-        raise ValueError(f"a MeshProgramDescriptor on the single device {device!r} must hold one program for the "
-                         f"1x1 mesh (0, 0), got {len(entries)} entries")
+        raise ValueError(
+            f"a MeshProgramDescriptor on the single device {device!r} must hold one program for the "
+            f"1x1 mesh (0, 0), got {len(entries)} entries"
+        )
     return entries[0][1]
 
 
@@ -65,8 +69,10 @@ def generic_op(io_tensors: Sequence[Tensor], program_descriptor) -> Tensor:
             assert isinstance(device, Device)
             counters = _emu.run_program(device._chip, program_descriptor)
     else:
-        raise TypeError(f"program_descriptor must be a ProgramDescriptor or MeshProgramDescriptor, "
-                        f"got {type(program_descriptor).__name__}")
+        raise TypeError(
+            f"program_descriptor must be a ProgramDescriptor or MeshProgramDescriptor, "
+            f"got {type(program_descriptor).__name__}"
+        )
     _last_run_counters = counters
     return io_tensors[-1]
 

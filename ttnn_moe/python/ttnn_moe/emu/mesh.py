@@ -32,8 +32,9 @@ def _normalized_dim(dim, rank: int, what: str) -> int:
 
 def _chunks(t: torch.Tensor, dim: int, n: int) -> list[torch.Tensor]:
     if t.shape[dim] % n != 0:
-        raise ValueError(f"dim {dim} of size {t.shape[dim]} does not split evenly into {n} shards "
-                         f"(tensor shape {list(t.shape)})")
+        raise ValueError(
+            f"dim {dim} of size {t.shape[dim]} does not split evenly into {n} shards (tensor shape {list(t.shape)})"
+        )
     return list(torch.chunk(t, n, dim=dim))
 
 
@@ -111,5 +112,5 @@ class ConcatMesh2dToTensor:
         row_dim, col_dim = (_normalized_dim(d, shards[0].dim(), "concat dim") for d in self.dims)
         if row_dim == col_dim:
             raise ValueError(f"dims {self.dims} concatenate both mesh axes along one tensor dim")
-        mesh_rows = [torch.cat(list(shards[r * cols:(r + 1) * cols]), dim=col_dim) for r in range(rows)]
+        mesh_rows = [torch.cat(list(shards[r * cols : (r + 1) * cols]), dim=col_dim) for r in range(rows)]
         return torch.cat(mesh_rows, dim=row_dim)

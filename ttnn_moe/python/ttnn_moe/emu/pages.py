@@ -86,8 +86,13 @@ def check_layout_supports(dtype: DataType, layout: Layout) -> None:
 # Stored element bits of each non-block dtype, as a same-width numpy integer dtype.
 _BITS = {"bfloat16": np.int16, "float32": np.int32, "uint32": np.int32, "uint16": np.int16, "int32": np.int32}
 # to_torch's dtype of each non-block dtype, viewed from those bits.
-_TORCH_FROM_BITS = {"bfloat16": torch.bfloat16, "float32": torch.float32, "uint32": torch.uint32,
-                    "uint16": torch.uint16, "int32": torch.int32}
+_TORCH_FROM_BITS = {
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "uint32": torch.uint32,
+    "uint16": torch.uint16,
+    "int32": torch.int32,
+}
 
 
 def _numpy_source(t: torch.Tensor) -> np.ndarray:
@@ -204,8 +209,9 @@ def from_pages(raw: np.ndarray, shape, dtype: DataType, layout: Layout) -> torch
     raw = np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1)
     expected = num_pages(shape, layout) * page_size(shape, dtype, layout)
     if raw.size != expected:
-        raise ValueError(f"{raw.size} bytes do not hold a {list(shape)} {dtype.name} {layout.name} tensor "
-                         f"({expected} bytes)")
+        raise ValueError(
+            f"{raw.size} bytes do not hold a {list(shape)} {dtype.name} {layout.name} tensor ({expected} bytes)"
+        )
     if dtype.is_block_float:
         b, h, w = matrix_view(shape)
         hp, wp = _round_up(h, TILE_SIZE), _round_up(w, TILE_SIZE)

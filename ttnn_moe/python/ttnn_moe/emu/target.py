@@ -59,19 +59,20 @@ class EmulatorTarget:
         nodes = [fabric.get_fabric_node_id(_C.program.MeshCoordinate(r, c)) for r in range(rows) for c in range(cols)]
         return [(int(n.mesh_id), int(n.chip_id)) for n in nodes]
 
-    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: Any, core: Any
-                                ) -> list[int]:
+    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: Any, core: Any) -> list[int]:
         fabric = self._fabric_mesh(mesh)
-        return emu_fabric.setup_fabric_connection(fabric.get_fabric_node_id(src), fabric.get_fabric_node_id(dst),
-                                                  link, program, core)
+        return emu_fabric.setup_fabric_connection(
+            fabric.get_fabric_node_id(src), fabric.get_fabric_node_id(dst), link, program, core
+        )
 
     def to_arg(self, tensor: Any) -> _C.program.TensorArg:
         return tensor.to_arg()
 
     def allocate(self, spec: _C.program.TensorArg, mesh: Any, memory_config: Any) -> Any:
         layout = emu.TILE_LAYOUT if spec.layout == _C.program.Layout.TILE else emu.ROW_MAJOR_LAYOUT
-        return emu.allocate_tensor_on_device(list(spec.shape), _DTYPE_OF_FORMAT[spec.dtype], layout, mesh,
-                                             memory_config=memory_config)
+        return emu.allocate_tensor_on_device(
+            list(spec.shape), _DTYPE_OF_FORMAT[spec.dtype], layout, mesh, memory_config=memory_config
+        )
 
     def run(self, io_tensors: list[Any], program: _C.program.MeshProgramDescriptor) -> None:
         emu.generic_op(io_tensors, program)

@@ -191,8 +191,7 @@ def _place(shard_pages: list[np.ndarray], shape: Shape, dtype, layout, memory_co
     if device is None:
         return Tensor(shape, dtype, layout, memory_config, host_pages=shard_pages)
     if len(shard_pages) != len(device._chips):
-        raise ValueError(f"{len(shard_pages)} shards cannot be placed on {device!r} "
-                         f"({len(device._chips)} devices)")
+        raise ValueError(f"{len(shard_pages)} shards cannot be placed on {device!r} ({len(device._chips)} devices)")
     buffers = _buffers_for(device, shape, dtype, layout)
     page_size = _pages.page_size(shape, dtype, layout)
     for chip, data in zip(device._chips, shard_pages):
@@ -254,8 +253,9 @@ def from_torch(
     return from_shards(shards, dtype, layout, device, memory_config)
 
 
-def allocate_tensor_on_device(shape, dtype: DataType, layout: Layout, device: _DeviceGroup,
-                              memory_config: Optional[MemoryConfig] = None) -> Tensor:
+def allocate_tensor_on_device(
+    shape, dtype: DataType, layout: Layout, device: _DeviceGroup, memory_config: Optional[MemoryConfig] = None
+) -> Tensor:
     """A device tensor whose contents are unspecified (what the DRAM held), like ttnn."""
     shape = _pages.check_shape(shape)
     dtype, layout = check_dtype(dtype), check_layout(layout)
@@ -300,8 +300,7 @@ def to_device(tensor: Tensor, device: _DeviceGroup, memory_config: Optional[Memo
 
 
 def from_device(tensor: Tensor) -> Tensor:
-    return _place(tensor._read_shard_pages(), tensor.shape, tensor.dtype, tensor.layout,
-                  tensor.memory_config(), None)
+    return _place(tensor._read_shard_pages(), tensor.shape, tensor.dtype, tensor.layout, tensor.memory_config(), None)
 
 
 def deallocate(tensor: Tensor) -> None:

@@ -15,7 +15,6 @@ passed), fetches the program and runs it.
 from __future__ import annotations
 
 import sys
-
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -44,8 +43,9 @@ class Target(Protocol):
 
     def fabric_node_ids(self, mesh: Any) -> list[tuple[int, int]]: ...
 
-    def setup_fabric_connection(self, mesh: Any, src: Any, dst: Any, link: int, program: Any, core: Any
-                                ) -> list[int]: ...
+    def setup_fabric_connection(
+        self, mesh: Any, src: Any, dst: Any, link: int, program: Any, core: Any
+    ) -> list[int]: ...
 
     def to_arg(self, tensor: Any) -> _C.program.TensorArg: ...
 
@@ -77,8 +77,10 @@ def target_of(op: str, name: str, tensor: Any) -> Target:
         if target.owns(tensor):
             return target
     known = ", ".join(t.name for t in _TARGETS)
-    raise TypeError(f"{op}: {name} is a {type(tensor).__module__}.{type(tensor).__qualname__}, "
-                    f"expected a device tensor of one of: {known}")
+    raise TypeError(
+        f"{op}: {name} is a {type(tensor).__module__}.{type(tensor).__qualname__}, "
+        f"expected a device tensor of one of: {known}"
+    )
 
 
 def common_target_and_mesh(op: str, inputs: Mapping[str, Any]) -> tuple[Target, Any]:
@@ -91,8 +93,10 @@ def common_target_and_mesh(op: str, inputs: Mapping[str, Any]) -> tuple[Target, 
         if other is not target:
             raise TypeError(f"{op}: {name} is a {other.name} tensor but {first_name} is a {target.name} tensor")
         if target.mesh_of(tensor) is not mesh:
-            raise ValueError(f"{op}: {name} is on {target.mesh_of(tensor)!r}, {first_name} on {mesh!r}: "
-                             "all inputs must be on one device or mesh")
+            raise ValueError(
+                f"{op}: {name} is on {target.mesh_of(tensor)!r}, {first_name} on {mesh!r}: "
+                "all inputs must be on one device or mesh"
+            )
     return target, mesh
 
 
@@ -113,23 +117,29 @@ def topology_of(op: str, requested: Any, fabric: Topology | None) -> Topology:
 
 def _context(op: str, operation: Any, target: Target, mesh: Any, topology: Any) -> _C.ops.MeshContext:
     rows, cols = target.mesh_shape(mesh)
-    context = {"kernels_root": str(kernels_dir()), "grid": _C.program.CoreCoord(*target.grid_of(mesh)),
-               "rows": rows, "cols": cols}
+    context = {
+        "kernels_root": str(kernels_dir()),
+        "grid": _C.program.CoreCoord(*target.grid_of(mesh)),
+        "rows": rows,
+        "cols": cols,
+    }
     if operation.uses_fabric:
         context.update(
             topology=topology_of(op, topology, target.fabric_topology(mesh)),
             max_packet_payload=target.max_packet_payload(mesh),
             fabric_node_ids=target.fabric_node_ids(mesh),
             connect_fabric=lambda src, dst, link, program, core: target.setup_fabric_connection(
-                mesh, src, dst, link, program, core),
+                mesh, src, dst, link, program, core
+            ),
         )
     elif topology is not None:
         raise ValueError(f"{op}: topology applies to fabric ops only, got {topology!r}")
     return _C.ops.MeshContext(**context)
 
 
-def _outputs(op: str, target: Target, mesh: Any, specs: Sequence[Any], given: Sequence[Any] | None,
-             memory_config: Any) -> list[Any]:
+def _outputs(
+    op: str, target: Target, mesh: Any, specs: Sequence[Any], given: Sequence[Any] | None, memory_config: Any
+) -> list[Any]:
     """The caller's preallocated outputs where given (checked against their specs), new ones elsewhere."""
     given = list(given or [])
     if len(given) > len(specs):
@@ -150,8 +160,14 @@ def _outputs(op: str, target: Target, mesh: Any, specs: Sequence[Any], given: Se
     return outputs
 
 
-_DTYPE_NAMES = {"Float16_b": "bfloat16", "Bfp8_b": "bfloat8_b", "Float32": "float32", "UInt32": "uint32",
-                "UInt16": "uint16", "Int32": "int32"}
+_DTYPE_NAMES = {
+    "Float16_b": "bfloat16",
+    "Bfp8_b": "bfloat8_b",
+    "Float32": "float32",
+    "UInt32": "uint32",
+    "UInt16": "uint16",
+    "Int32": "int32",
+}
 
 
 def _spec_str(arg: Any) -> str:

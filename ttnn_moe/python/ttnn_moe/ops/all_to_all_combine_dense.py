@@ -36,24 +36,34 @@ def all_to_all_combine_dense(
     strict: read every device's combine_status after the op (a validation sync, outside the
     hot path) and raise ValueError on slot sources outside the line or the tokens.
     """
-    output, _partials, _presence, status = _combine(reduced, handle, output_dtype, False, memory_config,
-                                                    [output_tensor], strict)
+    output, _partials, _presence, status = _combine(
+        reduced, handle, output_dtype, False, memory_config, [output_tensor], strict
+    )
     return output
 
 
-def all_to_all_combine_dense_partials(reduced: Any, handle: DispatchHandle, *, memory_config: Any = None,
-                                      strict: bool = True) -> Any:
+def all_to_all_combine_dense_partials(
+    reduced: Any, handle: DispatchHandle, *, memory_config: Any = None, strict: bool = True
+) -> Any:
     """For debugging combine: the unsummed (D, B, S, H) bfloat16 partials, partials[q] = what line
     position q sent back, zero rows where it sent nothing. Not part of the hot path."""
     _output, partials, _presence, _status = _combine(reduced, handle, "bfloat16", True, memory_config, None, strict)
     return partials
 
 
-def _combine(reduced: Any, handle: DispatchHandle, output_dtype: Any, return_partials: bool, memory_config: Any,
-             output_tensors: Any, strict: bool) -> list[Any]:
+def _combine(
+    reduced: Any,
+    handle: DispatchHandle,
+    output_dtype: Any,
+    return_partials: bool,
+    memory_config: Any,
+    output_tensors: Any,
+    strict: bool,
+) -> list[Any]:
     if not isinstance(handle, DispatchHandle):
-        raise TypeError(f"{_OP}: handle must be the DispatchHandle all_to_all_dispatch_dense returned, "
-                        f"got {type(handle).__name__}")
+        raise TypeError(
+            f"{_OP}: handle must be the DispatchHandle all_to_all_dispatch_dense returned, got {type(handle).__name__}"
+        )
     dtype_name = str(getattr(output_dtype, "name", output_dtype)).split(".")[-1].lower()
     if dtype_name not in _OUTPUT_FORMATS:
         raise ValueError(f"{_OP}: output_dtype must be bfloat16 or float32, got {output_dtype!r}")
@@ -62,9 +72,14 @@ def _combine(reduced: Any, handle: DispatchHandle, output_dtype: Any, return_par
         _OP,
         {"reduced": reduced, "slot_source": handle.slot_source, "num_slots": handle.num_slots},
         _C.ops.all_to_all_combine_dense.Attributes(
-            cluster_axis=handle.cluster_axis, batch=handle.batch, seq=handle.seq,
-            output_dtype=_OUTPUT_FORMATS[dtype_name], unit_dim=handle.unit_dim, return_partials=return_partials,
-            num_links=handle.num_links),
+            cluster_axis=handle.cluster_axis,
+            batch=handle.batch,
+            seq=handle.seq,
+            output_dtype=_OUTPUT_FORMATS[dtype_name],
+            unit_dim=handle.unit_dim,
+            return_partials=return_partials,
+            num_links=handle.num_links,
+        ),
         topology=handle.topology,
         memory_config=memory_config,
         output_tensors=output_tensors,
@@ -72,8 +87,10 @@ def _combine(reduced: Any, handle: DispatchHandle, output_dtype: Any, return_par
     if strict:
         for device, words in enumerate(read_device_words(outputs[3])):
             if words[StatusWord.kBadSlots]:
-                raise ValueError(f"{_OP}: device {device}: slot {words[StatusWord.kFirstBadSlot]} names a source "
-                                 f"outside the line or the B*S tokens ({words[StatusWord.kBadSlots]} bad slots)")
+                raise ValueError(
+                    f"{_OP}: device {device}: slot {words[StatusWord.kFirstBadSlot]} names a source "
+                    f"outside the line or the B*S tokens ({words[StatusWord.kBadSlots]} bad slots)"
+                )
             if words[StatusWord.kNumSlotsClamped]:
                 raise ValueError(f"{_OP}: device {device}: num_slots exceeds the capacity")
     return outputs

@@ -94,8 +94,9 @@ def all_to_all_dispatch_dense(
     outputs = launch(
         _OP,
         {"x": x, "topk_indices": topk_indices, "topk_weights": topk_weights, "expert_mapping": expert_mapping},
-        _C.ops.all_to_all_dispatch_dense.Attributes(cluster_axis=cluster_axis, capacity=capacity or 0,
-                                                    num_links=num_links),
+        _C.ops.all_to_all_dispatch_dense.Attributes(
+            cluster_axis=cluster_axis, capacity=capacity or 0, num_links=num_links
+        ),
         topology=topology,
         memory_config=memory_config,
         output_tensors=output_tensors,
@@ -104,9 +105,18 @@ def all_to_all_dispatch_dense(
     shape = [int(d) for d in x.shape]
     unit_dim = len(shape) >= 4 and shape[-2] == 1
     batch, seq = (shape[-4], shape[-3]) if unit_dim else (shape[-3], shape[-2])
-    handle = DispatchHandle(slot_source=slot_source, num_slots=num_slots, dispatch_status=status,
-                            cluster_axis=cluster_axis, batch=batch, seq=seq, unit_dim=unit_dim,
-                            capacity=int(tokens.shape[0]), num_links=num_links, topology=topology)
+    handle = DispatchHandle(
+        slot_source=slot_source,
+        num_slots=num_slots,
+        dispatch_status=status,
+        cluster_axis=cluster_axis,
+        batch=batch,
+        seq=seq,
+        unit_dim=unit_dim,
+        capacity=int(tokens.shape[0]),
+        num_links=num_links,
+        topology=topology,
+    )
     if strict:
         raise_on_dispatch_errors(status)
     return DispatchDenseOutput(tokens, counts, offsets, idx_map, weights, handle)

@@ -79,8 +79,9 @@ def local_reduce_moe_output(
         fp32_dest_acc_en=compute["fp32_dest_acc_en"],
         max_assignments_per_row=max_assignments_per_row or 0,
     )
-    result = LocalReduceOutput(*launch(_OP, inputs, attributes, memory_config=memory_config,
-                                       output_tensors=output_tensors))
+    result = LocalReduceOutput(
+        *launch(_OP, inputs, attributes, memory_config=memory_config, output_tensors=output_tensors)
+    )
     if strict and max_assignments_per_row is not None:  # without a bound no row can overflow
         raise_on_row_overflow(result.row_overflow, max_assignments_per_row)
     return result

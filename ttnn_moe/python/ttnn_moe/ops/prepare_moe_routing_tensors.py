@@ -45,13 +45,19 @@ def prepare_moe_routing_tensors(
     output_tensors: preallocated outputs in the order of RoutingTensors (entries may be None).
     """
     require_bool(_OP, "strict", strict)
-    result = RoutingTensors(*launch(
-        _OP,
-        {"selected_experts": selected_experts, "routing_weights": routing_weights, "expert_mapping": expert_mapping},
-        _C.ops.prepare_moe_routing_tensors.Attributes(),
-        memory_config=memory_config,
-        output_tensors=output_tensors,
-    ))
+    result = RoutingTensors(
+        *launch(
+            _OP,
+            {
+                "selected_experts": selected_experts,
+                "routing_weights": routing_weights,
+                "expert_mapping": expert_mapping,
+            },
+            _C.ops.prepare_moe_routing_tensors.Attributes(),
+            memory_config=memory_config,
+            output_tensors=output_tensors,
+        )
+    )
     if strict:
         raise_on_routing_errors(result.routing_status, num_experts=int(expert_mapping.shape[-2]))
     return result
@@ -83,5 +89,8 @@ def raise_on_routing_errors(routing_status: Any, *, num_experts: int) -> None:
 
 
 def _row_name(expert: int) -> str:
-    return "none, but this device's expert count is wrong" if expert == _C.ops.prepare_moe_routing_tensors.NONE \
+    return (
+        "none, but this device's expert count is wrong"
+        if expert == _C.ops.prepare_moe_routing_tensors.NONE
         else f"expert {expert}"
+    )

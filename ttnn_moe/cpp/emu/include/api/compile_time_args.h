@@ -41,5 +41,7 @@ constexpr uint32_t get_named_ct_arg(std::string_view name) {
     throw "unknown named compile-time argument";
 }
 
-constexpr uint32_t get_named_compile_time_arg_val(std::string_view name) { return get_named_ct_arg(name); }
+constexpr uint32_t get_named_compile_time_arg_val(std::string_view name) {
+    return get_named_ct_arg(name);
+}
 #endif

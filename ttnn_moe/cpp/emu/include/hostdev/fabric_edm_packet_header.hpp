@@ -43,16 +43,16 @@ struct NocUnicastInlineWriteCommandHeader {
     uint32_t value;
 };
 struct NocUnicastAtomicIncCommandHeader {
-    NocUnicastAtomicIncCommandHeader(uint64_t noc_address, uint32_t val, bool flush = true) :
-        noc_address(noc_address), val(val), flush(flush) {}
+    NocUnicastAtomicIncCommandHeader(uint64_t noc_address, uint32_t val, bool flush = true)
+        : noc_address(noc_address), val(val), flush(flush) {}
     uint64_t noc_address;
     uint32_t val;
     bool flush;
 };
 struct NocUnicastAtomicIncFusedCommandHeader {
-    NocUnicastAtomicIncFusedCommandHeader(
-        uint64_t noc_address, uint64_t semaphore_noc_address, uint32_t val, bool flush = true) :
-        noc_address(noc_address), semaphore_noc_address(semaphore_noc_address), val(val), flush(flush) {}
+    NocUnicastAtomicIncFusedCommandHeader(uint64_t noc_address, uint64_t semaphore_noc_address, uint32_t val,
+                                          bool flush = true)
+        : noc_address(noc_address), semaphore_noc_address(semaphore_noc_address), val(val), flush(flush) {}
     uint64_t noc_address;
     uint64_t semaphore_noc_address;
     uint32_t val;
@@ -119,8 +119,8 @@ public:
         this->payload_size_bytes = 0;
         return static_cast<volatile Derived*>(this);
     }
-    volatile Derived* to_noc_fused_unicast_write_atomic_inc(
-        const NocUnicastAtomicIncFusedCommandHeader& cmd, size_t payload_size_bytes) volatile {
+    volatile Derived* to_noc_fused_unicast_write_atomic_inc(const NocUnicastAtomicIncFusedCommandHeader& cmd,
+                                                            size_t payload_size_bytes) volatile {
         this->noc_send_type = NOC_FUSED_UNICAST_ATOMIC_INC;
         this->command_fields.unicast_seminc_fused.noc_address = cmd.noc_address;
         this->command_fields.unicast_seminc_fused.semaphore_noc_address = cmd.semaphore_noc_address;
@@ -153,8 +153,8 @@ public:
         as_volatile()->to_noc_unicast_atomic_inc(cmd);
         return derived();
     }
-    Derived& to_noc_fused_unicast_write_atomic_inc(
-        const NocUnicastAtomicIncFusedCommandHeader& cmd, size_t payload_size_bytes) {
+    Derived& to_noc_fused_unicast_write_atomic_inc(const NocUnicastAtomicIncFusedCommandHeader& cmd,
+                                                   size_t payload_size_bytes) {
         as_volatile()->to_noc_fused_unicast_write_atomic_inc(cmd, payload_size_bytes);
         return derived();
     }
@@ -241,7 +241,9 @@ FabricPacket fabric_packet_of(const volatile Header& h) {
     p.noc_send_type = h.noc_send_type;
     p.payload_size = h.payload_size_bytes;
     switch (h.noc_send_type) {
-        case NOC_UNICAST_WRITE: p.noc_address = h.command_fields.unicast_write.noc_address; break;
+        case NOC_UNICAST_WRITE:
+            p.noc_address = h.command_fields.unicast_write.noc_address;
+            break;
         case NOC_UNICAST_INLINE_WRITE:
             p.noc_address = h.command_fields.unicast_inline_write.noc_address;
             p.value = h.command_fields.unicast_inline_write.value;
@@ -255,7 +257,8 @@ FabricPacket fabric_packet_of(const volatile Header& h) {
             p.semaphore_noc_address = h.command_fields.unicast_seminc_fused.semaphore_noc_address;
             p.value = h.command_fields.unicast_seminc_fused.val;
             break;
-        default: break;  // the runtime rejects the type by number
+        default:
+            break;  // the runtime rejects the type by number
     }
     if constexpr (std::is_same_v<Header, tt::tt_fabric::LowLatencyPacketHeader>) {
         const uint32_t by_chip = h.routing_fields.route_buffer[0];

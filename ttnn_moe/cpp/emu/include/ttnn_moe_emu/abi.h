@@ -33,8 +33,8 @@ struct KernelEnv {
     uint8_t noc_y[2];
     uint32_t logical_x;
     uint32_t logical_y;
-    uint32_t l1_base;   // host address of this core's L1 byte 0 (below 4 GiB)
-    uint64_t api_calls; // busy counter, incremented by the runtime
+    uint32_t l1_base;    // host address of this core's L1 byte 0 (below 4 GiB)
+    uint64_t api_calls;  // busy counter, incremented by the runtime
 };
 
 // What a CB query returns (cb_info).

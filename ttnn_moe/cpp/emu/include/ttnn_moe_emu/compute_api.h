@@ -30,17 +30,23 @@ enum class EltwiseBinaryReuseDestType : uint8_t { NONE = 0, DEST_TO_SRCA = 1, DE
 enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
 
 namespace emu_detail {
-inline const ttnn_moe_emu::Services& svc() { return *ttnn_moe_emu::services; }
+inline const ttnn_moe_emu::Services& svc() {
+    return *ttnn_moe_emu::services;
+}
 inline ttnn_moe_emu::Broadcast bcast_of(BroadcastType b) {
     switch (b) {
-        case BroadcastType::ROW: return ttnn_moe_emu::Broadcast::Row;
-        case BroadcastType::COL: return ttnn_moe_emu::Broadcast::Col;
-        case BroadcastType::SCALAR: return ttnn_moe_emu::Broadcast::Scalar;
-        default: return ttnn_moe_emu::Broadcast::None;
+        case BroadcastType::ROW:
+            return ttnn_moe_emu::Broadcast::Row;
+        case BroadcastType::COL:
+            return ttnn_moe_emu::Broadcast::Col;
+        case BroadcastType::SCALAR:
+            return ttnn_moe_emu::Broadcast::Scalar;
+        default:
+            return ttnn_moe_emu::Broadcast::None;
     }
 }
-inline void binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast b, uint32_t icb0, uint32_t icb1,
-                   uint32_t itile0, uint32_t itile1, uint32_t idst) {
+inline void binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast b, uint32_t icb0, uint32_t icb1, uint32_t itile0,
+                   uint32_t itile1, uint32_t idst) {
     svc().binary_tiles(op, b, icb0, icb1, itile0, itile1, idst);
 }
 }  // namespace emu_detail
@@ -50,19 +56,37 @@ template <SrcOrder src_order = SrcOrder::Regular>
 ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     emu_detail::svc().compute_hw_startup(icb0, icb1, ocb);
 }
-ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t ocb) { emu_detail::svc().compute_hw_startup(icb0, icb0, ocb); }
+ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t ocb) {
+    emu_detail::svc().compute_hw_startup(icb0, icb0, ocb);
+}
 
-ALWI void tile_regs_acquire() { emu_detail::svc().tile_regs_acquire(); }
+ALWI void tile_regs_acquire() {
+    emu_detail::svc().tile_regs_acquire();
+}
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void tile_regs_commit() { emu_detail::svc().tile_regs_commit(); }
-ALWI void tile_regs_wait() { emu_detail::svc().tile_regs_wait(); }
+ALWI void tile_regs_commit() {
+    emu_detail::svc().tile_regs_commit();
+}
+ALWI void tile_regs_wait() {
+    emu_detail::svc().tile_regs_wait();
+}
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void tile_regs_release() { emu_detail::svc().tile_regs_release(); }
+ALWI void tile_regs_release() {
+    emu_detail::svc().tile_regs_release();
+}
 
-ALWI void cb_wait_front(uint32_t cbid, uint32_t ntiles) { emu_detail::svc().cb_wait_front(cbid, ntiles); }
-ALWI void cb_pop_front(uint32_t cbid, uint32_t ntiles) { emu_detail::svc().cb_pop_front(cbid, ntiles); }
-ALWI void cb_reserve_back(uint32_t cbid, uint32_t ntiles) { emu_detail::svc().cb_reserve_back(cbid, ntiles); }
-ALWI void cb_push_back(uint32_t cbid, uint32_t ntiles) { emu_detail::svc().cb_push_back(cbid, ntiles); }
+ALWI void cb_wait_front(uint32_t cbid, uint32_t ntiles) {
+    emu_detail::svc().cb_wait_front(cbid, ntiles);
+}
+ALWI void cb_pop_front(uint32_t cbid, uint32_t ntiles) {
+    emu_detail::svc().cb_pop_front(cbid, ntiles);
+}
+ALWI void cb_reserve_back(uint32_t cbid, uint32_t ntiles) {
+    emu_detail::svc().cb_reserve_back(cbid, ntiles);
+}
+ALWI void cb_push_back(uint32_t cbid, uint32_t ntiles) {
+    emu_detail::svc().cb_push_back(cbid, ntiles);
+}
 
 // ---- data format reconfiguration: formats come from each CB, nothing to switch
 template <SrcOrder src_order = SrcOrder::Regular>
@@ -91,7 +115,8 @@ template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
     copy_init(cbid, transpose);
 }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-[[deprecated("Renamed to copy_init().")]] ALWI void copy_tile_init(uint32_t cbid, uint32_t call_line = __builtin_LINE()) {}
+[[deprecated("Renamed to copy_init().")]] ALWI void copy_tile_init(uint32_t cbid,
+                                                                   uint32_t call_line = __builtin_LINE()) {}
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void copy_tile(uint32_t in_cb_id, uint32_t in_tile_index, uint32_t dst_tile_index) {
     emu_detail::svc().copy_tile(in_cb_id, in_tile_index, dst_tile_index);
@@ -139,11 +164,11 @@ ALWI void mul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itil
     emu_detail::binary(ttnn_moe_emu::BinaryOp::Mul, ttnn_moe_emu::Broadcast::None, icb0, icb1, itile0, itile1, idst);
 }
 
-#define EMU_BCAST_OP(name, OP, BCAST)                                                                          \
-    template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>                                                      \
-    ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {          \
+#define EMU_BCAST_OP(name, OP, BCAST)                                                                              \
+    template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>                                                           \
+    ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {                \
         emu_detail::binary(ttnn_moe_emu::BinaryOp::OP, ttnn_moe_emu::Broadcast::BCAST, icb0, icb1, itile0, itile1, \
-                           idst);                                                                             \
+                           idst);                                                                                  \
     }
 EMU_BCAST_OP(add_tiles_bcast_cols, Add, Col)
 EMU_BCAST_OP(sub_tiles_bcast_cols, Sub, Col)
@@ -153,13 +178,13 @@ EMU_BCAST_OP(sub_tiles_bcast_scalar, Sub, Scalar)
 EMU_BCAST_OP(mul_tiles_bcast_scalar, Mul, Scalar)
 #undef EMU_BCAST_OP
 
-#define EMU_BCAST_ROW_OP(name, OP)                                                                             \
-    template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>                                                      \
-    ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,            \
-                   uint32_t bcast_row_idx = 0) {                                                              \
-        if (bcast_row_idx != 0) ttnn_moe_emu::fail(#name " with bcast_row_idx != 0 is not emulated");         \
+#define EMU_BCAST_ROW_OP(name, OP)                                                                               \
+    template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>                                                         \
+    ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,                \
+                   uint32_t bcast_row_idx = 0) {                                                                 \
+        if (bcast_row_idx != 0) ttnn_moe_emu::fail(#name " with bcast_row_idx != 0 is not emulated");            \
         emu_detail::binary(ttnn_moe_emu::BinaryOp::OP, ttnn_moe_emu::Broadcast::Row, icb0, icb1, itile0, itile1, \
-                           idst);                                                                             \
+                           idst);                                                                                \
     }
 EMU_BCAST_ROW_OP(add_tiles_bcast_rows, Add)
 EMU_BCAST_ROW_OP(sub_tiles_bcast_rows, Sub)
@@ -198,11 +223,15 @@ ALWI void bcast_init(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builti
 
 // ---- SFPU unary
 ALWI void silu_tile_init() {}
-ALWI void silu_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Silu, idst); }
+ALWI void silu_tile(uint32_t idst) {
+    emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Silu, idst);
+}
 template <bool fast_and_approx = false>
 ALWI void sigmoid_tile_init() {}
 template <int vec_mode = 4, bool fast_and_approx = false>
-ALWI void sigmoid_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Sigmoid, idst); }
+ALWI void sigmoid_tile(uint32_t idst) {
+    emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Sigmoid, idst);
+}
 template <bool approx = false, bool fast_and_approx = false, uint32_t scale = 0x3F80>
 ALWI void exp_tile_init() {}
 template <bool approx = false, bool fast_and_approx = false, bool scale_en = false, bool skip_positive_check = false,
@@ -211,11 +240,17 @@ ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC, uint1
     emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Exp, idst);
 }
 ALWI void relu_tile_init() {}
-ALWI void relu_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Relu, idst); }
+ALWI void relu_tile(uint32_t idst) {
+    emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Relu, idst);
+}
 ALWI void recip_tile_init() {}
-ALWI void recip_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Recip, idst); }
+ALWI void recip_tile(uint32_t idst) {
+    emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Recip, idst);
+}
 ALWI void negative_tile_init() {}
-ALWI void negative_tile(uint32_t idst) { emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Neg, idst); }
+ALWI void negative_tile(uint32_t idst) {
+    emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Neg, idst);
+}
 ALWI void init_sfpu(uint32_t icb, uint32_t ocb) {}
 ALWI void unary_op_init_common(uint32_t icb, uint32_t ocb) {}
 

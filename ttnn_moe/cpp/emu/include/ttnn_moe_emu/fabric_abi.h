@@ -23,16 +23,16 @@ enum class FabricRoute : uint32_t {
 
 // A packet header as the kernel hands it over, decoded by the header's own type.
 struct FabricPacket {
-    uint32_t noc_send_type;           // tt::tt_fabric::NocSendType
-    uint32_t payload_size;            // the header's payload_size_bytes
-    uint64_t noc_address;             // write / increment / inline-write target
-    uint64_t semaphore_noc_address;   // fused write + increment: the increment target
-    uint32_t value;                   // increment value, or the inline-write word
+    uint32_t noc_send_type;          // tt::tt_fabric::NocSendType
+    uint32_t payload_size;           // the header's payload_size_bytes
+    uint64_t noc_address;            // write / increment / inline-write target
+    uint64_t semaphore_noc_address;  // fused write + increment: the increment target
+    uint32_t value;                  // increment value, or the inline-write word
     FabricRoute route;
-    uint32_t hops;                    // FabricRoute::Hops
-    uint32_t dst_chip_id;             // FabricRoute::LineDevice / MeshDevice
-    uint32_t dst_mesh_id;             // FabricRoute::MeshDevice
-    uint32_t inline_payload_l1;       // payload sent right behind the header (0: none)
+    uint32_t hops;               // FabricRoute::Hops
+    uint32_t dst_chip_id;        // FabricRoute::LineDevice / MeshDevice
+    uint32_t dst_mesh_id;        // FabricRoute::MeshDevice
+    uint32_t inline_payload_l1;  // payload sent right behind the header (0: none)
     uint32_t inline_payload_bytes;
 };
 

@@ -38,8 +38,15 @@ FORCE_INLINE T get_common_arg_val(int arg_idx) {
     return value;
 }
 
-inline uint8_t get_absolute_logical_x() { return static_cast<uint8_t>(ttnn_moe_emu::env().logical_x); }
-inline uint8_t get_absolute_logical_y() { return static_cast<uint8_t>(ttnn_moe_emu::env().logical_y); }
-inline uint8_t get_relative_logical_x() { return get_absolute_logical_x(); }
-inline uint8_t get_relative_logical_y() { return get_absolute_logical_y(); }
-
+inline uint8_t get_absolute_logical_x() {
+    return static_cast<uint8_t>(ttnn_moe_emu::env().logical_x);
+}
+inline uint8_t get_absolute_logical_y() {
+    return static_cast<uint8_t>(ttnn_moe_emu::env().logical_y);
+}
+inline uint8_t get_relative_logical_x() {
+    return get_absolute_logical_x();
+}
+inline uint8_t get_relative_logical_y() {
+    return get_absolute_logical_y();
+}

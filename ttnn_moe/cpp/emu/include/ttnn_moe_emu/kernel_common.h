@@ -28,7 +28,9 @@ namespace ttnn_moe_emu {
 
 // Set by the kernel entry point before kernel_main() runs.
 inline const Services* services = nullptr;
-inline KernelEnv& env() { return **services->current; }
+inline KernelEnv& env() {
+    return **services->current;
+}
 
 // NOC address layout (see the runtime's device_params.hpp): [0, 36) local
 // address, [36, 42) x, [42, 48) y.
@@ -37,8 +39,12 @@ inline constexpr uint32_t NOC_NODE_BITS = 6;
 inline constexpr uint32_t NUM_DRAM_BANKS = 12;
 
 // DRAM bank b sits at NOC x = 0 (banks 0-5) or 5 (banks 6-11), y = 1 + 2 * (b % 6).
-constexpr uint32_t dram_bank_x(uint32_t bank) { return bank < 6 ? 0u : 5u; }
-constexpr uint32_t dram_bank_y(uint32_t bank) { return 1u + 2u * (bank % 6u); }
+constexpr uint32_t dram_bank_x(uint32_t bank) {
+    return bank < 6 ? 0u : 5u;
+}
+constexpr uint32_t dram_bank_y(uint32_t bank) {
+    return 1u + 2u * (bank % 6u);
+}
 
 constexpr uint64_t noc_xy_addr(uint32_t x, uint32_t y, uint64_t addr) {
     return (static_cast<uint64_t>(y) << (NOC_LOCAL_BITS + NOC_NODE_BITS)) |
@@ -53,7 +59,9 @@ constexpr uint64_t noc_xy_addr(uint32_t x, uint32_t y, uint64_t addr) {
 // Host code hands kernels bare L1 offsets (a global semaphore's address), which kernels built for the hardware
 // use as pointers. The emulated core's L1 starts at env().l1_base, so an address below the L1 size is such an
 // offset; anything else is already a host address inside the core's L1.
-inline uintptr_t local_l1_address(uintptr_t addr) { return addr < L1_SIZE_BYTES ? env().l1_base + addr : addr; }
+inline uintptr_t local_l1_address(uintptr_t addr) {
+    return addr < L1_SIZE_BYTES ? env().l1_base + addr : addr;
+}
 template <typename T>
 inline volatile T* local_l1_pointer(volatile T* ptr) {
     return reinterpret_cast<volatile T*>(local_l1_address(reinterpret_cast<uintptr_t>(ptr)));
@@ -117,7 +125,9 @@ struct EmuDramBankTable {
 inline constexpr EmuDramBankTable dram_bank_to_noc_xy[2] = {};
 inline constexpr int32_t bank_to_dram_offset[NUM_DRAM_BANKS] = {};
 
-FORCE_INLINE void invalidate_l1_cache() { ttnn_moe_emu::services->yield(); }
+FORCE_INLINE void invalidate_l1_cache() {
+    ttnn_moe_emu::services->yield();
+}
 
 template <typename T>
 constexpr T align_power_of_2(T value, T alignment) {

@@ -10,7 +10,7 @@
 #include "api/dataflow/noc.h"
 
 class CircularBuffer {
- public:
+public:
     explicit CircularBuffer(uint32_t cb_id) : cb_id_(cb_id) {}
 
     uint32_t get_cb_id() const { return cb_id_; }
@@ -27,7 +27,7 @@ class CircularBuffer {
     uint32_t get_write_ptr() const { return ::get_write_ptr(cb_id_); }
     uint32_t get_read_ptr() const { return ::get_read_ptr(cb_id_); }
 
- private:
+private:
     uint32_t cb_id_;
 };
 

@@ -12,8 +12,8 @@
 #include "api/debug/dprint.h"
 #include "api/debug/waypoint.h"
 #include "api/tensor/tensor_accessor.h"
-#include "internal/circular_buffer_interface.h"
 #include "emu_kernel_config.h"
+#include "internal/circular_buffer_interface.h"
 #include "ttnn_moe_emu/kernel_args.h"
 #include "ttnn_moe_emu/kernel_common.h"
 
@@ -39,15 +39,20 @@ FORCE_INLINE bool cb_pages_available_at_front(int32_t operand, int32_t num_pages
     return ttnn_moe_emu::services->cb_pages_available_at_front(static_cast<uint32_t>(operand),
                                                                static_cast<uint32_t>(num_pages)) != 0;
 }
-FORCE_INLINE uint32_t get_write_ptr(uint32_t operand) { return ttnn_moe_emu::services->cb_write_ptr(operand); }
-FORCE_INLINE uint32_t get_read_ptr(uint32_t operand) { return ttnn_moe_emu::services->cb_read_ptr(operand); }
+FORCE_INLINE uint32_t get_write_ptr(uint32_t operand) {
+    return ttnn_moe_emu::services->cb_write_ptr(operand);
+}
+FORCE_INLINE uint32_t get_read_ptr(uint32_t operand) {
+    return ttnn_moe_emu::services->cb_read_ptr(operand);
+}
 
 // Compile-time CB facts (the real build generates these tables per kernel).
 constexpr inline std::int32_t get_tile_size(const std::int32_t operand) {
     return static_cast<std::int32_t>(ttnn_moe_emu_config::cb_tile_size[operand]);
 }
 constexpr inline uint32_t get_tile_hw(const std::int32_t operand) {
-    return static_cast<uint32_t>(ttnn_moe_emu_config::cb_tile_r_dim[operand]) * ttnn_moe_emu_config::cb_tile_c_dim[operand];
+    return static_cast<uint32_t>(ttnn_moe_emu_config::cb_tile_r_dim[operand]) *
+           ttnn_moe_emu_config::cb_tile_c_dim[operand];
 }
 constexpr inline uint32_t get_tile_num_faces(const std::int32_t operand) {
     return get_tile_hw(operand) >= 1024 ? 4u : get_tile_hw(operand) / 256u;
@@ -200,8 +205,8 @@ FORCE_INLINE void noc_async_read_one_packet(uint64_t src_noc_addr, uint32_t dst_
 }
 
 template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true>
-inline void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size,
-                           uint8_t noc = noc_index, uint32_t read_req_vc = NOC_UNICAST_WRITE_VC) {
+inline void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size, uint8_t noc = noc_index,
+                           uint32_t read_req_vc = NOC_UNICAST_WRITE_VC) {
     ttnn_moe_emu::services->noc_read(src_noc_addr, dst_local_l1_addr, size);
 }
 
@@ -213,8 +218,8 @@ FORCE_INLINE void noc_async_write_one_packet(std::uint32_t src_local_l1_addr, st
 }
 
 template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true, bool posted = false>
-inline void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size,
-                            uint8_t noc = noc_index, uint32_t vc = NOC_UNICAST_WRITE_VC) {
+inline void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size, uint8_t noc = noc_index,
+                            uint32_t vc = NOC_UNICAST_WRITE_VC) {
     ttnn_moe_emu::services->noc_write(src_local_l1_addr, dst_noc_addr, size);
 }
 
@@ -322,15 +327,14 @@ inline void noc_semaphore_set_remote(std::uint32_t src_local_l1_addr, std::uint6
     ttnn_moe_emu::services->noc_write(src_local_l1_addr, dst_noc_addr, 4);
 }
 
-inline void noc_semaphore_set_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
-                                        uint32_t num_dests, bool linked = false, uint8_t noc = noc_index,
+inline void noc_semaphore_set_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast, uint32_t num_dests,
+                                        bool linked = false, uint8_t noc = noc_index,
                                         uint8_t vc = NOC_MULTICAST_WRITE_VC) {
     ttnn_moe_emu::services->noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, 0);
 }
 
 inline void noc_semaphore_set_multicast_loopback_src(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
-                                                     uint32_t num_dests, bool linked = false,
-                                                     uint8_t noc = noc_index,
+                                                     uint32_t num_dests, bool linked = false, uint8_t noc = noc_index,
                                                      uint8_t vc = NOC_MULTICAST_WRITE_VC) {
     ttnn_moe_emu::services->noc_write_multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, 1);
 }

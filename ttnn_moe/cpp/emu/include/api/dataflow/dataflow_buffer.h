@@ -16,7 +16,7 @@ enum AccessPattern : uint8_t { STRIDED, ALL, BLOCKED, UNKNOWN };
 }  // namespace dfb
 
 class DataflowBuffer {
- public:
+public:
     DataflowBuffer(uint16_t logical_dfb_id) : logical_dfb_id_(logical_dfb_id) {}
 
     uint16_t get_id() const { return logical_dfb_id_; }
@@ -64,7 +64,7 @@ class DataflowBuffer {
     void evil_set_write_ptr(uint32_t addr) { ttnn_moe_emu::services->cb_set_write_ptr(logical_dfb_id_, addr); }
     void evil_set_read_ptr(uint32_t addr) { ttnn_moe_emu::services->cb_set_read_ptr(logical_dfb_id_, addr); }
 
- private:
+private:
     uint32_t info(ttnn_moe_emu::CbField field) const { return ttnn_moe_emu::services->cb_info(logical_dfb_id_, field); }
 
     uint16_t logical_dfb_id_;

@@ -33,8 +33,8 @@ struct noc_traits_t<PrecomposedUnicastEndpoint> {
 };
 
 struct MulticastEndpoint {
-    uint64_t get_noc_multicast_addr(uint32_t noc_x_start, uint32_t noc_y_start, uint32_t noc_x_end,
-                                    uint32_t noc_y_end, uint32_t addr, uint8_t noc) const {
+    uint64_t get_noc_multicast_addr(uint32_t noc_x_start, uint32_t noc_y_start, uint32_t noc_x_end, uint32_t noc_y_end,
+                                    uint32_t addr, uint8_t noc) const {
         return ::get_noc_multicast_addr(noc_x_start, noc_y_start, noc_x_end, noc_y_end, addr, noc);
     }
 };
@@ -44,7 +44,7 @@ enum class AllocatorBankType { L1, DRAM };
 template <AllocatorBankType bank_type>
 struct AllocatorBank {
     uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t addr, uint8_t noc) const {
-        return ::get_noc_addr_from_bank_id<bank_type == AllocatorBankType::DRAM>(bank_id, addr, noc);
+        return ::get_noc_addr_from_bank_id < bank_type == AllocatorBankType::DRAM > (bank_id, addr, noc);
     }
 };
 
@@ -90,8 +90,8 @@ struct noc_traits_t<MulticastEndpoint> {
     template <Noc::AddressType address_type>
     static uint64_t dst_addr_mcast(const MulticastEndpoint& dst, const Noc& noc, const dst_args_mcast_type& args) {
         static_assert(address_type == Noc::AddressType::NOC);
-        return dst.get_noc_multicast_addr(args.noc_x_start, args.noc_y_start, args.noc_x_end, args.noc_y_end,
-                                          args.addr, noc.get_noc_id());
+        return dst.get_noc_multicast_addr(args.noc_x_start, args.noc_y_start, args.noc_x_end, args.noc_y_end, args.addr,
+                                          noc.get_noc_id());
     }
 };
 

@@ -40,11 +40,11 @@ struct NocOptVals {
 };
 
 class Noc {
- public:
+public:
     enum class AddressType { NOC, LOCAL_L1 };
     static constexpr uint32_t INVALID_TXN_ID = 0xFFFFFFFF;
 
- private:
+private:
     template <typename T>
     using src_args_t = typename noc_traits_t<T>::src_args_type;
     template <typename T>
@@ -52,7 +52,7 @@ class Noc {
     template <typename T>
     using dst_args_mcast_t = typename noc_traits_t<T>::dst_args_mcast_type;
 
- public:
+public:
     static uint32_t l1_cached_view(uint32_t addr) { return addr; }
 
     Noc() : noc_id_(noc_index) {}
@@ -133,6 +133,6 @@ class Noc {
     void async_atomic_barrier() const { noc_async_atomic_barrier(noc_id_); }
     void async_full_barrier() const { noc_async_full_barrier(noc_id_); }
 
- private:
+private:
     uint8_t noc_id_;
 };

@@ -5,7 +5,8 @@
 
 #define EMU_STRINGIFY_(x) #x
 #define EMU_STRINGIFY(x) EMU_STRINGIFY_(x)
-#define ASSERT(condition, ...)                                                                              \
-    do {                                                                                                    \
-        if (!(condition)) ttnn_moe_emu::fail("ASSERT failed: " #condition " at " __FILE__ ":" EMU_STRINGIFY(__LINE__)); \
+#define ASSERT(condition, ...)                                                                            \
+    do {                                                                                                  \
+        if (!(condition))                                                                                 \
+            ttnn_moe_emu::fail("ASSERT failed: " #condition " at " __FILE__ ":" EMU_STRINGIFY(__LINE__)); \
     } while (0)

@@ -20,10 +20,10 @@ struct Page {
 
 template <typename Accessor>
 class Pages {
- public:
+public:
     Pages(const Accessor& accessor, uint32_t start, uint32_t end) : accessor_(accessor), start_(start), end_(end) {}
     class iterator {
-     public:
+    public:
         iterator(const Accessor& a, uint32_t id) : accessor_(&a), id_(id) {}
         Page operator*() const { return Page{accessor_->get_noc_addr(id_), id_}; }
         iterator& operator++() {
@@ -33,14 +33,14 @@ class Pages {
         bool operator!=(const iterator& o) const { return id_ != o.id_; }
         bool operator==(const iterator& o) const { return id_ == o.id_; }
 
-     private:
+    private:
         const Accessor* accessor_;
         uint32_t id_;
     };
     iterator begin() const { return iterator(accessor_, start_); }
     iterator end() const { return iterator(accessor_, end_); }
 
- private:
+private:
     const Accessor& accessor_;
     uint32_t start_;
     uint32_t end_;
@@ -77,7 +77,7 @@ struct TensorAccessor {
         return tensor_accessor::Pages<TensorAccessor>(*this, start_page_id, end_page_id);
     }
 
- private:
+private:
     static void check_emulated() {
         if constexpr (Args::is_sharded) {
             ttnn_moe_emu::fail("TensorAccessor: sharded tensors are not emulated");

@@ -22,8 +22,12 @@ T get_common_arg_val(int arg_idx);
 namespace tensor_accessor {
 inline constexpr std::size_t UNKNOWN = static_cast<std::size_t>(-1);
 inline constexpr uint32_t ShardContiguousBit = 1u << 31;
-constexpr uint32_t unpack_num_banks(uint32_t packed) { return packed & ~ShardContiguousBit; }
-constexpr bool unpack_is_shard_contiguous(uint32_t packed) { return (packed & ShardContiguousBit) != 0; }
+constexpr uint32_t unpack_num_banks(uint32_t packed) {
+    return packed & ~ShardContiguousBit;
+}
+constexpr bool unpack_is_shard_contiguous(uint32_t packed) {
+    return (packed & ShardContiguousBit) != 0;
+}
 enum class ArgConfig : uint8_t {
     None = 0,
     Sharded = 1 << 0,
@@ -80,10 +84,10 @@ struct TensorAccessorArgs {
     static constexpr uint32_t TensorShapeCTAOffset = NumBanksCTAOffset + (num_banks_is_crta ? 0 : 1);
     static constexpr uint32_t ShardShapeCTAOffset = TensorShapeCTAOffset + (tensor_shape_is_crta ? 0 : RankCT);
     static constexpr uint32_t BankCoordsCTAOffset = ShardShapeCTAOffset + (shard_shape_is_crta ? 0 : RankCT);
-    static constexpr uint32_t NumArgsCT = is_sharded ? BankCoordsCTAOffset +
-                                                           (bank_coords_is_crta ? 0 : (NumBanksCT + 1) / 2) -
-                                                           static_cast<uint32_t>(CTA_OFFSET)
-                                                     : (page_size_is_crta ? 1u : 2u);
+    static constexpr uint32_t NumArgsCT =
+        is_sharded
+            ? BankCoordsCTAOffset + (bank_coords_is_crta ? 0 : (NumBanksCT + 1) / 2) - static_cast<uint32_t>(CTA_OFFSET)
+            : (page_size_is_crta ? 1u : 2u);
 
     constexpr TensorAccessorArgs() : crta_offset_rt_(0) {}
     constexpr explicit TensorAccessorArgs(uint32_t crta_offset) : crta_offset_rt_(crta_offset) {}
@@ -126,7 +130,7 @@ struct TensorAccessorArgs {
     }
     constexpr uint32_t next_common_runtime_args_offset() const { return crta_offset() + num_common_runtime_args(); }
 
- private:
+private:
     uint32_t crta_offset_rt_;
 };
 

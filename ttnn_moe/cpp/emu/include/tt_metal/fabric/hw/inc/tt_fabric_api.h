@@ -14,7 +14,8 @@
 namespace tt::tt_fabric {
 
 inline eth_chan_directions get_next_hop_router_direction(uint32_t dst_mesh_id, uint32_t dst_dev_id) {
-    return static_cast<eth_chan_directions>(ttnn_moe_emu::services->fabric->next_hop_direction(dst_mesh_id, dst_dev_id));
+    return static_cast<eth_chan_directions>(
+        ttnn_moe_emu::services->fabric->next_hop_direction(dst_mesh_id, dst_dev_id));
 }
 
 inline uint8_t get_router_direction(uint32_t eth_channel) {
@@ -22,8 +23,8 @@ inline uint8_t get_router_direction(uint32_t eth_channel) {
 }
 
 // 2D: the packet carries its destination; the router network finds the path.
-inline bool fabric_set_unicast_route(
-    volatile tt_l1_ptr HybridMeshPacketHeader* packet_header, uint16_t dst_dev_id, uint16_t dst_mesh_id) {
+inline bool fabric_set_unicast_route(volatile tt_l1_ptr HybridMeshPacketHeader* packet_header, uint16_t dst_dev_id,
+                                     uint16_t dst_mesh_id) {
     packet_header->dst_start_chip_id = dst_dev_id;
     packet_header->dst_start_mesh_id = dst_mesh_id;
     packet_header->mcast_params_64 = 0;

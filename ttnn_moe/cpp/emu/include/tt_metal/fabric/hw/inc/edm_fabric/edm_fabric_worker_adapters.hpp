@@ -18,7 +18,9 @@
 
 namespace tt::tt_fabric {
 
-constexpr uint8_t get_fabric_worker_noc() { return noc_index; }
+constexpr uint8_t get_fabric_worker_noc() {
+    return noc_index;
+}
 
 template <bool I_USE_STREAM_REG_FOR_CREDIT_RECEIVE, uint8_t EDM_NUM_BUFFER_SLOTS = 0, uint8_t VC_ID = 0>
 struct WorkerToFabricEdmSenderBase {
@@ -40,19 +42,29 @@ struct WorkerToFabricEdmSenderBase {
         return sender;
     }
 
-    template <bool SEND_CREDIT_ADDR = false, bool posted = false, uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
-    void open_start() { fabric()->open_start(connection); }
+    template <bool SEND_CREDIT_ADDR = false, bool posted = false,
+              uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
+    void open_start() {
+        fabric()->open_start(connection);
+    }
     template <bool posted = false, uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
-    void open_finish() { fabric()->open_finish(connection); }
-    template <bool SEND_CREDIT_ADDR = false, bool posted = false, uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
+    void open_finish() {
+        fabric()->open_finish(connection);
+    }
+    template <bool SEND_CREDIT_ADDR = false, bool posted = false,
+              uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
     void open() {
         open_start();
         open_finish();
     }
     template <bool posted = false, uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
-    void close_start() { fabric()->close_start(connection); }
+    void close_start() {
+        fabric()->close_start(connection);
+    }
     template <bool posted = false, uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
-    void close_finish() { fabric()->close_finish(connection); }
+    void close_finish() {
+        fabric()->close_finish(connection);
+    }
     template <bool posted = false, uint8_t WORKER_HANDSHAKE_NOC = get_fabric_worker_noc()>
     void close() {
         close_start();
@@ -61,35 +73,37 @@ struct WorkerToFabricEdmSenderBase {
 
     FORCE_INLINE uint32_t get_num_free_write_slots() const { return fabric()->free_slots(connection); }
     template <size_t num_slots = 1>
-    FORCE_INLINE bool edm_has_space_for_packet() const { return get_num_free_write_slots() >= num_slots; }
+    FORCE_INLINE bool edm_has_space_for_packet() const {
+        return get_num_free_write_slots() >= num_slots;
+    }
     FORCE_INLINE void wait_for_empty_write_slot() const { fabric()->wait_for_empty_write_slot(connection); }
 
     // The payload of the next packet (written behind the header slot on hardware).
     template <bool posted = false>
-    FORCE_INLINE void send_payload_without_header_non_blocking_from_address(
-        uint32_t source_address, size_t size_bytes, uint8_t noc = get_fabric_worker_noc()) {
+    FORCE_INLINE void send_payload_without_header_non_blocking_from_address(uint32_t source_address, size_t size_bytes,
+                                                                            uint8_t noc = get_fabric_worker_noc()) {
         fabric()->send_payload(connection, source_address, static_cast<uint32_t>(size_bytes));
     }
     // A header at source_address (size_bytes == sizeof(PACKET_HEADER_TYPE)), or a
     // header followed by its payload (size_bytes == header + payload): sends the packet.
     template <bool posted = false>
-    FORCE_INLINE void send_payload_flush_blocking_from_address(
-        uint32_t source_address, size_t size_bytes, uint8_t noc = get_fabric_worker_noc()) {
+    FORCE_INLINE void send_payload_flush_blocking_from_address(uint32_t source_address, size_t size_bytes,
+                                                               uint8_t noc = get_fabric_worker_noc()) {
         send_packet_from_address(source_address, size_bytes);
     }
     template <bool posted = false>
-    FORCE_INLINE void send_payload_flush_non_blocking_from_address(
-        uint32_t source_address, size_t size_bytes, uint8_t noc = get_fabric_worker_noc()) {
+    FORCE_INLINE void send_payload_flush_non_blocking_from_address(uint32_t source_address, size_t size_bytes,
+                                                                   uint8_t noc = get_fabric_worker_noc()) {
         send_packet_from_address(source_address, size_bytes);
     }
     template <bool posted = false>
-    FORCE_INLINE void send_payload_blocking_from_address(
-        uint32_t source_address, size_t size_bytes, uint8_t noc = get_fabric_worker_noc()) {
+    FORCE_INLINE void send_payload_blocking_from_address(uint32_t source_address, size_t size_bytes,
+                                                         uint8_t noc = get_fabric_worker_noc()) {
         send_packet_from_address(source_address, size_bytes);
     }
     template <bool posted = false>
-    FORCE_INLINE void send_payload_non_blocking_from_address(
-        uint32_t source_address, size_t size_bytes, uint8_t noc = get_fabric_worker_noc()) {
+    FORCE_INLINE void send_payload_non_blocking_from_address(uint32_t source_address, size_t size_bytes,
+                                                             uint8_t noc = get_fabric_worker_noc()) {
         send_packet_from_address(source_address, size_bytes);
     }
 

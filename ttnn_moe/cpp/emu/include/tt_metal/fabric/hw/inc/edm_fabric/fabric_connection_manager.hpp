@@ -10,7 +10,7 @@
 #include "edm_fabric_worker_adapters.hpp"
 
 class FabricConnectionManager final {
- public:
+public:
     enum BuildFromArgsMode : uint8_t { BUILD_ONLY, BUILD_AND_OPEN_CONNECTION, BUILD_AND_OPEN_CONNECTION_START_ONLY };
 
     template <BuildFromArgsMode build_mode = BuildFromArgsMode::BUILD_ONLY>
@@ -68,7 +68,7 @@ class FabricConnectionManager final {
         return backward_;
     }
 
- private:
+private:
     void open_start_each() {
         if (has_forward_) forward_.open_start();
         if (has_backward_) backward_.open_start();

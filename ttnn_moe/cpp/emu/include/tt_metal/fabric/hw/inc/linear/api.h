@@ -16,13 +16,11 @@ using namespace tt::tt_fabric::common::experimental;
 namespace tt::tt_fabric::linear::experimental {
 
 template <typename FabricSenderType>
-FORCE_INLINE void fabric_unicast_noc_unicast_write(
-    tt_l1_ptr FabricSenderType* client_interface,
-    volatile PACKET_HEADER_TYPE* packet_header,
-    uint32_t src_addr,
-    uint32_t size,
-    tt::tt_fabric::NocUnicastCommandHeader noc_unicast_command_header,
-    uint8_t num_hops) {
+FORCE_INLINE void fabric_unicast_noc_unicast_write(tt_l1_ptr FabricSenderType* client_interface,
+                                                   volatile PACKET_HEADER_TYPE* packet_header, uint32_t src_addr,
+                                                   uint32_t size,
+                                                   tt::tt_fabric::NocUnicastCommandHeader noc_unicast_command_header,
+                                                   uint8_t num_hops) {
     [[maybe_unused]] CheckFabricSenderType<FabricSenderType> check;
     packet_header->to_chip_unicast(num_hops);
     packet_header->to_noc_unicast_write(noc_unicast_command_header, size);
@@ -31,10 +29,8 @@ FORCE_INLINE void fabric_unicast_noc_unicast_write(
 
 template <typename FabricSenderType>
 FORCE_INLINE void fabric_unicast_noc_unicast_atomic_inc(
-    tt_l1_ptr FabricSenderType* client_interface,
-    volatile PACKET_HEADER_TYPE* packet_header,
-    tt::tt_fabric::NocUnicastAtomicIncCommandHeader noc_unicast_atomic_inc_command_header,
-    uint8_t num_hops) {
+    tt_l1_ptr FabricSenderType* client_interface, volatile PACKET_HEADER_TYPE* packet_header,
+    tt::tt_fabric::NocUnicastAtomicIncCommandHeader noc_unicast_atomic_inc_command_header, uint8_t num_hops) {
     [[maybe_unused]] CheckFabricSenderType<FabricSenderType> check;
     packet_header->to_chip_unicast(num_hops);
     packet_header->to_noc_unicast_atomic_inc(noc_unicast_atomic_inc_command_header);
@@ -43,11 +39,8 @@ FORCE_INLINE void fabric_unicast_noc_unicast_atomic_inc(
 
 template <typename FabricSenderType>
 FORCE_INLINE void fabric_unicast_noc_fused_unicast_with_atomic_inc(
-    tt_l1_ptr FabricSenderType* client_interface,
-    volatile PACKET_HEADER_TYPE* packet_header,
-    uint32_t src_addr,
-    uint32_t size,
-    tt::tt_fabric::NocUnicastAtomicIncFusedCommandHeader noc_fused_unicast_atomic_inc_command_header,
+    tt_l1_ptr FabricSenderType* client_interface, volatile PACKET_HEADER_TYPE* packet_header, uint32_t src_addr,
+    uint32_t size, tt::tt_fabric::NocUnicastAtomicIncFusedCommandHeader noc_fused_unicast_atomic_inc_command_header,
     uint8_t num_hops) {
     [[maybe_unused]] CheckFabricSenderType<FabricSenderType> check;
     packet_header->to_chip_unicast(num_hops);

@@ -16,14 +16,10 @@ using namespace tt::tt_fabric::common::experimental;
 namespace tt::tt_fabric::mesh::experimental {
 
 template <typename FabricSenderType, bool SetRoute = true>
-FORCE_INLINE void fabric_unicast_noc_unicast_write(
-    tt_l1_ptr FabricSenderType* client_interface,
-    volatile PACKET_HEADER_TYPE* packet_header,
-    uint8_t dst_dev_id,
-    uint16_t dst_mesh_id,
-    uint32_t src_addr,
-    uint32_t size,
-    tt::tt_fabric::NocUnicastCommandHeader noc_unicast_command_header) {
+FORCE_INLINE void fabric_unicast_noc_unicast_write(tt_l1_ptr FabricSenderType* client_interface,
+                                                   volatile PACKET_HEADER_TYPE* packet_header, uint8_t dst_dev_id,
+                                                   uint16_t dst_mesh_id, uint32_t src_addr, uint32_t size,
+                                                   tt::tt_fabric::NocUnicastCommandHeader noc_unicast_command_header) {
     [[maybe_unused]] CheckFabricSenderType<FabricSenderType> check;
     if constexpr (SetRoute) {
         fabric_set_unicast_route(packet_header, dst_dev_id, dst_mesh_id);
@@ -34,11 +30,8 @@ FORCE_INLINE void fabric_unicast_noc_unicast_write(
 
 template <typename FabricSenderType>
 FORCE_INLINE void fabric_unicast_noc_unicast_atomic_inc(
-    tt_l1_ptr FabricSenderType* client_interface,
-    volatile PACKET_HEADER_TYPE* packet_header,
-    uint8_t dst_dev_id,
-    uint16_t dst_mesh_id,
-    tt::tt_fabric::NocUnicastAtomicIncCommandHeader noc_unicast_atomic_inc_command_header) {
+    tt_l1_ptr FabricSenderType* client_interface, volatile PACKET_HEADER_TYPE* packet_header, uint8_t dst_dev_id,
+    uint16_t dst_mesh_id, tt::tt_fabric::NocUnicastAtomicIncCommandHeader noc_unicast_atomic_inc_command_header) {
     [[maybe_unused]] CheckFabricSenderType<FabricSenderType> check;
     fabric_set_unicast_route(packet_header, dst_dev_id, dst_mesh_id);
     packet_header->to_noc_unicast_atomic_inc(noc_unicast_atomic_inc_command_header);
@@ -47,12 +40,8 @@ FORCE_INLINE void fabric_unicast_noc_unicast_atomic_inc(
 
 template <typename FabricSenderType, bool SetRoute = true>
 FORCE_INLINE void fabric_unicast_noc_fused_unicast_with_atomic_inc(
-    tt_l1_ptr FabricSenderType* client_interface,
-    volatile PACKET_HEADER_TYPE* packet_header,
-    uint8_t dst_dev_id,
-    uint16_t dst_mesh_id,
-    uint32_t src_addr,
-    uint32_t size,
+    tt_l1_ptr FabricSenderType* client_interface, volatile PACKET_HEADER_TYPE* packet_header, uint8_t dst_dev_id,
+    uint16_t dst_mesh_id, uint32_t src_addr, uint32_t size,
     tt::tt_fabric::NocUnicastAtomicIncFusedCommandHeader noc_fused_unicast_atomic_inc_command_header) {
     [[maybe_unused]] CheckFabricSenderType<FabricSenderType> check;
     if constexpr (SetRoute) {
