@@ -39,3 +39,7 @@ echo "[setup] building ttnn_moe._C and the test-only numerics extension (increme
 "$PY" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps \
     --config-settings=cmake.define.TTNN_MOE_TESTING=ON -e "$ROOT"
 "$PY" -c "import ttnn_moe, ttnn_moe._C; print('[setup] ttnn_moe ready:', ttnn_moe._C.__file__)"
+
+# The real ttnn 0.81.1 runtime (Python 3.12 / 3.10, mock devices) for tests/test_real_ttnn.py:
+# created once in the cache, the extension rebuilt for it when the sources change.
+"$PY" -m tools.real_ttnn.env

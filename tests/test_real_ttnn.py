@@ -1,0 +1,112 @@
+"""The ops through the real ttnn 0.81.1 runtime on mock Wormhole and Blackhole devices.
+
+Each case runs in its own subprocess of the real-ttnn environment (tools/real_ttnn/env.py: Python
+3.12 or 3.10, no torch) with a timeout, and ends in one verdict: reached the kernel compile (every
+host-side check tt-metal makes passed), rejected by ttnn (its message), crash, or hang. The kernel
+compiler there is a stand-in that records each compile command, so the test also sees which
+kernels reached the compile: every kernel of the op must. Nothing here runs on silicon.
+"""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools.real_ttnn.env import NoInterpreter, ensure_env
+
+ROOT = Path(__file__).resolve().parents[1]
+CLUSTERS = ROOT / "tests" / "data" / "mock_clusters"
+RUN_CASE = ROOT / "tools" / "real_ttnn" / "run_case.py"
+CASE_TIMEOUT_S = 240
+
+# DeepSeek-V3: H = 7168, I = 2048, K = 8; decode T = 32 and prefill T = 512 tokens per device.
+CASES = {
+    "prepare_decode": {"op": "prepare_moe_routing_tensors", "T": 32, "K": 8, "E": 8},
+    "prepare_prefill": {"op": "prepare_moe_routing_tensors", "T": 512, "K": 8, "E": 8},
+    "scatter_decode": {"op": "scatter_moe_input", "T": 32, "H": 7168, "E": 8},
+    "moe_bmm_padded_bf16": {"op": "moe_bmm", "E": 8, "T": 32, "H": 7168, "N": 2048, "w_dtype": "bfloat16"},
+    "moe_bmm_grouped_bfp8_decode": {"op": "moe_bmm", "E": 8, "M": 256, "H": 7168, "N": 2048, "w_dtype": "bfloat8_b"},
+    "moe_bmm_grouped_bfp8_prefill": {"op": "moe_bmm", "E": 8, "M": 2048, "H": 2048, "N": 7168, "w_dtype": "bfloat8_b"},
+    "local_reduce_padded": {"op": "local_reduce_moe_output", "E": 8, "T": 32, "H": 7168},
+    "local_reduce_grouped": {"op": "local_reduce_moe_output", "E": 8, "M": 512, "H": 7168, "K": 8},
+}
+DEVICES = {"n150": "wormhole_n150.yaml", "p150": "blackhole_p150.yaml"}
+
+
+@pytest.fixture(scope="module")
+def env_python():
+    try:
+        return ensure_env(log=lambda message: None)
+    except NoInterpreter as missing:
+        pytest.fail(f"the real-runtime checks did not run: {missing}")
+
+
+def kernels_of(op: str) -> set[str]:
+    """The op's kernel files, by name: the ones its program must compile."""
+    return {p.stem for p in (ROOT / "ttnn_moe" / "kernels" / op).rglob("*.cpp")}
+
+
+def run_case(env_python: Path, case: dict, cluster: str, tmp_path: Path) -> tuple[dict, set[str]]:
+    log = tmp_path / "compile.log"
+    env = dict(
+        os.environ,
+        TT_METAL_MOCK_CLUSTER_DESC_PATH=str(CLUSTERS / cluster),
+        TTNN_MOE_COMPILE_LOG=str(log),
+        TT_METAL_CACHE=str(tmp_path / "tt-metal-cache"),
+        TTNN_MOE_NO_ATTACH="0",
+    )
+    try:
+        done = subprocess.run(
+            [str(env_python), str(RUN_CASE), json.dumps(case)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CASE_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"hang: {case} on {cluster} did not finish in {CASE_TIMEOUT_S} s")
+    lines = [line for line in done.stdout.splitlines() if line.startswith("VERDICT ")]
+    if done.returncode != 0 or not lines:
+        pytest.fail(f"crash: {case} on {cluster} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    compiled = set(re.findall(r'-DFULL_KERNEL_NAME="([^/"]+)/', log.read_text() if log.exists() else ""))
+    return json.loads(lines[-1][len("VERDICT ") :]), compiled
+
+
+@pytest.mark.parametrize("device", sorted(DEVICES))
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_reaches_the_kernel_compile_on_the_real_runtime(env_python, tmp_path, name, device):
+    case = CASES[name]
+    verdict, compiled = run_case(env_python, case, DEVICES[device], tmp_path)
+    assert verdict["verdict"] == "compile", f"{name} on {device}: {verdict['verdict']}: {verdict['message']}"
+    assert verdict["arch"] == {"n150": "Arch.WORMHOLE_B0", "p150": "Arch.BLACKHOLE"}[device]
+    missing = kernels_of(case["op"]) - compiled
+    assert not missing, f"{name} on {device}: kernels that never reached the compile: {sorted(missing)}"
+
+
+def test_ops_and_hardware_adapter_import_without_torch(env_python, tmp_path):
+    probe = (
+        "import sys, ttnn, ttnn_moe, ttnn_moe.hardware\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "assert ttnn.moe_bmm is ttnn_moe.moe_bmm\n"
+        "assert ttnn.all_to_all_dispatch_dense is ttnn_moe.all_to_all_dispatch_dense\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([str(env_python), "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+    torch_present = subprocess.run([str(env_python), "-c", "import torch"], capture_output=True, timeout=120)
+    assert torch_present.returncode != 0, "the real-ttnn environment must not have torch"
+
+
+def test_a_program_the_runtime_rejects_is_reported_with_its_message(env_python, tmp_path):
+    """Our validation runs first: an expert_mapping for 2 devices on a single device names both."""
+    case = {"op": "prepare_moe_routing_tensors", "T": 32, "K": 8, "E": 8, "D": 2}
+    verdict, compiled = run_case(env_python, case, DEVICES["n150"], tmp_path)
+    assert verdict["verdict"] == "rejected" and not compiled
+    assert (
+        "prepare_moe_routing_tensors: expert_mapping (1, 1, 8, 2) covers 2 devices, the 1x1 mesh has 1"
+        in (verdict["message"])
+    )
