@@ -7,6 +7,7 @@ compiler there is a stand-in that records each compile command, so the test also
 kernels reached the compile: every kernel of the op must. Nothing here runs on silicon.
 """
 
+import ast
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from tools.real_ttnn.env import NoInterpreter, ensure_env
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTERS = ROOT / "tests" / "data" / "mock_clusters"
 RUN_CASE = ROOT / "tools" / "real_ttnn" / "run_case.py"
+CHECK_API = ROOT / "tools" / "real_ttnn" / "check_api.py"
 CASE_TIMEOUT_S = 240
 
 # DeepSeek-V3: H = 7168, I = 2048, K = 8; decode T = 32 and prefill T = 512 tokens per device.
@@ -110,3 +112,36 @@ def test_a_program_the_runtime_rejects_is_reported_with_its_message(env_python, 
         "prepare_moe_routing_tensors: expert_mapping (1, 1, 8, 2) covers 2 devices, the 1x1 mesh has 1"
         in (verdict["message"])
     )
+
+
+def model_ttnn_calls() -> dict[str, set[str]]:
+    """Every `ttnn.<function>(..., keyword=...)` call in the model, with its keywords."""
+    calls: dict[str, set[str]] = {}
+    for path in (ROOT / "models").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            function = getattr(node, "func", None)
+            if isinstance(node, ast.Call) and isinstance(function, ast.Attribute):
+                if isinstance(function.value, ast.Name) and function.value.id == "ttnn":
+                    calls.setdefault(function.attr, set()).update(k.arg for k in node.keywords if k.arg)
+    return calls
+
+
+def test_the_model_calls_only_functions_and_keywords_of_the_real_ttnn(env_python, tmp_path):
+    calls = model_ttnn_calls()
+    assert {"all_gather", "reduce_scatter", "from_torch", "matmul"} <= set(calls), "the model's calls were not found"
+    table = json.dumps({name: sorted(keywords) for name, keywords in calls.items()})
+    done = subprocess.run(
+        [str(env_python), str(CHECK_API), table], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("API ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    assert json.loads(lines[-1][len("API ") :]) == []
+
+
+def test_the_api_check_finds_a_missing_function_and_a_wrong_keyword(env_python, tmp_path):
+    table = json.dumps({"all_gather": ["dim", "cluster_axes"], "moe_gate_fused": []})
+    done = subprocess.run(
+        [str(env_python), str(CHECK_API), table], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    problems = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("API "))[4:])
+    assert problems == ["ttnn.all_gather takes no keyword 'cluster_axes'", "ttnn.moe_gate_fused does not exist"]

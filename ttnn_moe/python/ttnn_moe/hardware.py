@@ -1,9 +1,9 @@
 """Hardware adapter: our program descriptions as `ttnn.ProgramDescriptor` for `ttnn.generic_op`.
 
-NOT EXECUTABLE HERE: there is no Tenstorrent hardware in this project's CI and
-this module has never been tested on hardware. What is tested is the
-conversion itself, against a test double of ttnn's descriptor classes with the
-field names of ttnn 0.81.1 (tests/test_hardware_adapter.py).
+Never run on silicon: there is no Tenstorrent hardware in this project's CI. What is
+tested is the conversion against a test double of ttnn's descriptor classes
+(tests/test_hardware_adapter.py) and, for the single-device ops, the real ttnn 0.81.1
+runtime on mock devices up to the kernel compile (tests/test_real_ttnn.py).
 
 The real `ttnn` module is passed in (never imported here), so this file loads
 on machines without ttnn. `HardwareTarget(ttnn)` plugs ttnn tensors into the
