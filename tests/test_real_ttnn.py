@@ -36,6 +36,14 @@ CASES = {
     "local_reduce_grouped": {"op": "local_reduce_moe_output", "E": 8, "M": 512, "H": 7168, "K": 8},
 }
 DEVICES = {"n150": "wormhole_n150.yaml", "p150": "blackhole_p150.yaml"}
+# The fabric ops on a Wormhole n300 (two chips, a 1x2 mesh) with FABRIC_1D: decode (32 tokens
+# per device) and prefill (512), H = 7168, K = 8.
+N300 = {"mesh": [1, 2], "fabric": "FABRIC_1D", "axis": 1, "D": 2, "H": 7168, "K": 8, "E": 16, "S": 1}
+FABRIC_CASES = {
+    "dispatch_decode": {**N300, "op": "all_to_all_dispatch_dense", "B": 32},
+    "dispatch_prefill": {**N300, "op": "all_to_all_dispatch_dense", "B": 512},
+    "combine_decode": {**N300, "op": "all_to_all_combine_dense", "B": 32, "capacity": 768},
+}
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +95,15 @@ def test_op_reaches_the_kernel_compile_on_the_real_runtime(env_python, tmp_path,
     assert verdict["arch"] == {"n150": "Arch.WORMHOLE_B0", "p150": "Arch.BLACKHOLE"}[device]
     missing = kernels_of(case["op"]) - compiled
     assert not missing, f"{name} on {device}: kernels that never reached the compile: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("name", sorted(FABRIC_CASES))
+def test_fabric_op_reaches_the_kernel_compile_on_a_mock_n300(env_python, tmp_path, name):
+    case = FABRIC_CASES[name]
+    verdict, compiled = run_case(env_python, case, "wormhole_n300.yaml", tmp_path)
+    assert verdict["verdict"] == "compile", f"{name} on n300: {verdict['verdict']}: {verdict['message']}"
+    missing = kernels_of(case["op"]) - compiled
+    assert not missing, f"{name} on n300: kernels that never reached the compile: {sorted(missing)}"
 
 
 def test_ops_and_hardware_adapter_import_without_torch(env_python, tmp_path):

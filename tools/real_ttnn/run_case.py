@@ -5,8 +5,9 @@ Runs inside the real-ttnn environment (tools/real_ttnn/env.py), without torch, a
     python run_case.py '{"op": "moe_bmm", "E": 8, "T": 64, ...}'
 
 with TT_METAL_MOCK_CLUSTER_DESC_PATH naming the mock cluster and TTNN_MOE_COMPILE_LOG the file the
-compiler stand-in appends each compile command to. The op is called the way the model calls it,
-`ttnn.<op>(...)` after ttnn_moe attached itself to the real module, on tensors allocated with
+compiler stand-in appends each compile command to. A case with "mesh" opens that mesh with the
+given tt-fabric configuration (the fabric ops' connections are set up by the real runtime).
+The op is called the way the model calls it, `ttnn.<op>(...)` after ttnn_moe attached itself to the real module, on tensors allocated with
 `ttnn.allocate_tensor_on_device`. Verdicts: "compile" (the program passed every host-side check
 and reached the kernel compile), "rejected" (ttnn or our validation raised: the message says why),
 "ran" (no compile happened: nothing checked the kernels).
@@ -17,7 +18,7 @@ import sys
 
 import ttnn
 
-import ttnn_moe  # noqa: F401  (attaches the ops to ttnn)
+import ttnn_moe  # attaches the ops to ttnn
 
 STAND_IN_MARK = "compiler stand-in: kernel compile reached"
 DTYPES = {"bfloat16": ttnn.bfloat16, "bfloat8_b": ttnn.bfloat8_b, "uint32": ttnn.uint32, "int32": ttnn.int32}
@@ -72,13 +73,42 @@ def run(case: dict, device) -> None:
                 num_out_rows=case["T"],
                 strict=False,
             )
+    elif op == "all_to_all_dispatch_dense":
+        B, S, H, K, E = case["B"], case["S"], case["H"], case["K"], case["E"]
+        ttnn.all_to_all_dispatch_dense(
+            alloc([B, S, 1, H], "bfloat16"),
+            alloc([B, S, 1, K], "uint32"),
+            alloc([B, S, 1, K], "bfloat16"),
+            alloc([1, 1, E, case["D"]], "int32"),
+            cluster_axis=case["axis"],
+            strict=False,
+        )
+    elif op == "all_to_all_combine_dense":
+        # The handle a dispatch of B x S tokens with this capacity hands over.
+        handle = ttnn_moe.DispatchHandle(
+            slot_source=alloc([case["capacity"], 2], "uint32"),
+            num_slots=alloc([1], "uint32"),
+            dispatch_status=alloc([1, 8], "uint32"),
+            cluster_axis=case["axis"],
+            batch=case["B"],
+            seq=case["S"],
+            unit_dim=True,
+            capacity=case["capacity"],
+            num_links=1,
+            topology=None,
+        )
+        ttnn.all_to_all_combine_dense(alloc([case["capacity"], case["H"]], "bfloat16"), handle, strict=False)
     else:
         raise ValueError(f"unknown op {op!r}")
 
 
 def main() -> None:
     case = json.loads(sys.argv[1])
-    device = ttnn.open_device(device_id=0)
+    if "mesh" in case:  # a mesh with tt-fabric, as the fabric ops need
+        ttnn.set_fabric_config(getattr(ttnn.FabricConfig, case["fabric"]))
+        device = ttnn.open_mesh_device(ttnn.MeshShape(*case["mesh"]))
+    else:
+        device = ttnn.open_device(device_id=0)
     try:
         run(case, device)
         verdict = {"verdict": "ran", "message": "the op returned without compiling a kernel"}
@@ -87,8 +117,9 @@ def main() -> None:
         kind = "compile" if STAND_IN_MARK in message else "rejected"
         verdict = {"verdict": kind, "message": message[:4000]}
     finally:
-        ttnn.close_device(device)
-    verdict["arch"] = str(device.arch())
+        arch = str(device.arch())
+        (ttnn.close_mesh_device if "mesh" in case else ttnn.close_device)(device)
+    verdict["arch"] = arch
     print("VERDICT " + json.dumps(verdict), flush=True)
 
 
