@@ -8,9 +8,10 @@ with TT_METAL_MOCK_CLUSTER_DESC_PATH naming the mock cluster and TTNN_MOE_COMPIL
 compiler stand-in appends each compile command to. A case with "mesh" opens that mesh with the
 given tt-fabric configuration (the fabric ops' connections are set up by the real runtime).
 The op is called the way the model calls it, `ttnn.<op>(...)` after ttnn_moe attached itself
-to the real module, on tensors allocated with `ttnn.allocate_tensor_on_device`. Verdicts: "compile" (the program passed every host-side check
-and reached the kernel compile), "rejected" (ttnn or our validation raised: the message says why),
-"ran" (no compile happened: nothing checked the kernels).
+to the real module, on tensors allocated with `ttnn.allocate_tensor_on_device`. Verdicts:
+"compile" (the program passed every host-side check and reached the kernel compile), "rejected"
+(ttnn or our validation raised: the message says why), "ran" (no compile happened: nothing
+checked the kernels).
 """
 
 import json
