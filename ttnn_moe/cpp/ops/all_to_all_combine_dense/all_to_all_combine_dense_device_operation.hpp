@@ -53,32 +53,9 @@ CachedProgram create_program(const std::vector<program::TensorArg>& io, const st
                              program::CoreCoord grid, const Attributes& attrs, program::MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids);
 
-// The device operation (device_operation.hpp): one program per device, whose worker on
-// core (0, 0) connects to its line neighbors over tt-fabric. The mesh geometry and the
-// packet payload come from the mesh context.
-struct Operation {
+// The device operation (device_operation.hpp): a fabric line op.
+struct Operation : LineOperation<Attributes, &output_specs, &create_program> {
     static constexpr const char* name = "all_to_all_combine_dense";
-    static constexpr Placement placement = Placement::kPerDevice;
-    using Attributes = combine_dense::Attributes;
-    static Attributes with_context(Attributes attributes, const MeshContext& context) {
-        attributes.mesh.rows = context.rows;
-        attributes.mesh.cols = context.cols;
-        attributes.mesh.topology = context.topology;
-        attributes.max_packet_payload = context.max_packet_payload;
-        return attributes;
-    }
-    static std::vector<program::TensorArg> output_specs(const Attributes& attributes,
-                                                        const std::vector<program::TensorArg>& inputs) {
-        return combine_dense::output_specs(inputs, attributes);
-    }
-    static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
-                                        const MeshContext& context, program::MeshCoordinate device) {
-        return combine_dense::create_program(io, context.kernels_root, context.grid, attributes, device,
-                                             context.fabric_node_ids);
-    }
-    static std::optional<FabricWorker> fabric_worker(const Attributes& attributes) {
-        return FabricWorker{0, {0, 0}, attributes.num_links, attributes.mesh};
-    }
 };
 
 }  // namespace ttnn_moe::ops::combine_dense

@@ -75,6 +75,35 @@ struct FabricWorker {
     MeshGeometry line;  // the dispatch line whose neighbors the worker connects to
 };
 
+// The device operation of a fabric line op (dispatch, combine): one program per device, whose
+// worker on core (0, 0) connects to its line neighbors over tt-fabric. The op's Attributes hold
+// `mesh` (MeshGeometry; its shape and topology come from the mesh context), `max_packet_payload`
+// (from the context) and `num_links`; the op derives from this and names itself:
+//   struct Operation : LineOperation<Attributes, &output_specs, &create_program> { name = ...; };
+template <class AttributesT, auto OutputSpecs, auto CreateProgram>
+struct LineOperation {
+    static constexpr Placement placement = Placement::kPerDevice;
+    using Attributes = AttributesT;
+    static Attributes with_context(Attributes attributes, const MeshContext& context) {
+        attributes.mesh.rows = context.rows;
+        attributes.mesh.cols = context.cols;
+        attributes.mesh.topology = context.topology;
+        attributes.max_packet_payload = context.max_packet_payload;
+        return attributes;
+    }
+    static std::vector<program::TensorArg> output_specs(const Attributes& attributes,
+                                                        const std::vector<program::TensorArg>& inputs) {
+        return OutputSpecs(inputs, attributes);
+    }
+    static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
+                                        const MeshContext& context, program::MeshCoordinate device) {
+        return CreateProgram(io, context.kernels_root, context.grid, attributes, device, context.fabric_node_ids);
+    }
+    static std::optional<FabricWorker> fabric_worker(const Attributes& attributes) {
+        return FabricWorker{0, {0, 0}, attributes.num_links, attributes.mesh};
+    }
+};
+
 // A cached mesh program: each device range's program with its address slots.
 struct CachedMeshProgram {
     std::vector<program::MeshCoordinateRange> ranges;
