@@ -162,3 +162,29 @@ def test_the_api_check_finds_a_missing_function_and_a_wrong_keyword(env_python, 
     )
     problems = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("API "))[4:])
     assert problems == ["ttnn.all_gather takes no keyword 'cluster_axes'", "ttnn.moe_gate_fused does not exist"]
+
+
+def test_the_installed_kernels_find_the_project_headers_they_include(env_python, tmp_path):
+    """The kernels the runtime compiles are the wheel's copies: every header they include by a path
+    relative to themselves (shared headers, kernels/common) must be installed beside them."""
+    probe = (
+        "import pathlib, re, ttnn_moe.paths as paths\n"
+        "root = paths.kernels_dir()\n"
+        "assert 'site-packages' in str(root), root\n"
+        "missing, checked = [], 0\n"
+        "for source in sorted(root.rglob('*')):\n"
+        "    if source.suffix not in ('.cpp', '.hpp', '.h'):\n"
+        "        continue\n"
+        '    for name in re.findall(r\'#include "([^"]+)"\', source.read_text()):\n'
+        "        target = (source.parent / name).resolve()\n"
+        "        if name.startswith('.') or target.exists():\n"
+        "            checked += 1\n"
+        "            if not target.exists():\n"
+        "                missing.append(f'{source.relative_to(root)}: {name}')\n"
+        "print('INCLUDES', checked, missing)\n"
+    )
+    done = subprocess.run([str(env_python), "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    line = next((line for line in done.stdout.splitlines() if line.startswith("INCLUDES ")), None)
+    assert done.returncode == 0 and line, done.stderr[-3000:]
+    checked, missing = line.split(" ", 2)[1:]
+    assert int(checked) > 20 and missing == "[]", line
