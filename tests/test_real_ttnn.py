@@ -36,13 +36,30 @@ CASES = {
     "local_reduce_grouped": {"op": "local_reduce_moe_output", "E": 8, "M": 512, "H": 7168, "K": 8},
 }
 DEVICES = {"n150": "wormhole_n150.yaml", "p150": "blackhole_p150.yaml"}
-# The fabric ops on a Wormhole n300 (two chips, a 1x2 mesh) with FABRIC_1D: decode (32 tokens
-# per device) and prefill (512), H = 7168, K = 8.
-N300 = {"mesh": [1, 2], "fabric": "FABRIC_1D", "axis": 1, "D": 2, "H": 7168, "K": 8, "E": 16, "S": 1}
+# The fabric ops with FABRIC_1D on a Wormhole n300 (two chips, a 1x2 mesh) and a T3K (eight chips,
+# a 1x8 line and a 2x4 mesh): decode (32 tokens per device) and prefill (512), H = 7168, K = 8.
+N300 = {"cluster": "wormhole_n300.yaml", "mesh": [1, 2], "fabric": "FABRIC_1D", "axis": 1, "D": 2, "E": 16}
+T3K_LINE = {"cluster": "wormhole_t3k.yaml", "mesh": [1, 8], "fabric": "FABRIC_1D", "axis": 1, "D": 8, "E": 256}
+T3K_2X4 = {"cluster": "wormhole_t3k.yaml", "mesh": [2, 4], "fabric": "FABRIC_1D", "axis": 0, "D": 8, "E": 256}
+DISPATCH, COMBINE = {"op": "all_to_all_dispatch_dense", "H": 7168, "K": 8, "S": 1}, {"op": "all_to_all_combine_dense"}
 FABRIC_CASES = {
-    "dispatch_decode": {**N300, "op": "all_to_all_dispatch_dense", "B": 32},
-    "dispatch_prefill": {**N300, "op": "all_to_all_dispatch_dense", "B": 512},
-    "combine_decode": {**N300, "op": "all_to_all_combine_dense", "B": 32, "capacity": 768},
+    "n300_dispatch_decode": {**N300, **DISPATCH, "B": 32},
+    "n300_dispatch_prefill": {**N300, **DISPATCH, "B": 512},
+    "n300_combine_decode": {**N300, **COMBINE, "B": 32, "S": 1, "H": 7168, "capacity": 768},
+    "t3k_1x8_dispatch_decode": {**T3K_LINE, **DISPATCH, "B": 32},
+    "t3k_1x8_combine_decode": {**T3K_LINE, **COMBINE, "B": 32, "S": 1, "H": 7168, "capacity": 2048},
+    "t3k_2x4_dispatch_decode": {**T3K_2X4, **DISPATCH, "B": 32},
+    "t3k_2x4_fabric_2d_dispatch_decode": {**T3K_2X4, **DISPATCH, "B": 32, "fabric": "FABRIC_2D", "topology": "Mesh"},
+    "t3k_2x4_fabric_2d_combine_decode": {
+        **T3K_2X4,
+        **COMBINE,
+        "B": 32,
+        "S": 1,
+        "H": 7168,
+        "capacity": 512,
+        "fabric": "FABRIC_2D",
+        "topology": "Mesh",
+    },
 }
 
 
@@ -98,12 +115,12 @@ def test_op_reaches_the_kernel_compile_on_the_real_runtime(env_python, tmp_path,
 
 
 @pytest.mark.parametrize("name", sorted(FABRIC_CASES))
-def test_fabric_op_reaches_the_kernel_compile_on_a_mock_n300(env_python, tmp_path, name):
+def test_fabric_op_reaches_the_kernel_compile_on_a_mock_mesh(env_python, tmp_path, name):
     case = FABRIC_CASES[name]
-    verdict, compiled = run_case(env_python, case, "wormhole_n300.yaml", tmp_path)
-    assert verdict["verdict"] == "compile", f"{name} on n300: {verdict['verdict']}: {verdict['message']}"
+    verdict, compiled = run_case(env_python, case, case["cluster"], tmp_path)
+    assert verdict["verdict"] == "compile", f"{name}: {verdict['verdict']}: {verdict['message']}"
     missing = kernels_of(case["op"]) - compiled
-    assert not missing, f"{name} on n300: kernels that never reached the compile: {sorted(missing)}"
+    assert not missing, f"{name}: kernels that never reached the compile: {sorted(missing)}"
 
 
 def test_ops_and_hardware_adapter_import_without_torch(env_python, tmp_path):
