@@ -5,6 +5,10 @@ Tensix emulator, with the emulator's host built-ins around them.
 """
 
 import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -256,3 +260,35 @@ def test_bad_construction_and_input_raise(weights):
             TtMoE(weights, CONFIG, odd_mesh)
     finally:
         emu.close_mesh_device(odd_mesh)
+
+
+@pytest.mark.parametrize(
+    "backend, message",
+    [
+        ("hardware", "TTNN_MOE_BACKEND=hardware needs the real ttnn 0.81.1 (Python 3.10 or 3.12)"),
+        ("gpu", "TTNN_MOE_BACKEND must be one of ('emulator', 'hardware'), got 'gpu'"),
+    ],
+)
+def test_the_model_backend_is_chosen_in_one_place(backend, message):
+    """The model's ttnn is the emulator by default; asking for hardware where the real ttnn cannot be
+    imported (this interpreter has no wheel of it) says so."""
+    probe = "import models.deepseek_v3.tt.ttnn_api as api; print(api.BACKEND, api.ttnn.__name__)"
+    root = Path(__file__).resolve().parents[1]
+    default = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "TTNN_MOE_BACKEND"},
+    )
+    assert default.returncode == 0 and default.stdout.split() == ["emulator", "ttnn_moe.emu"], default.stderr[-2000:]
+    chosen = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, TTNN_MOE_BACKEND=backend),
+    )
+    assert chosen.returncode != 0 and message in chosen.stderr, chosen.stderr[-2000:]

@@ -2,10 +2,36 @@
 
 Every model file imports `ttnn` (the tensor API: tensors, mesh mappers, collectives, matmul,
 eltwise ops) and `ttnn_moe` (our MoE ops) from here, so the backend they run on is chosen in
-one place. Today that is the Tensix emulator's module, which has ttnn's API.
+one place, by $TTNN_MOE_BACKEND when the model is first imported:
+- `emulator` (default): the Tensix emulator's module, which has ttnn's API;
+- `hardware`: the real `ttnn` (0.81.1, Python 3.10 / 3.12), with the MoE ops attached as
+  `ttnn.<op>`. Never run on silicon in this project's CI.
 """
 
-import ttnn_moe
-from ttnn_moe import emu as ttnn
+import os
 
-__all__ = ["ttnn", "ttnn_moe"]
+import ttnn_moe
+
+BACKENDS = ("emulator", "hardware")
+
+
+def _resolve(backend: str):
+    if backend == "emulator":
+        from ttnn_moe import emu  # noqa: PLC0415
+
+        return emu
+    if backend == "hardware":
+        try:
+            import ttnn as real  # noqa: PLC0415
+        except ImportError as missing:
+            raise RuntimeError(
+                f"TTNN_MOE_BACKEND=hardware needs the real ttnn 0.81.1 (Python 3.10 or 3.12): {missing}"
+            ) from missing
+        return ttnn_moe.attach(real)
+    raise ValueError(f"TTNN_MOE_BACKEND must be one of {BACKENDS}, got {backend!r}")
+
+
+BACKEND = os.environ.get("TTNN_MOE_BACKEND", "emulator")
+ttnn = _resolve(BACKEND)
+
+__all__ = ["BACKEND", "ttnn", "ttnn_moe"]
