@@ -178,6 +178,7 @@ def test_the_observer_sees_every_stage_in_flow_order(weights):
         "dispatch.num_slots",
         "experts.w1",
         "experts.w3",
+        "experts.swiglu",
         "experts.w2",
         "local_reduce",
         "combine",

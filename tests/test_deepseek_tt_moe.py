@@ -182,6 +182,7 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
     assert shapes["all_gather"] == ((B, H), emu.TILE_LAYOUT)
     assert shapes["gate.topk_indices"] == ((B, 1, K), emu.ROW_MAJOR_LAYOUT)
     assert shapes["dispatch.num_routed_tokens"] == ((E_l, 1), emu.ROW_MAJOR_LAYOUT)
+    assert shapes["experts.swiglu"] == ((capacity, CONFIG.moe_intermediate_size), emu.TILE_LAYOUT)
     assert shapes["experts.w2"] == ((capacity, H), emu.TILE_LAYOUT)
     assert shapes["local_reduce"] == ((capacity, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["combine"] == ((B, 1, H), emu.ROW_MAJOR_LAYOUT)

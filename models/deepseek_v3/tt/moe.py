@@ -119,6 +119,7 @@ class TtMoE:
         notify("experts.w1", gate_out)
         notify("experts.w3", up_out)
         hidden = ttnn.mul(ttnn.silu(gate_out), up_out)  # (cap, I) [ttnn ops]
+        notify("experts.swiglu", hidden)
         expert_out = ttnn_moe.moe_bmm(hidden, w.experts_w2, counts, expert_offsets=offsets, strict=False)  # (cap, H)
         for intermediate in (tokens, gate_out, up_out, hidden):
             ttnn.deallocate(intermediate)
