@@ -1,11 +1,19 @@
-"""TtMoE's mesh flow stage by stage: every op's output, observed in a forward pass, against that op's
-torch golden computed from the previous stage's observed tensors (so a wrong stage is named, not just
-a wrong layer), and the layer's output against the single-device fp32 reference."""
+"""TtMoE's mesh flow stage by stage.
+
+A forward pass hands every stage's mesh tensor to its `observer`. Each stage is checked against its
+own torch golden (`ttnn_moe.golden`, or the reference gate) computed from the tensors the previous
+stages were observed to hold, so a wrong op is named rather than only a wrong layer:
+- index and routing outputs (gate, dispatch) must be exact;
+- numeric outputs (moe_bmm, the SwiGLU between them, local reduce, combine, reduce-scatter) must
+  reach PCC 0.9999 and stay, element by element, within the error their bf16 roundings allow;
+- the layer's output must reach PCC 0.999 (the demo's bar) against the single-device fp32
+  `reference_moe`, given the routed experts' weights as the devices store them.
+"""
 
 import pytest
 import torch
 import torch.nn.functional as F
-from ttnn_moe.testing import assert_equal_exact, assert_pcc
+from ttnn_moe.testing import assert_equal_exact, assert_pcc, max_abs_error
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.reference import local_expert_weights, moe_gate, reference_moe
@@ -16,6 +24,10 @@ from ttnn_moe import emu, expert_mapping, golden
 CONFIG = DeepseekV3MoEConfig.mini()
 LAYER_PCC = 0.999
 STAGE_PCC = 0.9999
+# bf16 keeps 8 significant bits: rounding to bf16 moves a value by at most 2^-8 of its magnitude.
+BF16_UNIT_ROUNDOFF = 2.0**-8
+TILE = 32
+DISPATCH_AXIS, TP_AXIS = 0, 1
 
 
 @pytest.fixture(scope="module")
@@ -27,12 +39,28 @@ def bf16_tokens(count, seed):
     return torch.randn(count, CONFIG.hidden_size, generator=torch.Generator().manual_seed(seed)).bfloat16().float()
 
 
-def forward_with_stages(state_dict, mesh_shape, x, config=CONFIG):
+def words(t):
+    """uint32 words read back as int32 -> their unsigned values in int64."""
+    return t.to(torch.int64) & 0xFFFFFFFF
+
+
+def with_experts_as_stored(state_dict, expert_dtype):
+    """The state dict with every routed expert's weights as TtMoE stores them: transposed to moe_bmm's
+    (in, out) tiles in `expert_dtype` (bfloat8_b shares an exponent per 16 values), read back in fp32."""
+
+    def stored(w):  # nn.Linear (out, in)
+        device_layout = emu.from_torch(w.T.contiguous(), dtype=expert_dtype, layout=emu.TILE_LAYOUT)
+        return emu.to_torch(device_layout).float().T
+
+    return {name: stored(w) if name.startswith("experts.") else w for name, w in state_dict.items()}
+
+
+def forward_with_stages(state_dict, mesh_shape, x, expert_dtype=emu.bfloat16):
     """Runs TtMoE on an emulated mesh; returns (y (T, H), stage -> per-device torch tensors)."""
     mesh_device = emu.open_mesh_device(emu.MeshShape(*mesh_shape))
     stages = {}
     try:
-        moe = TtMoE(state_dict, config, mesh_device)
+        moe = TtMoE(state_dict, CONFIG, mesh_device, expert_dtype=expert_dtype)
         y = output_to_torch(
             moe(input_to_mesh(x, mesh_device), observer=lambda stage, t: stages.setdefault(stage, device_values(t)))
         )
@@ -41,39 +69,67 @@ def forward_with_stages(state_dict, mesh_shape, x, config=CONFIG):
     return y, stages
 
 
-def words(t):
-    return t.to(torch.int64) & 0xFFFFFFFF
+def assert_close(want, got, bound, name):
+    """PCC(want, got) >= STAGE_PCC and |got - want| <= bound, element by element."""
+    assert_pcc(want, got, STAGE_PCC, name)
+    excess = ((got.float() - want).abs() - bound).reshape(-1)
+    worst = int(excess.argmax())
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), want.shape))
+    assert excess[worst] <= 0, (
+        f"{name}: error {float(got.float().reshape(-1)[worst] - want.reshape(-1)[worst]):.4g} at {index} is over "
+        f"its bound {float(bound.reshape(-1)[worst]):.4g}; max abs error {max_abs_error(want, got):.4g}"
+    )
 
 
-def check_stages(state_dict, mesh_shape, x, config=CONFIG):
-    rows, cols = mesh_shape
-    num_devices, B, K = rows * cols, x.shape[0] // rows, config.num_experts_per_tok
-    y, seen = forward_with_stages(state_dict, mesh_shape, x, config)
+def moe_bmm_error_bound(x, w, counts, offsets):
+    """moe_bmm accumulates in a bf16 DST: after each 32-deep tile product the running sum is rounded
+    to bf16, which moves it by at most BF16_UNIT_ROUNDOFF of its size. The bound sums that over the
+    running sums x[:, :32k] @ w[:, :32k], k = 1 .. Kd/32, and doubles it for the products and
+    roundings within a tile and second-order terms."""
+    running_sums = (
+        golden.moe_bmm(x[:, : TILE * k], w[:, : TILE * k], counts, expert_offsets=offsets).abs()
+        for k in range(1, w.shape[1] // TILE + 1)
+    )
+    return 2 * BF16_UNIT_ROUNDOFF * sum(running_sums)
 
-    # all_gather: each device of a row holds the row's tokens in full.
-    gathered = golden.all_gather([t.bfloat16() for t in seen["input"]], mesh_shape, 1, 1)
-    for d in range(num_devices):
-        assert_equal_exact(gathered[d], seen["all_gather"][d], f"device {d} all_gather")
 
-    # gate: the reference gate on the row's tokens (indices exact; weights as bf16).
-    for d in range(num_devices):
+def sum_error_bound(sum_of_absolute_terms):
+    """Reductions (local reduce, combine, reduce-scatter) sum in fp32 and round each sum to bf16 once,
+    moving it by at most BF16_UNIT_ROUNDOFF of its size; the bound takes that of the sum of the
+    absolute terms and doubles it to leave room for the order of the fp32 additions."""
+    return 2 * BF16_UNIT_ROUNDOFF * sum_of_absolute_terms
+
+
+def check_all_gather(seen, mesh_shape):
+    """Every device of a row holds the row's tokens in full."""
+    gathered = golden.all_gather([t.bfloat16() for t in seen["input"]], mesh_shape, 1, TP_AXIS)
+    for d, want in enumerate(gathered):
+        assert_equal_exact(want, seen["all_gather"][d], f"device {d} all_gather")
+
+
+def check_gate(seen, state_dict, B):
+    """The reference gate on each device's gathered tokens: indices exact, weights as bf16."""
+    K = CONFIG.num_experts_per_tok
+    for d, x_full in enumerate(seen["all_gather"]):
         ids, gate_weights = moe_gate(
-            seen["all_gather"][d].float(), state_dict["gate.weight"], state_dict["gate.e_score_correction_bias"], config
+            x_full.float(), state_dict["gate.weight"], state_dict["gate.e_score_correction_bias"], CONFIG
         )
         assert_equal_exact(ids.to(torch.int32), words(seen["gate.topk_indices"][d]).reshape(B, K), f"device {d} ids")
         assert_equal_exact(gate_weights.bfloat16(), seen["gate.topk_weights"][d].reshape(B, K), f"device {d} weights")
 
-    # dispatch along axis 0 from the observed routing: every index and routing output exact.
-    mapping = expert_mapping(config.n_routed_experts, num_devices)
-    capacity = seen["dispatch.tokens"][0].shape[0]
+
+def check_dispatch(seen, mapping, mesh_shape, B):
+    """Dense dispatch down each column from the observed routing: every index and routing output
+    exact, and every token row inside an expert's block exact (rows past a block are padding)."""
+    K = CONFIG.num_experts_per_tok
     dispatched = golden.all_to_all_dispatch_dense(
         [t.bfloat16().reshape(B, 1, -1) for t in seen["all_gather"]],
         [words(t).to(torch.int32).reshape(B, 1, K) for t in seen["gate.topk_indices"]],
         [t.reshape(B, 1, K) for t in seen["gate.topk_weights"]],
         mapping,
         mesh_shape,
-        0,
-        capacity=capacity,
+        DISPATCH_AXIS,
+        capacity=seen["dispatch.tokens"][0].shape[0],
     )
     for d, want in enumerate(dispatched):
         for name in ("num_routed_tokens", "expert_offsets", "token_idx_map", "slot_source", "num_slots"):
@@ -85,81 +141,126 @@ def check_stages(state_dict, mesh_shape, x, config=CONFIG):
             f"device {d} dispatch.routed_token_weights",
         )
         for offset, count in zip(want.expert_offsets.reshape(-1).tolist(), want.num_routed_tokens.reshape(-1).tolist()):
-            rows_of_block = slice(offset, offset + count)
+            block = slice(offset, offset + count)
             assert_equal_exact(
-                want.tokens[rows_of_block],
-                seen["dispatch.tokens"][d][rows_of_block],
-                f"device {d} dispatch.tokens rows {rows_of_block}",
+                want.tokens[block], seen["dispatch.tokens"][d][block], f"device {d} dispatch.tokens rows {block}"
             )
 
-    # experts, local reduce: per device, from the observed inputs of each op.
-    owner = mapping[0, 0].argmax(dim=1)
-    for d in range(num_devices):
-        w1, w3, w2 = (w.bfloat16() for w in local_expert_weights(state_dict, (owner == d).nonzero()[:, 0].tolist()))
-        counts = words(seen["dispatch.num_routed_tokens"][d]).to(torch.int32)
-        offsets = words(seen["dispatch.expert_offsets"][d]).to(torch.int32)
-        active = torch.zeros(capacity, dtype=torch.bool)
+
+def check_experts_and_local_reduce(seen, stored_state, mapping):
+    """Per device, from the observed inputs of each op: the three grouped moe_bmm calls, the SwiGLU
+    between them and the local reduce."""
+    owner = mapping[0, 0].argmax(dim=1)  # (E,) owning device of each expert
+    capacity = seen["dispatch.tokens"][0].shape[0]
+    for d in range(len(seen["dispatch.tokens"])):
+        w1, w3, w2 = local_expert_weights(stored_state, (owner == d).nonzero()[:, 0].tolist())  # (E_l, Kd, N)
+        counts = words(seen["dispatch.num_routed_tokens"][d]).to(torch.int32)  # (E_l, 1)
+        offsets = words(seen["dispatch.expert_offsets"][d]).to(torch.int32)  # (E_l, 1)
+        active = torch.zeros(capacity, dtype=torch.bool)  # rows inside some expert's block
         for offset, count in zip(offsets.reshape(-1).tolist(), counts.reshape(-1).tolist()):
             active[offset : offset + count] = True
         if not active.any():
-            continue  # no token reached this device's experts
-        tokens = seen["dispatch.tokens"][d]
-        for stage, x_in, w in (
-            ("experts.w1", tokens, w1),
-            ("experts.w3", tokens, w3),
-            ("experts.w2", (F.silu(seen["experts.w1"][d].float()) * seen["experts.w3"][d].float()).bfloat16(), w2),
-        ):
-            want = golden.moe_bmm(x_in, w, counts, expert_offsets=offsets)
-            assert_pcc(want[active], seen[stage][d].float()[active], STAGE_PCC, f"device {d} {stage}")
-        reduced = golden.local_reduce_moe_output(
-            seen["experts.w2"][d],
-            words(seen["dispatch.token_idx_map"][d]).to(torch.int32),
-            seen["dispatch.routed_token_weights"][d],
-            counts,
-            capacity,
-            expert_offsets=offsets,
-        )
-        num_slots = int(words(seen["dispatch.num_slots"][d]).reshape(-1)[0])
-        assert_pcc(
-            reduced[:num_slots], seen["local_reduce"][d].float()[:num_slots], STAGE_PCC, f"device {d} local_reduce"
+            continue  # no token reached this device's experts: moe_bmm and the reduce write nothing
+
+        def check_moe_bmm(stage, x_in, w):
+            want = golden.moe_bmm(x_in, w, counts, expert_offsets=offsets)  # (cap, N)
+            bound = moe_bmm_error_bound(x_in, w, counts, offsets)
+            assert_close(want[active], seen[stage][d][active], bound[active], f"device {d} {stage}")
+
+        check_moe_bmm("experts.w1", seen["dispatch.tokens"][d], w1)  # (cap, H) @ (H, I)
+        check_moe_bmm("experts.w3", seen["dispatch.tokens"][d], w3)
+        swiglu = F.silu(seen["experts.w1"][d].float()) * seen["experts.w3"][d].float()  # (cap, I)
+        bound = ((1 + BF16_UNIT_ROUNDOFF) ** 2 - 1) * swiglu.abs()  # silu, then the product, rounded to bf16
+        assert_close(swiglu[active], seen["experts.swiglu"][d][active], bound[active], f"device {d} experts.swiglu")
+        check_moe_bmm("experts.w2", seen["experts.swiglu"][d], w2)  # (cap, I) @ (I, H)
+
+        slot_of_row = words(seen["dispatch.token_idx_map"][d]).to(torch.int32)  # (cap,)
+        expert_rows, row_weights = seen["experts.w2"][d], seen["dispatch.routed_token_weights"][d]
+        reduced, absolute_sum = (
+            golden.local_reduce_moe_output(rows, slot_of_row, weights, counts, capacity, expert_offsets=offsets)
+            for rows, weights in ((expert_rows, row_weights), (expert_rows.abs(), row_weights.abs()))
+        )  # (cap, H) each
+        slots = int(words(seen["dispatch.num_slots"][d]).reshape(-1)[0])
+        assert_close(
+            reduced[:slots],
+            seen["local_reduce"][d][:slots],
+            sum_error_bound(absolute_sum[:slots]),
+            f"device {d} local_reduce",
         )
 
-    # combine up each column, from the observed slot rows.
-    combined = golden.all_to_all_combine_dense(
-        seen["local_reduce"],
-        [words(t).to(torch.int32) for t in seen["dispatch.slot_source"]],
-        [words(t).to(torch.int32) for t in seen["dispatch.num_slots"]],
-        mesh_shape,
-        0,
-        B,
-        1,
-    )
-    for d in range(num_devices):
-        assert_pcc(combined[d], seen["combine"][d].float(), STAGE_PCC, f"device {d} combine")
 
-    # the layer: against the single-device fp32 reference.
-    assert_pcc(reference_moe(x, state_dict, config), y, LAYER_PCC, f"TtMoE on {rows}x{cols} vs reference_moe")
+def check_combine(seen, mesh_shape, B):
+    """Combine up each column: every token's slot rows from the devices of its column, summed."""
+    slot_source = [words(t).to(torch.int32) for t in seen["dispatch.slot_source"]]
+    num_slots = [words(t).to(torch.int32) for t in seen["dispatch.num_slots"]]
+    combined, absolute_sum = (
+        golden.all_to_all_combine_dense(slot_rows, slot_source, num_slots, mesh_shape, DISPATCH_AXIS, B, 1)
+        for slot_rows in (seen["local_reduce"], [t.abs() for t in seen["local_reduce"]])
+    )  # per device (B, 1, H) each
+    for d in range(len(combined)):
+        assert_close(combined[d], seen["combine"][d], sum_error_bound(absolute_sum[d]), f"device {d} combine")
+
+
+def check_reduce_scatter(seen, mesh_shape):
+    """The row's partials (shared expert plus routed share) summed, column c keeping hidden slice c."""
+    partials = seen["shared_expert_partial"]  # per device (B, H)
+    summed, absolute_sum = (
+        golden.reduce_scatter(tensors, mesh_shape, 1, TP_AXIS) for tensors in (partials, [t.abs() for t in partials])
+    )  # per device (B, H/C) each
+    for d in range(len(summed)):
+        assert_close(
+            summed[d], seen["reduce_scatter"][d], sum_error_bound(absolute_sum[d]), f"device {d} reduce_scatter"
+        )
+
+
+def check_stages(state_dict, mesh_shape, x, expert_dtype=emu.bfloat16):
+    """Runs the layer on `mesh_shape`, checks every stage and the output; returns the observed stages."""
+    rows, cols = mesh_shape
+    B = x.shape[0] // rows
+    y, seen = forward_with_stages(state_dict, mesh_shape, x, expert_dtype)
+    stored_state = with_experts_as_stored(state_dict, expert_dtype)
+    mapping = expert_mapping(CONFIG.n_routed_experts, rows * cols)
+
+    check_all_gather(seen, mesh_shape)
+    check_gate(seen, state_dict, B)
+    check_dispatch(seen, mapping, mesh_shape, B)
+    check_experts_and_local_reduce(seen, stored_state, mapping)
+    check_combine(seen, mesh_shape, B)
+    check_reduce_scatter(seen, mesh_shape)
+    assert_pcc(reference_moe(x, stored_state, CONFIG), y, LAYER_PCC, f"TtMoE on {rows}x{cols} vs reference_moe")
     return seen
 
 
-@pytest.mark.parametrize("mesh_shape, tokens", [((2, 4), 10), ((4, 8), 24), ((1, 8), 5)], ids=["2x4", "tg", "t3k"])
-def test_every_stage_matches_its_golden(weights, mesh_shape, tokens):
-    """Tokens per row are never a multiple of a tile; with 256 experts most get no token."""
-    seen = check_stages(weights, mesh_shape, bf16_tokens(tokens, seed=tokens))
-    counts = torch.cat([t.reshape(-1) for t in seen["dispatch.num_routed_tokens"]])
+@pytest.mark.parametrize(
+    "mesh_shape, tokens, expert_dtype",
+    [
+        pytest.param((2, 4), 10, emu.bfloat16, id="2x4"),
+        pytest.param((4, 8), 24, emu.bfloat16, id="tg-4x8"),
+        pytest.param((1, 8), 5, emu.bfloat16, id="t3k-1x8"),
+        pytest.param((1, 8), 12, emu.bfloat8_b, id="t3k-1x8-bfloat8_b-experts"),
+    ],
+)
+def test_every_stage_matches_its_golden(weights, mesh_shape, tokens, expert_dtype):
+    """Tokens per mesh row are never a multiple of a tile; with 256 experts most get no token."""
+    seen = check_stages(weights, mesh_shape, bf16_tokens(tokens, seed=tokens), expert_dtype)
+    counts = torch.cat([words(t).reshape(-1) for t in seen["dispatch.num_routed_tokens"]])  # (E,) tokens per expert
+    assert int(counts.sum()) == tokens * CONFIG.num_experts_per_tok
     assert (counts == 0).any(), "some expert must receive no token"
 
 
-def test_every_token_on_the_experts_of_one_device(weights):
-    """A score-correction bias that makes experts 0..7 win every token: one device's experts take all
-    the work (a block spanning several row tiles), every other device's experts none."""
+def test_every_token_on_the_same_experts(weights):
+    """A score-correction bias that makes experts 0..7 win every token: each of them receives all 48
+    tokens (a block spanning two row tiles), all on device 0; every other expert receives none."""
     state = dict(weights)
     bias = torch.full((CONFIG.n_routed_experts,), -10.0)
     bias[: CONFIG.num_experts_per_tok] = 10.0
     state["gate.e_score_correction_bias"] = bias
     seen = check_stages(state, (2, 4), bf16_tokens(48, seed=3))
-    per_device = [int(words(t).sum()) for t in seen["dispatch.num_routed_tokens"]]
-    assert per_device == [48 * CONFIG.num_experts_per_tok] + [0] * 7
+    # Device d owns experts [d * E_l, (d + 1) * E_l) in local-slot order: stacked counts are by expert id.
+    counts = torch.cat([words(t).reshape(-1) for t in seen["dispatch.num_routed_tokens"]])  # (E,)
+    expected = torch.zeros(CONFIG.n_routed_experts, dtype=torch.int64)
+    expected[: CONFIG.num_experts_per_tok] = 48
+    assert_equal_exact(expected, counts, "tokens per expert")
 
 
 def test_the_observer_sees_every_stage_in_flow_order(weights):
