@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from models.deepseek_v3.tt.ttnn_api import ttnn
-from ttnn_moe import _C
+from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 
 _TILE = 32
 
@@ -41,7 +40,7 @@ class MeshCounters:
 
 def process_jit_stats() -> dict:
     """Kernel builds and cache hits of this process so far (every device, every op)."""
-    return dict(_C.emu.jit_stats())
+    return dict(ttnn_moe._C.emu.jit_stats())
 
 
 def needed_expert_tile_matmuls(counts_per_device: list[torch.Tensor], hidden: int, intermediate: int) -> int:
