@@ -63,7 +63,7 @@ def test_registry_covers_the_sample_kernels():
 
 def test_every_kernel_declares_how_to_check_it():
     assert REGISTRY.undeclared == [], (
-        "kernels without a `// conformance:` line (see ttnn_moe/conformance_registry.py): "
+        "kernels without a `// conformance:` line (see tools/conformance/registry.py): "
         + ", ".join(str(p.relative_to(REPO)) for p in REGISTRY.undeclared)
     )
     assert all(e.reason for e in REGISTRY.exemptions)

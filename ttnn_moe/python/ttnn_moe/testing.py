@@ -1,4 +1,9 @@
-"""Comparison helpers for tests: PCC with clear failure messages, exact equality with a mismatch list."""
+"""Accuracy helpers for comparing a device result with its golden or reference.
+
+`comp_pcc` and `max_abs_error` measure (the demo reports the layer's accuracy with them);
+`assert_pcc` and `assert_equal_exact` turn a comparison into an AssertionError that lists what
+differs, for tests and for callers checking a model's output. Plain torch, no test framework.
+"""
 
 from __future__ import annotations
 
