@@ -26,7 +26,7 @@ def _torch_moe(x, ids, weights, w1, w3, w2):
     return out
 
 
-def test_v2_pipeline_matches_torch_moe():
+def test_single_device_pipeline_matches_torch_moe():
     num_tokens, hidden, inter, num_experts, top_k = 64, 256, 128, 8, 2
     g = torch.Generator().manual_seed(4)
     x = torch.randn(num_tokens, hidden, generator=g).bfloat16()
@@ -95,7 +95,7 @@ def _golden_padded(x, ids, weights, mapping, device_index, w1, w3, w2):
     return golden.local_reduce_moe_output(down, idx_map, token_weights, counts, x.shape[0])
 
 
-def test_v2_pipeline_mini_config_matches_golden():
+def test_single_device_pipeline_mini_config_matches_golden():
     """Every device of a 1x8 mesh runs the padded pipeline on the same tokens; each routes to and
     computes only the experts of its own mapping column."""
     config, x, ids, weights, mapping, experts = _mini_case()
@@ -128,7 +128,7 @@ def test_v2_pipeline_mini_config_matches_golden():
         assert_pcc(expected[d], got[d], pcc=0.9999, name=f"mini-config experts output of device {d} (padded moe_bmm)")
 
 
-def test_v2_pipeline_mini_config_grouped_over_packed_input():
+def test_single_device_pipeline_mini_config_grouped_over_packed_input():
     """The packed layout dense dispatch produces (golden dispatch on a 1x8 mesh), through grouped moe_bmm
     and grouped local_reduce on the emulator, vs the padded golden pipeline."""
     config, x, ids, weights, mapping, experts = _mini_case(seed=11)
