@@ -35,7 +35,7 @@ def tiles_of(matrix: np.ndarray, fmt=F32) -> np.ndarray:
 def read_matrix(h, cb, fmt, rows, cols, tiles=None):
     data = h.read(cb)
     if tiles is not None:
-        data = data[: tiles * numerics.tile_bytes(fmt)]
+        data = data[: tiles * numerics_testing.tile_bytes(fmt)]
     return numerics.untilize(fmt, data, rows, cols)
 
 

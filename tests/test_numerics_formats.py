@@ -154,13 +154,13 @@ def test_integer_values_round_trip_through_tiles_bit_exact():
     ],
 )
 def test_tile_bytes(fmt, size):
-    assert numerics.tile_bytes(fmt) == size
+    assert numerics_testing.tile_bytes(fmt) == size
     assert numerics.tilize(fmt, np.zeros((32, 64), dtype=np.float32)).size == 2 * size
 
 
 def test_bad_inputs_raise_with_the_offending_value():
     with pytest.raises(ValueError, match="Bfp4_b"):
-        numerics.tile_bytes(DataFormat.Bfp4_b)
+        numerics_testing.tile_bytes(DataFormat.Bfp4_b)
     with pytest.raises(ValueError, match=r"\(40, 32\)"):
         numerics.tilize(DataFormat.Float32, np.zeros((40, 32), dtype=np.float32))
     with pytest.raises(ValueError, match="ndim 1"):
@@ -177,3 +177,10 @@ def test_bad_inputs_raise_with_the_offending_value():
         numerics_testing.pack_elements(DataFormat.Bfp8_b, np.zeros(16, dtype=np.float32))
     with pytest.raises(TypeError, match="uint8"):
         numerics_testing.unpack_elements(DataFormat.Float32, np.zeros(4, dtype=np.float32))
+
+
+def test_runtime_extension_keeps_only_the_layout_conversion_the_emulator_uses():
+    public = {name for name in dir(numerics) if not name.startswith("_")}
+    assert public == {"tilize", "untilize"}
+    for name in ("tile_bytes", "pack_elements", "unpack_elements", "_EngineHarness"):
+        assert hasattr(numerics_testing, name), name

@@ -1,5 +1,7 @@
-// ttnn_moe._C.numerics: tile sizes and the host layout conversion the emulator's tensors use
-// (value conventions: numpy_values.hpp).
+// ttnn_moe._C.numerics: tilize / untilize of tile pages in every supported format. The
+// emulator's tensors encode bfloat8_b pages with them (ttnn_moe/emu/pages.py: the numerics own
+// its shared-exponent encoding). Value conventions: numpy_values.hpp. The tests' further access
+// to the tile math is the separate test-only module (ttnn_moe/cpp/testing).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -59,14 +61,7 @@ py::array_t<float> untilize_array(DataFormat format, const py::array& pages, uin
 }  // namespace
 
 void bind_numerics(py::module_& parent) {
-    auto m = parent.def_submodule("numerics", "Tile sizes and host layout conversion");
-    m.def(
-        "tile_bytes",
-        [](DataFormat format) {
-            require_supported(format);
-            return numerics::tile_bytes(format);
-        },
-        py::arg("data_format"), "Bytes of one 32x32 tile in memory.");
+    auto m = parent.def_submodule("numerics", "Host layout conversion of tile pages");
     m.def("tilize", &tilize_array, py::arg("data_format"), py::arg("matrix"),
           "(rows, cols) values -> uint8 tile pages in row-major tile order, packed as ttnn lays them out.");
     m.def("untilize", &untilize_array, py::arg("data_format"), py::arg("pages"), py::arg("rows"), py::arg("cols"),

@@ -6,7 +6,7 @@
 namespace ttnn_moe::bindings {
 // Program-description types (ttnn_moe._C.program).
 void bind_program(pybind11::module_& m);
-// Tile formats and host layout conversion (ttnn_moe._C.numerics).
+// Host layout conversion of tile pages, used by the emulator's tensors (ttnn_moe._C.numerics).
 void bind_numerics(pybind11::module_& m);
 // The Tensix emulator (ttnn_moe._C.emu).
 void bind_emu(pybind11::module_& m);

@@ -1,6 +1,6 @@
 // ttnn_moe_numerics_testing: a test-only extension (built when TTNN_MOE_TESTING is on, never in
-// the wheel) exposing the emulator's tile math to the numerics tests and benchmarks: element
-// packing, the tile matmul micro-benchmarks and a harness around the ComputeEngine.
+// the wheel) exposing the emulator's tile math to the numerics tests and benchmarks: tile sizes,
+// element packing, the tile matmul micro-benchmarks and a harness around the ComputeEngine.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -261,6 +261,13 @@ void bind_engine_harness(py::module_& m) {
 PYBIND11_MODULE(ttnn_moe_numerics_testing, m) {
     using namespace ttnn_moe::bindings;
     m.doc() = "Test-only access to the emulator's tile math";
+    m.def(
+        "tile_bytes",
+        [](DataFormat format) {
+            require_supported(format);
+            return numerics::tile_bytes(format);
+        },
+        py::arg("data_format"), "Bytes of one 32x32 tile as ttnn_moe._C.numerics.tilize packs it.");
     m.def("pack_elements", &pack_elements_array, py::arg("data_format"), py::arg("values"),
           "Values -> uint8 bytes of a ROW_MAJOR page (element formats only).");
     m.def("unpack_elements", &unpack_elements_array, py::arg("data_format"), py::arg("packed"),
