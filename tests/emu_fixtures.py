@@ -42,3 +42,12 @@ def emu_mesh_fixture(rows: int, cols: int, **open_kwargs):
         ttnn.close_mesh_device(m)
 
     return mesh
+
+
+def emulator_device_limits(grid_x: int, grid_y: int):
+    """The DeviceLimits an emulated device with this worker grid reports (for a hand-built MeshContext)."""
+    device = ttnn.open_device(grid=(grid_x, grid_y))
+    try:
+        return device.device_limits()
+    finally:
+        ttnn.close_device(device)

@@ -34,10 +34,40 @@ def _enum(name: str, *members: str) -> SimpleNamespace:
     return SimpleNamespace(**{m: f"{name}.{m}" for m in members})
 
 
+class FakeMemoryConfig:
+    """What the hardware backend reads of a ttnn.MemoryConfig."""
+
+    def __init__(self, buffer_type="BufferType.DRAM", memory_layout="TensorMemoryLayout.INTERLEAVED"):
+        self.buffer_type = buffer_type
+        self.memory_layout = memory_layout
+
+    def is_sharded(self):
+        return "SHARDED" in self.memory_layout
+
+
+class FakeGrid:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+class FakeMeshDevice:
+    """What the hardware backend reads of a ttnn.MeshDevice (a single device is a 1x1 mesh)."""
+
+    def __init__(self, grid=(8, 8), arch="Arch.WORMHOLE_B0"):
+        self._grid = FakeGrid(*grid)
+        self._arch = arch
+
+    def compute_with_storage_grid_size(self):
+        return self._grid
+
+    def arch(self):
+        return self._arch
+
+
 class FakeTensor:
     """What the hardware backend reads of a ttnn.Tensor."""
 
-    def __init__(self, shape, dtype, layout, device, address, element_size, padded_shape=None):
+    def __init__(self, shape, dtype, layout, device, address, element_size, padded_shape=None, memory_config=None):
         self.shape = list(shape)
         self.padded_shape = list(padded_shape or shape)
         self.dtype = dtype
@@ -45,9 +75,13 @@ class FakeTensor:
         self._device = device
         self._address = address
         self._element_size = element_size
+        self._memory_config = memory_config or FakeMemoryConfig()
 
     def device(self):
         return self._device
+
+    def memory_config(self):
+        return self._memory_config
 
     def buffer_address(self):
         return self._address
@@ -96,7 +130,14 @@ def make_fake_ttnn() -> SimpleNamespace:
         setattr(ttnn, dtype, f"DataType.{dtype.upper()}")
     ttnn.TILE_LAYOUT = "Layout.TILE"
     ttnn.ROW_MAJOR_LAYOUT = "Layout.ROW_MAJOR"
-    ttnn.DRAM_MEMORY_CONFIG = "MemoryConfig.DRAM"
+    ttnn.BufferType = _enum("BufferType", "DRAM", "L1")
+    ttnn.TensorMemoryLayout = _enum("TensorMemoryLayout", "INTERLEAVED", "HEIGHT_SHARDED")
+    ttnn.DRAM_MEMORY_CONFIG = FakeMemoryConfig()
+    ttnn.L1_MEMORY_CONFIG = FakeMemoryConfig("BufferType.L1")
+    # The values a Wormhole reports (the real runtime's answers on a mock n150).
+    ttnn.get_dram_alignment = lambda: 32
+    ttnn.get_l1_alignment = lambda: 16
+    ttnn.get_max_worker_l1_unreserved_size = lambda: 1463968
     ttnn.Tensor = FakeTensor
     ttnn.generic_op_calls = []
     ttnn.allocations = []
@@ -109,7 +150,7 @@ def make_fake_ttnn() -> SimpleNamespace:
         ttnn.allocations.append((shape, dtype, layout, device, memory_config))
         element_size = {"DataType.BFLOAT16": 2, "DataType.UINT16": 2}.get(dtype, 4)
         address = 0x10000 * (len(ttnn.allocations) + 16)
-        return FakeTensor(shape.args[0], dtype, layout, device, address, element_size)
+        return FakeTensor(shape.args[0], dtype, layout, device, address, element_size, memory_config=memory_config)
 
     ttnn.generic_op = generic_op
     ttnn.allocate_tensor_on_device = allocate_tensor_on_device

@@ -6,7 +6,7 @@ the ops to the ttnn module. They cannot show that real ttnn accepts the result.
 """
 
 import pytest
-from fake_ttnn import FakeTensor, make_fake_ttnn
+from fake_ttnn import FakeMemoryConfig, FakeMeshDevice, FakeTensor, make_fake_ttnn
 from ttnn_moe._C import program as pd
 
 import ttnn_moe
@@ -206,8 +206,28 @@ def test_tensor_arg_of_ttnn_tensor():
     tiled = FakeTensor([2, 40, 64], ttnn.bfloat8_b, ttnn.TILE_LAYOUT, "dev", 0x8000, 1, padded_shape=[2, 64, 64])
     arg = backend.to_arg(tiled)
     assert (arg.page_size, arg.num_pages, arg.layout) == (1088, 2 * 2 * 2, pd.Layout.TILE)
+    assert arg.alignment == 32  # DRAM, as the device reports it
+    in_l1 = FakeTensor(
+        [3, 100], ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, "dev", 0x4000, 4, memory_config=ttnn.L1_MEMORY_CONFIG
+    )
+    assert (backend.to_arg(in_l1).is_dram, backend.to_arg(in_l1).alignment) == (False, 16)
+    sharded = FakeMemoryConfig(memory_layout="TensorMemoryLayout.HEIGHT_SHARDED")
+    with pytest.raises(ValueError, match="interleaved tensors, got one with TensorMemoryLayout.HEIGHT_SHARDED"):
+        backend.to_arg(FakeTensor([1, 32], ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, "dev", 0, 4, memory_config=sharded))
     with pytest.raises(ValueError, match="INT8"):
         backend.to_arg(FakeTensor([1, 32], "DataType.INT8", ttnn.ROW_MAJOR_LAYOUT, "dev", 0, 1))
+
+
+def test_device_limits_come_from_the_device():
+    ttnn = make_fake_ttnn()
+    backend = hardware.HardwareTarget(ttnn)
+    wormhole = backend.device_limits(FakeMeshDevice(grid=(8, 8)))
+    assert (wormhole.grid.x, wormhole.grid.y, wormhole.l1_bytes_per_core) == (8, 8, 1463968)
+    assert (wormhole.max_cbs_per_core, wormhole.max_semaphores_per_core) == (32, 16)
+    blackhole = backend.device_limits(FakeMeshDevice(grid=(13, 10), arch="Arch.BLACKHOLE"))
+    assert (blackhole.grid.x, blackhole.grid.y, blackhole.max_cbs_per_core) == (13, 10, 64)
+    with pytest.raises(ValueError, match="got QUASAR"):
+        backend.device_limits(FakeMeshDevice(arch="Arch.QUASAR"))
 
 
 def test_attach_registers_the_target_and_sets_every_op():
@@ -226,8 +246,7 @@ def test_attached_op_runs_through_ttnn_generic_op():
     io = inputs then output, buffer addresses of the ttnn tensors in the runtime args."""
     ttnn = make_fake_ttnn()
     ttnn_moe.attach(ttnn)
-    grid = type("Grid", (), {"x": 2, "y": 1})()
-    device = type("Device", (), {"compute_with_storage_grid_size": lambda self: grid})()
+    device = FakeMeshDevice(grid=(2, 1))
     x = FakeTensor([4, 32], ttnn.bfloat16, ttnn.ROW_MAJOR_LAYOUT, device, 0x1000, 2)
     counts = FakeTensor([2, 1], ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, device, 0x2000, 4)
     tokens = FakeTensor([2, 4], ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, device, 0x3000, 4)

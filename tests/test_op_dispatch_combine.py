@@ -11,6 +11,7 @@ import dataclasses
 
 import pytest
 import torch
+from emu_fixtures import emulator_device_limits
 from ttnn_moe.emu.tensor import device_shards, from_shards
 from ttnn_moe.ops._launch import topology_of
 from ttnn_moe.paths import kernels_dir
@@ -48,6 +49,7 @@ def arg(shape, dtype, layout=RM, address=4096):
         page_size=shape[-1] * element,
         num_pages=rows,
         is_dram=True,
+        alignment=32,
     )
 
 
@@ -72,7 +74,7 @@ def mesh_context(mesh=(1, 8), topology=LINEAR, node_ids=None, payload=4096, conn
 
     return _C.ops.MeshContext(
         kernels_root=str(kernels_dir()),
-        grid=_C.program.CoreCoord(2, 2),
+        device=emulator_device_limits(2, 2),
         rows=rows,
         cols=cols,
         topology=topology,
@@ -839,7 +841,7 @@ def test_dispatch_moe_bmm_local_reduce_combine_equals_the_experts_output():
 
 
 def test_hardware_mesh_target_appends_ttnn_fabric_connections():
-    from fake_ttnn import FakeTensor, make_fake_ttnn
+    from fake_ttnn import FakeMeshDevice, FakeTensor, make_fake_ttnn
     from ttnn_moe.hardware import HardwareTarget
     from ttnn_moe.ops import _launch
 
@@ -848,21 +850,18 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
 
     def setup_fabric_connection(src, dst, link_idx, program_descriptor, worker_core):
         calls.append((src.chip_id, dst.chip_id, link_idx, worker_core.args))
-        first = 20 + 2 * len(calls)
-        return [100 + dst.chip_id, first, first + 1]  # eth channel, teardown and buffer-index semaphores
+        # The runtime takes the next free semaphore ids of the worker's program (ours use 0..3).
+        return [100 + dst.chip_id, 4, 5]  # eth channel, teardown and buffer-index semaphores
 
-    class FakeMesh:
+    class FakeMesh(FakeMeshDevice):
         shape = (1, 2)
-
-        def compute_with_storage_grid_size(self):
-            return _C.program.CoreCoord(2, 2)
 
         def get_fabric_node_id(self, coord):
             row, col = coord.args
             return type("Node", (), {"mesh_id": 0, "chip_id": 10 + row * 2 + col})()
 
     ttnn.setup_fabric_connection = setup_fabric_connection
-    mesh = FakeMesh()
+    mesh = FakeMesh(grid=(2, 2))
     _launch.register_target(HardwareTarget(ttnn))
 
     def tensor(shape, dtype, element_size, address):
@@ -880,7 +879,7 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
     assert len(io_tensors) == 4 + 10
     programs = [program for _, program in mesh_program.items]
     blocks = [program.kernels[0].runtime_args[0][1][-5:] for program in programs]
-    assert blocks[0] == [1, 111, 22, 23, 0]  # has_forward, connection args, has_backward
-    assert blocks[1] == [0, 1, 110, 24, 25]
+    assert blocks[0] == [1, 111, 4, 5, 0]  # has_forward, connection args, has_backward
+    assert blocks[1] == [0, 1, 110, 4, 5]
     semaphore_ids = [sorted(s.id for s in program.semaphores) for program in programs]
-    assert semaphore_ids == [[0, 1, 2, 3, 22, 23], [0, 1, 2, 3, 24, 25]]
+    assert semaphore_ids == [[0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5]]

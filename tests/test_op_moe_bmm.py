@@ -14,6 +14,7 @@ import pytest
 import torch
 import ttnn_moe.emu as ttnn
 import ttnn_moe.paths
+from emu_fixtures import emulator_device_limits
 from ttnn_moe.ops.compute_kernel_config import MathFidelity, WormholeComputeKernelConfig
 from ttnn_moe.testing import assert_pcc
 
@@ -275,7 +276,7 @@ def test_compute_kernel_config_fp32_accumulation(devices):
     check_padded(out, x, w, counts, PCC_BF16)
     # The config reaches the compute kernel's descriptor.
     io = [t.to_arg() for t in (x_d, w_d, counts_d, out)]
-    context = _C.ops.MeshContext(kernels_root=str(ttnn_moe.paths.kernels_dir()), grid=_C.program.CoreCoord(2, 3))
+    context = _C.ops.MeshContext(kernels_root=str(ttnn_moe.paths.kernels_dir()), device=emulator_device_limits(2, 3))
     attributes = _C.ops.moe_bmm.Attributes(math_fidelity=MathFidelity.HiFi2, fp32_dest_acc_en=True)
     ((_, program),) = _C.ops.moe_bmm.program(attributes, io, context).mesh_programs
     compute = [k for k in program.kernels if k.is_compute()]
@@ -403,5 +404,7 @@ def test_routing_tables_beyond_the_l1_budget_raise():
     counts = P.TensorArg([experts, 1], P.DataFormat.UInt32, P.Layout.ROW_MAJOR, 0, 4, experts)
     with pytest.raises(ValueError, match=r"B of L1 per core for E_l=5000, more than the 1048576 B budget"):
         _C.ops.moe_bmm.output_specs(
-            _C.ops.moe_bmm.Attributes(), [x, w, counts], _C.ops.MeshContext(kernels_root="", grid=P.CoreCoord(8, 8))
+            _C.ops.moe_bmm.Attributes(),
+            [x, w, counts],
+            _C.ops.MeshContext(kernels_root="", device=emulator_device_limits(8, 8)),
         )

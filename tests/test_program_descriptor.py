@@ -98,3 +98,46 @@ def test_tile_sizes(fmt, size):
 def test_tile_size_rejects_unknown_format():
     with pytest.raises(ValueError, match="unsupported data format 255"):
         pd.tile_size_bytes(pd.DataFormat.Invalid)
+
+
+def test_programs_past_a_device_limit_are_rejected_naming_the_value_and_the_limit():
+    from emu_fixtures import emulator_device_limits
+
+    from tools.real_ttnn.misfit_programs import misfit_programs
+
+    limits = emulator_device_limits(8, 8)
+    cases = misfit_programs(limits)
+    assert sorted(cases) == ["cb_index_past_limit", "cb_past_l1", "core_outside_grid", "semaphore_past_limit"]
+    for name, (program, words) in cases.items():
+        with pytest.raises(ValueError, match="^probe: ") as rejected:
+            pd.check_program_fits("probe", program, limits)
+        assert words in str(rejected.value), name
+    # At each limit itself, the same programs fit.
+    edge = pd.CoreCoord(limits.grid.x - 1, limits.grid.y - 1)
+    cores = pd.CoreRangeSet([pd.CoreRange(edge, edge)])
+    cb_format = pd.CBFormatDescriptor(
+        buffer_index=limits.max_cbs_per_core - 1, data_format=pd.DataFormat.UInt32, page_size=16
+    )
+    fits = pd.ProgramDescriptor(
+        kernels=[pd.KernelDescriptor(kernel_source="k.cpp", core_ranges=cores, config=pd.ReaderConfigDescriptor())],
+        semaphores=[pd.SemaphoreDescriptor(id=limits.max_semaphores_per_core - 1, core_ranges=cores)],
+        cbs=[pd.CBDescriptor(total_size=limits.l1_bytes_per_core, core_ranges=cores, format_descriptors=[cb_format])],
+    )
+    pd.check_program_fits("probe", fits, limits)
+
+
+def test_the_circular_buffers_of_a_core_add_up():
+    """Circular buffers of two CBs on one core add up: each fits alone, together they do not."""
+    from emu_fixtures import emulator_device_limits
+
+    limits = emulator_device_limits(2, 2)
+    core = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(1, 1), pd.CoreCoord(1, 1))])
+    half = limits.l1_bytes_per_core // 2 + 16
+
+    def cb(index):
+        fmt = pd.CBFormatDescriptor(buffer_index=index, data_format=pd.DataFormat.UInt32, page_size=16)
+        return pd.CBDescriptor(total_size=half, core_ranges=core, format_descriptors=[fmt])
+
+    with pytest.raises(ValueError, match=f"circular buffers of {2 * half} B on core \\(1, 1\\) exceed"):
+        pd.check_program_fits("probe", pd.ProgramDescriptor(cbs=[cb(0), cb(1)]), limits)
+    pd.check_program_fits("probe", pd.ProgramDescriptor(cbs=[cb(0)]), limits)

@@ -10,6 +10,7 @@
 #include "emu/error.hpp"
 #include "emu/jit.hpp"
 #include "emu/runtime.hpp"
+#include "program/device_limits.hpp"
 #include "program/program_descriptor.hpp"
 #include "program/tensor_accessor_args.hpp"
 
@@ -109,6 +110,17 @@ void bind_emu(py::module_& parent) {
         .def_property_readonly("grid_size", [](const Device& d) { return py::make_tuple(d.grid_x(), d.grid_y()); })
         .def_property_readonly("num_dram_banks", [](const Device&) { return params::NUM_DRAM_BANKS; })
         .def_property_readonly("l1_size", [](const Device&) { return params::L1_SIZE; })
+        .def_property_readonly("dram_alignment", [](const Device&) { return params::DRAM_ALIGNMENT; })
+        .def_property_readonly("l1_alignment", [](const Device&) { return params::L1_ALIGNMENT; })
+        .def_property_readonly(
+            "limits",
+            [](const Device& d) {
+                return program::DeviceLimits{{d.grid_x(), d.grid_y()},
+                                             params::L1_SIZE - params::L1_CB_BASE,
+                                             params::MAX_CIRCULAR_BUFFERS,
+                                             params::L1_NUM_SEMAPHORES};
+            },
+            "What a program may use of this device (checked before every launch).")
         .def(
             "allocate", [](Device& d, uint64_t size, uint32_t page) { return d.dram().allocate(size, page); },
             py::arg("size_bytes"), py::arg("page_size"), "Allocates an interleaved DRAM buffer; returns its address.")
@@ -172,6 +184,7 @@ void bind_emu(py::module_& parent) {
             program::TensorArg t;
             t.page_size = page_size;
             t.is_dram = is_dram;
+            t.alignment = is_dram ? params::DRAM_ALIGNMENT : params::L1_ALIGNMENT;
             std::vector<uint32_t> args;
             program::append_tensor_accessor_args(t, args);
             return args;

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "program/tensor_arg.hpp"
@@ -12,12 +14,15 @@
 namespace ttnn_moe::program {
 
 inline constexpr uint32_t TENSOR_ACCESSOR_IS_DRAM = 1u << 1;
-inline constexpr uint32_t DRAM_PAGE_ALIGNMENT = 32;  // Wormhole
-inline constexpr uint32_t L1_PAGE_ALIGNMENT = 16;
 
-// Page size rounded up to the allocator alignment of the buffer's memory.
+// Page size rounded up to the allocator alignment of the buffer's memory, as its device
+// reports it (the target fills TensorArg::alignment).
 inline uint32_t aligned_page_size(const TensorArg& tensor) {
-    const uint32_t a = tensor.is_dram ? DRAM_PAGE_ALIGNMENT : L1_PAGE_ALIGNMENT;
+    const uint32_t a = tensor.alignment;
+    if (a == 0 || (a & (a - 1)) != 0) {
+        throw std::invalid_argument(
+            "TensorArg.alignment must be the buffer's allocator alignment (a power of two), got " + std::to_string(a));
+    }
     return (tensor.page_size + a - 1) / a * a;
 }
 

@@ -19,7 +19,11 @@ struct TensorArg {
     uint32_t address = 0;    // buffer base address (same in every DRAM bank when interleaved)
     uint32_t page_size = 0;  // bytes: one tile (TILE) or one row (ROW_MAJOR)
     uint32_t num_pages = 0;
-    bool is_dram = true;  // interleaved over DRAM banks
+    bool is_dram = true;  // interleaved over DRAM banks (else interleaved over worker L1)
+    // The allocator alignment of the buffer's memory on its device (Wormhole DRAM 32 B,
+    // Blackhole DRAM 64 B, L1 16 B): pages are this far apart. 0 for an output spec that
+    // has no buffer yet.
+    uint32_t alignment = 0;
 };
 
 }  // namespace ttnn_moe::program

@@ -30,6 +30,11 @@ _TTNN_DTYPE_OF_FORMAT = {
 }
 _FORMAT_OF_TTNN_DTYPE_NAME = {name: fmt for fmt, name in _TTNN_DTYPE_OF_FORMAT.items()}
 
+# Limits the 0.81.1 runtime has no Python query for (tt-metal's circular_buffer_constants.h:
+# NUM_CIRCULAR_BUFFERS per arch; the host's NUM_SEMAPHORES), by the device's reported arch.
+_MAX_CBS_OF_ARCH = {"WORMHOLE_B0": 32, "BLACKHOLE": 64}
+_SEMAPHORES_PER_CORE = 16
+
 
 def ttnn_dtype(ttnn: Any, data_format: pd.DataFormat) -> Any:
     if data_format not in _TTNN_DTYPE_OF_FORMAT:
@@ -150,7 +155,7 @@ def _dtype_name(dtype: Any) -> str:
 
 class HardwareTarget:
     """ttnn tensors on a Tenstorrent device or mesh (a single device is a 1x1 mesh), for the
-    ops' launch path (`ttnn_moe.ops._launch`). DRAM interleaved tensors only.
+    ops' launch path (`ttnn_moe.ops._launch`). Interleaved tensors (DRAM or L1) only.
 
     NOT EXECUTABLE HERE, like the rest of this module. Fabric connections come from
     `ttnn.setup_fabric_connection(src_fabric_node_id, dst_fabric_node_id, link_idx,
@@ -181,9 +186,17 @@ class HardwareTarget:
         rows, cols = tuple(shape)
         return int(rows), int(cols)
 
-    def grid_of(self, mesh: Any) -> tuple[int, int]:
+    def device_limits(self, mesh: Any) -> pd.DeviceLimits:
         grid = mesh.compute_with_storage_grid_size()
-        return int(grid.x), int(grid.y)
+        arch = str(mesh.arch()).split(".")[-1]
+        if arch not in _MAX_CBS_OF_ARCH:
+            raise ValueError(f"ttnn_moe ops support {sorted(_MAX_CBS_OF_ARCH)} devices, got {arch}")
+        return pd.DeviceLimits(
+            grid=pd.CoreCoord(int(grid.x), int(grid.y)),
+            l1_bytes_per_core=int(self.ttnn.get_max_worker_l1_unreserved_size()),
+            max_cbs_per_core=_MAX_CBS_OF_ARCH[arch],
+            max_semaphores_per_core=_SEMAPHORES_PER_CORE,
+        )
 
     def fabric_topology(self, mesh: Any) -> None:
         return None  # not read from the device: the op's `topology` argument decides
@@ -219,6 +232,10 @@ class HardwareTarget:
         data_format = _FORMAT_OF_TTNN_DTYPE_NAME.get(_dtype_name(tensor.dtype))
         if data_format is None:
             raise ValueError(f"tensor dtype {tensor.dtype} is not supported by ttnn_moe ops")
+        memory = tensor.memory_config()
+        if memory.is_sharded():
+            raise ValueError(f"ttnn_moe ops take interleaved tensors, got one with {memory.memory_layout}")
+        is_dram = memory.buffer_type == self.ttnn.BufferType.DRAM
         shape = [int(d) for d in tensor.shape]
         tiled = tensor.layout == self.ttnn.TILE_LAYOUT
         padded = [int(d) for d in tensor.padded_shape] if tiled else shape
@@ -238,7 +255,8 @@ class HardwareTarget:
             address=int(tensor.buffer_address()),
             page_size=page_size,
             num_pages=num_pages,
-            is_dram=True,
+            is_dram=is_dram,
+            alignment=int(self.ttnn.get_dram_alignment() if is_dram else self.ttnn.get_l1_alignment()),
         )
 
     def allocate(self, spec: pd.TensorArg, mesh: Any, memory_config: Any) -> Any:
@@ -252,7 +270,12 @@ class HardwareTarget:
         )
 
     def run(self, io_tensors: list[Any], program: pd.MeshProgramDescriptor) -> None:
+        """Checks every device's program against the device's limits (ValueError naming what does not
+        fit: tt-metal finds some of these only after the kernel compile), then ttnn.generic_op."""
         entries = program.mesh_programs
+        limits = self.device_limits(self.mesh_of(io_tensors[0]))
+        for _, device_program in entries:
+            pd.check_program_fits("ttnn.generic_op", device_program, limits)
         if len(entries) == 1:  # one program for every device: ttnn.generic_op broadcasts a ProgramDescriptor
             run_program(self.ttnn, io_tensors, entries[0][1])
         else:

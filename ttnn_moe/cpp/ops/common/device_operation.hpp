@@ -31,6 +31,7 @@
 
 #include "ops/common/dispatch_line.hpp"
 #include "ops/common/program_cache.hpp"
+#include "program/device_limits.hpp"
 #include "program/program_descriptor.hpp"
 #include "program/tensor_arg.hpp"
 
@@ -47,8 +48,8 @@ using FabricConnector =
 
 // Where an op runs, as the launcher sees the tensors' mesh (a single device: 1x1).
 struct MeshContext {
-    std::string kernels_root;       // directory holding the op kernels
-    program::CoreCoord grid{8, 8};  // worker cores of every device
+    std::string kernels_root;      // directory holding the op kernels
+    program::DeviceLimits device;  // worker grid and per-core L1, CB and semaphore limits of every device
     uint32_t rows = 1;
     uint32_t cols = 1;
     FabricTopology topology = FabricTopology::Linear;            // routes of fabric ops
@@ -57,7 +58,8 @@ struct MeshContext {
     FabricConnector connect_fabric;                              // not part of the cache key: it only runs on a miss
 
     auto fields() const {
-        return std::tie(kernels_root, grid.x, grid.y, rows, cols, topology, max_packet_payload, fabric_node_ids);
+        return std::tie(kernels_root, device.grid.x, device.grid.y, device.l1_bytes_per_core, device.max_cbs_per_core,
+                        device.max_semaphores_per_core, rows, cols, topology, max_packet_payload, fabric_node_ids);
     }
 };
 
@@ -97,7 +99,8 @@ struct LineOperation {
     }
     static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate device) {
-        return CreateProgram(io, context.kernels_root, context.grid, attributes, device, context.fabric_node_ids);
+        return CreateProgram(io, context.kernels_root, context.device.grid, attributes, device,
+                             context.fabric_node_ids);
     }
     static std::optional<FabricWorker> fabric_worker(const Attributes& attributes) {
         return FabricWorker{0, {0, 0}, attributes.num_links, attributes.mesh};
@@ -193,6 +196,7 @@ program::MeshProgramDescriptor mesh_program(const typename Op::Attributes& reque
         if constexpr (Op::placement == Placement::kSameProgramEverywhere) {
             mesh.ranges.push_back({{0, 0}, {context.rows - 1, context.cols - 1}});
             mesh.programs.push_back(Op::create_program(attributes, io, context, {0, 0}));
+            program::check_program_fits(std::string(Op::name), mesh.programs.back().program, context.device);
         } else {
             std::optional<FabricWorker> worker;
             if constexpr (uses_fabric<Op>) worker = Op::fabric_worker(attributes);
@@ -201,6 +205,7 @@ program::MeshProgramDescriptor mesh_program(const typename Op::Attributes& reque
                     const program::MeshCoordinate device{row, col};
                     CachedProgram program = Op::create_program(attributes, io, context, device);
                     if (worker) detail::connect_fabric_worker(program.program, *worker, device, context);
+                    program::check_program_fits(std::string(Op::name), program.program, context.device);
                     mesh.ranges.push_back({device, device});
                     mesh.programs.push_back(std::move(program));
                 }

@@ -21,6 +21,7 @@ ProgramKey& ProgramKey::add(const program::TensorArg& tensor) {
     add(static_cast<uint64_t>(tensor.layout));
     add(tensor.page_size);
     add(tensor.is_dram ? 1 : 0);
+    add(tensor.alignment);
     key_ += ']';
     return *this;
 }

@@ -57,7 +57,7 @@ struct Operation {
     }
     static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate) {
-        return local_reduce::create_program(io, context.kernels_root, context.grid, attributes);
+        return local_reduce::create_program(io, context.kernels_root, context.device.grid, attributes);
     }
 };
 

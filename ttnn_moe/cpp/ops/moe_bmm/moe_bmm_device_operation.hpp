@@ -89,7 +89,7 @@ struct Operation {
     static constexpr Placement placement = Placement::kSameProgramEverywhere;
     using Attributes = moe_bmm::Attributes;
     static Attributes with_context(Attributes attributes, const MeshContext& context) {
-        attributes.grid = context.grid;
+        attributes.grid = context.device.grid;
         attributes.kernels_dir = context.kernels_root;
         return attributes;
     }

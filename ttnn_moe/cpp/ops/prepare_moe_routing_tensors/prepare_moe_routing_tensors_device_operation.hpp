@@ -60,7 +60,7 @@ struct Operation {
     }
     static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate device) {
-        return prepare_routing::create_program(io, context.kernels_root, context.grid, attributes,
+        return prepare_routing::create_program(io, context.kernels_root, context.device.grid, attributes,
                                                device.row * context.cols + device.col);
     }
 };

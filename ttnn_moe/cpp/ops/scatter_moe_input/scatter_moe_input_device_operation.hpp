@@ -39,7 +39,7 @@ struct Operation {
     }
     static CachedProgram create_program(const Attributes&, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate) {
-        return scatter_input::create_program(io, context.kernels_root, context.grid);
+        return scatter_input::create_program(io, context.kernels_root, context.device.grid);
     }
 };
 

@@ -52,6 +52,10 @@ class _DeviceGroup:
         x, y = self._chips[0].grid_size
         return _program.CoreCoord(x, y)
 
+    def device_limits(self) -> _program.DeviceLimits:
+        """What a program may use of each device: worker grid, L1 for CBs, CBs and semaphores per core."""
+        return self._chips[0].limits
+
     @property
     def core_grid(self) -> CoreGrid:
         x, y = self._chips[0].grid_size

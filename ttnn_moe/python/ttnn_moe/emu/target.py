@@ -37,9 +37,8 @@ class EmulatorTarget:
             return int(mesh.shape[0]), int(mesh.shape[1])
         return 1, 1
 
-    def grid_of(self, mesh: Any) -> tuple[int, int]:
-        grid = mesh.compute_with_storage_grid_size()
-        return int(grid.x), int(grid.y)
+    def device_limits(self, mesh: Any) -> _C.program.DeviceLimits:
+        return mesh.device_limits()
 
     def _fabric_mesh(self, mesh: Any) -> Any:
         if not isinstance(mesh, emu.MeshDevice):

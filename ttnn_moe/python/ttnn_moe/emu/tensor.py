@@ -23,7 +23,6 @@ from ttnn_moe.emu.types import (
     Layout,
     MemoryConfig,
     Shape,
-    TensorArg,
     check_dtype,
     check_layout,
     check_memory_config,
@@ -137,10 +136,9 @@ class Tensor:
             page_size=self.page_size,
             num_pages=self.num_pages,
             is_dram=True,
+            alignment=self._device.chips[0].dram_alignment,
         )
-        if hasattr(_program, "TensorArg"):
-            return _program.TensorArg(layout=getattr(_program.Layout, self._layout.name), **fields)
-        return TensorArg(layout=self._layout, **fields)
+        return _program.TensorArg(layout=getattr(_program.Layout, self._layout.name), **fields)
 
     def deallocate(self) -> None:
         if self._buffers is not None:

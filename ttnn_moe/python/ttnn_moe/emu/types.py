@@ -197,19 +197,3 @@ class CoreGrid:
     @property
     def num_cores(self) -> int:
         return self.x * self.y
-
-
-@dataclass
-class TensorArg:
-    """What a program factory needs of a device tensor (mirrors ttnn_moe._C.program.TensorArg).
-
-    Used only while the C++ TensorArg is not bound in the extension.
-    """
-
-    shape: list
-    dtype: DataFormat
-    layout: Layout
-    address: int
-    page_size: int
-    num_pages: int
-    is_dram: bool = True

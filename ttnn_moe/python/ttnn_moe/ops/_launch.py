@@ -35,7 +35,7 @@ class Target(Protocol):
 
     def mesh_shape(self, mesh: Any) -> tuple[int, int]: ...
 
-    def grid_of(self, mesh: Any) -> tuple[int, int]: ...
+    def device_limits(self, mesh: Any) -> _C.program.DeviceLimits: ...  # read from the device
 
     def fabric_topology(self, mesh: Any) -> Topology | None: ...  # None: the target cannot tell
 
@@ -119,7 +119,7 @@ def _context(op: str, operation: Any, target: Target, mesh: Any, topology: Any) 
     rows, cols = target.mesh_shape(mesh)
     context = {
         "kernels_root": str(kernels_dir()),
-        "grid": _C.program.CoreCoord(*target.grid_of(mesh)),
+        "device": target.device_limits(mesh),
         "rows": rows,
         "cols": cols,
     }

@@ -1,0 +1,27 @@
+// What one device of a target can hold, read from the device by the target (the emulator's
+// parameters, or the real runtime's answers), and the check that a program fits it.
+// tt-metal makes some of these checks only after the kernel compile, so ttnn_moe makes them
+// all before launch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "program/program_descriptor.hpp"
+
+namespace ttnn_moe::program {
+
+struct DeviceLimits {
+    CoreCoord grid{8, 8};                  // logical worker cores (compute_with_storage_grid_size)
+    uint32_t l1_bytes_per_core = 0;        // L1 free for circular buffers on each worker core
+    uint32_t max_cbs_per_core = 0;         // circular buffer indices per core
+    uint32_t max_semaphores_per_core = 0;  // semaphore ids per core
+};
+
+// Throws std::invalid_argument, naming `op`, the kernel / circular buffer / semaphore, the
+// value and the device's limit, when `program` places anything outside the worker grid,
+// gives a core more circular-buffer bytes or buffers than its L1 holds, or more semaphores
+// than it has.
+void check_program_fits(const std::string& op, const ProgramDescriptor& program, const DeviceLimits& limits);
+
+}  // namespace ttnn_moe::program
