@@ -55,3 +55,26 @@ def test_expert_load_maps_device_counts_to_global_experts():
 def test_bfloat8_b_experts_pass_the_bar(capsys):
     assert demo.main(["--mesh", "t3k", "--tokens", "8", "--expert-dtype", "bfloat8_b"]) == 0
     assert "experts bfloat8_b" in capsys.readouterr().err
+
+
+def test_the_hardware_backend_without_the_real_ttnn_stops_with_one_clear_line():
+    """`demo.sh --backend hardware` where the real ttnn cannot be imported (no wheel for this Python):
+    one line saying what is needed, no traceback."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run(
+        [sys.executable, "-m", "models.deepseek_v3.demo", "--mesh", "t3k"],
+        cwd=Path(__file__).resolve().parents[1],
+        env=dict(os.environ, TTNN_MOE_BACKEND="hardware"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "demo: TTNN_MOE_BACKEND=hardware needs the real ttnn 0.81.1 with torch (Python 3.10 or 3.12, tt-metal's "
+        "environment on a Tenstorrent machine) and ttnn_moe built there: No module named 'ttnn'"
+    ]

@@ -266,7 +266,7 @@ def test_bad_construction_and_input_raise(weights):
 @pytest.mark.parametrize(
     "backend, message",
     [
-        ("hardware", "TTNN_MOE_BACKEND=hardware needs the real ttnn 0.81.1 (Python 3.10 or 3.12)"),
+        ("hardware", "TTNN_MOE_BACKEND=hardware needs the real ttnn 0.81.1 with torch (Python 3.10 or 3.12"),
         ("gpu", "TTNN_MOE_BACKEND must be one of ('emulator', 'hardware'), got 'gpu'"),
     ],
 )

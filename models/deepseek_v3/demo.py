@@ -21,6 +21,11 @@ import torch
 from loguru import logger
 from ttnn_moe.testing import comp_pcc
 
+try:  # the backend is chosen here, first: TTNN_MOE_BACKEND=hardware needs the real ttnn
+    import models.deepseek_v3.tt.ttnn_api  # noqa: F401
+except RuntimeError as unavailable:
+    sys.exit(f"demo: {unavailable}")
+
 from models.deepseek_v3.config import MESH_PRESETS, DeepseekV3MoEConfig, mesh_shape
 from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to_torch

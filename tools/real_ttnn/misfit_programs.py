@@ -9,8 +9,9 @@ by the real-runtime runner, which needs no torch.
 from __future__ import annotations
 
 from ttnn_moe._C import program as pd
+from ttnn_moe.paths import kernels_dir
 
-KERNEL = "scatter_moe_input/dataflow/reader_gather_rows.cpp"
+KERNEL = str(kernels_dir() / "scatter_moe_input" / "dataflow" / "reader_gather_rows.cpp")
 
 
 def _program(core: pd.CoreCoord, *, cb_bytes: int = 2048, cb_index: int = 0, semaphore_id: int = 0):

@@ -10,16 +10,21 @@ given tt-fabric configuration (the fabric ops' connections are set up by the rea
 The op is called the way the model calls it, `ttnn.<op>(...)` after ttnn_moe attached itself
 to the real module, on tensors allocated with `ttnn.allocate_tensor_on_device`. Verdicts:
 "compile" (the program passed every host-side check and reached the kernel compile), "rejected"
-(ttnn or our validation raised: the message says why), "ran" (no compile happened: nothing
-checked the kernels).
+(ttnn or our validation raised, or the mock did not open: the message says why), "ran" (no
+compile happened: an op that returned, or a check that compiles nothing, e.g. the accessor args
+compared with ttnn's). "misfit" cases hand a program past one device limit to our launch check and
+then to ttnn.generic_op alone, to show what tt-metal would have done with it.
 """
 
 import json
 import sys
 
 import ttnn
+from misfit_programs import misfit_programs
+from ttnn_moe._C import program as pd
 
 import ttnn_moe  # attaches the ops to ttnn
+from ttnn_moe import hardware
 
 STAND_IN_MARK = "compiler stand-in: kernel compile reached"
 DTYPES = {"bfloat16": ttnn.bfloat16, "bfloat8_b": ttnn.bfloat8_b, "uint32": ttnn.uint32, "int32": ttnn.int32}
@@ -99,17 +104,68 @@ def run(case: dict, device) -> None:
             topology=None,
         )
         ttnn.all_to_all_combine_dense(alloc([case["capacity"], case["H"]], "bfloat16"), handle, strict=False)
-    else:
+    elif op == "misfit":
+        run_misfit(case["misfit"], device, [alloc([32, 32], "uint32"), alloc([32, 32], "uint32")])
+    elif op == "tensor_accessor_args":
+        compare_accessor_args(device, alloc)
+    elif op != "open_mesh":
         raise ValueError(f"unknown op {op!r}")
+
+
+def run_misfit(name: str, device, io_tensors) -> None:
+    """A program past one of the device's limits: our check must reject it before ttnn.generic_op.
+    What tt-metal alone does with it is appended to the message."""
+    target = hardware.HardwareTarget(ttnn)
+    program, words = misfit_programs(target.device_limits(device))[name]
+    whole_device = pd.MeshCoordinateRange(pd.MeshCoordinate(0, 0), pd.MeshCoordinate(0, 0))
+    try:
+        target.run(io_tensors, pd.MeshProgramDescriptor([(whole_device, program)]))
+        ours = None
+    except ValueError as rejected:
+        ours = str(rejected)
+    try:
+        hardware.run_program(ttnn, io_tensors, program)
+        alone = "ran"
+    except Exception as error:  # whatever tt-metal raises is the answer
+        alone = "reached the kernel compile" if STAND_IN_MARK in str(error) else f"rejected ({str(error)[:300]})"
+    if ours is None or words not in ours:
+        raise AssertionError(f"our check let {name} through (got {ours!r}); tt-metal alone: {alone}")
+    raise ValueError(f"{ours} [tt-metal alone: {alone}]")
+
+
+def compare_accessor_args(device, alloc) -> None:
+    """Our TensorAccessorArgs compile-time args equal ttnn.TensorAccessorArgs' for interleaved DRAM and
+    L1 tensors, row-major pages of several sizes and tiles (Blackhole aligns DRAM pages to 64 B)."""
+    target = hardware.HardwareTarget(ttnn)
+    mismatches = []
+    for memory in (ttnn.DRAM_MEMORY_CONFIG, ttnn.L1_MEMORY_CONFIG):
+        for shape, dtype, layout in (
+            ([4, 70], "bfloat16", ttnn.ROW_MAJOR_LAYOUT),
+            ([4, 3], "uint32", ttnn.ROW_MAJOR_LAYOUT),
+            ([4, 1024], "bfloat16", ttnn.ROW_MAJOR_LAYOUT),
+            ([64, 64], "bfloat8_b", ttnn.TILE_LAYOUT),
+        ):
+            tensor = ttnn.allocate_tensor_on_device(ttnn.Shape(shape), DTYPES[dtype], layout, device, memory)
+            real = list(ttnn.TensorAccessorArgs(tensor).get_compile_time_args())
+            ours = list(pd.tensor_accessor_args(target.to_arg(tensor)))
+            if real != ours:
+                mismatches.append(f"{shape} {dtype} {memory.buffer_type}: ttnn {real}, ours {ours}")
+    if mismatches:
+        raise ValueError("accessor args differ: " + "; ".join(mismatches))
 
 
 def main() -> None:
     case = json.loads(sys.argv[1])
-    if "mesh" in case:  # a mesh with tt-fabric, as the fabric ops need
-        ttnn.set_fabric_config(getattr(ttnn.FabricConfig, case["fabric"]))
-        device = ttnn.open_mesh_device(ttnn.MeshShape(*case["mesh"]))
-    else:
-        device = ttnn.open_device(device_id=0)
+    try:
+        if "mesh" in case:
+            if "fabric" in case:  # tt-fabric, as the fabric ops need
+                ttnn.set_fabric_config(getattr(ttnn.FabricConfig, case["fabric"]))
+            device = ttnn.open_mesh_device(ttnn.MeshShape(*case["mesh"]))
+        else:
+            device = ttnn.open_device(device_id=0)
+    except Exception as refused:  # the mock did not open: that is the verdict
+        print("VERDICT " + json.dumps({"verdict": "rejected", "message": str(refused)[:4000]}), flush=True)
+        return
     try:
         run(case, device)
         verdict = {"verdict": "ran", "message": "the op returned without compiling a kernel"}

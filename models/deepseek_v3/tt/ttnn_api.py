@@ -25,7 +25,8 @@ def _resolve(backend: str):
             import ttnn as real  # noqa: PLC0415
         except ImportError as missing:
             raise RuntimeError(
-                f"TTNN_MOE_BACKEND=hardware needs the real ttnn 0.81.1 (Python 3.10 or 3.12): {missing}"
+                f"TTNN_MOE_BACKEND=hardware needs the real ttnn 0.81.1 with torch (Python 3.10 or 3.12, "
+                f"tt-metal's environment on a Tenstorrent machine) and ttnn_moe built there: {missing}"
             ) from missing
         return ttnn_moe.attach(real)
     raise ValueError(f"TTNN_MOE_BACKEND must be one of {BACKENDS}, got {backend!r}")

@@ -5,6 +5,7 @@
 #include "ops/common/device_operation.hpp"
 #include "ops/common/op_registry.hpp"
 #include "program/device_limits.hpp"
+#include "program/tensor_accessor_args.hpp"
 #include "program/tensor_arg.hpp"
 
 namespace py = pybind11;
@@ -53,6 +54,15 @@ circular buffers and semaphores a core has. Every program is checked against it 
         .def_readonly("l1_bytes_per_core", &DeviceLimits::l1_bytes_per_core)
         .def_readonly("max_cbs_per_core", &DeviceLimits::max_cbs_per_core)
         .def_readonly("max_semaphores_per_core", &DeviceLimits::max_semaphores_per_core);
+    pm.def(
+        "tensor_accessor_args",
+        [](const TensorArg& tensor) {
+            std::vector<uint32_t> args;
+            program::append_tensor_accessor_args(tensor, args);
+            return args;
+        },
+        py::arg("tensor"),
+        "The compile-time args TensorAccessorArgs(buffer).append_to gives for this interleaved tensor.");
     pm.def("check_program_fits", &program::check_program_fits, py::arg("op"), py::arg("program"), py::arg("device"),
            "Raises ValueError naming what of `program` does not fit the device (grid, L1, CBs, semaphores).");
     using ops::MeshContext;
