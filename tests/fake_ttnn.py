@@ -125,7 +125,7 @@ def make_fake_ttnn() -> SimpleNamespace:
     ttnn.UnpackToDestMode = _enum("UnpackToDestMode", "Default", "UnpackToDestFp32")
     ttnn.CoreType = _enum("CoreType", "WORKER", "ETH")
     ttnn.DataMovementProcessor = _enum("DataMovementProcessor", "RISCV_0", "RISCV_1")
-    ttnn.NOC = _enum("NOC", "RISCV_0_default", "RISCV_1_default", "NOC_0", "NOC_1")
+    ttnn.NOC = _enum("NOC", "RISCV_0_default", "RISCV_1_default")
     for dtype in ("bfloat16", "float32", "bfloat8_b", "bfloat4_b", "uint32", "int32", "uint16", "uint8"):
         setattr(ttnn, dtype, f"DataType.{dtype.upper()}")
     ttnn.TILE_LAYOUT = "Layout.TILE"

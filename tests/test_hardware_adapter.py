@@ -5,8 +5,11 @@ ttnn constructor it belongs to, with the 0.81.1 field names, and that attach() w
 the ops to the ttnn module. They cannot show that real ttnn accepts the result.
 """
 
+import json
+from pathlib import Path
+
 import pytest
-from fake_ttnn import FakeMemoryConfig, FakeMeshDevice, FakeTensor, make_fake_ttnn
+from fake_ttnn import FakeMemoryConfig, FakeMeshDevice, FakeTensor, Recorded, make_fake_ttnn
 from ttnn_moe._C import program as pd
 
 import ttnn_moe
@@ -279,3 +282,50 @@ def test_import_attaches_to_an_importable_ttnn(tmp_path):
     left_alone = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
     assert left_alone.returncode == 0, left_alone.stderr
     assert left_alone.stdout.split() == ["False", "False"]
+
+
+REAL_API = json.loads((Path(__file__).parent / "data" / "real_ttnn_0.81.1_api.json").read_text())
+
+
+def _public(obj) -> set[str]:
+    return {name for name in dir(obj) if not name.startswith("_")}
+
+
+def test_the_test_double_offers_nothing_the_real_ttnn_lacks():
+    """Everything tests/fake_ttnn.py offers exists in the recorded real 0.81.1 surface
+    (tools/real_ttnn/record_api.py), so the adapter cannot pass here by using what ttnn lacks."""
+    ttnn = make_fake_ttnn()
+    recording_only = {"generic_op_calls", "allocations"}
+    offered = set(vars(ttnn)) - recording_only
+    assert offered - set(REAL_API["module"]) == set()
+    classes = REAL_API["classes"]
+    for fake, real in ((FakeTensor, "Tensor"), (FakeMeshDevice, "MeshDevice"), (FakeMemoryConfig, "MemoryConfig")):
+        assert _public(fake) - set(classes[real]) == set(), real
+    for enum in ("MathFidelity", "UnpackToDestMode", "CoreType", "DataMovementProcessor", "NOC", "BufferType"):
+        assert _public(getattr(ttnn, enum)) - set(classes[enum]) == set(), enum
+    assert _public(ttnn.KernelDescriptor.SourceType) <= set(REAL_API["nested"]["KernelDescriptor.SourceType"])
+
+
+def test_the_adapter_sets_only_fields_the_real_descriptors_have():
+    """Every keyword the adapter passes to a ttnn descriptor class, and every attribute it sets
+    later, is an attribute of that class in the real 0.81.1."""
+    ttnn = make_fake_ttnn()
+    converted = hardware.program_descriptor(ttnn, _sample_program())
+    seen = []
+
+    def walk(value):
+        if isinstance(value, Recorded):
+            seen.append(value)
+            for field_value in value.fields.values():
+                walk(field_value)
+            for arg in value.args:
+                walk(arg)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                walk(item)
+
+    walk(converted)
+    assert {type(r).__name__ for r in seen} >= {"ProgramDescriptor", "KernelDescriptor", "CBDescriptor"}
+    for recorded in seen:
+        real = set(REAL_API["classes"][type(recorded).__name__])
+        assert set(recorded.fields) - real == set(), type(recorded).__name__

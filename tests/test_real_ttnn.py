@@ -129,3 +129,18 @@ def test_the_installed_kernels_find_the_project_headers_they_include(env_python,
     assert done.returncode == 0 and line, done.stderr[-3000:]
     checked, missing = line.split(" ", 2)[1:]
     assert int(checked) > 20 and missing == "[]", line
+
+
+def test_the_recorded_real_api_listing_is_current(env_python, tmp_path):
+    """tests/data/real_ttnn_0.81.1_api.json (what the test double is checked against) is what the
+    real ttnn prints now."""
+    done = subprocess.run(
+        [str(env_python), str(ROOT / "tools" / "real_ttnn" / "record_api.py")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    recorded = json.loads((ROOT / "tests" / "data" / "real_ttnn_0.81.1_api.json").read_text())
+    assert json.loads(done.stdout) == recorded
