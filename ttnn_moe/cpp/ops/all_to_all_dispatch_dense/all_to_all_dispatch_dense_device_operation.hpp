@@ -46,7 +46,7 @@ struct Shapes {
     uint32_t tokens() const { return batch * seq; }
 };
 
-// Rows that always suffice with distinct experts per token (SPEC section 4's default).
+// Rows that always suffice with distinct experts per token (the default; docs/ops/all_to_all_dispatch_dense.md).
 uint32_t default_capacity(uint32_t tokens_per_device, uint32_t top_k, uint32_t line_size, uint32_t local_experts);
 
 Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
