@@ -45,9 +45,9 @@ class SafetensorsCheckpoint:
         self.path = Path(path)
         if not self.path.is_dir():
             raise CheckpointError(f"checkpoint {str(self.path)!r} is not a directory")
+        self._handles: dict[Path, Any] = {}  # file -> open safe_open handle
         self.config: dict[str, Any] = self._read_config()
         self._file_of: dict[str, Path] = self._weight_map()
-        self._handles: dict[Path, Any] = {}
 
     # --- layout -------------------------------------------------------------------------------
     def _read_config(self) -> dict[str, Any]:

@@ -46,7 +46,13 @@ def load_checkpoint_moe(
     ValueError if the layer does not split over the mesh."""
     moe_layer = open_moe_layer(path, layer)
     mesh_shape = tuple(mesh_device.shape)
-    check_layer_fits_mesh(moe_layer.config, mesh_shape)
+    try:
+        check_layer_fits_mesh(moe_layer.config, mesh_shape)
+    except ValueError as error:
+        rows, cols = mesh_shape
+        raise ValueError(
+            f"a {rows}x{cols} mesh cannot hold layer {layer} of checkpoint {str(path)!r}: {error}"
+        ) from None
     source = expert_shard_from_state_dict(moe_layer, expert_dtype)
     store = None
     if cache:

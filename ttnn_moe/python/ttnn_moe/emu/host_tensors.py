@@ -136,7 +136,8 @@ def load_tensor(file_name, device=None) -> Tensor:
     expected = len(line) + header["shards"] * shard_bytes
     if path.stat().st_size != expected:
         raise ValueError(f"{path} holds {path.stat().st_size} bytes, its header describes {expected}")
-    pages = np.memmap(path, dtype=np.uint8, mode="r", offset=len(line), shape=(header["shards"], shard_bytes))
+    # Copy-on-write: the pages stay backed by the file (nothing read up front) yet are writable.
+    pages = np.memmap(path, dtype=np.uint8, mode="c", offset=len(line), shape=(header["shards"], shard_bytes))
     host = list(pages)
     return _place(host, shape, dtype, layout, check_memory_config(None), device)
 
