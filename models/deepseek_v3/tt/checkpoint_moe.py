@@ -50,9 +50,7 @@ def load_checkpoint_moe(
         check_layer_fits_mesh(moe_layer.config, mesh_shape)
     except ValueError as error:
         rows, cols = mesh_shape
-        raise ValueError(
-            f"a {rows}x{cols} mesh cannot hold layer {layer} of checkpoint {str(path)!r}: {error}"
-        ) from None
+        raise ValueError(f"mesh {rows}x{cols} cannot hold layer {layer} of checkpoint {str(path)!r}: {error}") from None
     source = expert_shard_from_state_dict(moe_layer, expert_dtype)
     store = None
     if cache:
