@@ -45,7 +45,7 @@ class SafetensorsCheckpoint:
         self.path = Path(path)
         if not self.path.is_dir():
             raise CheckpointError(f"checkpoint {str(self.path)!r} is not a directory")
-        self._handles: dict[Path, Any] = {}  # file -> open safe_open handle
+        self._handles: dict[Path, Any] = {}  # the last file used -> its open safe_open handle
         self.config: dict[str, Any] = self._read_config()
         self._file_of: dict[str, Path] = self._weight_map()
 
@@ -80,13 +80,17 @@ class SafetensorsCheckpoint:
         return sorted(set(self._file_of.values()))
 
     def _open(self, file: Path):
+        """The file's safe_open handle. Only the last file used stays open: the pages read through
+        a handle's memory map count as this process's resident memory until it is closed, and reads
+        come in file order (a layer's experts sit together), so one open file keeps that to a shard."""
         if file not in self._handles:
             if not file.is_file():
                 raise CheckpointError(f"shard file {file.name!r} of checkpoint {str(self.path)!r} is missing")
             try:
-                self._handles[file] = safe_open(str(file), framework="pt")
+                handle = safe_open(str(file), framework="pt")
             except Exception as error:  # safetensors raises its own error types for a bad header
                 raise CheckpointError(f"{file}: not a readable safetensors file ({error})") from None
+            self._handles = {file: handle}
         return self._handles[file]
 
     # --- tensors ------------------------------------------------------------------------------
