@@ -84,9 +84,7 @@ def test_dtype_mismatch_and_missing_scales_are_named(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
     bad = dict(state, **{PREFIX + "gate.weight": torch.zeros(8, 64, dtype=torch.int32)})
     save_file(bad, tmp_path / "model.safetensors")
-    with pytest.raises(
-        CheckpointError, match=rf"tensor '{PREFIX}gate\.weight' in model\.safetensors has dtype I32"
-    ):
+    with pytest.raises(CheckpointError, match=rf"tensor '{PREFIX}gate\.weight' in model\.safetensors has dtype I32"):
         open_moe_layer(tmp_path, 1)
     unscaled = dict(state, **{PREFIX + "experts.0.down_proj.weight": torch.zeros(64, 32).to(torch.float8_e4m3fn)})
     save_file(unscaled, tmp_path / "model.safetensors")

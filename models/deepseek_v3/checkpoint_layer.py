@@ -29,9 +29,9 @@ import torch
 from models.deepseek_v3.checkpoint import CheckpointError, SafetensorsCheckpoint
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.fp8 import FP8_BLOCK, FP8_DTYPE, dequantize_fp8_blockwise, fp8_scale_shape
+from models.deepseek_v3.weights import SCALE_SUFFIX
 
 PROJECTIONS = ("gate_proj", "up_proj", "down_proj")
-SCALE_SUFFIX = "_scale_inv"
 FLOAT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 MATRIX_DTYPES = (FP8_DTYPE, *FLOAT_DTYPES)
 
