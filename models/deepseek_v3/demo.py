@@ -207,7 +207,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="routed experts' weight dtype on the devices",
     )
     parser.add_argument("--allow-large", action="store_true", help="allow building weights over 4 GiB")
+    # A checkpoint's layer instead of random weights (dimensions from its config.json).
+    parser.add_argument("--checkpoint", help="safetensors checkpoint directory (official fp8 or transformers layout)")
+    parser.add_argument("--layer", type=int, help="with --checkpoint: the MoE layer to run")
     return parser.parse_args(argv)
+
+
+def _run_checkpoint(args: argparse.Namespace) -> DemoResult:
+    """--checkpoint PATH --layer N (models/deepseek_v3/checkpoint_demo.py)."""
+    from models.deepseek_v3.checkpoint_demo import run_checkpoint_demo  # noqa: PLC0415 (imports this module)
+
+    if args.layer is None:
+        raise ValueError("--checkpoint needs --layer N, the MoE layer to run")
+    return run_checkpoint_demo(args.checkpoint, args.layer, args.mesh, args.tokens, args.seed, args.expert_dtype)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -218,7 +230,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Look sys.stderr up per message: callers (tests) may swap it after main() configured the logger.
     logger.add(lambda message: sys.stderr.write(message), format="{time:HH:mm:ss} {message}", level="INFO")
     try:
-        result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.allow_large, args.expert_dtype)
+        if args.checkpoint is not None or args.layer is not None:
+            if args.checkpoint is None:
+                raise ValueError(f"--layer {args.layer} needs --checkpoint PATH")
+            result = _run_checkpoint(args)
+        else:
+            result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.allow_large, args.expert_dtype)
     except ValueError as error:
         logger.error(str(error))
         return 2

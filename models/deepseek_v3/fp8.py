@@ -38,7 +38,14 @@ def dequantize_fp8_blockwise(
     want = fp8_scale_shape(tuple(w8.shape), block)
     if tuple(scale_inv.shape) != want:
         raise ValueError(f"scale_inv must be {want} for weight {tuple(w8.shape)}, got {tuple(scale_inv.shape)}")
-    return w8.float() * _expand_blocks(scale_inv.float(), tuple(w8.shape), block)
+    # One block row at a time, in place: the only fp32 copy is the result.
+    w = w8.float()  # (..., out, in)
+    scale_inv = scale_inv.float()
+    cols = w.shape[-1]
+    for i in range(scale_inv.shape[-2]):
+        row_scales = scale_inv[..., i, None, :].repeat_interleave(block[1], dim=-1)[..., :cols]  # (..., 1, in)
+        w[..., i * block[0] : (i + 1) * block[0], :] *= row_scales
+    return w
 
 
 def quantize_fp8_blockwise(w: torch.Tensor, block: tuple[int, int] = FP8_BLOCK) -> tuple[torch.Tensor, torch.Tensor]:

@@ -54,11 +54,30 @@ class TtMoE:
         (per-expert, fp8 with block scales, transformers' fused experts). expert_dtype: bfloat16 or
         bfloat8_b for the routed experts' weights. capacity: dispatch rows per device (None: the
         dispatch op's worst case, which never drops a token)."""
+        layer = load_moe_layer(state_dict, config, prefix=prefix)
+        weights = load_tt_moe_weights(layer, config, mesh_device, expert_dtype=expert_dtype)
+        self._hold(weights, config, mesh_device, capacity)
+
+    @classmethod
+    def from_weights(
+        cls,
+        weights: TtMoEWeights,
+        config: DeepseekV3MoEConfig,
+        mesh_device: ttnn.MeshDevice,
+        *,
+        capacity: Optional[int] = None,
+    ) -> "TtMoE":
+        """The layer over device weights already on `mesh_device` (e.g. streamed from a checkpoint by
+        `tt.checkpoint_moe`)."""
+        moe = cls.__new__(cls)
+        moe._hold(weights, config, mesh_device, capacity)
+        return moe
+
+    def _hold(self, weights: TtMoEWeights, config, mesh_device, capacity) -> None:
         self.config = config
         self.mesh_device = mesh_device
         self.capacity = capacity
-        layer = load_moe_layer(state_dict, config, prefix=prefix)
-        self.weights: TtMoEWeights = load_tt_moe_weights(layer, config, mesh_device, expert_dtype=expert_dtype)
+        self.weights: TtMoEWeights = weights
         self.last_dispatch_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see dispatch
         self.last_reduce_row_overflow: Optional[ttnn.Tensor] = None  # (cap, 1) uint32 per device, see 5a
 

@@ -3,7 +3,9 @@
 Placement, devices numbered row-major over the (R, C) mesh:
 - routed experts: device d owns the E_l = E / (R*C) experts its column of the
   expert mapping names, stacked in local-slot order as moe_bmm's (E_l, Kd, N)
-  TILE weights: w1, w3 (E_l, H, I) and w2 (E_l, I, H);
+  TILE weights: w1, w3 (E_l, H, I) and w2 (E_l, I, H). They are converted one
+  expert at a time and written one device at a time, so the host holds one
+  expert in torch form and one device's share in device form, never a layer;
 - gate: the (E, H) weight and the (1, E) score-correction bias in fp32 (routing
   near-ties must not flip on a rounding), replicated: every device of a row
   routes the same tokens;
@@ -14,15 +16,36 @@ Placement, devices numbered row-major over the (R, C) mesh:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping, Optional, Sequence
 
 import torch
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
-from models.deepseek_v3.reference import local_expert_weights
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 
 EXPERT_DTYPES = (ttnn.bfloat16, ttnn.bfloat8_b)
+# moe_bmm's weight of each projection: (Kd, N) = the nn.Linear (out, in) weight transposed.
+EXPERT_PROJECTIONS = {"w1": "gate_proj", "w3": "up_proj", "w2": "down_proj"}
+
+# (projection "w1" / "w3" / "w2", device index, the device's experts in local-slot order)
+#   -> host tensor (E_l, Kd, N) TILE in the expert dtype: one device's share of a projection.
+ExpertShardSource = Callable[[str, int, Sequence[int]], ttnn.Tensor]
+
+
+def expert_shard_from_state_dict(state_dict: Mapping[str, torch.Tensor], expert_dtype) -> ExpertShardSource:
+    """Converts a device's experts from a (possibly lazy) state dict, one expert at a time."""
+
+    def convert(projection: str, device: int, experts: Sequence[int]) -> ttnn.Tensor:
+        proj = EXPERT_PROJECTIONS[projection]
+        pieces = [
+            ttnn.from_torch(
+                state_dict[f"experts.{e}.{proj}.weight"].T.unsqueeze(0), dtype=expert_dtype, layout=ttnn.TILE_LAYOUT
+            )  # (1, Kd, N)
+            for e in experts
+        ]
+        return ttnn.concat(pieces, dim=0)  # (E_l, Kd, N)
+
+    return convert
 
 
 @dataclass(frozen=True)
@@ -72,8 +95,11 @@ def load_tt_moe_weights(
     mesh_device: ttnn.MeshDevice,
     *,
     expert_dtype=ttnn.bfloat16,
+    expert_source: Optional[ExpertShardSource] = None,
 ) -> TtMoEWeights:
-    """Device tensors of a normalized state dict (`weights.load_moe_layer`) on `mesh_device`."""
+    """Device tensors of a normalized state dict (`weights.load_moe_layer`, or a lazy mapping with
+    its keys such as `checkpoint_layer.CheckpointMoELayer`) on `mesh_device`. `expert_source`,
+    if given, supplies each device's routed experts instead (e.g. from a converted-weight cache)."""
     if not isinstance(mesh_device, ttnn.MeshDevice):
         raise TypeError(f"mesh_device must be a MeshDevice, got {mesh_device!r}")
     if expert_dtype not in EXPERT_DTYPES:
@@ -85,18 +111,19 @@ def load_tt_moe_weights(
     # E_l consecutive experts per device (expert e on device e // E_l), devices in row-major order.
     mapping = ttnn_moe.expert_mapping(config.n_routed_experts, num_devices)  # (1, 1, E, D)
     owner = mapping[0, 0].argmax(dim=1)  # (E,)
-    # Device d's experts in local-slot order (ascending id), stacked over devices: (D * E_l, Kd, N).
-    per_device = [local_expert_weights(state_dict, (owner == d).nonzero()[:, 0].tolist()) for d in range(num_devices)]
-    stacked = [torch.cat([w[i] for w in per_device]) for i in range(3)]  # w1, w3, w2
+    # Device d's experts in local-slot order (ascending id).
+    device_experts = [(owner == d).nonzero()[:, 0].tolist() for d in range(num_devices)]
+    source = expert_shard_from_state_dict(state_dict, expert_dtype) if expert_source is None else expert_source
+    H, I, E_l = config.hidden_size, config.moe_intermediate_size, config.n_routed_experts // num_devices
+    shapes = {"w1": (E_l, H, I), "w3": (E_l, H, I), "w2": (E_l, I, H)}
 
-    def experts(t: torch.Tensor) -> ttnn.Tensor:  # -> (E_l, Kd, N)
-        return ttnn.from_torch(
-            t,
-            dtype=expert_dtype,
-            layout=ttnn.TILE_LAYOUT,
-            device=mesh_device,
-            mesh_mapper=ttnn.ShardTensorToMesh(mesh_device, dim=0),
+    def experts(projection: str) -> ttnn.Tensor:  # -> (E_l, Kd, N) per device, filled device by device
+        tensor = ttnn.allocate_tensor_on_device(
+            ttnn.Shape(shapes[projection]), expert_dtype, ttnn.TILE_LAYOUT, mesh_device
         )
+        for device, (view, local) in enumerate(zip(ttnn.get_device_tensors(tensor), device_experts)):
+            ttnn.copy_host_to_device_tensor(source(projection, device, local), view)
+        return tensor
 
     def tp_shard(t: torch.Tensor, dim: int) -> ttnn.Tensor:  # column slice
         return ttnn.from_torch(
@@ -112,9 +139,9 @@ def load_tt_moe_weights(
 
     return TtMoEWeights(
         expert_mapping=replicated(mapping, ttnn.int32, ttnn.ROW_MAJOR_LAYOUT),
-        experts_w1=experts(stacked[0]),
-        experts_w3=experts(stacked[1]),
-        experts_w2=experts(stacked[2]),
+        experts_w1=experts("w1"),
+        experts_w3=experts("w3"),
+        experts_w2=experts("w2"),
         gate_weight=replicated(state_dict["gate.weight"].float(), ttnn.float32, ttnn.TILE_LAYOUT),
         gate_bias=replicated(
             state_dict["gate.e_score_correction_bias"].float().reshape(1, -1), ttnn.float32, ttnn.ROW_MAJOR_LAYOUT

@@ -7,6 +7,8 @@
     torch_y = ttnn.to_torch(y)
 
 Device programs run through `generic_op` on the C++ emulator (`ttnn_moe._C.emu`).
+`concat`, `get_device_tensors`, `copy_host_to_device_tensor`, `dump_tensor` and
+`load_tensor` fill large tensors piece by piece from the host (host_tensors.py).
 Everything else that computes (matmul, linear, add, mul, silu, sigmoid, topk,
 all_gather, reduce_scatter, to_layout, reshape, typecast) is a HOST BUILT-IN,
 NOT A KERNEL: torch on the host, results written back to device tensors, so
@@ -19,6 +21,7 @@ from ttnn_moe.emu.conversions import reshape, to_layout, typecast
 from ttnn_moe.emu.device import Device, MeshDevice, close_device, close_mesh_device, open_device, open_mesh_device
 from ttnn_moe.emu.fabric import FabricNodeId, Topology, setup_fabric_connection
 from ttnn_moe.emu.generic_op import generic_op, last_run_counters
+from ttnn_moe.emu.host_tensors import concat, copy_host_to_device_tensor, dump_tensor, get_device_tensors, load_tensor
 from ttnn_moe.emu.mesh import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
@@ -80,6 +83,11 @@ __all__ = [
     "open_mesh_device",
     "generic_op",
     "last_run_counters",
+    "concat",
+    "copy_host_to_device_tensor",
+    "dump_tensor",
+    "get_device_tensors",
+    "load_tensor",
     "ConcatMesh2dToTensor",
     "ConcatMeshToTensor",
     "ReplicateTensorToMesh",
