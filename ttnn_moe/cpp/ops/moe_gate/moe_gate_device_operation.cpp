@@ -99,7 +99,7 @@ Dims validate(const Attributes& attributes, const std::vector<TensorArg>& inputs
         fail("gate_weight " + shape_str(w.shape) + " must be (E, H) with H=" + std::to_string(d.hidden) + " as in x " +
              shape_str(x.shape));
     }
-    require_tile_multiple(d.num_experts, "E (gate_weight.shape[-2])");
+    if (d.num_experts == 0) fail("gate_weight has no experts: shape " + shape_str(w.shape));
     if (bias_shape[0] != d.num_experts) {
         fail("e_score_correction_bias " + shape_str(bias.shape) + " must have E=" + std::to_string(d.num_experts) +
              " entries, one per row of gate_weight");
@@ -111,7 +111,7 @@ Dims validate(const Attributes& attributes, const std::vector<TensorArg>& inputs
     }
     d.row_tiles = (d.num_tokens + kTileRows - 1) / kTileRows;
     d.inner_tiles = d.hidden / kTileRows;
-    d.expert_tiles = d.num_experts / kTileRows;
+    d.expert_tiles = (d.num_experts + kTileRows - 1) / kTileRows;  // the last one padded past E
     d.inner_block = largest_divisor_up_to(d.inner_tiles, kMaxInnerBlock);
     d.weight_format = w.dtype;
 

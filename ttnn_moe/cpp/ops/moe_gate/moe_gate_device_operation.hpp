@@ -46,7 +46,7 @@ struct Dims {
     uint32_t num_experts = 0;   // E
     uint32_t row_tiles = 0;     // ceil(T / 32)
     uint32_t inner_tiles = 0;   // H / 32
-    uint32_t expert_tiles = 0;  // E / 32
+    uint32_t expert_tiles = 0;  // ceil(E / 32)
     uint32_t inner_block = 0;   // gate-weight tiles per CB push: the largest divisor of H/32 up to 8
     program::DataFormat weight_format = program::DataFormat::Float16_b;
 };

@@ -24,7 +24,7 @@ enum : uint32_t {
     kFirstRowTile,  // this core's token row tiles [first, first + count)
     kNumRowTiles,
     kInnerTiles,   // Ht = H / 32
-    kExpertTiles,  // Et = E / 32
+    kExpertTiles,  // Et = ceil(E / 32): the last tile's rows past E are padding
     kInnerBlock,   // gate-weight tiles per CB push (divides Ht)
     kCount,
 };

@@ -1,5 +1,5 @@
 // moe_gate writer: DeepSeek-V3's group-limited top-k of every token of this core's row tiles, on
-// the scores the compute kernel packed (fp32 tiles, E/32 per row tile), then the token's K expert
+// the scores the compute kernel packed (fp32 tiles, ceil(E/32) per row tile; columns past E unused), then the token's K expert
 // ids and weights to its rows of topk_indices and topk_weights.
 //
 // Per token: biased = score + bias; a group's score is the sum of its two best biased scores; the
@@ -188,7 +188,7 @@ void kernel_main() {
     for (uint32_t i = 0; i < a.num_row_tiles; ++i) {
         const uint32_t first_token = (a.first_row_tile + i) * kTileRows;
         const uint32_t rows = a.num_tokens - first_token < kTileRows ? a.num_tokens - first_token : kTileRows;
-        const uint32_t expert_tiles = a.num_experts / kTileRows;
+        const uint32_t expert_tiles = (a.num_experts + kTileRows - 1) / kTileRows;
         cb_wait_front(cb_scores, expert_tiles);
         const uint32_t scores_l1 = get_read_ptr(cb_scores);
         for (uint32_t r = 0; r < rows; ++r) {

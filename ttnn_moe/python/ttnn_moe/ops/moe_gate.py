@@ -35,7 +35,7 @@ def moe_gate(
     """x (T, H) TILE bfloat16, gate_weight (E, H) TILE bfloat16 or float32 (nn.Linear's layout),
     e_score_correction_bias (E,) ROW_MAJOR float32 -> GateOutput of (1, T, K) tensors: the
     (B=1, S=T, K) all_to_all_dispatch_dense takes, and (T, K) for prepare_moe_routing_tensors.
-    H and E are multiples of 32; T is any. Contract: docs/ops/moe_gate.md.
+    H is a multiple of 32; T and E are any (E split into n_group groups of at least 2). Contract: docs/ops/moe_gate.md.
 
     scores = sigmoid(x @ gate_weight^T), accumulated in fp32. Experts are chosen on scores + bias:
     the n_group equal groups of consecutive experts are ranked by the sum of their two best biased
