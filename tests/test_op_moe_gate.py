@@ -285,3 +285,18 @@ def test_bad_arguments_raise_naming_the_value(device, kwargs, error, words):
 def test_a_hidden_size_past_the_l1_budget_is_refused(device):
     with pytest.raises(ValueError, match="moe_gate: .*H=16384"):
         _bad_call(device, H=16384)
+
+
+def test_preallocated_outputs_are_written_and_checked(device):
+    T, E = 20, 64
+    routing = ROUTINGS["4groups_top6"]
+    x, gate_weight, bias = gate_inputs(T, 256, E, seed=8)
+    poison = torch.full((1, T, 6), 7)
+    indices = ttnn.from_torch(poison, dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    weights = ttnn.from_torch(poison, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    out = run_gate(device, x, gate_weight, bias, output_tensors=[indices, weights], **routing)
+    assert out.topk_indices is indices and out.topk_weights is weights
+    check_against_golden(out, x, gate_weight, bias, **routing)
+    wrong = ttnn.from_torch(torch.zeros(T, 6), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    with pytest.raises(ValueError, match=r"moe_gate: output_tensors\[0\] is \[20, 6\] uint32 ROW_MAJOR, the op writes"):
+        run_gate(device, x, gate_weight, bias, output_tensors=[wrong], **routing)
