@@ -119,13 +119,14 @@ def check_gate(seen, state_dict, B):
 
 
 def check_dispatch(seen, mapping, mesh_shape, B):
-    """Dense dispatch down each column from the observed routing: every index and routing output
-    exact, and every token row inside an expert's block exact (rows past a block are padding)."""
+    """Dense dispatch down each column from the observed routing ((1, B, K): batch 1, sequence B):
+    every index and routing output exact, and every token row inside an expert's block exact (rows
+    past a block are padding)."""
     K = CONFIG.num_experts_per_tok
     dispatched = golden.all_to_all_dispatch_dense(
-        [t.bfloat16().reshape(B, 1, -1) for t in seen["all_gather"]],
-        [words(t).to(torch.int32).reshape(B, 1, K) for t in seen["gate.topk_indices"]],
-        [t.reshape(B, 1, K) for t in seen["gate.topk_weights"]],
+        [t.bfloat16().reshape(1, B, -1) for t in seen["all_gather"]],
+        [words(t).to(torch.int32).reshape(1, B, K) for t in seen["gate.topk_indices"]],
+        [t.reshape(1, B, K) for t in seen["gate.topk_weights"]],
         mapping,
         mesh_shape,
         DISPATCH_AXIS,
@@ -194,9 +195,9 @@ def check_combine(seen, mesh_shape, B):
     slot_source = [words(t).to(torch.int32) for t in seen["dispatch.slot_source"]]
     num_slots = [words(t).to(torch.int32) for t in seen["dispatch.num_slots"]]
     combined, absolute_sum = (
-        golden.all_to_all_combine_dense(slot_rows, slot_source, num_slots, mesh_shape, DISPATCH_AXIS, B, 1)
+        golden.all_to_all_combine_dense(slot_rows, slot_source, num_slots, mesh_shape, DISPATCH_AXIS, 1, B)
         for slot_rows in (seen["local_reduce"], [t.abs() for t in seen["local_reduce"]])
-    )  # per device (B, 1, H) each
+    )  # per device (1, B, H) each
     for d in range(len(combined)):
         assert_close(combined[d], seen["combine"][d], sum_error_bound(absolute_sum[d]), f"device {d} combine")
 

@@ -16,10 +16,10 @@ from hf_moe import hf_moe_with
 from ttnn_moe.ops.all_to_all_dispatch_dense import StatusWord, raise_on_dispatch_errors
 from ttnn_moe.testing import assert_pcc, comp_pcc
 
+import ttnn_moe
 from models.deepseek_v3.config import DeepseekV3MoEConfig, mesh_shape
 from models.deepseek_v3.reference import moe_gate, reference_moe
 from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to_torch
-from models.deepseek_v3.tt.moe_gate import moe_gate as tt_moe_gate
 from models.deepseek_v3.weights import random_moe_state_dict
 from ttnn_moe import emu
 
@@ -64,8 +64,16 @@ def test_gate_routes_each_mesh_row_like_the_reference_gate(weights):
     try:
         moe = TtMoE(weights, CONFIG, mesh_device)
         x_full = emu.all_gather(input_to_mesh(x, mesh_device), dim=1, cluster_axis=1)  # (B, H)
-        indices, gate_weights = tt_moe_gate(x_full, moe.weights.gate_weight, moe.weights.gate_bias, CONFIG)
-        indices, gate_weights = device_values(indices), device_values(gate_weights)  # (B, 1, K) each
+        indices, gate_weights = ttnn_moe.moe_gate(
+            x_full,
+            moe.weights.gate_weight,
+            moe.weights.gate_bias,
+            n_group=CONFIG.n_group,
+            topk_group=CONFIG.topk_group,
+            top_k=CONFIG.num_experts_per_tok,
+            routed_scaling_factor=CONFIG.routed_scaling_factor,
+        )
+        indices, gate_weights = device_values(indices), device_values(gate_weights)  # (1, B, K) each
     finally:
         emu.close_mesh_device(mesh_device)
     for device in range(16):
@@ -180,12 +188,12 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
     assert capacity % 32 == 0
     assert shapes["input"] == ((B, H // 8), emu.TILE_LAYOUT)
     assert shapes["all_gather"] == ((B, H), emu.TILE_LAYOUT)
-    assert shapes["gate.topk_indices"] == ((B, 1, K), emu.ROW_MAJOR_LAYOUT)
+    assert shapes["gate.topk_indices"] == ((1, B, K), emu.ROW_MAJOR_LAYOUT)
     assert shapes["dispatch.num_routed_tokens"] == ((E_l, 1), emu.ROW_MAJOR_LAYOUT)
     assert shapes["experts.swiglu"] == ((capacity, CONFIG.moe_intermediate_size), emu.TILE_LAYOUT)
     assert shapes["experts.w2"] == ((capacity, H), emu.TILE_LAYOUT)
     assert shapes["local_reduce"] == ((capacity, H), emu.ROW_MAJOR_LAYOUT)
-    assert shapes["combine"] == ((B, 1, H), emu.ROW_MAJOR_LAYOUT)
+    assert shapes["combine"] == ((1, B, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["reduce_scatter"] == ((B, H // 8), emu.TILE_LAYOUT)
     assert status == [(0, 0, 0)] * 32  # the default capacity drops nothing; routing and mapping are valid
     assert reduce_overflow == [0] * 32  # no slot receives more than K rows
@@ -194,12 +202,15 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
 def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
     """Each device's per-expert counts equal the reference gate's assignments to its experts, and the
     three moe_bmm calls execute exactly the active tiles: ceil(count / 32) row tiles per expert times
-    (H/32 x I/32) tiles for w1, w3 and w2 each (the work the routing needs, ratio 1.00)."""
+    (H/32 x I/32) tiles for w1, w3 and w2 each (the work the routing needs, ratio 1.00). The gate
+    adds its own: on every device, ceil(B/32) token row tiles times E/32 x H/32 tiles."""
     x = bf16_tokens(64, seed=17)
     ids = moe_gate_ids(x, weights, CONFIG)  # (T, K) global experts
     expected_counts = torch.bincount(ids.reshape(-1), minlength=CONFIG.n_routed_experts)  # (E,)
     H_tiles, I_tiles = CONFIG.hidden_size // 32, CONFIG.moe_intermediate_size // 32
-    expected_matmuls = 3 * int(((expected_counts + 31) // 32).sum()) * H_tiles * I_tiles
+    expert_matmuls = 3 * int(((expected_counts + 31) // 32).sum()) * H_tiles * I_tiles
+    devices, B = 32, 64 // 4  # a 4x8 mesh: B tokens per mesh row
+    gate_matmuls = devices * ((B + 31) // 32) * (CONFIG.n_routed_experts // 32) * H_tiles
     mesh_device = emu.open_mesh_device(emu.MeshShape(4, 8))
     kept = {}
     try:
@@ -213,7 +224,7 @@ def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
         emu.close_mesh_device(mesh_device)
     # Device d owns experts [d * E_l, (d + 1) * E_l) in slot order: the stacked counts are by global id.
     assert counts.reshape(-1).to(torch.int64).tolist() == expected_counts.tolist()
-    assert tile_matmuls == expected_matmuls
+    assert tile_matmuls == expert_matmuls + gate_matmuls
 
 
 def test_too_small_capacity_is_reported_in_the_dispatch_status_not_dropped_silently(weights):

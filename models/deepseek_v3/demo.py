@@ -32,6 +32,7 @@ from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to
 from models.deepseek_v3.tt.emulator_counters import (
     MeshCounters,
     needed_expert_tile_matmuls,
+    needed_gate_tile_matmuls,
     process_jit_stats,
     remote_token_rows,
 )
@@ -101,9 +102,12 @@ def _log_counters(
     experts_per_device: int,
 ) -> None:
     H, I = config.hidden_size, config.moe_intermediate_size
-    needed = needed_expert_tile_matmuls(counts, H, I)
+    devices, tokens_per_device = topk_indices.shape[:2]
+    needed = needed_expert_tile_matmuls(counts, H, I) + needed_gate_tile_matmuls(
+        devices, tokens_per_device, config.n_routed_experts, H
+    )
     logger.info(
-        f"emulator: tile matmuls {counters.tile_matmuls} (routed experts need {needed}: "
+        f"emulator: tile matmuls {counters.tile_matmuls} (gate and routed experts need {needed}: "
         f"ratio {counters.tile_matmuls / max(needed, 1):.2f})"
     )
     jit = process_jit_stats()

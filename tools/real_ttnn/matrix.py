@@ -47,6 +47,8 @@ SINGLE_DEVICE_CASES = {
     "local_reduce_grouped": {"op": "local_reduce_moe_output", "E": 8, "M": 512, "H": 7168, "K": 8},
     "accessor_args": {"op": "tensor_accessor_args"},
 }
+# The DeepSeek-V3 router at decode: 32 tokens, 256 experts in 8 groups, top-4 groups, top-8.
+SINGLE_DEVICE_CASES["moe_gate_decode"] = {"op": "moe_gate", "T": 32, "H": 7168, "E": 256, "G": 8, "TG": 4, "K": 8}
 MISFITS = ("core_outside_grid", "cb_past_l1", "cb_index_past_limit", "semaphore_past_limit")
 
 # The fabric ops with FABRIC_1D on a Wormhole n300 (two chips, a 1x2 mesh) and a T3K (eight chips,

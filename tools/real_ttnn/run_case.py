@@ -104,6 +104,22 @@ def run(case: dict, device) -> None:
             topology=None,
         )
         ttnn.all_to_all_combine_dense(alloc([case["capacity"], case["H"]], "bfloat16"), handle, strict=False)
+    elif op == "moe_gate":
+
+        def fp32(shape, layout):
+            return ttnn.allocate_tensor_on_device(
+                ttnn.Shape(shape), ttnn.float32, layout, device, ttnn.DRAM_MEMORY_CONFIG
+            )
+
+        ttnn.moe_gate(
+            alloc([case["T"], case["H"]], "bfloat16", ttnn.TILE_LAYOUT),
+            fp32([case["E"], case["H"]], ttnn.TILE_LAYOUT),
+            fp32([case["E"]], ttnn.ROW_MAJOR_LAYOUT),
+            n_group=case["G"],
+            topk_group=case["TG"],
+            top_k=case["K"],
+            routed_scaling_factor=2.5,
+        )
     elif op == "misfit":
         run_misfit(case["misfit"], device, [alloc([32, 32], "uint32"), alloc([32, 32], "uint32")])
     elif op == "tensor_accessor_args":

@@ -50,6 +50,11 @@ def needed_expert_tile_matmuls(counts_per_device: list[torch.Tensor], hidden: in
     return 3 * row_tiles * (hidden // _TILE) * (intermediate // _TILE)
 
 
+def needed_gate_tile_matmuls(num_devices: int, tokens_per_device: int, num_experts: int, hidden: int) -> int:
+    """Tile matmuls moe_gate needs: on every device, ceil(B / 32) token row tiles times (E/32 x H/32)."""
+    return num_devices * ((tokens_per_device + _TILE - 1) // _TILE) * (num_experts // _TILE) * (hidden // _TILE)
+
+
 def remote_token_rows(topk_indices: torch.Tensor, mesh_shape: tuple[int, int], experts_per_device: int) -> int:
     """Unique (token, destination device) pairs over all dispatch lines whose destination is not
     the token's own device: the token rows dense dispatch must send over the fabric. Device

@@ -6,12 +6,11 @@ mesh row, H hidden, E_l experts per device, K top-k, I expert intermediate,
 Is shared intermediate, cap dispatch capacity.
 
 Two kinds of calls:
-- our kernels (`ttnn_moe.*`): all_to_all_dispatch_dense, moe_bmm,
+- our kernels (`ttnn_moe.*`): moe_gate, all_to_all_dispatch_dense, moe_bmm,
   local_reduce_moe_output, all_to_all_combine_dense;
 - ttnn's own ops (`ttnn` from `ttnn_api`; host built-ins in the emulator, the
   real ttnn ops on hardware): all_gather, reduce_scatter,
-  to_layout, reshape, matmul, silu, mul, add; and the router `moe_gate`
-  (one host step, see moe_gate.py).
+  to_layout, reshape, matmul, silu, mul, add.
 
 Nothing in `forward` reads a count back to the host: every op takes its counts
 from device memory. Ops that can validate by reading back (dispatch, moe_bmm,
@@ -26,7 +25,6 @@ from typing import Callable, Mapping, Optional
 import torch
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
-from models.deepseek_v3.tt.moe_gate import moe_gate
 from models.deepseek_v3.tt.moe_weights import TtMoEWeights, load_tt_moe_weights
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 from models.deepseek_v3.weights import load_moe_layer
@@ -101,15 +99,25 @@ class TtMoE:
         x_full = ttnn.all_gather(x, dim=1, cluster_axis=TP_AXIS)  # (B, H) TILE
         notify("all_gather", x_full)
 
-        # 2. Route [moe_gate: ttnn ops]: identical on the devices of a row, since their x is.
-        topk_indices, topk_weights = moe_gate(x_full, w.gate_weight, w.gate_bias, config)  # (B, 1, K) each
+        # 2. Route [kernel]: sigmoid scores, group-limited top-k; identical on the devices of a row,
+        #    since their x is. The outputs are (1, B, K): dispatch's (batch 1, sequence B, K).
+        topk_indices, topk_weights = ttnn_moe.moe_gate(
+            x_full,
+            w.gate_weight,
+            w.gate_bias,
+            n_group=config.n_group,
+            topk_group=config.topk_group,
+            top_k=config.num_experts_per_tok,
+            routed_scaling_factor=config.routed_scaling_factor,
+            norm_topk_prob=config.norm_topk_prob,
+        )  # (1, B, K) each
         notify("gate.topk_indices", topk_indices)
         notify("gate.topk_weights", topk_weights)
 
         # 3. Dense dispatch down the column [kernel]: device (r, c) receives the rows of column c
         #    whose experts it owns, packed by local expert in 32-row-aligned blocks; each token row
         #    crosses the fabric at most once per destination device.
-        x_rows = ttnn.reshape(ttnn.to_layout(x_full, ttnn.ROW_MAJOR_LAYOUT), (B, 1, H))  # (B, S=1, H) RM
+        x_rows = ttnn.reshape(ttnn.to_layout(x_full, ttnn.ROW_MAJOR_LAYOUT), (1, B, H))  # (1, S=B, H) RM
         dispatched = ttnn_moe.all_to_all_dispatch_dense(
             x_rows,
             topk_indices,
@@ -164,7 +172,7 @@ class TtMoE:
 
         # 5b. Combine up the column [kernel]: slot rows return to their source devices, which sum
         #     them in ascending source order: column c's experts' share of every token.
-        combined = ttnn_moe.all_to_all_combine_dense(reduced, dispatched.handle, strict=False)  # (B, 1, H) RM
+        combined = ttnn_moe.all_to_all_combine_dense(reduced, dispatched.handle, strict=False)  # (1, B, H) RM
         notify("combine", combined)
 
         # 6. Shared expert, tensor parallel [ttnn ops]: column c computes its Is/C slice of

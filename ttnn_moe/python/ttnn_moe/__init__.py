@@ -19,6 +19,7 @@ from ttnn_moe.ops import OPS as _OPS
 from ttnn_moe.ops import (
     DispatchDenseOutput,
     DispatchHandle,
+    GateOutput,
     LocalReduceOutput,
     RoutingTensors,
     all_to_all_combine_dense_partials,
@@ -36,6 +37,7 @@ __all__ = [
     *_OPS,
     "DispatchDenseOutput",
     "DispatchHandle",
+    "GateOutput",
     "LocalReduceOutput",
     "RoutingTensors",
     "all_to_all_combine_dense_partials",

@@ -8,6 +8,7 @@ from ttnn_moe.golden.collectives import all_gather, reduce_scatter
 from ttnn_moe.golden.combine import all_to_all_combine_dense
 from ttnn_moe.golden.dispatch import DispatchOutput, all_to_all_dispatch_dense, default_dispatch_capacity
 from ttnn_moe.golden.experts import local_reduce_moe_output, moe_bmm, scatter_moe_input
+from ttnn_moe.golden.gate import moe_gate
 from ttnn_moe.golden.mesh import axis_groups, expert_owners, group_of, local_expert_slots
 from ttnn_moe.golden.routing import count_invalid_expert_ids, prepare_moe_routing_tensors
 
@@ -24,6 +25,7 @@ __all__ = [
     "local_expert_slots",
     "local_reduce_moe_output",
     "moe_bmm",
+    "moe_gate",
     "prepare_moe_routing_tensors",
     "reduce_scatter",
     "scatter_moe_input",

@@ -13,11 +13,13 @@ from ttnn_moe.ops.all_to_all_dispatch_dense import DispatchDenseOutput, Dispatch
 from ttnn_moe.ops.expert_mapping import expert_mapping
 from ttnn_moe.ops.local_reduce_moe_output import LocalReduceOutput, local_reduce_moe_output
 from ttnn_moe.ops.moe_bmm import moe_bmm
+from ttnn_moe.ops.moe_gate import GateOutput, moe_gate
 from ttnn_moe.ops.prepare_moe_routing_tensors import RoutingTensors, prepare_moe_routing_tensors
 from ttnn_moe.ops.scatter_moe_input import scatter_moe_input
 
 # name -> op function; `ttnn_moe.attach` sets each of these on the ttnn module.
 OPS: dict[str, Callable] = {
+    "moe_gate": moe_gate,
     "prepare_moe_routing_tensors": prepare_moe_routing_tensors,
     "scatter_moe_input": scatter_moe_input,
     "moe_bmm": moe_bmm,
@@ -31,6 +33,7 @@ __all__ = [
     *OPS,
     "DispatchDenseOutput",
     "DispatchHandle",
+    "GateOutput",
     "LocalReduceOutput",
     "RoutingTensors",
     "all_to_all_combine_dense_partials",

@@ -1,0 +1,302 @@
+"""moe_gate on the emulator against ttnn_moe.golden.moe_gate (torch, lower-id tie-break): indices
+exact, weights by PCC and max error; adversarial scores; DeepSeek-V3 dimensions; transformers'
+router; the outputs fed unconverted to prepare_moe_routing_tensors; work counters; bad arguments."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+import ttnn_moe.emu as ttnn
+from emu_fixtures import emu_device_per_grid_fixture
+from hf_moe import hf_moe_with
+from routing_cases import single_device_mapping
+from ttnn_moe.testing import assert_equal_exact, assert_pcc, max_abs_error
+
+import ttnn_moe
+from models.deepseek_v3.config import DeepseekV3MoEConfig
+from ttnn_moe import golden
+
+PCC = 0.9999
+DEEPSEEK = {"n_group": 8, "topk_group": 4, "top_k": 8, "routed_scaling_factor": 2.5}
+
+device = emu_device_per_grid_fixture([(1, 1), (2, 3)])
+
+
+def gate_inputs(T, H, E, seed, bias_std=0.02):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(T, H, generator=gen).bfloat16()
+    gate_weight = torch.randn(E, H, generator=gen) / H**0.5
+    bias = bias_std * torch.randn(E, generator=gen)
+    return x, gate_weight, bias
+
+
+def run_gate(device, x, gate_weight, bias, weight_dtype=ttnn.float32, **routing):
+    out = ttnn_moe.moe_gate(
+        ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device),
+        ttnn.from_torch(gate_weight, dtype=weight_dtype, layout=ttnn.TILE_LAYOUT, device=device),
+        ttnn.from_torch(bias, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device),
+        **routing,
+    )
+    return out
+
+
+def check_against_golden(out, x, gate_weight, bias, **routing):
+    """Indices exactly the golden's (order included), weights PCC >= 0.9999 and within a bf16 ulp."""
+    T, K = x.shape[0], routing["top_k"]
+    want_ids, want_weights = golden.moe_gate(x, gate_weight, bias, **routing)
+    got_ids, got_weights = ttnn.to_torch(out.topk_indices), ttnn.to_torch(out.topk_weights)
+    assert tuple(got_ids.shape) == tuple(got_weights.shape) == (1, T, K)
+    assert_equal_exact(want_ids, got_ids.reshape(T, K).to(torch.int32), "topk_indices")
+    if T > 1:
+        assert_pcc(want_weights.float(), got_weights.reshape(T, K).float(), PCC, "topk_weights")
+    assert max_abs_error(want_weights.float(), got_weights.reshape(T, K).float()) <= 2**-7 * float(
+        want_weights.float().abs().max()
+    )
+    return got_ids.reshape(T, K).long(), got_weights.reshape(T, K).float()
+
+
+ROUTINGS = {
+    "deepseek": {"n_group": 8, "topk_group": 4, "top_k": 8, "routed_scaling_factor": 2.5},
+    "unnormalized": {"n_group": 8, "topk_group": 4, "top_k": 8, "routed_scaling_factor": 1.0, "norm_topk_prob": False},
+    "4groups_top6": {"n_group": 4, "topk_group": 2, "top_k": 6, "routed_scaling_factor": 2.5},
+    "one_group_top1": {"n_group": 1, "topk_group": 1, "top_k": 1, "routed_scaling_factor": 1.5},
+    "2groups_top2": {"n_group": 2, "topk_group": 1, "top_k": 2, "routed_scaling_factor": 2.5},
+}
+
+
+@pytest.mark.parametrize("routing", sorted(ROUTINGS))
+@pytest.mark.parametrize("T, E", [(1, 64), (33, 256), (100, 64), (7, 16)], ids=lambda v: str(v))
+def test_random_routing_matches_golden(device, routing, T, E):
+    x, gate_weight, bias = gate_inputs(T, 256, E, seed=T + E)
+    out = run_gate(device, x, gate_weight, bias, **ROUTINGS[routing])
+    check_against_golden(out, x, gate_weight, bias, **ROUTINGS[routing])
+
+
+@pytest.mark.parametrize("E", [8, 48])
+def test_experts_not_a_multiple_of_32(device, E):
+    """The last expert tile of gate_weight is padded; its padding rows are never ranked."""
+    routing = ROUTINGS["2groups_top2"]
+    x, gate_weight, bias = gate_inputs(37, 256, E, seed=E)
+    out = run_gate(device, x, gate_weight, bias, **routing)
+    check_against_golden(out, x, gate_weight, bias, **routing)
+
+
+def test_bfloat16_gate_weight(device):
+    x, gate_weight, bias = gate_inputs(45, 512, 256, seed=4)
+    gate_weight = gate_weight.bfloat16()
+    out = run_gate(device, x, gate_weight, bias, weight_dtype=ttnn.bfloat16, **DEEPSEEK)
+    check_against_golden(out, x, gate_weight, bias, **DEEPSEEK)
+
+
+def test_all_equal_scores_take_the_lowest_groups_and_ids(device):
+    """x = 0: every score is sigmoid(0) = 0.5 exactly, every group ties: groups 0..3, experts 0..7."""
+    x, gate_weight, _ = gate_inputs(40, 256, 256, seed=1)
+    out = run_gate(device, torch.zeros_like(x), gate_weight, torch.zeros(256), **DEEPSEEK)
+    ids, weights = check_against_golden(out, torch.zeros_like(x), gate_weight, torch.zeros(256), **DEEPSEEK)
+    assert ids.tolist() == [list(range(8))] * 40
+    assert weights.unique().tolist() == [2.5 / 8]
+
+
+def test_exact_ties_in_the_bias_go_to_the_lower_ids(device):
+    """Equal scores (x = 0) and a bias with exact ties inside and across groups: the order of the
+    chosen experts is by bias, then by id, and group ties go to the lower group."""
+    bias = torch.zeros(256)
+    bias[[200, 40, 72, 8]] = 0.25  # the best experts of groups 6, 1, 2, 0, tied
+    bias[[201, 9]] = 0.125  # the second best of groups 6 and 0
+    x, gate_weight, _ = gate_inputs(3, 256, 256, seed=2)
+    x = torch.zeros_like(x)
+    out = run_gate(device, x, gate_weight, bias, **DEEPSEEK)
+    ids, _ = check_against_golden(out, x, gate_weight, bias, **DEEPSEEK)
+    # Group scores: 0 and 6 1.375, 1 and 2 1.25, the rest 1.0: groups 0, 1, 2, 6 are kept. The four
+    # tied 0.75s come by id, then the two 0.625s, then the lowest 0.5s of the kept groups (0, 1).
+    assert ids.tolist() == [[8, 40, 72, 200, 9, 201, 0, 1]] * 3
+
+
+def test_near_ties_separated_by_small_gaps(device):
+    """Logits 1e-4 apart (far above the fp32 accumulation error, far below any realistic gap): the
+    device ranks them as the golden does."""
+    T, H, E = 64, 256, 256
+    gen = torch.Generator().manual_seed(9)
+    direction = torch.randn(H, generator=gen)
+    direction = direction / direction.norm()
+    levels = torch.randperm(E, generator=gen).float() * 1e-4  # distinct, 1e-4 apart
+    gate_weight = (1.0 + levels).unsqueeze(1) * direction  # logit_e = (1 + level_e) * <x, u>
+    x = (torch.rand(T, 1, generator=gen) + 0.5) * direction.unsqueeze(0)
+    x = x.bfloat16()
+    out = run_gate(device, x, gate_weight, torch.zeros(E), **DEEPSEEK)
+    check_against_golden(out, x, gate_weight, torch.zeros(E), **DEEPSEEK)
+
+
+def test_dominating_bias_wins_the_choice_but_not_the_weight(device):
+    T, E = 40, 256
+    x, gate_weight, _ = gate_inputs(T, 256, E, seed=6)
+    bias = torch.zeros(E)
+    bias[[3, 100, 250]] = 10.0
+    out = run_gate(device, x, gate_weight, bias, **DEEPSEEK)
+    ids, weights = check_against_golden(out, x, gate_weight, bias, **DEEPSEEK)
+    assert ids[:, :3].sort(dim=1).values.tolist() == [[3, 100, 250]] * T
+    scores = torch.sigmoid(x.float() @ gate_weight.T).gather(1, ids)
+    expected = scores / scores.sum(dim=1, keepdim=True) * 2.5
+    torch.testing.assert_close(weights, expected, rtol=2**-7, atol=0)
+
+
+def test_deepseek_v3_dimensions_and_work_counters(device):
+    """H=7168, 256 experts, 8 groups, top-4 groups, top-8: exact indices, the matmul work is exactly
+    ceil(T/32) * E/32 * H/32 tile matmuls, and each core reads the gate weight once per row tile."""
+    T, H, E = 40, 7168, 256
+    x, gate_weight, bias = gate_inputs(T, H, E, seed=11, bias_std=0.05)
+    x_d = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    w_d = ttnn.from_torch(gate_weight, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device)
+    b_d = ttnn.from_torch(bias, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    start = time.perf_counter()
+    out = ttnn_moe.moe_gate(x_d, w_d, b_d, **DEEPSEEK)
+    seconds = time.perf_counter() - start
+    counters = ttnn.last_run_counters()
+    check_against_golden(out, x, gate_weight, bias, **DEEPSEEK)
+    row_tiles = 2
+    assert counters["tile_matmuls"] == row_tiles * (E // 32) * (H // 32)
+    w_traffic = counters["dram_buffers"][w_d.to_arg().address]
+    assert w_traffic["unique_pages_read"] == (E // 32) * (H // 32)
+    assert w_traffic["bytes_read"] == row_tiles * E * H * 4
+    assert seconds < 60, f"the emulated gate took {seconds:.1f} s"
+
+
+def test_matches_transformers_router(device):
+    """transformers' DeepseekV3TopkRouter on the same weights: the same experts (its top-k is
+    unsorted, so rows are compared sorted by id) and weights."""
+    config = DeepseekV3MoEConfig.mini()
+    T, H, E = 48, config.hidden_size, config.n_routed_experts
+    x, gate_weight, bias = gate_inputs(T, H, E, seed=13, bias_std=0.05)
+    state = {"gate.weight": gate_weight, "gate.e_score_correction_bias": bias}
+    hf = hf_moe_with({**state, **_zero_experts(config)}, config)
+    with torch.no_grad():
+        _, hf_weights, hf_ids = hf.gate(x.float())
+    routing = {
+        "n_group": config.n_group,
+        "topk_group": config.topk_group,
+        "top_k": config.num_experts_per_tok,
+        "routed_scaling_factor": config.routed_scaling_factor,
+        "norm_topk_prob": config.norm_topk_prob,
+    }
+    ids, weights = check_against_golden(
+        run_gate(device, x, gate_weight, bias, **routing), x, gate_weight, bias, **routing
+    )
+    order, hf_order = ids.sort(dim=1), hf_ids.sort(dim=1)
+    assert_equal_exact(hf_order.values, order.values, "topk_indices vs transformers")
+    # transformers keeps fp32 weights, ours are bfloat16: at most one bf16 step (2^-9 below 0.5) apart.
+    hf_rounded = hf_weights.gather(1, hf_order.indices).bfloat16().float()
+    torch.testing.assert_close(weights.gather(1, order.indices), hf_rounded, atol=2**-9, rtol=0)
+
+
+def _zero_experts(config):
+    H, I, Is = config.hidden_size, config.moe_intermediate_size, config.shared_intermediate_size
+    state = {}
+    for e in range(config.n_routed_experts):
+        for name, shape in (("gate_proj", (I, H)), ("up_proj", (I, H)), ("down_proj", (H, I))):
+            state[f"experts.{e}.{name}.weight"] = torch.zeros(shape)
+    for name, shape in (("gate_proj", (Is, H)), ("up_proj", (Is, H)), ("down_proj", (H, Is))):
+        state[f"shared_experts.{name}.weight"] = torch.zeros(shape)
+    return state
+
+
+def test_outputs_feed_prepare_moe_routing_tensors_unconverted(device):
+    T, E = 50, 64
+    routing = ROUTINGS["4groups_top6"]
+    x, gate_weight, bias = gate_inputs(T, 256, E, seed=21)
+    out = run_gate(device, x, gate_weight, bias, **routing)
+    mapping = single_device_mapping(E)
+    tables = ttnn_moe.prepare_moe_routing_tensors(
+        out.topk_indices,
+        out.topk_weights,
+        ttnn.from_torch(mapping, dtype=ttnn.int32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device),
+    )
+    want_ids, want_weights = golden.moe_gate(x, gate_weight, bias, **routing)
+    got_weights = ttnn.to_torch(out.topk_weights).reshape(T, -1)
+    want = golden.prepare_moe_routing_tensors(want_ids, got_weights, mapping)
+    for name, w, g in zip(
+        ("num_routed_tokens", "routed_tokens", "routed_token_weights", "token_idx_map"), want, tables
+    ):
+        assert_equal_exact(w, ttnn.to_torch(g), name)
+
+
+def test_program_is_cached(device):
+    x, gate_weight, bias = gate_inputs(8, 256, 64, seed=3)
+    routing = ROUTINGS["4groups_top6"]
+    run_gate(device, x, gate_weight, bias, **routing)
+    before = ttnn_moe._C.ops.moe_gate.program_cache_info()
+    x2, gate_weight2, bias2 = gate_inputs(8, 256, 64, seed=5)
+    out = run_gate(device, x2, gate_weight2, bias2, **routing)
+    after = ttnn_moe._C.ops.moe_gate.program_cache_info()
+    assert (after["hits"], after["misses"]) == (before["hits"] + 1, before["misses"])
+    check_against_golden(out, x2, gate_weight2, bias2, **routing)
+
+
+def _bad_call(
+    device,
+    T=8,
+    H=64,
+    E=64,
+    x_dtype=ttnn.bfloat16,
+    x_layout=ttnn.TILE_LAYOUT,
+    w_shape=None,
+    bias_shape=None,
+    bias_dtype=ttnn.float32,
+    **routing,
+):
+    args = {**ROUTINGS["4groups_top6"], **routing}
+    x = ttnn.from_torch(torch.zeros(T, H), dtype=x_dtype, layout=x_layout, device=device)
+    w = ttnn.from_torch(torch.zeros(w_shape or (E, H)), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device)
+    b = ttnn.from_torch(torch.zeros(bias_shape or (E,)), dtype=bias_dtype, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    return ttnn_moe.moe_gate(x, w, b, **args)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        ({"x_dtype": ttnn.float32}, ValueError, "x must be bfloat16, got float32"),
+        ({"x_layout": ttnn.ROW_MAJOR_LAYOUT}, ValueError, "x must be in TILE layout"),
+        ({"H": 48}, ValueError, r"H \(x.shape\[-1\]\) must be a positive multiple of 32, got 48"),
+        ({"w_shape": (64, 96)}, ValueError, r"gate_weight \(64, 96\) must be \(E, H\) with H=64"),
+        ({"bias_shape": (32,)}, ValueError, r"e_score_correction_bias \(32,\) must have E=64 entries"),
+        ({"bias_dtype": ttnn.bfloat16}, ValueError, "e_score_correction_bias must be float32, got bfloat16"),
+        ({"n_group": 3}, ValueError, "E=64 experts do not split into n_group=3"),
+        (
+            {"E": 32, "n_group": 32, "topk_group": 1, "top_k": 1},
+            ValueError,
+            "a group.s score sums its two best experts, but E=32 with n_group=32 leaves 1 per group",
+        ),
+        ({"topk_group": 5}, ValueError, r"topk_group must be in \[1, n_group=4\], got 5"),
+        ({"top_k": 33}, ValueError, r"top_k must be in \[1, 32\]"),
+        ({"top_k": 0}, ValueError, r"top_k must be in \[1, 4294967295\], got 0"),
+        ({"top_k": 2.0}, TypeError, "top_k must be an int, got 2.0"),
+        ({"norm_topk_prob": 1}, TypeError, "norm_topk_prob must be a bool, got 1"),
+        ({"routed_scaling_factor": float("nan")}, ValueError, "routed_scaling_factor must be finite and > 0, got nan"),
+        ({"routed_scaling_factor": -1.0}, ValueError, "routed_scaling_factor must be finite and > 0, got -1.0"),
+        ({"routed_scaling_factor": True}, TypeError, "routed_scaling_factor must be a float, got True"),
+    ],
+)
+def test_bad_arguments_raise_naming_the_value(device, kwargs, error, words):
+    with pytest.raises(error, match="moe_gate: " + words):
+        _bad_call(device, **kwargs)
+
+
+def test_a_hidden_size_past_the_l1_budget_is_refused(device):
+    with pytest.raises(ValueError, match="moe_gate: .*H=16384"):
+        _bad_call(device, H=16384)
+
+
+def test_preallocated_outputs_are_written_and_checked(device):
+    T, E = 20, 64
+    routing = ROUTINGS["4groups_top6"]
+    x, gate_weight, bias = gate_inputs(T, 256, E, seed=8)
+    poison = torch.full((1, T, 6), 7)
+    indices = ttnn.from_torch(poison, dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    weights = ttnn.from_torch(poison, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    out = run_gate(device, x, gate_weight, bias, output_tensors=[indices, weights], **routing)
+    assert out.topk_indices is indices and out.topk_weights is weights
+    check_against_golden(out, x, gate_weight, bias, **routing)
+    wrong = ttnn.from_torch(torch.zeros(T, 6), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+    with pytest.raises(ValueError, match=r"moe_gate: output_tensors\[0\] is \[20, 6\] uint32 ROW_MAJOR, the op writes"):
+        run_gate(device, x, gate_weight, bias, output_tensors=[wrong], **routing)

@@ -1,0 +1,149 @@
+#include "ops/moe_gate/moe_gate_device_operation.hpp"
+
+#include <stdexcept>
+
+#include "ops/common/tensor_checks.hpp"
+#include "ops/moe_gate/moe_gate_shared.hpp"
+
+namespace ttnn_moe::ops::moe_gate {
+
+using program::DataFormat;
+using program::Layout;
+using program::TensorArg;
+using namespace moe_gate_shared;
+
+namespace {
+
+constexpr uint32_t kMaxInnerBlock = 8;
+// Staging rows are this far apart in L1: a multiple of every DRAM alignment (Wormhole 32 B,
+// Blackhole 64 B), so a row written to its DRAM page starts at an address the NOC accepts.
+constexpr uint32_t kStagingAlignment = 64;
+
+[[noreturn]] void fail(const std::string& message) {
+    throw std::invalid_argument(kOpName + ": " + message);
+}
+
+void require_tile_input(const TensorArg& t, const char* name, std::initializer_list<DataFormat> dtypes) {
+    if (t.layout != Layout::TILE) fail(std::string(name) + " must be in TILE layout, got ROW_MAJOR");
+    bool ok = false;
+    std::string allowed;
+    for (auto d : dtypes) {
+        ok = ok || t.dtype == d;
+        allowed += (allowed.empty() ? "" : " or ") + format_name(d);
+    }
+    if (!ok) fail(std::string(name) + " must be " + allowed + ", got " + format_name(t.dtype));
+    require_dram(kOpName, name, t);
+}
+
+void require_tile_multiple(uint32_t value, const std::string& what) {
+    if (value == 0 || value % kTileRows != 0) {
+        fail(what + " must be a positive multiple of " + std::to_string(kTileRows) + ", got " + std::to_string(value));
+    }
+}
+
+uint32_t largest_divisor_up_to(uint32_t n, uint32_t limit) {
+    for (uint32_t d = limit; d > 1; --d) {
+        if (n % d == 0) return d;
+    }
+    return 1;
+}
+
+void validate_routing(const Attributes& a, uint32_t num_experts) {
+    const std::string groups = "n_group=" + std::to_string(a.n_group);
+    if (a.n_group == 0 || a.n_group > kMaxGroups) {
+        fail("n_group must be in [1, " + std::to_string(kMaxGroups) + "], got " + std::to_string(a.n_group));
+    }
+    if (num_experts % a.n_group != 0) {
+        fail("E=" + std::to_string(num_experts) + " experts do not split into " + groups + " equal groups");
+    }
+    const uint32_t per_group = num_experts / a.n_group;
+    if (per_group < 2) {
+        fail("a group's score sums its two best experts, but E=" + std::to_string(num_experts) + " with " + groups +
+             " leaves " + std::to_string(per_group) + " per group");
+    }
+    if (a.topk_group == 0 || a.topk_group > a.n_group) {
+        fail("topk_group must be in [1, n_group=" + std::to_string(a.n_group) + "], got " +
+             std::to_string(a.topk_group));
+    }
+    const uint32_t candidates = a.topk_group * per_group;
+    const uint32_t max_k = candidates < kMaxTopK ? candidates : kMaxTopK;
+    if (a.top_k == 0 || a.top_k > max_k) {
+        fail("top_k must be in [1, " + std::to_string(max_k) + "] (" + std::to_string(candidates) +
+             " experts in the kept groups, at most " + std::to_string(kMaxTopK) + "), got " + std::to_string(a.top_k));
+    }
+}
+
+}  // namespace
+
+Dims validate(const Attributes& attributes, const std::vector<TensorArg>& inputs) {
+    if (inputs.size() != 3) {
+        fail("expects 3 inputs (x, gate_weight, e_score_correction_bias), got " + std::to_string(inputs.size()));
+    }
+    const TensorArg& x = inputs[kX];
+    const TensorArg& w = inputs[kGateWeight];
+    const TensorArg& bias = inputs[kBias];
+    const auto x_shape = squeeze_to_rank(kOpName, "x", x, 2);
+    require_tile_input(x, "x", {DataFormat::Float16_b});
+    const auto w_shape = squeeze_to_rank(kOpName, "gate_weight", w, 2);
+    require_tile_input(w, "gate_weight", {DataFormat::Float16_b, DataFormat::Float32});
+    const auto bias_shape = row_major_input(kOpName, "e_score_correction_bias", bias, 1, DataFormat::Float32);
+    require_dram(kOpName, "e_score_correction_bias", bias);
+
+    Dims d;
+    d.num_tokens = x_shape[0];
+    d.hidden = x_shape[1];
+    d.num_experts = w_shape[0];
+    if (d.num_tokens == 0) fail("x has no tokens: shape " + shape_str(x.shape));
+    require_tile_multiple(d.hidden, "H (x.shape[-1])");
+    if (w_shape[1] != d.hidden) {
+        fail("gate_weight " + shape_str(w.shape) + " must be (E, H) with H=" + std::to_string(d.hidden) + " as in x " +
+             shape_str(x.shape));
+    }
+    if (d.num_experts == 0) fail("gate_weight has no experts: shape " + shape_str(w.shape));
+    if (bias_shape[0] != d.num_experts) {
+        fail("e_score_correction_bias " + shape_str(bias.shape) + " must have E=" + std::to_string(d.num_experts) +
+             " entries, one per row of gate_weight");
+    }
+    validate_routing(attributes, d.num_experts);
+    if (attributes.grid.x == 0 || attributes.grid.y == 0) {
+        fail("core grid must be at least 1x1, got " + std::to_string(attributes.grid.x) + "x" +
+             std::to_string(attributes.grid.y));
+    }
+    d.row_tiles = (d.num_tokens + kTileRows - 1) / kTileRows;
+    d.inner_tiles = d.hidden / kTileRows;
+    d.expert_tiles = (d.num_experts + kTileRows - 1) / kTileRows;  // the last one padded past E
+    d.inner_block = largest_divisor_up_to(d.inner_tiles, kMaxInnerBlock);
+    d.weight_format = w.dtype;
+
+    uint32_t l1_bytes = 0;
+    for (const auto& cb : circular_buffers(d, attributes)) l1_bytes += cb.page_size * cb.pages;
+    check_l1_budget(kOpName, l1_bytes,
+                    "H=" + std::to_string(d.hidden) + " (a resident row tile of x: " + std::to_string(d.inner_tiles) +
+                        " tiles), E=" + std::to_string(d.num_experts));
+    return d;
+}
+
+std::vector<CircularBuffer> circular_buffers(const Dims& d, const Attributes& a) {
+    using program::tile_size_bytes;
+    const uint32_t bias_bytes = round_up(d.num_experts * 4, kStagingAlignment);
+    return {
+        {kCbX, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), d.inner_tiles},
+        {kCbW, d.weight_format, tile_size_bytes(d.weight_format), 2 * d.inner_block},
+        // Two row tiles of scores: the compute kernel fills one while the writer ranks the other.
+        {kCbScores, DataFormat::Float32, tile_size_bytes(DataFormat::Float32), 2 * d.expert_tiles},
+        {kCbBias, DataFormat::Float32, bias_bytes, 1},
+        {kCbBiased, DataFormat::Float32, bias_bytes, 1},
+        {kCbIndices, DataFormat::UInt32, kTileRows * round_up(a.top_k * 4, kStagingAlignment), 1},
+        {kCbWeights, DataFormat::Float16_b, kTileRows * round_up(a.top_k * 2, kStagingAlignment), 1},
+    };
+}
+
+std::vector<TensorArg> Operation::output_specs(const Attributes& attributes, const std::vector<TensorArg>& inputs) {
+    const Dims d = validate(attributes, inputs);
+    return {
+        row_major_spec({1, d.num_tokens, attributes.top_k}, DataFormat::UInt32),
+        row_major_spec({1, d.num_tokens, attributes.top_k}, DataFormat::Float16_b),
+    };
+}
+
+}  // namespace ttnn_moe::ops::moe_gate

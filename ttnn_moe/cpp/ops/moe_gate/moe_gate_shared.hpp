@@ -1,0 +1,71 @@
+// What the program factory of moe_gate and its kernels (kernels/moe_gate/{dataflow/reader_gate_inputs.cpp,
+// compute/gate_scores.cpp, dataflow/writer_topk.cpp}) must agree on. Included by both sides: plain
+// C++17, no device or host headers.
+#pragma once
+
+#include <cstdint>
+
+namespace ttnn_moe::moe_gate_shared {
+
+// Rows (and columns) of a tile: a core scores 32 tokens against 32 experts per output tile.
+inline constexpr uint32_t kTileRows = 32;
+// Limits of the top-k kernel's per-token tables (L1 scratch sized by the factory).
+inline constexpr uint32_t kMaxGroups = 32;
+inline constexpr uint32_t kMaxTopK = 32;
+
+// Tensors in io order: the 3 inputs then the 2 outputs.
+enum Io : uint32_t { kX, kGateWeight, kBias, kTopkIndices, kTopkWeights, kNumIo };
+
+// Per-core runtime args of the reader: addresses, then this core's row tiles and the shape.
+namespace reader_arg {
+enum : uint32_t {
+    kXAddr,
+    kGateWeightAddr,
+    kFirstRowTile,  // this core's token row tiles [first, first + count)
+    kNumRowTiles,
+    kInnerTiles,   // Ht = H / 32
+    kExpertTiles,  // Et = ceil(E / 32): the last tile's rows past E are padding
+    kInnerBlock,   // gate-weight tiles per CB push (divides Ht)
+    kCount,
+};
+}  // namespace reader_arg
+
+// Per-core runtime args of the compute kernel.
+namespace compute_arg {
+enum : uint32_t { kNumRowTiles, kInnerTiles, kExpertTiles, kInnerBlock, kCount };
+}  // namespace compute_arg
+
+// Per-core runtime args of the writer (the top-k): addresses, then its row tiles and the routing.
+namespace writer_arg {
+enum : uint32_t {
+    kBiasAddr,
+    kIndicesAddr,
+    kWeightsAddr,
+    kBiasPageBytes,  // DRAM-aligned page sizes (the bank stride of each tensor's pages)
+    kIndicesPageBytes,
+    kWeightsPageBytes,
+    kFirstRowTile,
+    kNumRowTiles,
+    kNumTokens,    // T: rows of the last row tile past T are not written
+    kNumExperts,   // E
+    kNumGroups,    // n_group
+    kTopkGroups,   // topk_group
+    kTopK,         // K
+    kNormalize,    // 1: weights divided by their sum (norm_topk_prob)
+    kScalingBits,  // routed_scaling_factor, fp32 bits
+    kCount,
+};
+}  // namespace writer_arg
+
+// Names of the named compile-time args (CBs).
+namespace named_arg {
+inline constexpr const char* kCbX = "cb_x";              // a row tile of x: Ht bf16 tiles, resident
+inline constexpr const char* kCbW = "cb_w";              // gate-weight tiles, two blocks of inner_block
+inline constexpr const char* kCbScores = "cb_scores";    // sigmoid scores, fp32 tiles, Et per row tile
+inline constexpr const char* kCbBias = "cb_bias";        // writer scratch: the (E,) fp32 bias
+inline constexpr const char* kCbBiased = "cb_biased";    // writer scratch: one token's biased scores
+inline constexpr const char* kCbIndices = "cb_indices";  // writer staging: 32 rows of K uint32
+inline constexpr const char* kCbWeights = "cb_weights";  // writer staging: 32 rows of K bf16
+}  // namespace named_arg
+
+}  // namespace ttnn_moe::moe_gate_shared

@@ -1,0 +1,65 @@
+"""moe_gate: DeepSeek-V3 routing (sigmoid scores, group-limited top-k) as a device op."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+from ttnn_moe import _C
+from ttnn_moe.ops._arguments import require_bool, require_int
+from ttnn_moe.ops._launch import launch
+
+_OP = "moe_gate"
+
+
+class GateOutput(NamedTuple):
+    """Each token's K experts and weights, in the layout the dispatch and routing ops take."""
+
+    topk_indices: Any  # (1, T, K) uint32 ROW_MAJOR: global expert ids, best biased score first
+    topk_weights: Any  # (1, T, K) bfloat16 ROW_MAJOR
+
+
+def moe_gate(
+    x: Any,
+    gate_weight: Any,
+    e_score_correction_bias: Any,
+    *,
+    n_group: int,
+    topk_group: int,
+    top_k: int,
+    routed_scaling_factor: float,
+    norm_topk_prob: bool = True,
+    memory_config: Any = None,
+    output_tensors: Any = None,
+) -> GateOutput:
+    """x (T, H) TILE bfloat16, gate_weight (E, H) TILE bfloat16 or float32 (nn.Linear's layout),
+    e_score_correction_bias (E,) ROW_MAJOR float32 -> GateOutput of (1, T, K) tensors: the
+    (B=1, S=T, K) all_to_all_dispatch_dense takes, and (T, K) for prepare_moe_routing_tensors.
+    H is a multiple of 32; T and E are any (E split into n_group groups of at least 2). Contract: docs/ops/moe_gate.md.
+
+    scores = sigmoid(x @ gate_weight^T), accumulated in fp32. Experts are chosen on scores + bias:
+    the n_group equal groups of consecutive experts are ranked by the sum of their two best biased
+    scores, the topk_group best are kept, and the top_k best biased scores among their experts are
+    chosen, best first. Ties go to the lower group id, then the lower expert id. A weight is the
+    chosen expert's unbiased score, divided by the sum of the K chosen scores when norm_topk_prob,
+    times routed_scaling_factor. Nothing is read back to the host.
+
+    output_tensors: preallocated outputs in the order of GateOutput (entries may be None).
+    """
+    require_int(_OP, "n_group", n_group, minimum=1)
+    require_int(_OP, "topk_group", topk_group, minimum=1)
+    require_int(_OP, "top_k", top_k, minimum=1)
+    require_bool(_OP, "norm_topk_prob", norm_topk_prob)
+    if isinstance(routed_scaling_factor, bool) or not isinstance(routed_scaling_factor, (int, float)):
+        raise TypeError(f"{_OP}: routed_scaling_factor must be a float, got {routed_scaling_factor!r}")
+    if not math.isfinite(routed_scaling_factor) or routed_scaling_factor <= 0:
+        raise ValueError(f"{_OP}: routed_scaling_factor must be finite and > 0, got {routed_scaling_factor}")
+    attributes = _C.ops.moe_gate.Attributes(
+        n_group=n_group,
+        topk_group=topk_group,
+        top_k=top_k,
+        norm_topk_prob=norm_topk_prob,
+        routed_scaling_factor=float(routed_scaling_factor),
+    )
+    inputs = {"x": x, "gate_weight": gate_weight, "e_score_correction_bias": e_score_correction_bias}
+    return GateOutput(*launch(_OP, inputs, attributes, memory_config=memory_config, output_tensors=output_tensors))
