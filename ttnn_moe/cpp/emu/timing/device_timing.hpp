@@ -29,7 +29,7 @@ struct RiscSpan {
     uint64_t wait_cycles[7] = {};  // by WaitKind
     std::vector<WaitSpan> waits;   // the first kMaxWaitSpans waits of at least one cycle
     uint64_t waits_not_listed = 0;
-    static constexpr size_t kMaxWaitSpans = 256;
+    static constexpr size_t kMaxWaitSpans = 32;
 };
 
 struct LinkSpan {

@@ -323,7 +323,10 @@ uint64_t TimeModel::fabric_send(Instance& inst, uint32_t conn, const std::vector
         start = line.earliest(ready, on_link);
         line.reserve(start, on_link);
         LinkSpan& span = link_spans_[key];
-        if (span.packets == 0) span.first_start = start;
+        if (span.packets == 0) {
+            span.first_start = start;
+            link_sender_[key] = inst.core->device_index;
+        }
         span.packets += 1;
         span.wire_bytes += wire;
         span.busy_cycles += on_link;
@@ -358,17 +361,19 @@ std::vector<DeviceTiming> TimeModel::finish(const std::vector<std::unique_ptr<In
             d.riscs.push_back(std::move(span));
         }
     }
+    // A link is reported by the device it leaves, or by its sender when that chip runs no program.
     for (const auto& [key, span] : link_spans_) {
         const auto from = std::get<0>(key);
+        size_t owner = link_sender_.at(key);
         for (size_t i = 0; i < device_ids_.size(); ++i) {
-            if (device_ids_[i] != from) continue;
-            LinkSpan s = span;
-            s.from_chip = from;
-            s.to_chip = std::get<1>(key);
-            s.link = std::get<2>(key);
-            out[i].links.push_back(s);
-            out[i].duration_cycles = std::max(out[i].duration_cycles, s.last_end);
+            if (device_ids_[i] == from) owner = i;
         }
+        LinkSpan s = span;
+        s.from_chip = from;
+        s.to_chip = std::get<1>(key);
+        s.link = std::get<2>(key);
+        out[owner].links.push_back(s);
+        out[owner].duration_cycles = std::max(out[owner].duration_cycles, s.last_end);
     }
     for (auto& d : out) d.total_cycles = d.duration_cycles;
     return out;

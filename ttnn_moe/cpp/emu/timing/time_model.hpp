@@ -140,6 +140,7 @@ private:
     std::vector<std::vector<Timeline>> dram_banks_;
     std::map<LinkKey, Timeline> links_;
     std::map<LinkKey, LinkSpan> link_spans_;
+    std::map<LinkKey, size_t> link_sender_;  // device index of the first kernel that sent over the link
     std::unordered_map<uint32_t, std::vector<uint64_t>> departures_;  // per fabric connection
 };
 
