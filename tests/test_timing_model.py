@@ -144,11 +144,11 @@ def test_read_with_a_barrier_each_costs_call_transfer_and_latency():
     device = emu.open_device()
     n, nbytes = 5, 2048
     timing = emu.run_program(device, read_program(device, [(0, 0)], n, nbytes, True))["timing"]
-    call = p["dataflow_call_cycles"]
+    call, issue = p["dataflow_call_cycles"], p["noc_issue_cycles"]
     bank_rate = min(p["noc_port_bytes_per_cycle"], p["dram_bytes_per_cycle"] / p["num_dram_banks"])
     transfer = math.ceil(nbytes / bank_rate)
     latency = read_latency(device, (0, 0), 0)
-    per_read = call + transfer + latency  # the barrier's own call hides under the transfer
+    per_read = issue + transfer + latency  # the barrier's own call hides under the transfer
     span = risc(timing, "NCRISC")
     assert span["end"] == n * per_read
     assert span["wait_cycles"] == {"noc_read_barrier": n * (transfer + latency - call)}
@@ -159,11 +159,11 @@ def test_back_to_back_reads_are_bound_by_the_bank_bandwidth():
     device = emu.open_device()
     n, nbytes = 8, 2048
     timing = emu.run_program(device, read_program(device, [(0, 0)], n, nbytes, False))["timing"]
-    call = p["dataflow_call_cycles"]
+    issue = p["noc_issue_cycles"]
     transfer = math.ceil(nbytes / (p["dram_bytes_per_cycle"] / p["num_dram_banks"]))
-    assert transfer > call  # the bank, not the issuing RISC, is the bottleneck
+    assert transfer > issue  # the bank, not the issuing RISC, is the bottleneck
     # The first read starts after its issue call; the bank then streams n transfers back to back.
-    assert risc(timing, "NCRISC")["end"] == call + n * transfer + read_latency(device, (0, 0), 0)
+    assert risc(timing, "NCRISC")["end"] == issue + n * transfer + read_latency(device, (0, 0), 0)
 
 
 def test_two_cores_reading_one_bank_share_its_bandwidth():
@@ -172,13 +172,13 @@ def test_two_cores_reading_one_bank_share_its_bandwidth():
     n, nbytes = 6, 2048
     cores = [(0, 0), (1, 0)]
     timing = emu.run_program(device, read_program(device, cores, n, nbytes, False))["timing"]
-    call = p["dataflow_call_cycles"]
+    issue = p["noc_issue_cycles"]
     transfer = math.ceil(nbytes / (p["dram_bytes_per_cycle"] / p["num_dram_banks"]))
     ends = sorted(
         (risc(timing, "NCRISC", c)["end"] - read_latency(device, c, 0), c) for c in cores
     )  # minus each core's own latency: when its last transfer left the bank
     # The bank serves 2n transfers back to back: one core finishes after n, the other after 2n.
-    assert [e for e, _ in ends] == [call + n * transfer, call + 2 * n * transfer]
+    assert [e for e, _ in ends] == [issue + n * transfer, issue + 2 * n * transfer]
 
 
 # ---------------------------------------------------------------- a producer / consumer CB pair
@@ -238,7 +238,7 @@ def test_cb_pair_backpressure_follows_push_and_pop_stamps():
 def test_semaphore_ping_pong_round_trips_by_hand():
 
     p = emu.timing_params()
-    c = p["dataflow_call_cycles"]
+    c, issue = p["dataflow_call_cycles"], p["noc_issue_cycles"]  # a call; a NOC command (inc, set, write)
     device = emu.open_device()
     rounds = 4
     result = device.allocate(32, 32)
@@ -270,11 +270,11 @@ def test_semaphore_ping_pong_round_trips_by_hand():
     lat = p["noc_write_latency_base_cycles"] + p["noc_write_latency_per_hop_cycles"] * hops
     one_word = math.ceil(4 / p["noc_port_bytes_per_cycle"])
     # Round r: the sender's increment lands at a[r]; the receiver, one wait call before it, answers with
-    # a remote set (a call, a one-word write, the latency); the sender issues the next increment one
-    # call after that lands.
-    a = [2 * c + lat]
+    # a remote set (a NOC command, a one-word write, the latency); the sender issues the next increment
+    # one NOC command after that lands.
+    a = [c + issue + lat]
     for _ in range(rounds - 1):
-        a.append(a[-1] + c + one_word + lat + c + lat)
+        a.append(a[-1] + issue + one_word + lat + issue + lat)
     assert risc(timing, "BRISC", sender)["end"] == a[-1] - lat
     # Receiver after the last round: the remote set, then a 32-byte DRAM write and its barrier.
     bx, by = 0, 1  # DRAM bank 0
@@ -282,9 +282,10 @@ def test_semaphore_ping_pong_round_trips_by_hand():
         abs(rx - bx) + abs(ry - by)
     )
     dram_write = math.ceil(32 / (p["dram_bytes_per_cycle"] / p["num_dram_banks"]))
-    q = a[-1] + c  # after the last remote-set call
+    q = a[-1] + issue  # after the last remote-set call
     ack_arrival = q + one_word + lat
-    assert risc(timing, "BRISC", receiver)["end"] == max(q + 2 * c, ack_arrival, q + c + dram_write + dram_lat)
+    end = max(q + issue + c, ack_arrival, q + issue + dram_write + dram_lat)
+    assert risc(timing, "BRISC", receiver)["end"] == end
     assert risc(timing, "BRISC", receiver)["wait_cycles"]["semaphore_wait"] > 0
 
 

@@ -90,6 +90,7 @@ py::dict arch_params_to_dict(const timing::ArchParams& a) {
     d["pack_bytes_per_cycle"] = a.pack_bytes_per_cycle;
     d["compute_call_cycles"] = a.compute_call_cycles;
     d["dataflow_call_cycles"] = a.dataflow_call_cycles;
+    d["noc_issue_cycles"] = a.noc_issue_cycles;
     d["noc_port_bytes_per_cycle"] = a.noc_port_bytes_per_cycle;
     d["noc_read_latency_cycles"] = py::make_tuple(a.noc_read_latency_cycles[0], a.noc_read_latency_cycles[1],
                                                   a.noc_read_latency_cycles[2], a.noc_read_latency_cycles[3]);

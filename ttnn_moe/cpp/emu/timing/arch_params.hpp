@@ -27,7 +27,8 @@ struct ArchParams {
     uint32_t compute_call_cycles = 0;   // issue cost of one compute API call on its TRISC (LLK setup, semaphores)
 
     // ---- data movement RISCs and the NOC
-    uint32_t dataflow_call_cycles = 0;    // one dataflow API call (CB bookkeeping, NOC command issue)
+    uint32_t dataflow_call_cycles = 0;    // one dataflow API call (CB bookkeeping, barriers, waits)
+    uint32_t noc_issue_cycles = 0;        // one NOC command call (read, write, multicast, atomic, inline write)
     double noc_port_bytes_per_cycle = 0;  // a core's NOC injection / absorption rate, per NOC and direction
     // Read latency (request out, first data back) by distance: same core, same column, same row, otherwise.
     std::array<uint32_t, 4> noc_read_latency_cycles{};

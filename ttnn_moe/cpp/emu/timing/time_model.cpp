@@ -122,6 +122,12 @@ void TimeModel::on_call(Instance& inst) {
     if (inst.kind != KernelKind::COMPUTE) inst.time.clock[kData] += arch_->dataflow_call_cycles;
 }
 
+void TimeModel::issue_noc_command(Instance& inst) {
+    if (arch_->noc_issue_cycles > arch_->dataflow_call_cycles) {
+        inst.time.clock[kData] += arch_->noc_issue_cycles - arch_->dataflow_call_cycles;
+    }
+}
+
 void TimeModel::cb_reserved(Instance& inst, const CbState& cb, uint32_t pages) {
     if (pages == 0) return;
     CbStamps& s = stamps(cb);
@@ -153,6 +159,7 @@ void TimeModel::cb_popped(Instance& inst, const CbState& cb, uint32_t pages) {
 // ---------------------------------------------------------------- NOC
 
 void TimeModel::noc_read(Instance& inst, const CoreState* remote, int bank, uint32_t bytes) {
+    issue_noc_command(inst);
     KernelTime& t = inst.time;
     const CoreState& self = *inst.core;
     Timeline* resources[2] = {&port(self, t.noc, true), nullptr};
@@ -174,6 +181,7 @@ void TimeModel::noc_read(Instance& inst, const CoreState* remote, int bank, uint
 }
 
 void TimeModel::noc_write(Instance& inst, const CoreState* remote, int bank, uint32_t bytes) {
+    issue_noc_command(inst);
     KernelTime& t = inst.time;
     const CoreState& self = *inst.core;
     Timeline* resources[2] = {&port(self, t.noc, false), nullptr};
@@ -197,6 +205,7 @@ void TimeModel::noc_write(Instance& inst, const CoreState* remote, int bank, uin
 }
 
 void TimeModel::noc_multicast(Instance& inst, const std::vector<CoreState*>& targets, uint32_t bytes) {
+    issue_noc_command(inst);
     KernelTime& t = inst.time;
     const CoreState& self = *inst.core;
     std::vector<Timeline*> resources{&port(self, t.noc, false)};
@@ -216,6 +225,7 @@ void TimeModel::noc_multicast(Instance& inst, const std::vector<CoreState*>& tar
 
 void TimeModel::noc_word_update(Instance& inst, const CoreState& remote, const volatile uint32_t* word, uint32_t before,
                                 uint32_t after) {
+    issue_noc_command(inst);
     KernelTime& t = inst.time;
     // Posted after the writes before it on the same NOC: it cannot overtake them.
     const uint64_t issue = std::max(t.clock[kData], t.posted_order);

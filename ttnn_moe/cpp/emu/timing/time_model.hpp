@@ -70,7 +70,8 @@ public:
     explicit TimeModel(std::vector<uint32_t> device_ids);
     const ArchParams& arch() const { return *arch_; }
 
-    // A dataflow API call's issue cost.
+    // A dataflow API call's issue cost (dataflow_call_cycles); a NOC command's hook adds the rest
+    // of noc_issue_cycles.
     void on_call(Instance& inst);
 
     // Circular buffers (the consumer side is the unpack thread of a compute kernel, the producer
@@ -125,6 +126,8 @@ private:
     Timeline& port(const CoreState& core, uint32_t noc, bool inbound);
     Timeline& dram_bank(size_t device, int bank);
     uint64_t transfer_cycles(uint64_t bytes, double rate) const;
+    // A NOC command costs noc_issue_cycles in all, dataflow_call_cycles of which on_call charged.
+    void issue_noc_command(Instance& inst);
     uint32_t read_latency(const CoreState& self, uint32_t x, uint32_t y) const;
     uint32_t write_latency(const CoreState& self, uint32_t x, uint32_t y) const;
     // Moves `thread` of `inst` to at least `time`, recording the wait.

@@ -33,8 +33,12 @@ const ArchParams& wormhole_b0_params() {
         a.compute_call_cycles = 10;
 
         // D not published: a dataflow API call is ~20 RISC-V instructions (CB pointer arithmetic and a
-        // volatile L1 access, or the ~8 NIU register writes of a NOC command plus its address computation).
+        // volatile L1 access).
         a.dataflow_call_cycles = 20;
+        // D from npe's per-transfer bandwidth table (wormhole_b0.hpp `tbt`): small transfers reach
+        // 128 B: 5.5, 256 B: 10.1, 512 B: 18.0 B/cycle, i.e. one transfer every 23.3, 25.3 and 28.4 cycles
+        // while the wire would take 4.6-18.2: the issue interval of a NOC command, ~26 cycles (mean).
+        a.noc_issue_cycles = 26;
         // Q npe wormhole_b0.hpp: worker injection rate 28.1 B/cycle (link 30, flit 32 B per cycle, isa NoC README).
         a.noc_port_bytes_per_cycle = 28.1;
         // Q npe wormhole_b0.hpp get_read_latency: same core 70, same column 154, same row 170, otherwise 270.
