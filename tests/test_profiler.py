@@ -193,3 +193,18 @@ def test_profiles_do_not_nest_and_bad_arch_is_named(tmp_path):
         with pytest.raises(RuntimeError, match="already active"):
             with ttnn_moe.profile(tmp_path / "inner"):
                 pass
+
+
+def test_blackhole_profile_is_modeled_at_its_clock_and_named_in_the_csv(device, tmp_path):
+    with ttnn_moe.profile(tmp_path / "wh") as wormhole:
+        run_moe_bmm(device, [40, 64])
+    with ttnn_moe.profile(tmp_path / "bh", arch="blackhole") as blackhole:
+        run_moe_bmm(device, [40, 64])
+    (wh_device,) = wormhole.ops[0].devices
+    (bh_device,) = blackhole.ops[0].devices
+    assert (wh_device.clock_ghz, bh_device.clock_ghz) == (1.0, 1.35)
+    # Same Tensix cycles for the compute; the faster clock makes the op shorter in ns.
+    assert bh_device.duration_ns() < wh_device.duration_ns()
+    (row,) = list(csv.DictReader((tmp_path / "bh" / "ops_perf_results.csv").open()))
+    assert row["DEVICE ARCH"] == "blackhole" and row["AVAILABLE WORKER CORE COUNT"] == "130"
+    assert emu.timing_arch() == "wormhole_b0"  # the profile restored the process's architecture
