@@ -40,6 +40,8 @@ def main(argv: list[str]) -> int:
         "--roofline", nargs="*", choices=["decode", "prefill"], help="per-op roofline at DeepSeek-V3 dims"
     )
     parser.add_argument("--expert-dtype", choices=["bfloat16", "bfloat8_b"], default="bfloat8_b")
+    parser.add_argument("--hidden", type=int, default=7168, help="roofline H (DeepSeek-V3: 7168)")
+    parser.add_argument("--intermediate", type=int, default=2048, help="roofline moe intermediate (DeepSeek-V3: 2048)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if not args.calibrate and args.roofline is None:
@@ -50,7 +52,7 @@ def main(argv: list[str]) -> int:
         from device_time_roofline import print_roofline  # noqa: PLC0415
 
         for phase in args.roofline or ["decode", "prefill"]:
-            print_roofline(phase, args.expert_dtype)
+            print_roofline(phase, args.expert_dtype, args.hidden, args.intermediate)
     return 0
 
 

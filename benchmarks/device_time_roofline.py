@@ -28,7 +28,7 @@ from ttnn_moe.profiler.bounds import op_bounds
 import ttnn_moe
 from ttnn_moe import emu
 
-HIDDEN = 7168
+HIDDEN = 7168  # DeepSeek-V3; --hidden / --intermediate shrink them for a quick check
 INTERMEDIATE = 2048
 NUM_EXPERTS = 256
 TOP_K = 8
@@ -43,7 +43,7 @@ def _shards(t: "emu.Tensor") -> list[torch.Tensor]:
     return list(torch.chunk(stacked, mesh.get_num_devices(), dim=0))
 
 
-def _mesh_ops(tokens: int) -> tuple[dict, object]:
+def _mesh_ops(tokens: int, hidden: int) -> tuple[dict, object]:
     """Dispatch and combine on the 4x8 mesh; returns the busiest device's dispatch outputs."""
     rows, cols = MESH
     n = rows * cols
@@ -52,7 +52,7 @@ def _mesh_ops(tokens: int) -> tuple[dict, object]:
     g = torch.Generator().manual_seed(1)
     mesh = emu.open_mesh_device(emu.MeshShape(rows, cols))
     x = from_shards(
-        [torch.randn(1, tokens, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(n)],
+        [torch.randn(1, tokens, hidden, generator=g).to(torch.bfloat16) for _ in range(n)],
         emu.bfloat16,
         emu.ROW_MAJOR_LAYOUT,
         mesh,
@@ -79,14 +79,14 @@ def _mesh_ops(tokens: int) -> tuple[dict, object]:
     return picked, mesh
 
 
-def _device_ops(picked: dict, expert_dtype: str) -> None:
+def _device_ops(picked: dict, expert_dtype: str, hidden: int, intermediate: int) -> None:
     """moe_bmm x 3 and local_reduce on one device with the busiest device's share."""
     device = emu.open_device(device_id=0, grid=(8, 8))
     e_l = NUM_EXPERTS // (MESH[0] * MESH[1])
     g = torch.Generator().manual_seed(2)
     cap = int(picked["tokens"].shape[-2])
     tokens = emu.from_torch(
-        picked["tokens"].reshape(cap, HIDDEN), dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=device
+        picked["tokens"].reshape(cap, hidden), dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=device
     )
     column = lambda t: emu.from_torch(  # noqa: E731
         t.reshape(e_l, 1).to(torch.int64), dtype=emu.uint32, layout=emu.ROW_MAJOR_LAYOUT, device=device
@@ -97,7 +97,7 @@ def _device_ops(picked: dict, expert_dtype: str) -> None:
         w = torch.randn(e_l, k, n, generator=g) * 0.02
         return emu.from_torch(w, dtype=DTYPES[expert_dtype], layout=emu.TILE_LAYOUT, device=device)
 
-    w1, w3, w2 = weight(HIDDEN, INTERMEDIATE), weight(HIDDEN, INTERMEDIATE), weight(INTERMEDIATE, HIDDEN)
+    w1, w3, w2 = weight(hidden, intermediate), weight(hidden, intermediate), weight(intermediate, hidden)
     gate = ttnn_moe.moe_bmm(tokens, w1, counts, expert_offsets=offsets, strict=False)
     up = ttnn_moe.moe_bmm(tokens, w3, counts, expert_offsets=offsets, strict=False)
     hidden = emu.mul(emu.silu(gate), up)  # host built-in: not modeled
@@ -129,11 +129,11 @@ def needed_dram_ns(counts: torch.Tensor, k: int, n: int, expert_dtype: str, para
     return (weight_bytes + 2 * rows * (k + n)) / params["dram_bytes_per_cycle"] / params["clock_ghz"]
 
 
-def print_roofline(phase: str, expert_dtype: str) -> None:
+def print_roofline(phase: str, expert_dtype: str, hidden: int = HIDDEN, intermediate: int = INTERMEDIATE) -> None:
     tokens = TOKENS[phase]
     with tempfile.TemporaryDirectory() as directory, ttnn_moe.profile(directory) as session:
-        picked, _ = _mesh_ops(tokens)
-        _device_ops(picked, expert_dtype)
+        picked, _ = _mesh_ops(tokens, hidden)
+        _device_ops(picked, expert_dtype, hidden, intermediate)
     order = [
         "all_to_all_dispatch_dense",
         "moe_bmm",
@@ -147,7 +147,7 @@ def print_roofline(phase: str, expert_dtype: str) -> None:
         by_name.setdefault(op.name, []).append(op)
     labels = {"moe_bmm": ["moe_bmm w1", "moe_bmm w3", "moe_bmm w2"]}
     print(
-        f"\n{phase}: TG 4x8, {tokens} tokens per row, H={HIDDEN}, I={INTERMEDIATE}, E={NUM_EXPERTS}, "
+        f"\n{phase}: TG 4x8, {tokens} tokens per row, H={hidden}, I={intermediate}, E={NUM_EXPERTS}, "
         f"top-{TOP_K}, experts {expert_dtype}, Wormhole B0 model"
     )
     header = f"{'op':<28}{'modeled us':>11}{'bound':>9}{'lower us':>10}{'fraction':>10}  other bounds (us)"
@@ -168,7 +168,7 @@ def print_roofline(phase: str, expert_dtype: str) -> None:
             f"{top.fraction:>10.0%}  {others}"
         )
         if name == "moe_bmm":
-            k, n = (INTERMEDIATE, HIDDEN) if index == 2 else (HIDDEN, INTERMEDIATE)
+            k, n = (intermediate, hidden) if index == 2 else (hidden, intermediate)
             needed = needed_dram_ns(picked["counts"], k, n, expert_dtype, session.params)
             print(
                 f"{'  (each byte once)':<28}{'':>11}{'dram':>9}{needed / 1e3:>10.2f}"

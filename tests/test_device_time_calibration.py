@@ -25,3 +25,39 @@ def test_calibration_cases_are_all_within_target():
         assert 0.75 <= float(ratio) <= 1.33, f"{name}: ratio {ratio}"
         assert source.strip(), name
     assert re.search(r"(\d+) of \1 cases within 0.75..1.33", done.stdout)
+
+
+def test_roofline_runs_at_toy_dims_and_names_a_bound_per_op():
+    done = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/device_time.py",
+            "--roofline",
+            "decode",
+            "--hidden",
+            "256",
+            "--intermediate",
+            "128",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    ops = re.findall(
+        r"^(all_to_all\w+|moe_bmm w\d|local_reduce\w+)\s+([\d.]+)\s+(\w+)\s+([\d.]+)\s+(\d+)%", done.stdout, re.M
+    )
+    assert [op for op, *_ in ops] == [
+        "all_to_all_dispatch_dense",
+        "moe_bmm w1",
+        "moe_bmm w3",
+        "moe_bmm w2",
+        "local_reduce_moe_output",
+        "all_to_all_combine_dense",
+    ]
+    for op, modeled, bound, lower, fraction in ops:
+        assert bound in ("compute", "dram", "noc", "fabric"), op
+        assert float(lower) <= float(modeled) and 0 <= int(fraction) <= 100, op
+    total = float(re.search(r"^layer \(device ops\)\s+([\d.]+)", done.stdout, re.M).group(1))
+    assert abs(total - sum(float(m) for _, m, *_ in ops)) < 0.05
