@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo command: set up (venv, pinned installs, build), then run the DeepSeek-V3 MoE demo.
 # Extra arguments go to the demo, e.g. `bash scripts/demo.sh --mesh quad --tokens 64`.
+# `--profile DIR` writes the modeled device time (ops_perf_results.csv, trace.json) to DIR.
 # `--backend hardware` runs it on the real ttnn (TTNN_MOE_BACKEND=hardware) instead of the emulator.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -184,6 +184,28 @@ def check_grouped(out, x, w, counts, offsets, pcc):
         assert_pcc(expected[rows], got[rows], pcc, name="moe_bmm grouped")
 
 
+def expert_x_reads_per_core(counts: list[int], nt: int, num_cores: int) -> list[list[int]]:
+    """The experts each core's even share of the active tiles, ordered (expert, column, row tile), touches."""
+    tiles = [l for l, c in enumerate(counts) for _ in range(nt) for _ in range(row_tiles(c))]
+    base, extra = divmod(len(tiles), num_cores)
+    experts, first = [], 0
+    for core in range(num_cores):
+        size = base + (1 if core < extra else 0)
+        experts.append(sorted(set(tiles[first : first + size])))
+        first += size
+    return experts
+
+
+def check_x_read_once_per_core(x_device, counts, kd, n, grid):
+    """With resident x rows (the experts here have at most 8 active row tiles, and their rows fit
+    in L1), each core reads each expert's active x rows once, however many columns it computes."""
+    kt = kd // 32
+    traffic = ttnn.last_run_counters()["dram_buffers"][x_device.to_arg().address]
+    touched = expert_x_reads_per_core(counts, n // 32, grid[0] * grid[1])
+    assert traffic["bytes_read"] == sum(row_tiles(counts[l]) * kt * 2048 for core in touched for l in core)
+    assert traffic["unique_pages_read"] == sum(row_tiles(c) for c in counts) * kt
+
+
 # ---- padded mode ----------------------------------------------------------------------------
 
 SMALL_CASES = [(t, e) for t in (1, 31, 32, 100, 256) for e in (1, 2, 8, 32)]
@@ -213,6 +235,24 @@ def test_padded_routings_on_grids(devices, routing, grid):
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BF16)
     check_work_counters(w_d, counts, kd, n, GRIDS[grid])
+
+
+@pytest.mark.parametrize("layout", ["padded", "grouped"])
+@pytest.mark.parametrize("counts", [[20, 32, 0, 5], [70, 3, 96, 0]], ids=["decode", "prefill"])
+def test_expert_x_rows_are_read_once_per_core(devices, layout, counts):
+    """Decode-like (one row tile per expert) and prefill-like (up to three) routing over many
+    columns: x is read once per core and expert, not once per output column."""
+    kd, n, grid = 256, 1024, "2x3"
+    if layout == "padded":
+        x, w, (x_d, w_d, counts_d, _) = make_padded(4, 96, kd, n, counts, seed=2, device=devices[grid])
+        out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
+        check_padded(out, x, w, counts, PCC_BF16)
+    else:
+        x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(kd, n, counts, seed=2, device=devices[grid])
+        out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
+        check_grouped(out, x, w, counts, offsets, PCC_BF16)
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid])
+    check_x_read_once_per_core(x_d, counts, kd, n, GRIDS[grid])
 
 
 @pytest.mark.parametrize("kd,n", [(32, 1024), (1024, 32), (1024, 1024), (256, 32)])

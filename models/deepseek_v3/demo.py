@@ -27,6 +27,7 @@ except RuntimeError as unavailable:
     sys.exit(f"demo: {unavailable}")
 
 from models.deepseek_v3.config import MESH_PRESETS, DeepseekV3MoEConfig, mesh_shape
+from models.deepseek_v3.device_time_report import device_time_profile
 from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.emulator_counters import (
@@ -214,6 +215,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     # A checkpoint's layer instead of random weights (dimensions from its config.json).
     parser.add_argument("--checkpoint", help="safetensors checkpoint directory (official fp8 or transformers layout)")
     parser.add_argument("--layer", type=int, help="with --checkpoint: the MoE layer to run")
+    # Modeled device time of the layer's ops (models/deepseek_v3/device_time_report.py).
+    parser.add_argument("--profile", metavar="DIR", help="write ops_perf_results.csv and trace.json to DIR")
     return parser.parse_args(argv)
 
 
@@ -234,12 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Look sys.stderr up per message: callers (tests) may swap it after main() configured the logger.
     logger.add(lambda message: sys.stderr.write(message), format="{time:HH:mm:ss} {message}", level="INFO")
     try:
-        if args.checkpoint is not None or args.layer is not None:
-            if args.checkpoint is None:
-                raise ValueError(f"--layer {args.layer} needs --checkpoint PATH")
-            result = _run_checkpoint(args)
-        else:
-            result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.allow_large, args.expert_dtype)
+        with device_time_profile(args.profile):
+            if args.checkpoint is not None or args.layer is not None:
+                if args.checkpoint is None:
+                    raise ValueError(f"--layer {args.layer} needs --checkpoint PATH")
+                result = _run_checkpoint(args)
+            else:
+                result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.allow_large, args.expert_dtype)
     except ValueError as error:
         logger.error(str(error))
         return 2

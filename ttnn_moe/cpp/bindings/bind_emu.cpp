@@ -1,5 +1,7 @@
 // Python bindings of the emulator: ttnn_moe._C.emu. The ttnn-shaped Python
 // API (ttnn_moe.emu) is built on exactly this surface; keep it stable.
+#include <algorithm>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -8,8 +10,10 @@
 #include "emu/device.hpp"
 #include "emu/device_params.hpp"
 #include "emu/error.hpp"
+#include "emu/include/ttnn_moe_emu/fabric_abi.h"
 #include "emu/jit.hpp"
 #include "emu/runtime.hpp"
+#include "emu/timing/time_model.hpp"
 #include "program/device_limits.hpp"
 #include "program/program_descriptor.hpp"
 #include "program/tensor_accessor_args.hpp"
@@ -22,6 +26,94 @@ namespace ttnn_moe::bindings {
 namespace {
 
 using GridArg = std::pair<uint32_t, uint32_t>;
+
+// The modeled device time of a run (emu/timing/device_timing.hpp); cycles of the arch's AI clock.
+py::dict device_timing_to_dict(const timing::DeviceTiming& t) {
+    py::dict d;
+    d["arch"] = t.arch;
+    d["clock_ghz"] = t.clock_ghz;
+    d["duration_cycles"] = t.duration_cycles;
+    d["total_cycles"] = t.total_cycles;
+    py::list riscs;
+    for (const auto& r : t.riscs) {
+        py::dict s;
+        s["core"] = py::make_tuple(r.core_x, r.core_y);
+        s["risc"] = r.risc;
+        s["kernel"] = r.kernel;
+        s["start"] = r.start;
+        s["end"] = r.end;
+        py::dict waits_by_kind;
+        for (size_t k = 0; k < 7; ++k) {
+            if (r.wait_cycles[k] > 0) {
+                waits_by_kind[timing::wait_kind_name(static_cast<timing::WaitKind>(k))] = r.wait_cycles[k];
+            }
+        }
+        s["wait_cycles"] = waits_by_kind;
+        py::list waits;
+        for (const auto& w : r.waits) waits.append(py::make_tuple(w.start, w.end, timing::wait_kind_name(w.kind)));
+        s["waits"] = waits;
+        s["waits_not_listed"] = r.waits_not_listed;
+        riscs.append(s);
+    }
+    d["riscs"] = riscs;
+    py::list links;
+    for (const auto& l : t.links) {
+        py::dict s;
+        s["from_chip"] = l.from_chip;
+        s["to_chip"] = l.to_chip;
+        s["link"] = l.link;
+        s["packets"] = l.packets;
+        s["wire_bytes"] = l.wire_bytes;
+        s["busy_cycles"] = l.busy_cycles;
+        s["first_start"] = l.first_start;
+        s["last_end"] = l.last_end;
+        links.append(s);
+    }
+    d["links"] = links;
+    return d;
+}
+
+py::dict arch_params_to_dict(const timing::ArchParams& a) {
+    py::dict d;
+    d["name"] = a.name;
+    d["clock_ghz"] = a.clock_ghz;
+    d["matmul_tile_cycles"] =
+        py::dict(py::arg("LoFi") = a.matmul_tile_cycles[0], py::arg("HiFi2") = a.matmul_tile_cycles[2],
+                 py::arg("HiFi3") = a.matmul_tile_cycles[3], py::arg("HiFi4") = a.matmul_tile_cycles[4]);
+    d["eltwise_tile_cycles"] = a.eltwise_tile_cycles;
+    d["datacopy_tile_cycles"] = a.datacopy_tile_cycles;
+    const char* const unary[] = {"silu", "sigmoid", "exp", "relu", "recip", "neg"};
+    py::dict sfpu;
+    for (size_t i = 0; i < a.sfpu_tile_cycles.size(); ++i) sfpu[unary[i]] = a.sfpu_tile_cycles[i];
+    d["sfpu_tile_cycles"] = sfpu;
+    d["unpack_bytes_per_cycle"] = a.unpack_bytes_per_cycle;
+    d["pack_bytes_per_cycle"] = a.pack_bytes_per_cycle;
+    d["compute_call_cycles"] = a.compute_call_cycles;
+    d["dataflow_call_cycles"] = a.dataflow_call_cycles;
+    d["noc_issue_cycles"] = a.noc_issue_cycles;
+    d["noc_port_bytes_per_cycle"] = a.noc_port_bytes_per_cycle;
+    d["noc_read_latency_cycles"] = py::make_tuple(a.noc_read_latency_cycles[0], a.noc_read_latency_cycles[1],
+                                                  a.noc_read_latency_cycles[2], a.noc_read_latency_cycles[3]);
+    d["noc_write_latency_base_cycles"] = a.noc_write_latency_base_cycles;
+    d["noc_write_latency_per_hop_cycles"] = a.noc_write_latency_per_hop_cycles;
+    d["dram_bytes_per_cycle"] = a.dram_bytes_per_cycle;
+    d["dram_extra_latency_cycles"] = a.dram_extra_latency_cycles;
+    d["num_dram_banks"] = params::NUM_DRAM_BANKS;
+    d["eth_bytes_per_cycle"] = a.eth_bytes_per_cycle;
+    d["eth_packet_overhead_bytes"] = a.eth_packet_overhead_bytes;
+    d["eth_frame_bytes"] = a.eth_frame_bytes;
+    d["fabric_hop_latency_1d_cycles"] = a.fabric_hop_latency_1d_cycles;
+    d["fabric_hop_latency_2d_cycles"] = a.fabric_hop_latency_2d_cycles;
+    d["fabric_header_bytes_1d"] = a.fabric_header_bytes_1d;
+    d["fabric_header_bytes_2d"] = a.fabric_header_bytes_2d;
+    d["fabric_buffer_slots"] = ttnn_moe_emu::FABRIC_BUFFER_SLOTS;
+    d["dispatch_ns_cache_hit"] = a.dispatch_ns_cache_hit;
+    d["dispatch_ns_cache_miss"] = a.dispatch_ns_cache_miss;
+    d["dispatch_ns_traced"] = a.dispatch_ns_traced;
+    d["worker_cores"] = a.worker_cores;
+    d["dram_peak_gb_per_s"] = a.dram_peak_gb_per_s;
+    return d;
+}
 
 py::dict counters_to_dict(const Counters& c) {
     py::dict d;
@@ -47,6 +139,7 @@ py::dict counters_to_dict(const Counters& c) {
     for (const auto& [core, n] : c.core_busy) busy[py::make_tuple(core.first, core.second)] = n;
     d["core_busy"] = busy;
     d["fabric"] = fabric_traffic_to_dict(c.fabric);
+    d["timing"] = device_timing_to_dict(c.timing);
     return d;
 }
 
@@ -96,6 +189,10 @@ py::dict run_on_mesh(Mesh& mesh, const program::MeshProgramDescriptor& program) 
     }
     py::dict d = counters_to_dict(total);
     d["devices"] = devices;
+    // The devices run at once: the mesh takes as long as its slowest device.
+    uint64_t duration = 0;
+    for (const auto& [id, c] : per_device) duration = std::max(duration, c.timing.duration_cycles);
+    d["timing"]["duration_cycles"] = duration;
     return d;
 }
 
@@ -191,6 +288,16 @@ void bind_emu(py::module_& parent) {
         },
         py::arg("page_size"), py::arg("is_dram") = true,
         "Compile-time args of an interleaved tensor's TensorAccessorArgs (as tt-metal's append_to).");
+    m.def(
+        "set_timing_arch", [](const std::string& name) { timing::set_arch(name); }, py::arg("name"),
+        "Architecture the device-time model uses for the next runs: 'wormhole_b0' (default) or 'blackhole'.");
+    m.def("timing_arch", []() { return timing::current_arch().name; }, "Architecture of the device-time model.");
+    m.def(
+        "timing_params",
+        [](const std::string& name) {
+            return arch_params_to_dict(name.empty() ? timing::current_arch() : timing::arch_params(name));
+        },
+        py::arg("name") = "", "The device-time model's parameters of an architecture (default: the current one).");
     m.def("kernel_include_dirs", []() { return KernelJit::instance().extra_include_dirs(); });
     bind_fabric(m);
 }

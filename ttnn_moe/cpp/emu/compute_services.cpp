@@ -54,6 +54,17 @@ ComputeEngine& engine() {
     return *inst.compute;
 }
 
+// The device-time model's side of each compute call (emu/timing/time_model.hpp).
+timing::TimeModel& time() {
+    return run().time();
+}
+const program::ComputeConfigDescriptor& config() {
+    return std::get<program::ComputeConfigDescriptor>(instance().desc->config);
+}
+uint64_t tile_bytes(uint32_t cb) {
+    return services::cb(cb).page_size;
+}
+
 void c_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     engine();
     instance().matmul_transpose = 0;
@@ -64,43 +75,69 @@ void c_matmul_init(uint32_t transpose) {
 }
 void c_acquire() {
     engine().tile_regs_acquire();
+    time().dst_acquire(instance(), config().dst_full_sync_en);
 }
 void c_commit() {
     engine().tile_regs_commit();
+    time().dst_commit(instance());
 }
 void c_wait() {
     engine().tile_regs_wait();
+    time().dst_wait(instance());
 }
 void c_release() {
     engine().tile_regs_release();
+    time().dst_release(instance());
 }
 void c_copy(uint32_t cb, uint32_t tile, uint32_t dst) {
     engine().copy_tile(cb, tile, dst);
+    time().unpack_math(instance(), tile_bytes(cb), time().arch().datacopy_tile_cycles);
 }
 void c_matmul(uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst) {
     ComputeEngine& e = engine();
     e.matmul_tiles(a, b, ia, ib, dst, instance().matmul_transpose != 0);
+    const auto fidelity = static_cast<uint32_t>(config().math_fidelity);
+    time().unpack_math(instance(), tile_bytes(a) + tile_bytes(b), time().arch().matmul_cycles(fidelity));
 }
 void c_matmul_block(uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, uint32_t transpose, uint32_t ct_dim,
                     uint32_t rt_dim, uint32_t kt_dim) {
     engine().matmul_block(a, b, ia, ib, dst, transpose != 0, ct_dim, rt_dim, kt_dim);
+    // One inner step: rt_dim A tiles and ct_dim B tiles unpacked, rt_dim x ct_dim tile matmuls.
+    const auto fidelity = static_cast<uint32_t>(config().math_fidelity);
+    time().unpack_math(instance(), rt_dim * tile_bytes(a) + ct_dim * tile_bytes(b),
+                       static_cast<uint64_t>(rt_dim) * ct_dim * time().arch().matmul_cycles(fidelity));
 }
 void c_binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast bcast, uint32_t a, uint32_t b, uint32_t ia,
               uint32_t ib, uint32_t dst) {
     engine().binary_tiles(static_cast<numerics::BinaryOp>(op), static_cast<numerics::Broadcast>(bcast), a, b, ia, ib,
                           dst);
+    // An FPU multiply takes one pass per fidelity phase; add and sub one.
+    const uint32_t phases = op == ttnn_moe_emu::BinaryOp::Mul
+                                ? timing::ArchParams::fidelity_phases(static_cast<uint32_t>(config().math_fidelity))
+                                : 1;
+    time().unpack_math(instance(), tile_bytes(a) + tile_bytes(b), phases * time().arch().eltwise_tile_cycles);
 }
 void c_unary(ttnn_moe_emu::UnaryOp op, uint32_t dst) {
     engine().unary_tile(static_cast<numerics::UnaryOp>(op), dst);
+    time().math_only(instance(), time().arch().sfpu_tile_cycles.at(static_cast<size_t>(op)));
 }
 void c_pack(uint32_t dst, uint32_t cb, uint32_t out_index, uint32_t out_of_order) {
     engine().pack_tile(dst, cb, out_of_order ? std::optional<uint32_t>(out_index) : std::nullopt);
+    time().pack(instance(), tile_bytes(cb));
+}
+// tilize / untilize: n tiles (of the tiled CB's size) through unpack, a datacopy each, and pack.
+void time_block(uint32_t tiled_cb, uint32_t n) {
+    const uint64_t bytes = static_cast<uint64_t>(n) * tile_bytes(tiled_cb);
+    time().unpack_math(instance(), bytes, static_cast<uint64_t>(n) * time().arch().datacopy_tile_cycles);
+    time().pack(instance(), bytes);
 }
 void c_tilize(uint32_t in, uint32_t n, uint32_t out) {
     engine().tilize_block(in, n, out);
+    time_block(out, n);
 }
 void c_untilize(uint32_t in, uint32_t n, uint32_t out) {
     engine().untilize_block(in, n, out);
+    time_block(in, n);
 }
 
 }  // namespace

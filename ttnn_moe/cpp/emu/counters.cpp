@@ -28,6 +28,7 @@ void Counters::add(const Counters& other) {
     for (const auto& [addr, traffic] : other.dram_buffers) dram_buffers[addr].add(traffic);
     for (const auto& [core, n] : other.core_busy) core_busy[core] += n;
     fabric.add(other.fabric);
+    timing.add(other.timing);
 }
 
 }  // namespace ttnn_moe::emu

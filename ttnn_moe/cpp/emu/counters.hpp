@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "emu/fabric/traffic.hpp"
+#include "emu/timing/device_timing.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -33,6 +34,7 @@ struct Counters {
     std::map<uint32_t, DramBufferTraffic> dram_buffers;           // by buffer address
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> core_busy;  // logical (x, y) -> API calls
     fabric::FabricTraffic fabric;                                 // packets this device sent (emu/fabric/traffic.hpp)
+    timing::DeviceTiming timing;                                  // modeled device time (emu/timing)
 
     void add(const Counters& other);
 };

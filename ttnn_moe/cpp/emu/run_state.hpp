@@ -14,6 +14,7 @@
 #include "emu/fiber.hpp"
 #include "emu/jit.hpp"
 #include "emu/runtime.hpp"
+#include "emu/timing/time_model.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -103,6 +104,7 @@ struct Instance {
     std::unique_ptr<CbTileAccessImpl> cb_access;  // compute kernels only
     std::unique_ptr<ComputeEngine> compute;
     uint32_t matmul_transpose = 0;  // set by matmul_init, used by matmul_tiles
+    timing::KernelTime time;        // its clocks in the device-time model
 };
 
 class Run {
@@ -130,6 +132,8 @@ public:
     Device& device(size_t index) { return *devices_[index]; }
     // Fabric connections and packets in flight (emu/fabric).
     fabric::FabricRun& fabric() { return *fabric_; }
+    // The device-time model of this run (emu/timing).
+    timing::TimeModel& time() { return *time_; }
 
 private:
     CoreState* core_at(size_t device_index, uint32_t x, uint32_t y);
@@ -153,6 +157,7 @@ private:
     std::vector<KernelBuildSpec> specs_;
     std::vector<std::unique_ptr<Instance>> instances_;
     std::unique_ptr<fabric::FabricRun> fabric_;
+    std::unique_ptr<timing::TimeModel> time_;
 };
 
 // Makes a run and its running instance visible to the services on this thread.

@@ -137,6 +137,9 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
     }
     load_kernels();
     fabric_ = std::make_unique<fabric::FabricRun>(*this);
+    std::vector<uint32_t> device_ids;
+    for (const Device* dev : devices_) device_ids.push_back(dev->id());
+    time_ = std::make_unique<timing::TimeModel>(std::move(device_ids));
 }
 
 Run::~Run() {
@@ -258,6 +261,7 @@ void Run::setup_kernels(size_t d, const ProgramDescriptor& p) {
             inst->env.logical_x = core.lx;
             inst->env.logical_y = core.ly;
             inst->env.l1_base = core.l1_host;
+            inst->time.noc = noc_index;
 
             KernelBuildSpec spec;
             spec.source = k.kernel_source;
@@ -345,6 +349,8 @@ std::vector<Counters> Run::execute() {
         if (idle_spin_passes > 2'000'000) throw EmuError(deadlock_report());
     }
     fabric_->finish();
+    std::vector<timing::DeviceTiming> timings = time_->finish(instances_);
+    for (size_t d = 0; d < counters_.size(); ++d) counters_[d].timing = std::move(timings[d]);
     for (auto& inst : instances_) {
         CoreState& core = *inst->core;
         counters_[core.device_index].core_busy[{core.lx, core.ly}] += inst->env.api_calls;

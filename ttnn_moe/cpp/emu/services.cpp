@@ -52,6 +52,7 @@ Instance& instance() {
 }
 void count_call() {
     ++t_env->api_calls;
+    t_run->time().on_call(*t_inst);
 }
 
 void fail(const std::string& message) {
@@ -122,10 +123,12 @@ void cb_reserve_back(uint32_t index, uint32_t n) {
         t_inst->wait_count = n;
         block(WaitKind::CbBack);
     }
+    t_run->time().cb_reserved(*t_inst, s, n);
 }
 
 void cb_push_back(uint32_t index, uint32_t n) {
     CbState& s = cb(index);
+    t_run->time().cb_pushed(*t_inst, s, n);
     s.received += n;
     if (s.filled() > s.num_pages) {
         fail("cb_push_back(cb " + std::to_string(index) + ", " + std::to_string(n) +
@@ -146,6 +149,7 @@ void cb_wait_front(uint32_t index, uint32_t n) {
         t_inst->wait_count = n;
         block(WaitKind::CbFront);
     }
+    t_run->time().cb_waited(*t_inst, s, n);
 }
 
 void cb_pop_front(uint32_t index, uint32_t n) {
@@ -154,6 +158,7 @@ void cb_pop_front(uint32_t index, uint32_t n) {
         fail("cb_pop_front(cb " + std::to_string(index) + ", " + std::to_string(n) + ") pops more than the " +
              std::to_string(s.filled()) + " filled pages (missing cb_wait_front?)");
     }
+    t_run->time().cb_popped(*t_inst, s, n);
     s.acked += n;
     s.rd += n * s.page_size;
     if (s.rd > s.end()) fail("cb_pop_front(cb " + std::to_string(index) + ") moved the read pointer past the ring");
@@ -187,6 +192,7 @@ struct Endpoint {
     uint8_t* ptr = nullptr;
     uint64_t local = 0;  // address inside the endpoint (for alignment)
     DramBuffer* buffer = nullptr;
+    CoreState* core = nullptr;  // the L1 endpoint's core
     uint32_t bank = 0;
     uint32_t bank_addr = 0;
 };
@@ -238,6 +244,7 @@ Endpoint resolve(uint64_t noc_addr, uint32_t size, const char* what) {
              std::to_string(y) + "), where there is no worker core or DRAM bank");
     }
     ep.ptr = core->l1 + l1_offset(local, size, what);
+    ep.core = core;
     return ep;
 }
 
@@ -249,6 +256,9 @@ void check_alignment(const Endpoint& remote, uint64_t local_addr, const char* wh
              std::to_string(alignment) + " bytes");
     }
 }
+
+// NOC writes up to this size into L1 record arrival times per word (semaphores set remotely).
+constexpr uint32_t kTimedWordWrite = 16;
 
 void count_dram(Counters& c, const Endpoint& ep, uint32_t size, bool read) {
     DramBufferTraffic& t = c.dram_buffers[ep.buffer->address];
@@ -369,6 +379,7 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     check_alignment(ep, dst_local, "noc read");
     const uint32_t dst_offset = l1_offset(dst_local, size, "noc read destination");
     t_inst->pending_reads.push_back({dst_offset, std::vector<uint8_t>(ep.ptr, ep.ptr + size)});
+    services::run().time().noc_read(*t_inst, ep.core, static_cast<int>(ep.bank), size);
     Counters& c = services::run().counters_of(self);
     if (ep.dram) {
         c.noc_bytes_read_dram += size;
@@ -386,8 +397,19 @@ void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     const uint8_t* src = self.l1 + src_offset;
     const Endpoint ep = resolve(dst, size, "noc write");
     check_alignment(ep, src_local, "noc write");
+    // A small write into L1 may be a semaphore (noc_semaphore_set_remote): its words get arrival times.
+    uint32_t before[kTimedWordWrite / 4] = {};
+    const bool word_update = !ep.dram && size <= kTimedWordWrite && size % 4 == 0 && ep.local % 4 == 0;
+    if (word_update) std::memcpy(before, ep.ptr, size);
     std::memmove(ep.ptr, src, size);
     t_inst->unflushed_writes.emplace_back(src_offset, size);
+    timing::TimeModel& time = services::run().time();
+    time.noc_write(*t_inst, ep.core, static_cast<int>(ep.bank), size);
+    if (word_update) {
+        const auto* words = reinterpret_cast<const volatile uint32_t*>(ep.ptr);
+        for (uint32_t i = 0; i < size / 4; ++i)
+            time.record_word(&words[i], before[i], words[i], t_inst->time.writes_arrived);
+    }
     Counters& c = services::run().counters_of(self);
     if (ep.dram) {
         c.noc_bytes_written_dram += size;
@@ -443,10 +465,30 @@ void svc_noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t size, 
              hex(mcast & params::NOC_ADDR_LOCAL_MASK));
     }
     Counters& c = services::run().counters_of(self);
-    for_each_mcast_core(mcast, size, num_dests, include_src != 0, "noc multicast", [&](CoreState& core, uint32_t off) {
-        std::memmove(core.l1 + off, self.l1 + src_off, size);
+    std::vector<std::pair<CoreState*, uint32_t>> targets;
+    for_each_mcast_core(mcast, size, num_dests, include_src != 0, "noc multicast",
+                        [&](CoreState& core, uint32_t off) { targets.emplace_back(&core, off); });
+    std::vector<CoreState*> cores;
+    timing::TimeModel& time = services::run().time();
+    // Snapshot first: the source may be one of the destinations (loopback).
+    const std::vector<uint8_t> data(self.l1 + src_off, self.l1 + src_off + size);
+    for (const auto& [core, off] : targets) cores.push_back(core);
+    time.noc_multicast(*t_inst, cores, size);
+    for (const auto& [core, off] : targets) {
+        uint8_t* dst = core->l1 + off;
+        // A small multicast may set semaphores (noc_semaphore_set_multicast): their words get arrival times.
+        const bool word_update = size <= kTimedWordWrite && size % 4 == 0 && off % 4 == 0;
+        uint32_t before[kTimedWordWrite / 4] = {};
+        if (word_update) std::memcpy(before, dst, size);
+        std::memmove(dst, data.data(), size);
         c.noc_bytes_written_l1 += size;
-    });
+        if (word_update) {
+            const auto* words = reinterpret_cast<const volatile uint32_t*>(dst);
+            for (uint32_t i = 0; i < size / 4; ++i) {
+                time.record_word(&words[i], before[i], words[i], t_inst->time.writes_arrived);
+            }
+        }
+    }
 }
 
 uint32_t* semaphore_word(const Endpoint& ep, const char* what) {
@@ -458,24 +500,36 @@ uint32_t* semaphore_word(const Endpoint& ep, const char* what) {
 void svc_noc_atomic_inc(uint64_t dst, uint32_t incr) {
     services::count_call();
     const Endpoint ep = resolve(dst, 4, "noc_semaphore_inc");
-    *semaphore_word(ep, "noc_semaphore_inc") += incr;
+    uint32_t* word = semaphore_word(ep, "noc_semaphore_inc");
+    const uint32_t before = *word;
+    *word += incr;
+    services::run().time().noc_word_update(*t_inst, *ep.core, word, before, *word);
 }
 
 void svc_noc_atomic_inc_multicast(uint64_t mcast, uint32_t incr, uint32_t num_dests) {
     services::count_call();
     for_each_mcast_core(mcast, 4, num_dests, false, "noc_semaphore_inc_multicast", [&](CoreState& core, uint32_t off) {
         if (off % 4 != 0) fail("noc_semaphore_inc_multicast: address is not 4-byte aligned");
-        *reinterpret_cast<uint32_t*>(core.l1 + off) += incr;
+        auto* word = reinterpret_cast<uint32_t*>(core.l1 + off);
+        const uint32_t before = *word;
+        *word += incr;
+        services::run().time().noc_word_update(*t_inst, core, word, before, *word);
     });
 }
 
 void svc_noc_inline_write(uint64_t dst, uint32_t value, uint32_t byte_enable) {
     services::count_call();
     const Endpoint ep = resolve(dst, 4, "noc_inline_dw_write");
+    uint32_t before = 0;
+    std::memcpy(&before, ep.ptr, 4);
     uint8_t bytes[4];
     std::memcpy(bytes, &value, 4);
     for (int i = 0; i < 4; ++i) {
         if (byte_enable & (1u << i)) ep.ptr[i] = bytes[i];
+    }
+    if (ep.core && reinterpret_cast<uintptr_t>(ep.ptr) % 4 == 0) {
+        const auto* word = reinterpret_cast<const volatile uint32_t*>(ep.ptr);
+        services::run().time().noc_word_update(*t_inst, *ep.core, word, before, *word);
     }
     Counters& c = services::run().counters_of(*t_inst->core);
     if (ep.dram) {
@@ -496,19 +550,25 @@ void svc_noc_barrier(ttnn_moe_emu::Barrier kind) {
         kind == ttnn_moe_emu::Barrier::Full) {
         t_inst->unflushed_writes.clear();
     }
+    using B = ttnn_moe_emu::Barrier;
+    services::run().time().noc_barrier(*t_inst, kind == B::Read || kind == B::Full,
+                                       kind == B::Write || kind == B::Atomic || kind == B::Full,
+                                       kind == B::WritesFlushed);
 }
 
 void svc_wait_l1_value(const volatile uint32_t* addr, uint32_t value, uint32_t at_least) {
     services::count_call();
     l1_offset(reinterpret_cast<uintptr_t>(addr), 4, "noc_semaphore_wait");
     const bool ok = at_least ? *addr >= value : *addr == value;
-    if (ok) return;
     Instance& inst = *t_inst;
-    inst.wait_addr = addr;
-    inst.wait_value = value;
-    inst.wait = at_least ? WaitKind::L1AtLeast : WaitKind::L1Equal;
-    Fiber::yield();
-    inst.wait = WaitKind::None;
+    if (!ok) {
+        inst.wait_addr = addr;
+        inst.wait_value = value;
+        inst.wait = at_least ? WaitKind::L1AtLeast : WaitKind::L1Equal;
+        Fiber::yield();
+        inst.wait = WaitKind::None;
+    }
+    services::run().time().semaphore_waited(inst, addr, value, at_least != 0);
 }
 
 void svc_yield() {

@@ -25,6 +25,7 @@ from ttnn_moe.ops import (
     all_to_all_combine_dense_partials,
     expert_mapping,
 )
+from ttnn_moe.profiler import profile
 
 globals().update(_OPS)
 
@@ -33,6 +34,7 @@ if _os.environ.get("TTNN_MOE_NO_ATTACH") != "1" and _importlib_util.find_spec("t
 
 __all__ = [
     "attach",
+    "profile",
     "program",
     *_OPS,
     "DispatchDenseOutput",

@@ -264,6 +264,10 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
     traffic.flows[{c.src_chip, p.dst_chip, c.link, inst.core->lx, inst.core->ly, type}].add(1, bytes);
     for (const Hop& h : hops) traffic.links[{h.from, h.to, c.link}].add(1, bytes);
 
+    std::vector<uint32_t> chips{c.src_chip};
+    for (const Hop& h : hops) chips.push_back(h.to);
+    p.arrival_cycle = run_.time().fabric_send(inst, conn, chips, c.link, static_cast<uint32_t>(bytes), mesh_2d);
+
     const uint64_t delay = next_random() % (static_cast<uint64_t>(mesh.max_delay()) + 1);
     p.ready_pass = std::max(c.last_ready_pass, pass_ + delay);
     c.last_ready_pass = p.ready_pass;
@@ -368,15 +372,25 @@ void FabricRun::deliver(const Connection& c, const Packet& p) {
     };
     auto increment = [&](uint64_t addr, uint32_t value) {
         uint32_t* word = reinterpret_cast<uint32_t*>(target(addr, 4, true));
+        const uint32_t before = *word;
         *word += value;
+        run_.time().record_word(word, before, *word, p.arrival_cycle);
     };
     switch (p.header.noc_send_type) {
         case NOC_UNICAST_WRITE:
             std::memcpy(target(p.header.noc_address, p.payload.size(), false), p.payload.data(), p.payload.size());
             break;
-        case NOC_UNICAST_INLINE_WRITE:
-            std::memcpy(target(p.header.noc_address, 4, false), &p.header.value, 4);
+        case NOC_UNICAST_INLINE_WRITE: {
+            uint8_t* at = target(p.header.noc_address, 4, false);
+            uint32_t before = 0;
+            std::memcpy(&before, at, 4);
+            std::memcpy(at, &p.header.value, 4);
+            if (reinterpret_cast<uintptr_t>(at) % 4 == 0) {
+                run_.time().record_word(reinterpret_cast<const volatile uint32_t*>(at), before, p.header.value,
+                                        p.arrival_cycle);
+            }
             break;
+        }
         case NOC_UNICAST_ATOMIC_INC:
             increment(p.header.noc_address, p.header.value);
             break;

@@ -31,7 +31,8 @@ struct Packet {
     size_t dst_device_index = 0;
     uint32_t dst_chip = 0;
     uint64_t ready_pass = 0;
-    std::string route;  // "chip 0 (0, 0) -> chip 1 (0, 1)"
+    uint64_t arrival_cycle = 0;  // in the device-time model (emu/timing)
+    std::string route;           // "chip 0 (0, 0) -> chip 1 (0, 1)"
 };
 
 struct Connection {

@@ -17,6 +17,11 @@ using program::TensorArg;
 
 constexpr uint32_t kTile = ttnn_moe::moe_bmm_shared::kTileRows;
 constexpr uint32_t kMaxInnerBlock = 8;
+// Resident x row tiles per expert at most: decode experts have one or two active row tiles, and
+// each more row tile costs Kt x 2 KB of L1.
+constexpr uint32_t kMaxResidentXRows = 8;
+// The x_block word carries a pad of up to this many pages (moe_bmm_shared.hpp).
+constexpr uint32_t kMaxPadPages = 4095;
 
 [[noreturn]] void fail(const std::string& message) {
     throw std::invalid_argument("moe_bmm: " + message);
@@ -57,6 +62,18 @@ uint32_t largest_divisor_up_to(uint32_t n, uint32_t limit) {
         if (n % d == 0) return d;
     }
     return 1;
+}
+
+// The most x row tiles (up to kMaxResidentXRows and the rows x has) that stay in cb_x within the
+// L1 budget: an expert's x rows are then read once per core, not once per column.
+Dims with_resident_x(Dims dims, DataFormat weight_format) {
+    const uint32_t most = std::min({kMaxResidentXRows, dims.row_tiles, kMaxPadPages / dims.inner_tiles});
+    for (uint32_t rows = most; rows > 0; --rows) {
+        dims.resident_x_rows = rows;
+        if (l1_bytes_per_core(dims, weight_format) <= kL1BudgetBytes) return dims;
+    }
+    dims.resident_x_rows = 0;
+    return dims;
 }
 
 }  // namespace
@@ -114,7 +131,7 @@ Dims validate(const Attributes& attributes, const Inputs& inputs) {
     // A resident weight column saves re-reading it per row tile; stream it only when it does not fit.
     dims.resident_weights = true;
     const uint32_t resident_l1 = l1_bytes_per_core(dims, inputs.w.dtype);
-    if (resident_l1 <= kL1BudgetBytes) return dims;
+    if (resident_l1 <= kL1BudgetBytes) return with_resident_x(dims, inputs.w.dtype);
     dims.resident_weights = false;
     const uint32_t streamed_l1 = l1_bytes_per_core(dims, inputs.w.dtype);
     if (streamed_l1 > kL1BudgetBytes) {
@@ -124,7 +141,7 @@ Dims validate(const Attributes& attributes, const Inputs& inputs) {
              std::to_string(dims.inner_tiles) + " tiles: " + std::to_string(resident_l1) +
              " B; weights streamed in blocks: " + std::to_string(streamed_l1) + " B)");
     }
-    return dims;
+    return with_resident_x(dims, inputs.w.dtype);
 }
 
 uint32_t l1_bytes_per_core(const Dims& dims, DataFormat weight_format) {

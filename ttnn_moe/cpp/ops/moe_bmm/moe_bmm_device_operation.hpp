@@ -60,6 +60,10 @@ struct Dims {
     // core's share; false (the column does not fit in L1 next to the other CBs): cb_w
     // streams inner_block-tile blocks of the column for every output tile.
     bool resident_weights = true;
+    // R > 0: an expert with at most R active row tiles has them (R x Kt tiles) read once into cb_x
+    // per core and kept across all its column runs there, instead of re-read for every column;
+    // the largest R up to 8 whose circular buffers fit the L1 budget next to the weights' (0: none).
+    uint32_t resident_x_rows = 0;
 };
 
 struct OutputSpec {
@@ -71,7 +75,7 @@ struct OutputSpec {
 // Checks ranks, shapes, dtypes, layouts, alignment and the L1 budget; throws
 // std::invalid_argument naming the offending value. Chooses resident weights when
 // their circular buffers fit the L1 budget, else streamed weights; raises when
-// neither fits.
+// neither fits. Then keeps as many x row tiles resident as the rest of the budget holds.
 Dims validate(const Attributes& attributes, const Inputs& inputs);
 OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs);
 

@@ -1,5 +1,7 @@
 #include "ops/moe_bmm/moe_bmm_layout.hpp"
 
+#include "ops/moe_bmm/moe_bmm_shared.hpp"
+
 namespace ttnn_moe::ops::moe_bmm {
 
 std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataFormat weight_format) {
@@ -9,8 +11,10 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
     const uint32_t routing_slots = 2 * dims.num_experts;  // counts, then offsets
     // Resident: one whole weight column (Kt tiles) stays while a core computes its row tiles.
     const uint32_t w_pages = dims.resident_weights ? dims.inner_tiles : double_block;
+    const uint32_t x_pages =
+        ttnn_moe::moe_bmm_shared::x_ring_pages(dims.inner_tiles, dims.inner_block, dims.resident_x_rows);
     return {
-        {kCbX, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), double_block},
+        {kCbX, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), x_pages},
         {kCbW, weight_format, tile_size_bytes(weight_format), w_pages},
         {kCbWork, DataFormat::UInt32, kWorkPageBytes, 2},
         {kCbRoutingReader, DataFormat::UInt32, kRoutingSlotBytes, routing_slots},

@@ -36,6 +36,7 @@ std::vector<uint32_t> common_args(const Dims& dims, uint32_t count) {
     args[common_arg::kColTiles] = dims.col_tiles;
     args[common_arg::kInnerBlock] = dims.inner_block;
     args[common_arg::kResidentWeights] = dims.resident_weights ? 1u : 0u;
+    args[common_arg::kResidentXRows] = dims.resident_x_rows;
     return args;
 }
 

@@ -23,9 +23,34 @@ enum : uint32_t {
     kColTiles,         // Nt
     kInnerBlock,       // k tiles per CB push (divides Kt)
     kResidentWeights,  // 1: a column run's Kt weight tiles stay in cb_w; 0: streamed per block
+    kResidentXRows,    // R: an expert with at most R active row tiles keeps them (R x Kt tiles) in
+                       // cb_x across all its column runs; 0: x streamed in blocks per row tile
     kCount,
 };
 }  // namespace common_arg
+
+// Pages of cb_x: two blocks of inner_block tiles, or the resident rows (Kt tiles each) when
+// larger. Either way a multiple of inner_block, and of Kt when resident rows are on.
+constexpr uint32_t x_ring_pages(uint32_t inner_tiles, uint32_t inner_block, uint32_t resident_x_rows) {
+    return 2 * inner_block > resident_x_rows * inner_tiles ? 2 * inner_block : resident_x_rows * inner_tiles;
+}
+
+// The second word the reader sends before each column run (after its row tile count): where
+// the run's x tiles are. kStreamed: in blocks next to the matmuls, per row tile. Otherwise the
+// expert's `rows` active row tiles sit in cb_x (Kt tiles each, row after row): kKept, still
+// there from the previous run; kLoaded, pushed for this run: the compute kernel pops the
+// previous expert's rows, then `pad` filler pages the reader pushed so that the block starts at
+// the ring's base (a block never straddles the ring's end: tile indices into it do not wrap).
+// The run starts at row tile `first_row` of the block.
+// word = state | rows << kRowsShift | first_row << kFirstRowShift | pad << kPadShift.
+namespace x_block {
+enum : uint32_t { kStreamed = 0, kLoaded = 1, kKept = 2 };
+inline constexpr uint32_t kStateMask = 0xf;
+inline constexpr uint32_t kRowsShift = 4;
+inline constexpr uint32_t kFirstRowShift = 12;
+inline constexpr uint32_t kFieldMask = 0xff;
+inline constexpr uint32_t kPadShift = 20;  // pad < 4096 pages (8 rows x Kt <= 4095)
+}  // namespace x_block
 
 // The reader's addresses, after the shape. expert_offsets is 0 in padded mode.
 namespace reader_common_arg {
@@ -53,9 +78,9 @@ enum : uint32_t { kRouting, kOut, kCount };
 
 // Names of the named compile-time args (CBs).
 namespace named_arg {
-inline constexpr const char* kCbX = "cb_x";              // x tiles, blocks of inner_block
-inline constexpr const char* kCbW = "cb_w";              // w tiles: a resident column (Kt) or blocks
-inline constexpr const char* kCbWork = "cb_work";        // reader -> compute: tile count, then each run's row tiles
+inline constexpr const char* kCbX = "cb_x";        // x tiles: an expert's resident rows or blocks
+inline constexpr const char* kCbW = "cb_w";        // w tiles: a resident column (Kt) or blocks
+inline constexpr const char* kCbWork = "cb_work";  // reader -> compute: tile count, then per run: row tiles, x block
 inline constexpr const char* kCbRouting = "cb_routing";  // a dataflow kernel's copy of counts and offsets
 inline constexpr const char* kCbZero = "cb_zero";        // writer's zero tile (padded mode)
 inline constexpr const char* kCbOut = "cb_out";          // output tiles

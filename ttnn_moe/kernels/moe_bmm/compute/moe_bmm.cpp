@@ -9,6 +9,12 @@
 // tile k), and the column is popped only when the run ends. Streamed (0): cb_w brings
 // inner_block weight tiles next to every x block, as many times as there are row tiles.
 //
+// x: the reader's second word before each run (x_block in moe_bmm_shared.hpp) says whether
+// the run's x is streamed in blocks (as the weights above) or resident: the expert's row tiles
+// sit at cb_x's front (Kt tiles each), pushed for this run or kept from the previous one, and
+// row tile r's k-th tile is cb_x tile r * Kt + k. A resident block is popped when the next
+// run's x is not the same block, and at the end.
+//
 // Common runtime args (common_arg: it reads Kt, inner_block and resident_weights) and the
 // named compile-time args: cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
@@ -55,6 +61,21 @@ uint32_t receive_word() {
     return value;
 }
 
+// DST = sum over k of x_tile(r, k) @ w_tile(k, n) with x resident in cb_x from tile x_first on.
+void accumulate_resident_row_tile(const Args& a, uint32_t x_first) {
+    tile_regs_acquire();
+    for (uint32_t k0 = 0; k0 < a.inner_tiles; k0 += a.inner_block) {
+        if (a.resident_weights) {
+            for (uint32_t j = 0; j < a.inner_block; ++j) matmul_tiles(cb_x, cb_w, x_first + k0 + j, k0 + j, kDst);
+        } else {
+            cb_wait_front(cb_w, a.inner_block);
+            for (uint32_t j = 0; j < a.inner_block; ++j) matmul_tiles(cb_x, cb_w, x_first + k0 + j, j, kDst);
+            cb_pop_front(cb_w, a.inner_block);
+        }
+    }
+    tile_regs_commit();
+}
+
 // DST = sum over k of x_tile(r, k) @ w_tile(k, n): resident weights are indexed in cb_w
 // (tile k of the column is cb_w tile k), streamed ones arrive next to each x block.
 void accumulate_row_tile(const Args& a) {
@@ -73,6 +94,12 @@ void accumulate_row_tile(const Args& a) {
     tile_regs_commit();
 }
 
+// Frees a resident expert's x, one row tile (Kt pages) at a time, as the reader pushed them:
+// a row tile never straddles the end of the ring, the whole block may.
+void pop_resident_rows(const Args& a, uint32_t tiles) {
+    for (uint32_t done = 0; done < tiles; done += a.inner_tiles) cb_pop_front(cb_x, a.inner_tiles);
+}
+
 void pack_to_out() {
     cb_reserve_back(cb_out, 1);
     tile_regs_wait();
@@ -89,14 +116,36 @@ void kernel_main() {
     matmul_init(cb_x, cb_w);
 
     const uint32_t num_tiles = receive_word();
+    uint32_t resident_x = 0;  // x tiles of the resident expert at cb_x's front
     for (uint32_t done = 0; done < num_tiles;) {
         const uint32_t run = receive_word();  // row tiles sharing this weight column
+        const uint32_t block = receive_word();
+        const uint32_t state = block & x_block::kStateMask;
+        if (state != x_block::kKept) {
+            pop_resident_rows(args, resident_x);
+            resident_x = 0;
+        }
+        if (state == x_block::kLoaded) {
+            const uint32_t pad = block >> x_block::kPadShift;
+            if (pad > 0) {  // filler up to the ring's end: the block starts at the base
+                cb_wait_front(cb_x, pad);
+                cb_pop_front(cb_x, pad);
+            }
+            resident_x = ((block >> x_block::kRowsShift) & x_block::kFieldMask) * args.inner_tiles;
+            cb_wait_front(cb_x, resident_x);
+        }
+        const uint32_t first_row = (block >> x_block::kFirstRowShift) & x_block::kFieldMask;
         if (args.resident_weights) cb_wait_front(cb_w, args.inner_tiles);
         for (uint32_t r = 0; r < run; ++r) {
-            accumulate_row_tile(args);
+            if (state == x_block::kStreamed) {
+                accumulate_row_tile(args);
+            } else {
+                accumulate_resident_row_tile(args, (first_row + r) * args.inner_tiles);
+            }
             pack_to_out();
         }
         if (args.resident_weights) cb_pop_front(cb_w, args.inner_tiles);
         done += run;
     }
+    pop_resident_rows(args, resident_x);
 }

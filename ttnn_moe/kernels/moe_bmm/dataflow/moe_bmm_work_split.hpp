@@ -32,15 +32,16 @@ using namespace ttnn_moe::moe_bmm_shared;
 
 // The problem's shape, identical on every core (common runtime args, common_arg).
 struct Shape {
-    uint32_t num_experts;   // E_l
-    bool grouped;           // x is (M, Kd) packed by expert_offsets, else (E_l, T, Kd)
-    uint32_t rows;          // padded: T; grouped: M
-    uint32_t row_tiles;     // padded: per expert; grouped: in total
-    uint32_t slot_bytes;    // bytes between two routing entries in L1
-    uint32_t inner_tiles;   // Kt
-    uint32_t col_tiles;     // Nt
-    uint32_t inner_block;   // k tiles per CB push
-    bool resident_weights;  // a column run's weights stay in cb_w
+    uint32_t num_experts;      // E_l
+    bool grouped;              // x is (M, Kd) packed by expert_offsets, else (E_l, T, Kd)
+    uint32_t rows;             // padded: T; grouped: M
+    uint32_t row_tiles;        // padded: per expert; grouped: in total
+    uint32_t slot_bytes;       // bytes between two routing entries in L1
+    uint32_t inner_tiles;      // Kt
+    uint32_t col_tiles;        // Nt
+    uint32_t inner_block;      // k tiles per CB push
+    bool resident_weights;     // a column run's weights stay in cb_w
+    uint32_t resident_x_rows;  // experts with at most this many active row tiles keep their x in cb_x
 };
 
 inline Shape read_shape() {
@@ -54,6 +55,7 @@ inline Shape read_shape() {
     s.col_tiles = get_common_arg_val<uint32_t>(common_arg::kColTiles);
     s.inner_block = get_common_arg_val<uint32_t>(common_arg::kInnerBlock);
     s.resident_weights = get_common_arg_val<uint32_t>(common_arg::kResidentWeights) != 0;
+    s.resident_x_rows = get_common_arg_val<uint32_t>(common_arg::kResidentXRows);
     return s;
 }
 

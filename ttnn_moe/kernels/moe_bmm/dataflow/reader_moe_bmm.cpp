@@ -12,7 +12,15 @@
 //                 and stay there while the compute kernel does every row tile of the run;
 //   streamed (0): when a whole column does not fit in L1, the column is re-read in blocks
 //                 of inner_block tiles for every row tile, next to the x blocks.
-// x: per row tile, its Kt tiles in blocks of inner_block tiles (cb_x, double-buffered).
+// x, by the factory's choice (common arg resident_x_rows = R):
+//   resident: an expert with at most R active row tiles has them read ONCE per core into cb_x
+//             (Kt tiles per row tile) when its first column run starts, and they stay there
+//             for all its column runs of the share (the compute kernel pops them when the
+//             next expert's arrive), instead of being re-read for every column;
+//   streamed: otherwise, per row tile, its Kt tiles in blocks of inner_block tiles
+//             (cb_x, double-buffered).
+// Before each column run the compute kernel gets a second word saying which (x_block in
+// moe_bmm_shared.hpp).
 //
 // Compile-time args: TensorAccessorArgs of x, w, num_routed_tokens (reader_tensor order).
 // Common runtime args (common_arg, then reader_common_arg), per-core runtime args
@@ -129,6 +137,45 @@ void read_row_tile(const Shape& shape, const X& x, const W& w, const ColumnRun& 
     }
 }
 
+// Pushes the `pad` pages from cb_x's write position to the ring's end without data, so that the
+// next resident block starts at the base; the compute kernel pops them.
+void push_filler(uint32_t pad) {
+    if (pad == 0) return;
+    cb_reserve_back(cb_x, pad);
+    cb_push_back(cb_x, pad);
+}
+
+// An expert's active row tiles of x into cb_x, one row tile (Kt pages) per push; rows past
+// the expert's count are zeroed.
+template <typename X>
+void read_resident_rows(const Shape& shape, const X& x, const Routing& routing, uint32_t expert) {
+    const uint32_t x_tile_bytes = get_tile_size(cb_x);
+    const uint32_t valid_rows = routing.valid_rows(expert);
+    for (uint32_t r = 0; r < routing.active_row_tiles(expert); ++r) {
+        cb_reserve_back(cb_x, shape.inner_tiles);
+        read_tiles_async(cb_x, x, (routing.row_tile_base(expert) + r) * shape.inner_tiles, 1, shape.inner_tiles);
+        noc_async_read_barrier();
+        const uint32_t rows_in_tile = valid_rows - r * kTileRows;
+        if (rows_in_tile < kTileRows) {
+            for (uint32_t j = 0; j < shape.inner_tiles; ++j) {
+                zero_bf16_tile_rows(get_write_ptr(cb_x) + j * x_tile_bytes, rows_in_tile);
+            }
+        }
+        cb_push_back(cb_x, shape.inner_tiles);
+    }
+}
+
+// The weight column in blocks of inner_block tiles, for one row tile (streamed weights, resident x).
+template <typename W>
+void read_weight_blocks(const Shape& shape, const W& w, const ColumnRun& run) {
+    for (uint32_t k0 = 0; k0 < shape.inner_tiles; k0 += shape.inner_block) {
+        cb_reserve_back(cb_w, shape.inner_block);
+        read_tiles_async(cb_w, w, run.w_first_page + k0 * shape.col_tiles, shape.col_tiles, shape.inner_block);
+        noc_async_read_barrier();
+        cb_push_back(cb_w, shape.inner_block);
+    }
+}
+
 }  // namespace
 
 void kernel_main() {
@@ -145,16 +192,40 @@ void kernel_main() {
     const Share share = even_share(walk.total(), args.core_index, args.num_cores);
     send_word(share.count);
 
-    // One column run at a time: its length to the compute kernel, its weights, its row tiles.
+    // One column run at a time: its length and x block to the compute kernel, the expert's x rows
+    // when they become resident, its weights, its row tiles.
+    uint32_t resident_expert = shape.num_experts;  // none
+    const uint32_t x_ring = x_ring_pages(shape.inner_tiles, shape.inner_block, shape.resident_x_rows);
+    uint32_t x_pushed = 0;  // pages pushed into cb_x so far
     for (uint32_t t = 0; t < share.count;) {
         TileCoord tile = t == 0 ? walk.seek(share.first) : walk.next();
         const uint32_t run_tiles = walk.run_length(share.count - t);
         const ColumnRun run{tile.expert * shape.inner_tiles * shape.col_tiles + tile.col_tile,
                             routing.valid_rows(tile.expert)};
+        const uint32_t expert_rows = routing.active_row_tiles(tile.expert);
+        const bool x_resident = expert_rows <= shape.resident_x_rows;
+        const uint32_t state = !x_resident                      ? x_block::kStreamed
+                               : tile.expert == resident_expert ? x_block::kKept
+                                                                : x_block::kLoaded;
+        const uint32_t pad = state == x_block::kLoaded ? (x_ring - x_pushed % x_ring) % x_ring : 0;
         send_word(run_tiles);
+        send_word(state | expert_rows << x_block::kRowsShift | tile.row_tile << x_block::kFirstRowShift |
+                  pad << x_block::kPadShift);
+        if (state == x_block::kLoaded) {
+            push_filler(pad);
+            read_resident_rows(shape, x, routing, tile.expert);
+            x_pushed += pad + expert_rows * shape.inner_tiles;
+        } else if (state == x_block::kStreamed) {
+            x_pushed += run_tiles * shape.inner_tiles;
+        }
+        resident_expert = x_resident ? tile.expert : shape.num_experts;
         if (shape.resident_weights) read_resident_column(shape, w, run);
         for (uint32_t r = 0; r < run_tiles; ++r) {
             if (r > 0) tile = walk.next();
+            if (x_resident) {
+                if (!shape.resident_weights) read_weight_blocks(shape, w, run);
+                continue;
+            }
             const uint32_t rows_in_tile = run.valid_rows - tile.row_tile * kTileRows;  // > 0: the tile is active
             const uint32_t x_first_page = (routing.row_tile_base(tile.expert) + tile.row_tile) * shape.inner_tiles;
             read_row_tile(shape, x, w, run, x_first_page, rows_in_tile);

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from ttnn_moe import _C
 from ttnn_moe.paths import kernels_dir
+from ttnn_moe.profiler.session import active_profile
 
 Topology = _C.ops.FabricTopology
 
@@ -195,8 +196,16 @@ def launch(
     input_args = [target.to_arg(t) for t in inputs.values()]
     specs = operation.output_specs(attributes, input_args, context)
     outputs = _outputs(op, target, mesh, specs, output_tensors, memory_config)
-    program = operation.program(attributes, input_args + [target.to_arg(t) for t in outputs], context)
+    output_args = [target.to_arg(t) for t in outputs]
+    session = active_profile() if target.name == "emulator" else None
+    misses = operation.program_cache_info()["misses"] if session else 0
+    program = operation.program(attributes, input_args + output_args, context)
     target.run([*inputs.values(), *outputs], program)
+    if session:
+        from ttnn_moe.emu.generic_op import last_run_counters  # noqa: PLC0415
+
+        cache_hit = operation.program_cache_info()["misses"] == misses
+        session.record(op, input_args, output_args, program, cache_hit, last_run_counters())
     return outputs
 
 

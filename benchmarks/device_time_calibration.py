@@ -1,0 +1,328 @@
+"""Calibration cases of the device-time model: small programs run on the emulator whose modeled
+figure is compared with a published Wormhole measurement, all with the one parameter set
+(emu/timing/wormhole_b0.cpp). Each case names its source. Ratio = modeled / published."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ttnn_moe._C import emu
+from ttnn_moe._C import program as pd
+from ttnn_moe.emu.fabric import setup_fabric_connection
+
+
+@dataclass
+class Case:
+    name: str
+    unit: str
+    published: float
+    modeled: float
+    source: str
+    note: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.modeled / self.published
+
+
+def _cores(*xy: tuple[int, int]) -> pd.CoreRangeSet:
+    return pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(*c), pd.CoreCoord(*c)) for c in xy])
+
+
+def _kernel(code: str, cores, config, runtime_args=()) -> pd.KernelDescriptor:
+    return pd.KernelDescriptor(
+        kernel_source=code,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=cores,
+        runtime_args=list(runtime_args),
+        config=config,
+    )
+
+
+def _cb(index: int, pages: int, page_size: int, cores, fmt=pd.DataFormat.Float16_b) -> pd.CBDescriptor:
+    return pd.CBDescriptor(
+        total_size=pages * page_size,
+        core_ranges=cores,
+        format_descriptors=[pd.CBFormatDescriptor(buffer_index=index, data_format=fmt, page_size=page_size)],
+    )
+
+
+# ---------------------------------------------------------------- NOC: back-to-back transfers of one size
+
+_NOC_STREAM = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t n = get_arg_val<uint32_t>(0);
+    const uint32_t bytes = get_arg_val<uint32_t>(1);
+    const uint32_t write = get_arg_val<uint32_t>(2);
+    const uint32_t buf = get_write_ptr(0);
+    const uint64_t peer = get_noc_addr(my_x[0], my_y[0], buf + 65536);
+    for (uint32_t i = 0; i < n; ++i) {
+        if (write) noc_async_write(buf, peer, bytes); else noc_async_read(peer, buf, bytes);
+    }
+    noc_async_read_barrier();
+    noc_async_write_barrier();
+}
+"""
+
+
+def noc_bandwidth(bytes_per_transfer: int, write: bool, n: int = 512) -> float:
+    """B/cycle of one RISC issuing n transfers of one size back to back (its own L1 as the peer)."""
+    cores = _cores((0, 0))
+    program = pd.ProgramDescriptor(
+        kernels=[
+            _kernel(
+                _NOC_STREAM,
+                cores,
+                pd.ReaderConfigDescriptor(),
+                [(pd.CoreCoord(0, 0), [n, bytes_per_transfer, int(write)])],
+            )
+        ],
+        cbs=[_cb(0, 1, 65536 + 8192, cores)],
+    )
+    timing = emu.run_program(emu.open_device(), program)["timing"]
+    return n * bytes_per_transfer / timing["duration_cycles"]
+
+
+# ---------------------------------------------------------------- DRAM: one reader per bank
+
+_DRAM_STREAM = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t addr = get_arg_val<uint32_t>(0);
+    const uint32_t bank = get_arg_val<uint32_t>(1);
+    const uint32_t n = get_arg_val<uint32_t>(2);
+    const uint32_t bytes = get_arg_val<uint32_t>(3);
+    const uint32_t buf = get_write_ptr(0);
+    for (uint32_t i = 0; i < n; ++i) {
+        noc_async_read(get_noc_addr_from_bank_id<true>(bank, addr + i * bytes), buf, bytes);
+    }
+    noc_async_read_barrier();
+}
+"""
+
+
+def dram_bandwidth_gb_s(n: int = 64, bytes_per_read: int = 8192) -> float:
+    """Aggregate GB/s of 12 readers, reader i streaming from DRAM bank i (the micro-benchmark's recipe)."""
+    device = emu.open_device()
+    params = emu.timing_params()
+    addr = device.allocate(12 * n * bytes_per_read, n * bytes_per_read)  # page i in bank i
+    readers = [(i % 6, i // 6) for i in range(12)]
+    cores = _cores(*readers)
+    args = [(pd.CoreCoord(*c), [addr, bank, n, bytes_per_read]) for bank, c in enumerate(readers)]
+    program = pd.ProgramDescriptor(
+        kernels=[_kernel(_DRAM_STREAM, cores, pd.ReaderConfigDescriptor(), args)],
+        cbs=[_cb(0, 1, bytes_per_read, cores)],
+    )
+    timing = emu.run_program(device, program)["timing"]
+    return 12 * n * bytes_per_read / timing["duration_cycles"] * params["clock_ghz"]
+
+
+# ---------------------------------------------------------------- compute: a block matmul loop on one core
+
+_MATMUL_BLOCK = """
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/matmul.h"
+#include "api/compute/pack.h"
+void kernel_main() {
+    constexpr uint32_t rt = 2, ct = 4, kt = 4;
+    const uint32_t blocks = get_arg_val<uint32_t>(0);
+    compute_kernel_hw_startup(0, 1, 16);
+    matmul_block_init(0, 1, 0, ct, rt, kt);
+    cb_reserve_back(0, rt * kt); cb_push_back(0, rt * kt);
+    cb_reserve_back(1, kt * ct); cb_push_back(1, kt * ct);
+    cb_wait_front(0, rt * kt); cb_wait_front(1, kt * ct);
+    for (uint32_t b = 0; b < blocks; ++b) {
+        tile_regs_acquire();
+        for (uint32_t k = 0; k < kt; ++k) matmul_block(0, 1, k, k * ct, 0, 0, ct, rt, kt);
+        tile_regs_commit();
+        cb_reserve_back(16, rt * ct);
+        tile_regs_wait();
+        for (uint32_t i = 0; i < rt * ct; ++i) pack_tile(i, 16);
+        tile_regs_release();
+        cb_push_back(16, rt * ct);
+    }
+}
+"""
+# The writer side: frees each output block as a writer would (no NOC traffic).
+_DRAIN = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t blocks = get_arg_val<uint32_t>(0);
+    for (uint32_t b = 0; b < blocks; ++b) { cb_wait_front(16, 8); cb_pop_front(16, 8); }
+}
+"""
+_TILE_BYTES = {pd.DataFormat.Float16_b: 2048, pd.DataFormat.Bfp8_b: 1088}
+
+
+def matmul_cycles_per_tile(fidelity: pd.MathFidelity, fmt: pd.DataFormat, blocks: int = 32) -> float:
+    """Cycles per 32x32x32 tile matmul of a 2x4-subblock, 4-deep block matmul kept in L1."""
+    cores = _cores((0, 0))
+    tile = _TILE_BYTES[fmt]
+    program = pd.ProgramDescriptor(
+        kernels=[
+            _kernel(
+                _MATMUL_BLOCK,
+                cores,
+                pd.ComputeConfigDescriptor(math_fidelity=fidelity),
+                [(pd.CoreCoord(0, 0), [blocks])],
+            ),
+            _kernel(_DRAIN, cores, pd.WriterConfigDescriptor(), [(pd.CoreCoord(0, 0), [blocks])]),
+        ],
+        cbs=[_cb(0, 8, tile, cores, fmt), _cb(1, 16, tile, cores, fmt), _cb(16, 16, 2048, cores)],
+    )
+    timing = emu.run_program(emu.open_device(), program)["timing"]
+    return timing["duration_cycles"] / (blocks * 2 * 4 * 4)
+
+
+# ---------------------------------------------------------------- Ethernet: a stream over one link
+
+_FABRIC_STREAM = """
+#include "api/dataflow/dataflow_api.h"
+#include "tt_metal/fabric/hw/inc/edm_fabric/edm_fabric_worker_adapters.hpp"
+#include "tt_metal/fabric/hw/inc/linear/api.h"
+void kernel_main() {
+    size_t arg = 0;
+    const uint32_t send = get_arg_val<uint32_t>(arg++);
+    const uint32_t packets = get_arg_val<uint32_t>(arg++);
+    const uint32_t bytes = get_arg_val<uint32_t>(arg++);
+    const uint32_t buf = get_write_ptr(0);
+    auto* header = reinterpret_cast<volatile PACKET_HEADER_TYPE*>(get_write_ptr(1));
+    const uint32_t sem = get_semaphore(0);
+    if (send) {
+        auto sender = tt::tt_fabric::WorkerToFabricEdmSender::build_from_args<ProgrammableCoreType::TENSIX>(arg);
+        sender.open();
+        for (uint32_t i = 0; i < packets; ++i) {
+            tt::tt_fabric::NocUnicastAtomicIncFusedCommandHeader cmd(
+                get_noc_addr(my_x[0], my_y[0], buf), get_noc_addr(my_x[0], my_y[0], sem), 1, true);
+            tt::tt_fabric::linear::experimental::fabric_unicast_noc_fused_unicast_with_atomic_inc(
+                &sender, header, buf, bytes, cmd, 1);
+            noc_async_writes_flushed();
+        }
+        sender.close();
+    } else {
+        noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(sem), packets);
+    }
+}
+"""
+
+
+def fabric_stream(packets: int, payload: int) -> dict:
+    """Chip 0 streams `packets` fused write + increment packets to chip 1 of a 1x2 line; the run's timing."""
+    mesh = emu.Mesh(1, 2, grid=(1, 1))
+    core = pd.CoreCoord(0, 0)
+    cores = _cores((0, 0))
+    programs = []
+    for chip in (0, 1):
+        program = pd.ProgramDescriptor(
+            kernels=[],
+            cbs=[_cb(0, 1, payload, cores), _cb(1, 1, 128, cores)],
+            semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)],
+        )
+        args = [int(chip == 0), packets, payload]
+        if chip == 0:
+            node = [mesh.get_fabric_node_id(pd.MeshCoordinate(0, c)) for c in (0, 1)]
+            args += setup_fabric_connection(node[0], node[1], 0, program, core)
+        program.kernels = [_kernel(_FABRIC_STREAM, cores, pd.WriterConfigDescriptor(), [(core, args)])]
+        coord = pd.MeshCoordinate(0, chip)
+        programs.append((pd.MeshCoordinateRange(coord, coord), program))
+    return emu.run_mesh_program(mesh, pd.MeshProgramDescriptor(programs))
+
+
+def link_bandwidth_gb_s(packets: int = 64, payload: int = 4096) -> float:
+    params = emu.timing_params()
+    (link,) = fabric_stream(packets, payload)["devices"][0]["timing"]["links"]
+    return packets * payload / (link["last_end"] - link["first_start"]) * params["clock_ghz"]
+
+
+# ---------------------------------------------------------------- the table
+
+
+def calibration_cases() -> list[Case]:
+    emu.set_timing_arch("wormhole_b0")
+    params = emu.timing_params()
+    npe = "tt-npe wormhole_b0.hpp per-transfer bandwidth table"
+    cases = [
+        Case(f"NOC read {size} B transfers, one RISC", "B/cycle", published, noc_bandwidth(size, False), npe)
+        for size, published in ((128, 5.5), (256, 10.1), (512, 18.0), (1024, 27.4), (2048, 30.0), (8192, 30.0))
+    ]
+    cases.append(Case("NOC write 2048 B transfers, one RISC", "B/cycle", 30.0, noc_bandwidth(2048, True), npe))
+    cases.append(
+        Case(
+            "DRAM read, one reader per bank (12), 8 KB reads",
+            "GB/s",
+            267.0,
+            dram_bandwidth_gb_s(),
+            "Saturating_DRAM_bandwidth.md: DRAM micro-benchmark at 12 GT/s",
+            "the DRAM parameter is this figure: checks the transfer model reaches it",
+        )
+    )
+    for fidelity, fmt, label in (
+        (pd.MathFidelity.HiFi4, pd.DataFormat.Float16_b, "bf16 HiFi4"),
+        (pd.MathFidelity.HiFi2, pd.DataFormat.Float16_b, "bf16 HiFi2"),
+        (pd.MathFidelity.HiFi2, pd.DataFormat.Bfp8_b, "bfp8 HiFi2"),
+        (pd.MathFidelity.LoFi, pd.DataFormat.Bfp8_b, "bfp8 LoFi"),
+    ):
+        ideal = params["matmul_tile_cycles"][fidelity.name]
+        cases.append(
+            Case(
+                f"single-core block matmul {label}",
+                "cycles/tile",
+                ideal / 0.93,
+                matmul_cycles_per_tile(fidelity, fmt),
+                "GEMM_FLOPS.md: ideal cycle_per_tile / 93 % (Wormhole's best measured utilization)",
+            )
+        )
+    cases.append(
+        Case(
+            "Ethernet link, 4 KB fused-write packets, one direction",
+            "GB/s",
+            11.8,
+            link_bandwidth_gb_s(),
+            "CCL SUMMARY_wormhole_b0: all_gather line asymptote, 1 link",
+        )
+    )
+    hop = params["fabric_hop_latency_1d_cycles"] / params["clock_ghz"]
+    one, three = (hop_latency_run(h) for h in (1, 3))
+    cases.append(
+        Case(
+            "fabric per-hop latency (3-hop minus 1-hop arrival / 2)",
+            "ns",
+            711.0,
+            (three - one) / 2 / params["clock_ghz"],
+            "CCL_bandwidth.md: 711 ns per hop, 1D fabric",
+            f"the hop parameter is this figure ({hop:.0f} ns): checks the route model adds one per hop",
+        )
+    )
+    return cases
+
+
+def hop_latency_run(hops: int) -> int:
+    """The receiver's modeled end when one small packet travels `hops` chips along a 1x4 line."""
+    mesh = emu.Mesh(1, 4, grid=(1, 1))
+    core = pd.CoreCoord(0, 0)
+    cores = _cores((0, 0))
+    programs = []
+    for chip in (0, hops):
+        program = pd.ProgramDescriptor(
+            kernels=[],
+            cbs=[_cb(0, 1, 64, cores), _cb(1, 1, 128, cores)],
+            semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)],
+        )
+        args = [int(chip == 0), 1, 64]
+        if chip == 0:
+            node = [mesh.get_fabric_node_id(pd.MeshCoordinate(0, c)) for c in (0, 1)]
+            args += setup_fabric_connection(node[0], node[1], 0, program, core)
+        code = _FABRIC_STREAM.replace("buf, bytes, cmd, 1);", "buf, bytes, cmd, HOPS);").replace(
+            "void kernel_main", f"constexpr uint8_t HOPS = {hops};\nvoid kernel_main"
+        )
+        program.kernels = [_kernel(code, cores, pd.WriterConfigDescriptor(), [(core, args)])]
+        coord = pd.MeshCoordinate(0, chip)
+        programs.append((pd.MeshCoordinateRange(coord, coord), program))
+    counters = emu.run_mesh_program(mesh, pd.MeshProgramDescriptor(programs))
+    return counters["devices"][hops]["timing"]["duration_cycles"]
+
+
+def within_target(case: Case) -> bool:
+    return 0.75 <= case.ratio <= 1.33 and math.isfinite(case.ratio)

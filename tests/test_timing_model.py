@@ -1,0 +1,343 @@
+"""The device-time model on small programs: each expected cycle count is worked out here by hand
+from the parameter file's figures (emu.timing_params) and the model's documented rules
+(ttnn_moe/cpp/emu/timing/README.md), never read back from the model itself."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from emu_programs import TILE_BYTES, cb, core_set, kernel, tilize
+from fabric_programs import unicast_programs
+from ttnn_moe._C import emu
+from ttnn_moe._C import program as pd
+
+BFP8_TILE_BYTES = 1088  # 1024 mantissa bytes + 64 shared exponents
+
+
+@pytest.fixture(autouse=True)
+def wormhole():
+    emu.set_timing_arch("wormhole_b0")
+    yield
+    emu.set_timing_arch("wormhole_b0")
+
+
+def source_kernel(code, cores, config, runtime_args=()):
+    return pd.KernelDescriptor(
+        kernel_source=code,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=cores,
+        runtime_args=list(runtime_args),
+        config=config,
+    )
+
+
+def risc(timing, risc_name, core=(0, 0)):
+    (span,) = [s for s in timing["riscs"] if s["risc"] == risc_name and s["core"] == core]
+    return span
+
+
+# ---------------------------------------------------------------- compute: a matmul tile loop
+
+MATMUL_LOOP = """
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/matmul.h"
+#include "api/compute/pack.h"
+void kernel_main() {
+    const uint32_t n = get_arg_val<uint32_t>(0);
+    compute_kernel_hw_startup(0, 1, 16);
+    matmul_init(0, 1);
+    cb_reserve_back(0, 1); cb_push_back(0, 1);
+    cb_reserve_back(1, 1); cb_push_back(1, 1);
+    cb_wait_front(0, 1); cb_wait_front(1, 1);
+    tile_regs_acquire();
+    for (uint32_t i = 0; i < n; ++i) matmul_tiles(0, 1, 0, 0, 0);
+    tile_regs_commit();
+    cb_reserve_back(16, 1);
+    tile_regs_wait();
+    pack_tile(0, 16);
+    tile_regs_release();
+    cb_push_back(16, 1);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "fidelity, in_format, in_bytes",
+    [
+        (pd.MathFidelity.LoFi, pd.DataFormat.Float16_b, TILE_BYTES),
+        (pd.MathFidelity.HiFi4, pd.DataFormat.Float16_b, TILE_BYTES),
+        (pd.MathFidelity.HiFi2, pd.DataFormat.Bfp8_b, BFP8_TILE_BYTES),
+        (pd.MathFidelity.HiFi4, pd.DataFormat.Bfp8_b, BFP8_TILE_BYTES),
+    ],
+)
+def test_matmul_tile_loop_is_bound_by_unpack_or_math_by_hand(fidelity, in_format, in_bytes):
+    p = emu.timing_params()
+    n = 12
+    cores = core_set(0, 0)
+    program = pd.ProgramDescriptor(
+        kernels=[
+            source_kernel(
+                MATMUL_LOOP, cores, pd.ComputeConfigDescriptor(math_fidelity=fidelity), [(pd.CoreCoord(0, 0), [n])]
+            )
+        ],
+        cbs=[cb(0, 1, in_bytes, cores, in_format), cb(1, 1, in_bytes, cores, in_format), cb(16, 1, TILE_BYTES, cores)],
+    )
+    timing = emu.run_program(emu.open_device(), program)["timing"]
+
+    call = p["compute_call_cycles"]
+    unpack = call + math.ceil(2 * in_bytes / p["unpack_bytes_per_cycle"])  # both operands of one tile matmul
+    mm = p["matmul_tile_cycles"][fidelity.name]
+    # Unpack and math overlap: math of tile i starts when its operands are unpacked and the previous
+    # matmul is done. Unpack-bound: the last matmul starts right after the n-th unpack; math-bound:
+    # the first waits for one unpack, then n matmuls (and their n - 1 issue costs) back to back.
+    math_end = n * unpack + mm if unpack >= call + mm else unpack + n * mm + (n - 1) * call
+    pack_end = math_end + call + math.ceil(TILE_BYTES / p["pack_bytes_per_cycle"])
+    assert risc(timing, "TRISC0")["end"] == n * unpack
+    assert risc(timing, "TRISC1")["end"] == math_end
+    assert risc(timing, "TRISC2")["end"] == pack_end
+    assert risc(timing, "TRISC2")["wait_cycles"] == {"dst_wait": math_end}
+    assert timing["duration_cycles"] == pack_end
+    assert timing["arch"] == "wormhole_b0" and timing["clock_ghz"] == 1.0
+
+
+# ---------------------------------------------------------------- NOC reads from a DRAM bank
+
+READ_LOOP = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t addr = get_arg_val<uint32_t>(0);
+    const uint32_t n = get_arg_val<uint32_t>(1);
+    const uint32_t bytes = get_arg_val<uint32_t>(2);
+    const uint32_t barrier_each = get_arg_val<uint32_t>(3);
+    const uint32_t dst = get_write_ptr(0);
+    for (uint32_t i = 0; i < n; ++i) {
+        noc_async_read(get_noc_addr_from_bank_id<true>(0, addr), dst, bytes);
+        if (barrier_each) noc_async_read_barrier();
+    }
+    if (!barrier_each) noc_async_read_barrier();
+}
+"""
+
+
+def read_latency(device, core, bank):
+    """The npe read latency class of core -> DRAM bank (same core, column, row, otherwise)."""
+    p = emu.timing_params()
+    x, y = device.worker_core_from_logical_core(*core)
+    bx, by = (0 if bank < 6 else 5), 1 + 2 * (bank % 6)  # the emulator's DRAM bank coordinates
+    same = (x, y) == (bx, by)
+    return p["noc_read_latency_cycles"][0 if same else 1 if x == bx else 2 if y == by else 3]
+
+
+def read_program(device, cores, n, nbytes, barrier_each):
+    addr = device.allocate(nbytes * 12, nbytes)
+    ranges = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(*c), pd.CoreCoord(*c)) for c in cores])
+    args = [(pd.CoreCoord(*c), [addr, n, nbytes, int(barrier_each)]) for c in cores]
+    return pd.ProgramDescriptor(
+        kernels=[source_kernel(READ_LOOP, ranges, pd.ReaderConfigDescriptor(), args)],
+        cbs=[cb(0, 1, nbytes, ranges)],
+    )
+
+
+def test_read_with_a_barrier_each_costs_call_transfer_and_latency():
+    p = emu.timing_params()
+    device = emu.open_device()
+    n, nbytes = 5, 2048
+    timing = emu.run_program(device, read_program(device, [(0, 0)], n, nbytes, True))["timing"]
+    call, issue = p["dataflow_call_cycles"], p["noc_issue_cycles"]
+    bank_rate = min(p["noc_port_bytes_per_cycle"], p["dram_bytes_per_cycle"] / p["num_dram_banks"])
+    transfer = math.ceil(nbytes / bank_rate)
+    latency = read_latency(device, (0, 0), 0)
+    per_read = issue + transfer + latency  # the barrier's own call hides under the transfer
+    span = risc(timing, "NCRISC")
+    assert span["end"] == n * per_read
+    assert span["wait_cycles"] == {"noc_read_barrier": n * (transfer + latency - call)}
+
+
+def test_back_to_back_reads_are_bound_by_the_bank_bandwidth():
+    p = emu.timing_params()
+    device = emu.open_device()
+    n, nbytes = 8, 2048
+    timing = emu.run_program(device, read_program(device, [(0, 0)], n, nbytes, False))["timing"]
+    issue = p["noc_issue_cycles"]
+    transfer = math.ceil(nbytes / (p["dram_bytes_per_cycle"] / p["num_dram_banks"]))
+    assert transfer > issue  # the bank, not the issuing RISC, is the bottleneck
+    # The first read starts after its issue call; the bank then streams n transfers back to back.
+    assert risc(timing, "NCRISC")["end"] == issue + n * transfer + read_latency(device, (0, 0), 0)
+
+
+def test_two_cores_reading_one_bank_share_its_bandwidth():
+    p = emu.timing_params()
+    device = emu.open_device()
+    n, nbytes = 6, 2048
+    cores = [(0, 0), (1, 0)]
+    timing = emu.run_program(device, read_program(device, cores, n, nbytes, False))["timing"]
+    issue = p["noc_issue_cycles"]
+    transfer = math.ceil(nbytes / (p["dram_bytes_per_cycle"] / p["num_dram_banks"]))
+    ends = sorted(
+        (risc(timing, "NCRISC", c)["end"] - read_latency(device, c, 0), c) for c in cores
+    )  # minus each core's own latency: when its last transfer left the bank
+    # The bank serves 2n transfers back to back: one core finishes after n, the other after 2n.
+    assert [e for e, _ in ends] == [issue + n * transfer, issue + 2 * n * transfer]
+
+
+# ---------------------------------------------------------------- a producer / consumer CB pair
+
+PRODUCER = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t n = get_arg_val<uint32_t>(0);
+    for (uint32_t i = 0; i < n; ++i) { cb_reserve_back(0, 1); cb_push_back(0, 1); }
+}
+"""
+CONSUMER = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t n = get_arg_val<uint32_t>(0);
+    const uint32_t work = get_arg_val<uint32_t>(1);
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_wait_front(0, 1);
+        for (uint32_t k = 0; k < work; ++k) noc_async_read_barrier();  // nothing outstanding: one call each
+        cb_pop_front(0, 1);
+    }
+}
+"""
+
+
+def test_cb_pair_backpressure_follows_push_and_pop_stamps():
+    c = emu.timing_params()["dataflow_call_cycles"]
+    n, work, pages = 7, 5, 2
+    cores = core_set(0, 0)
+    args = [(pd.CoreCoord(0, 0), [n, work])]
+    program = pd.ProgramDescriptor(
+        kernels=[
+            source_kernel(PRODUCER, cores, pd.ReaderConfigDescriptor(), args),
+            source_kernel(CONSUMER, cores, pd.WriterConfigDescriptor(), args),
+        ],
+        cbs=[cb(0, pages, 32, cores)],
+    )
+    timing = emu.run_program(emu.open_device(), program)["timing"]
+    # Producer: reserve + push = 2 calls a page. Consumer: wait + work + pop = (work + 2) calls a page.
+    # Page 0 is pushed at 2c; the consumer waits for it after its first call, so page i is popped at
+    # 2c + (work + 1) c + i (work + 2) c. The producer's reserve of page i >= pages waits for the pop of
+    # page i - pages; its last push comes one call after the pop of page n - 1 - pages.
+    period = (work + 2) * c
+    pop = [2 * c + (work + 1) * c + i * period for i in range(n)]
+    consumer, producer = risc(timing, "BRISC"), risc(timing, "NCRISC")
+    assert consumer["end"] == pop[-1]
+    assert producer["end"] == pop[n - 1 - pages] + c
+    assert consumer["wait_cycles"] == {"cb_wait_front": c}  # only page 0 was not there yet
+    assert producer["wait_cycles"]["cb_reserve_back"] == sum(
+        pop[i - pages] - (pop[i - pages - 1] + c if i > pages else 2 * pages * c) - c for i in range(pages, n)
+    )
+
+
+# ---------------------------------------------------------------- a semaphore handshake
+
+
+def test_semaphore_ping_pong_round_trips_by_hand():
+
+    p = emu.timing_params()
+    c, issue = p["dataflow_call_cycles"], p["noc_issue_cycles"]  # a call; a NOC command (inc, set, write)
+    device = emu.open_device()
+    rounds = 4
+    result = device.allocate(32, 32)
+    sender, receiver = (0, 0), (3, 2)
+    sx, sy = device.worker_core_from_logical_core(*sender)
+    rx, ry = device.worker_core_from_logical_core(*receiver)
+    both = pd.CoreRangeSet(
+        [
+            pd.CoreRange(pd.CoreCoord(*sender), pd.CoreCoord(*sender)),
+            pd.CoreRange(pd.CoreCoord(*receiver), pd.CoreCoord(*receiver)),
+        ]
+    )
+    program = pd.ProgramDescriptor(
+        kernels=[
+            kernel(
+                "semaphore_ping.cpp",
+                both,
+                pd.WriterConfigDescriptor(),
+                runtime_args=[
+                    (pd.CoreCoord(*sender), [0, rx, ry, rounds, result]),
+                    (pd.CoreCoord(*receiver), [1, sx, sy, rounds, result]),
+                ],
+            )
+        ],
+        semaphores=[pd.SemaphoreDescriptor(id=i, core_ranges=both, initial_value=0) for i in range(5)],
+    )
+    timing = emu.run_program(device, program)["timing"]
+    hops = abs(sx - rx) + abs(sy - ry)
+    lat = p["noc_write_latency_base_cycles"] + p["noc_write_latency_per_hop_cycles"] * hops
+    one_word = math.ceil(4 / p["noc_port_bytes_per_cycle"])
+    # Round r: the sender's increment lands at a[r]; the receiver, one wait call before it, answers with
+    # a remote set (a NOC command, a one-word write, the latency); the sender issues the next increment
+    # one NOC command after that lands.
+    a = [c + issue + lat]
+    for _ in range(rounds - 1):
+        a.append(a[-1] + issue + one_word + lat + issue + lat)
+    assert risc(timing, "BRISC", sender)["end"] == a[-1] - lat
+    # Receiver after the last round: the remote set, then a 32-byte DRAM write and its barrier.
+    bx, by = 0, 1  # DRAM bank 0
+    dram_lat = p["noc_write_latency_base_cycles"] + p["noc_write_latency_per_hop_cycles"] * (
+        abs(rx - bx) + abs(ry - by)
+    )
+    dram_write = math.ceil(32 / (p["dram_bytes_per_cycle"] / p["num_dram_banks"]))
+    q = a[-1] + issue  # after the last remote-set call
+    ack_arrival = q + one_word + lat
+    end = max(q + issue + c, ack_arrival, q + issue + dram_write + dram_lat)
+    assert risc(timing, "BRISC", receiver)["end"] == end
+    assert risc(timing, "BRISC", receiver)["wait_cycles"]["semaphore_wait"] > 0
+
+
+# ---------------------------------------------------------------- a fabric send
+
+
+def eth_cycles(p, payload):
+    packet = payload + p["fabric_header_bytes_1d"]
+    wire = packet + math.ceil(packet / p["eth_frame_bytes"]) * p["eth_packet_overhead_bytes"]
+    return math.ceil(wire / p["eth_bytes_per_cycle"])
+
+
+@pytest.mark.parametrize("n_bytes", [1024, 4096])
+def test_fabric_send_costs_link_time_per_packet_and_hop_latency_per_hop(n_bytes):
+    p = emu.timing_params()
+    ends, links = {}, {}
+    for hops in (1, 3):
+        mesh = emu.Mesh(1, 4, grid=(1, 1))
+        program, _, _ = unicast_programs(mesh, {0: (hops, hops)}, n_bytes)
+        counters = emu.run_mesh_program(mesh, program)
+        ends[hops] = risc(counters["devices"][hops]["timing"], "BRISC")["end"]
+        links[hops] = counters["devices"][0]["timing"]["links"]
+    # A data packet and an increment cross each link; nothing else shares them.
+    (first,) = links[1]
+    assert (first["from_chip"], first["to_chip"], first["packets"]) == (0, 1, 2)
+    assert first["busy_cycles"] == eth_cycles(p, n_bytes) + eth_cycles(p, 0)
+    # Two more hops delay everything the receiver does by two hop latencies, nothing more.
+    assert ends[3] - ends[1] == 2 * p["fabric_hop_latency_1d_cycles"]
+
+
+# ---------------------------------------------------------------- determinism, results, architectures
+
+
+def test_timing_is_deterministic_and_never_changes_results():
+    from emu_programs import matmul_program  # noqa: PLC0415
+
+    gen = torch.Generator().manual_seed(3)
+    A, B = torch.randn(64, 96, generator=gen), torch.randn(96, 64, generator=gen)
+    runs = []
+    for arch in ("wormhole_b0", "blackhole", "wormhole_b0"):
+        emu.set_timing_arch(arch)
+        dev = emu.open_device()
+        a, b, c = (dev.allocate(n * TILE_BYTES, TILE_BYTES) for n in (6, 6, 4))
+        dev.write(a, TILE_BYTES, tilize(A))
+        dev.write(b, TILE_BYTES, tilize(B))
+        counters = emu.run_program(dev, matmul_program(a, b, c, 2, 3, 2, [(0, 0), (1, 0), (0, 1)]))
+        runs.append((dev.read(c, TILE_BYTES, 4 * TILE_BYTES), counters["timing"]))
+    assert all(np.array_equal(runs[0][0], r[0]) for r in runs)
+    assert runs[0][1] == runs[2][1]
+    assert runs[1][1]["arch"] == "blackhole" and runs[1][1]["clock_ghz"] == 1.35
+
+
+def test_unknown_architecture_is_an_error_naming_it():
+    with pytest.raises(ValueError, match="'grayskull'"):
+        emu.set_timing_arch("grayskull")
