@@ -21,8 +21,7 @@ from __future__ import annotations
 import tempfile
 
 import torch
-from dispatch import make_routing, routing_facts
-from ttnn_moe.emu.tensor import from_shards
+from dispatch import NUM_EXPERTS, TOP_K, dispatch_inputs, make_routing, routing_facts
 from ttnn_moe.profiler.bounds import op_bounds
 
 import ttnn_moe
@@ -30,8 +29,6 @@ from ttnn_moe import emu
 
 HIDDEN = 7168  # DeepSeek-V3; --hidden / --intermediate shrink them for a quick check
 INTERMEDIATE = 2048
-NUM_EXPERTS = 256
-TOP_K = 8
 MESH = (4, 8)
 TOKENS = {"decode": 32, "prefill": 512}
 DTYPES = {"bfloat16": emu.bfloat16, "bfloat8_b": emu.bfloat8_b}
@@ -49,22 +46,8 @@ def _mesh_ops(tokens: int, hidden: int) -> tuple[dict, object]:
     n = rows * cols
     ids = make_routing(n, tokens)
     _, capacity = routing_facts(ids, MESH)
-    g = torch.Generator().manual_seed(1)
     mesh = emu.open_mesh_device(emu.MeshShape(rows, cols))
-    x = from_shards(
-        [torch.randn(1, tokens, hidden, generator=g).to(torch.bfloat16) for _ in range(n)],
-        emu.bfloat16,
-        emu.ROW_MAJOR_LAYOUT,
-        mesh,
-    )
-    topk = from_shards([i.reshape(1, tokens, TOP_K) for i in ids], emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh)
-    weights = from_shards(
-        [torch.rand(1, tokens, TOP_K, generator=g).to(torch.bfloat16) for _ in range(n)],
-        emu.bfloat16,
-        emu.ROW_MAJOR_LAYOUT,
-        mesh,
-    )
-    mapping = from_shards([ttnn_moe.expert_mapping(NUM_EXPERTS, n)] * n, emu.int32, emu.ROW_MAJOR_LAYOUT, mesh)
+    x, topk, weights, mapping = dispatch_inputs(mesh, ids, hidden)
     out = ttnn_moe.all_to_all_dispatch_dense(x, topk, weights, mapping, cluster_axis=0, capacity=capacity)
     ttnn_moe.all_to_all_combine_dense(out.tokens, out.handle)
     counts = _shards(out.num_routed_tokens)

@@ -87,16 +87,13 @@ def routing_facts(ids: list[torch.Tensor], shape: tuple[int, int]) -> tuple[int,
     return pairs, max(busiest, 32)
 
 
-def bench(shape: tuple[int, int], tokens: int, phase: str) -> Row:
-    rows, cols = shape
-    n = rows * cols
-    line_size = shape[AXIS]
-    ids = make_routing(n, tokens)
-    pairs, capacity = routing_facts(ids, shape)
+def dispatch_inputs(mesh: "emu.MeshDevice", ids: list[torch.Tensor], hidden: int) -> tuple:
+    """Random bf16 tokens (1, T, hidden) and top-k weights beside the routing `ids`, and the expert
+    mapping, one shard per device: the inputs of all_to_all_dispatch_dense."""
+    n, tokens = len(ids), ids[0].shape[0]
     g = torch.Generator().manual_seed(1)
-    mesh = emu.open_mesh_device(emu.MeshShape(rows, cols), grid=(1, 1))
     x = from_shards(
-        [torch.randn(1, tokens, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(n)],
+        [torch.randn(1, tokens, hidden, generator=g).to(torch.bfloat16) for _ in range(n)],
         emu.bfloat16,
         emu.ROW_MAJOR_LAYOUT,
         mesh,
@@ -109,6 +106,17 @@ def bench(shape: tuple[int, int], tokens: int, phase: str) -> Row:
         mesh,
     )
     mapping = from_shards([ttnn_moe.expert_mapping(NUM_EXPERTS, n)] * n, emu.int32, emu.ROW_MAJOR_LAYOUT, mesh)
+    return x, topk, weights, mapping
+
+
+def bench(shape: tuple[int, int], tokens: int, phase: str) -> Row:
+    rows, cols = shape
+    n = rows * cols
+    line_size = shape[AXIS]
+    ids = make_routing(n, tokens)
+    pairs, capacity = routing_facts(ids, shape)
+    mesh = emu.open_mesh_device(emu.MeshShape(rows, cols), grid=(1, 1))
+    x, topk, weights, mapping = dispatch_inputs(mesh, ids, HIDDEN)
     start = time.perf_counter()
     out = ttnn_moe.all_to_all_dispatch_dense(x, topk, weights, mapping, cluster_axis=AXIS, capacity=capacity)
     wall = time.perf_counter() - start
