@@ -215,7 +215,8 @@ void bind_emu(py::module_& parent) {
                 return program::DeviceLimits{{d.grid_x(), d.grid_y()},
                                              params::L1_SIZE - params::L1_CB_BASE,
                                              params::MAX_CIRCULAR_BUFFERS,
-                                             params::L1_NUM_SEMAPHORES};
+                                             params::L1_NUM_SEMAPHORES,
+                                             params::DRAM_ALIGNMENT};
             },
             "What a program may use of this device (checked before every launch).")
         .def(

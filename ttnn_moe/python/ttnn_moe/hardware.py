@@ -196,6 +196,7 @@ class HardwareTarget:
             l1_bytes_per_core=int(self.ttnn.get_max_worker_l1_unreserved_size()),
             max_cbs_per_core=_MAX_CBS_OF_ARCH[arch],
             max_semaphores_per_core=_SEMAPHORES_PER_CORE,
+            dram_alignment=int(self.ttnn.get_dram_alignment()),
         )
 
     def fabric_topology(self, mesh: Any) -> None:
