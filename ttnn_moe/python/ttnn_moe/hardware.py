@@ -153,6 +153,13 @@ def _dtype_name(dtype: Any) -> str:
     return str(getattr(dtype, "name", dtype)).split(".")[-1].lower()
 
 
+def _flat(values: Any) -> list[int]:
+    """Nested lists (a tensor's to_list) -> their ints in row-major order."""
+    if isinstance(values, (list, tuple)):
+        return [v for item in values for v in _flat(item)]
+    return [int(values)]
+
+
 class HardwareTarget:
     """ttnn tensors on a Tenstorrent device or mesh (a single device is a 1x1 mesh), for the
     ops' launch path (`ttnn_moe.ops._launch`). Interleaved tensors (DRAM or L1) only.
@@ -229,6 +236,10 @@ class HardwareTarget:
         ]
         return args
 
+    def device_words(self, tensor: Any) -> list[list[int]]:
+        # to_list needs no torch; uint32 words may come back as int32.
+        return [[v & 0xFFFFFFFF for v in _flat(t.cpu().to_list())] for t in self.ttnn.get_device_tensors(tensor)]
+
     def to_arg(self, tensor: Any) -> pd.TensorArg:
         data_format = _FORMAT_OF_TTNN_DTYPE_NAME.get(_dtype_name(tensor.dtype))
         if data_format is None:
@@ -272,8 +283,10 @@ class HardwareTarget:
 
     def run(self, io_tensors: list[Any], program: pd.MeshProgramDescriptor) -> None:
         # The op's program was checked against device_limits when it was built (mesh_program).
+        # Nothing is measured here: device time on silicon comes from tt-metal's own profiler.
         entries = program.mesh_programs
         if len(entries) == 1:  # one program for every device: ttnn.generic_op broadcasts a ProgramDescriptor
             run_program(self.ttnn, io_tensors, entries[0][1])
         else:
             run_program(self.ttnn, io_tensors, program)
+        return None
