@@ -37,13 +37,13 @@ from models.deepseek_v3.tt.emulator_counters import (
     process_jit_stats,
     remote_token_rows,
 )
+from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 from models.deepseek_v3.weights import random_moe_state_dict
 
 PCC_BAR = 0.999  # the whole MoE layer on every mesh vs the fp32 reference
 CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
 LARGE_WEIGHT_BYTES = 4 << 30  # refuse to build more than this without --allow-large
-EXPERT_DTYPES = {"bfloat16": ttnn.bfloat16, "bfloat8_b": ttnn.bfloat8_b}
 
 
 @dataclass
