@@ -24,7 +24,8 @@ def round_to_block_float(values: torch.Tensor, dtype_name: str) -> torch.Tensor:
         raise ValueError(f"the last dim must be a multiple of {BLOCK}, got shape {list(values.shape)}")
     x = values.detach().float().contiguous()
     if not torch.isfinite(x).all():
-        raise ValueError("round_to_block_float takes finite values only")
+        index = (~torch.isfinite(x)).nonzero()[0].tolist()
+        raise ValueError(f"values must be finite, got {x[tuple(index)].item()} at index {index}")
     width = MAGNITUDE_BITS[dtype_name]
     bits = (x.view(torch.int32).to(torch.int64) & 0xFFFFFFFF).reshape(*x.shape[:-1], -1, BLOCK)
     exponent = (bits >> 23) & 0xFF
@@ -38,6 +39,6 @@ def round_to_block_float(values: torch.Tensor, dtype_name: str) -> torch.Tensor:
     half = 1 << (dropped_bits - 1)
     magnitude = magnitude + ((dropped > half) | ((dropped == half) & (magnitude % 2 == 1))).to(torch.int64)
     magnitude = torch.where(exponent == 0, 0, magnitude.clamp(max=(1 << width) - 1))
-    sign = torch.where((bits >> 31) == 1, -1.0, 1.0).double()
+    sign = torch.where(((bits >> 31) == 1) & (magnitude > 0), -1.0, 1.0).double()  # no negative zeros
     scaled = torch.ldexp(magnitude.double(), (shared - 127 - (width - 1)).double())
     return (sign * scaled).float().reshape(x.shape)
