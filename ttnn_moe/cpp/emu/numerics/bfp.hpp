@@ -8,7 +8,6 @@
 // Internal to numerics.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 
 #include "program/program_descriptor.hpp"
