@@ -21,7 +21,7 @@ from typing import Sequence
 
 from models.deepseek_v3.config import MESH_PRESETS, DeepseekV3MoEConfig, mesh_shape
 from models.deepseek_v3.tt.moe import TtMoE
-from models.deepseek_v3.tt.moe_weights import TtMoEWeights, check_layer_fits_mesh
+from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES, TtMoEWeights, check_layer_fits_mesh
 from models.deepseek_v3.tt.ttnn_api import BACKEND, ttnn
 
 CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
@@ -77,7 +77,7 @@ def run(mesh: str, config_name: str, tokens: int, expert_dtype_name: str) -> int
         ) from error
     try:
         layer = TtMoE.from_weights(
-            allocated_weights(config, mesh_device, getattr(ttnn, expert_dtype_name)), config, mesh_device
+            allocated_weights(config, mesh_device, EXPERT_DTYPES[expert_dtype_name]), config, mesh_device
         )
         x = ttnn.allocate_tensor_on_device(
             ttnn.Shape([tokens // rows, config.hidden_size // cols]), ttnn.bfloat16, ttnn.TILE_LAYOUT, mesh_device
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mesh", choices=sorted(MESH_PRESETS), default="t3k")
     parser.add_argument("--config", choices=sorted(CONFIGS), default="mini")
     parser.add_argument("--tokens", type=int, default=32, help="total tokens, split evenly over the mesh rows")
-    parser.add_argument("--expert-dtype", choices=("bfloat16", "bfloat8_b"), default="bfloat16")
+    parser.add_argument("--expert-dtype", choices=sorted(EXPERT_DTYPES), default="bfloat16")
     args = parser.parse_args(argv)
     if BACKEND != "hardware":
         print("device-only demo: set TTNN_MOE_BACKEND=hardware (it runs on the real ttnn)", file=sys.stderr)

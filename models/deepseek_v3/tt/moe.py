@@ -49,8 +49,8 @@ class TtMoE:
         capacity: Optional[int] = None,
     ):
         """state_dict: the layer's weights below `prefix` in any layout `weights.load_moe_layer` reads
-        (per-expert, fp8 with block scales, transformers' fused experts). expert_dtype: bfloat16 or
-        bfloat8_b for the routed experts' weights. capacity: dispatch rows per device (None: the
+        (per-expert, fp8 with block scales, transformers' fused experts). expert_dtype: bfloat16,
+        bfloat8_b or bfloat4_b for the routed experts' weights. capacity: dispatch rows per device (None: the
         dispatch op's worst case, which never drops a token)."""
         from models.deepseek_v3.weights import load_moe_layer  # noqa: PLC0415  (torch: host-side weights)
 

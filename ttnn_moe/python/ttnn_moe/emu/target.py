@@ -18,6 +18,7 @@ from ttnn_moe.emu.tensor import device_shards
 _DTYPE_OF_FORMAT = {
     _C.program.DataFormat.Float16_b: emu.bfloat16,
     _C.program.DataFormat.Bfp8_b: emu.bfloat8_b,
+    _C.program.DataFormat.Bfp4_b: emu.bfloat4_b,
     _C.program.DataFormat.Float32: emu.float32,
     _C.program.DataFormat.UInt32: emu.uint32,
     _C.program.DataFormat.UInt16: emu.uint16,

@@ -159,6 +159,7 @@ def _outputs(
 _DTYPE_NAMES = {
     "Float16_b": "bfloat16",
     "Bfp8_b": "bfloat8_b",
+    "Bfp4_b": "bfloat4_b",
     "Float32": "float32",
     "UInt32": "uint32",
     "UInt16": "uint16",
