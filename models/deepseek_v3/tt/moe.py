@@ -78,6 +78,7 @@ class TtMoE:
         self.weights: TtMoEWeights = weights
         self.last_dispatch_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see dispatch
         self.last_reduce_row_overflow: Optional[ttnn.Tensor] = None  # (cap, 1) uint32 per device, see 5a
+        self.last_reduce_status: Optional[ttnn.Tensor] = None  # (1, 12) uint32 per device, see 5a
 
     def forward(self, x: ttnn.Tensor, observer: Optional[StageObserver] = None) -> ttnn.Tensor:
         """x per device (B, H/C) bfloat16 TILE -> per device (B, H/C) bfloat16 TILE.
@@ -157,7 +158,7 @@ class TtMoE:
         #     A slot receives at most K rows (one per top-k choice): bounding the per-core
         #     assignment lists by K keeps them in L1 at prefill capacities.
         expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)  # (cap, H) RM
-        reduced, self.last_reduce_row_overflow = ttnn_moe.local_reduce_moe_output(
+        reduced, self.last_reduce_row_overflow, self.last_reduce_status = ttnn_moe.local_reduce_moe_output(
             expert_rows,
             dispatched.token_idx_map,
             dispatched.routed_token_weights,
@@ -166,7 +167,7 @@ class TtMoE:
             expert_offsets=offsets,
             max_assignments_per_row=config.num_experts_per_tok,
             strict=False,
-        )  # (cap, H) RM, (cap, 1)
+        )  # (cap, H) RM, (cap, 1), (1, 12)
         ttnn.deallocate(expert_rows)
         notify("local_reduce", reduced)
 

@@ -142,6 +142,8 @@ def _outputs(
     op: str, target: Target, mesh: Any, specs: Sequence[Any], given: Sequence[Any] | None, memory_config: Any
 ) -> list[Any]:
     """The caller's preallocated outputs where given (checked against their specs), new ones elsewhere."""
+    if given is not None and not isinstance(given, (list, tuple)):
+        raise TypeError(f"{op}: output_tensors must be a list of tensors (or None entries), got {given!r}")
     given = list(given or [])
     if len(given) > len(specs):
         raise ValueError(f"{op}: output_tensors has {len(given)} entries, the op has {len(specs)} outputs")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ttnn_moe import _C
+from ttnn_moe.ops._arguments import require_bool
 from ttnn_moe.ops._launch import launch, output_specs
 from ttnn_moe.ops._readback import read_device_words
 from ttnn_moe.ops.compute_kernel_config import compute_attrs
@@ -59,6 +60,7 @@ def moe_bmm(
     validation sync outside the op; pass strict=False on the hot path, where the kernels
     clamp bad counts to the tensors instead of raising.
     """
+    require_bool("moe_bmm", "strict", strict)
     inputs = {"x": x, "w": w, "num_routed_tokens": num_routed_tokens}
     if expert_offsets is not None:
         inputs["expert_offsets"] = expert_offsets
@@ -89,3 +91,15 @@ def _check_routing(x: Any, num_routed_tokens: Any, expert_offsets: Any) -> None:
                     f"moe_bmm: expert {l} rows [{offset}, {offset + count}) (expert_offsets[{l}] = {offset}, "
                     f"num_routed_tokens[{l}] = {count}){where} exceed M = {rows}"
                 )
+        _check_disjoint(offsets, counts, where)
+
+
+def _check_disjoint(offsets: list[int], counts: list[int], where: str) -> None:
+    """Grouped blocks own their rows: two experts writing one output row would race."""
+    blocks = sorted((offset, offset + count, l) for l, (offset, count) in enumerate(zip(offsets, counts)) if count)
+    for (_, end, lower), (begin, _, upper) in zip(blocks, blocks[1:]):
+        if begin < end:
+            raise ValueError(
+                f"moe_bmm: expert {upper} rows from expert_offsets[{upper}] = {begin}{where} overlap expert "
+                f"{lower}'s rows ending at {end}"
+            )
