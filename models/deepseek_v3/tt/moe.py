@@ -79,6 +79,7 @@ class TtMoE:
         self.last_dispatch_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see dispatch
         self.last_reduce_row_overflow: Optional[ttnn.Tensor] = None  # (cap, 1) uint32 per device, see 5a
         self.last_reduce_status: Optional[ttnn.Tensor] = None  # (1, 12) uint32 per device, see 5a
+        self.last_combine_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see 5b
 
     def forward(self, x: ttnn.Tensor, observer: Optional[StageObserver] = None) -> ttnn.Tensor:
         """x per device (B, H/C) bfloat16 TILE -> per device (B, H/C) bfloat16 TILE.
@@ -173,7 +174,9 @@ class TtMoE:
 
         # 5b. Combine up the column [kernel]: slot rows return to their source devices, which sum
         #     them in ascending source order: column c's experts' share of every token.
-        combined = ttnn_moe.all_to_all_combine_dense(reduced, dispatched.handle, strict=False)  # (1, B, H) RM
+        combined, self.last_combine_status = ttnn_moe.all_to_all_combine_dense(
+            reduced, dispatched.handle, strict=False
+        )  # (1, B, H) RM, (1, 8)
         notify("combine", combined)
 
         # 6. Shared expert, tensor parallel [ttnn ops]: column c computes its Is/C slice of

@@ -40,9 +40,9 @@ enum : uint32_t {
     kHidden,                       // H
     kRowBegin,                     // this core's output rows [row_begin, row_end)
     kRowEnd,
-    kListCapacity,  // entries the L1 assignment lists hold
-    kRowBound,      // assignments one output row may keep
-    kNumOutRows,    // rows of the output: map entries at or past it name no row
+    kListCapacity,   // entries the L1 assignment lists hold
+    kRowBound,       // assignments one output row may keep
+    kNumOutRows,     // rows of the output: map entries at or past it name no row
     kReportsStatus,  // 1 on the core that writes reduce_status
     kCount,
 };
@@ -96,7 +96,7 @@ enum StatusWord : uint32_t {
     kClampedCounts,       // experts whose count exceeds the map entries of their block: the rest are not read
     kFirstClampedExpert,  // first such expert and its count, kNone if none
     kFirstClampedCount,
-    kOverlappingBlocks,  // grouped: experts whose block overlaps a lower expert's (rows summed twice)
+    kOverlappingBlocks,   // grouped: experts whose block overlaps a lower expert's (rows summed twice)
     kFirstOverlapExpert,  // first such expert, kNone if none
     kMisalignedOffsets,   // grouped: experts with tokens whose offset is not a multiple of kOffsetAlignment: not read
     kFirstMisalignedExpert,  // first such expert and its offset, kNone if none

@@ -42,7 +42,7 @@ namespace named_arg {
 inline constexpr const char* kCbRows = "cb_rows";           // gathered rows, reader -> writer
 inline constexpr const char* kCbCounts = "cb_counts";       // reader scratch: count of each expert
 inline constexpr const char* kCbTokenRow = "cb_token_row";  // reader scratch: one routed_tokens row
-inline constexpr const char* kCbStatus = "cb_status";        // reader scratch: the status record
+inline constexpr const char* kCbStatus = "cb_status";       // reader scratch: the status record
 }  // namespace named_arg
 
 // Words of the (1, kStatusWords) uint32 scatter_status record.
