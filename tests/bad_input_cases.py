@@ -120,6 +120,7 @@ def bmm(env: Env, strict: bool, **given: Any) -> Any:
     }
     args.update({k: v(d) if callable(v) else v for k, v in given.items() if k in args})
     kwargs = {k: (v(d) if callable(v) else v) for k, v in given.items() if k not in args}
+    kwargs.setdefault("return_status", strict is False)  # strict=False rows read bmm_status
     return ttnn_moe.moe_bmm(*args.values(), strict=strict, **kwargs)
 
 
@@ -451,10 +452,18 @@ CASES: list[Case] = [
     Case(_BMM, "strict='no'", lambda e, s: bmm(e, "no"), TypeError, "moe_bmm: strict must be a bool, got 'no'"),
     Case(
         _BMM,
+        "return_status=1",
+        lambda e, s: bmm(e, s, return_status=1),
+        TypeError,
+        "moe_bmm: return_status must be a bool, got 1",
+    ),
+    Case(
+        _BMM,
         "count > T",
         lambda e, s: bmm(e, s, num_routed_tokens=_u32([[2], [9], [2], [2]])),
         ValueError,
         "moe_bmm: num_routed_tokens[1] = 9 exceeds T = 4",
+        _status("bmm_status", kClampedCounts=1, kFirstClampedExpert=1, kFirstClampedCount=9),
     ),
     Case(
         _BMM,
@@ -462,6 +471,7 @@ CASES: list[Case] = [
         lambda e, s: bmm(e, s, expert_offsets=_u32([[0], [32], [65], [96]])),
         ValueError,
         "moe_bmm: expert_offsets[2] = 65 is not a multiple of 32",
+        _status("bmm_status", kMisalignedOffsets=1, kFirstMisalignedExpert=2, kFirstMisalignedOffset=65),
     ),
     Case(
         _BMM,
@@ -469,6 +479,7 @@ CASES: list[Case] = [
         lambda e, s: bmm(e, s, num_routed_tokens=_u32([[2], [2], [2], [40]]), expert_offsets=_u32(GROUPED_OFFSETS)),
         ValueError,
         "moe_bmm: expert 3 rows [96, 136) (expert_offsets[3] = 96, num_routed_tokens[3] = 40) exceed M = 128",
+        _status("bmm_status", kClampedCounts=1, kFirstClampedExpert=3, kFirstClampedCount=40),
     ),
     Case(
         _BMM,
@@ -476,6 +487,7 @@ CASES: list[Case] = [
         lambda e, s: bmm(e, s, num_routed_tokens=_u32([[40], [2], [2], [2]]), expert_offsets=_u32(GROUPED_OFFSETS)),
         ValueError,
         "moe_bmm: expert 1 rows from expert_offsets[1] = 32 overlap expert 0's rows ending at 40",
+        _status("bmm_status", kOverlappingBlocks=1, kFirstOverlapExpert=1),
     ),
     # local_reduce_moe_output
     Case(

@@ -636,7 +636,7 @@ def test_preallocated_dispatch_and_combine_outputs_are_written_in_place():
     )
     with pytest.raises(
         ValueError,
-        match=r"all_to_all_combine_dense: output_tensors\[0\] is \[2, 4, 64\] bfloat16 "
+        match=r"all_to_all_combine_dense: output_tensor is \[2, 4, 64\] bfloat16 "
         r"ROW_MAJOR, the op writes \[2, 3, 64\] bfloat16 ROW_MAJOR",
     ):
         all_to_all_combine_dense(reduced, out.handle, output_tensor=wrong)

@@ -46,7 +46,7 @@ def all_to_all_combine_dense(
     hot path) and raise ValueError naming the first bad slot or the clamped num_slots.
     """
     output, _partials, _presence, status = _combine(
-        reduced, handle, output_dtype, False, memory_config, [output_tensor], strict
+        reduced, handle, output_dtype, False, memory_config, output_tensor, strict
     )
     return CombineOutput(output, status)
 
@@ -66,7 +66,7 @@ def _combine(
     output_dtype: Any,
     return_partials: bool,
     memory_config: Any,
-    output_tensors: Any,
+    output_tensor: Any,
     strict: bool,
 ) -> list[Any]:
     if not isinstance(handle, DispatchHandle):
@@ -91,7 +91,7 @@ def _combine(
         ),
         topology=handle.topology,
         memory_config=memory_config,
-        output_tensors=output_tensors,
+        output_tensor=output_tensor,
     )
     if strict:
         for device, words in enumerate(read_device_words(outputs[3])):
