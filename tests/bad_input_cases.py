@@ -273,6 +273,18 @@ CASES: list[Case] = [
     ),
     Case(
         _P,
+        "routing_weights on another device",
+        lambda e, s: prepare(
+            e,
+            s,
+            routing_weights=from_shards([torch.ones(T, K).bfloat16()] * D, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, e.mesh),
+        ),
+        ValueError,
+        "prepare_moe_routing_tensors: routing_weights is on emu.MeshDevice(1x2, grid=(1, 1)), "
+        "selected_experts on emu.Device(id=0, grid=(2, 2)): all inputs must be on one device or mesh",
+    ),
+    Case(
+        _P,
         "strict=1",
         lambda e, s: prepare(e, 1),
         TypeError,

@@ -6,6 +6,7 @@ tensor needs no torch (the ops import without it); emulator tensors come with to
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -24,3 +25,11 @@ def read_device_words(tensor: Any) -> list[list[int]]:
     import ttnn  # noqa: PLC0415  (only reached with ttnn tensors)
 
     return [_flatten(t.cpu().to_list()) for t in ttnn.get_device_tensors(tensor)]
+
+
+def status_records(op: str, tensor: Any) -> Iterator[tuple[str, list[int]]]:
+    """Each device's words of a status record, with the prefix its error messages start with:
+    "<op>: " on a single device, "<op>: device d: " on a mesh."""
+    per_device = read_device_words(tensor)
+    for device, words in enumerate(per_device):
+        yield (f"{op}: " if len(per_device) == 1 else f"{op}: device {device}: "), words

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 from ttnn_moe import _C
 from ttnn_moe.ops._arguments import require_bool, require_int
 from ttnn_moe.ops._launch import launch
-from ttnn_moe.ops._readback import read_device_words
+from ttnn_moe.ops._readback import read_device_words, status_records
 from ttnn_moe.ops.compute_kernel_config import MathFidelity, WormholeComputeKernelConfig, compute_attrs
 
 _OP = "local_reduce_moe_output"
@@ -101,9 +101,7 @@ def local_reduce_moe_output(
 def raise_on_reduce_errors(reduce_status: Any, *, num_out_rows: int, grouped: bool) -> None:
     """ValueError naming the first device with a map row past num_out_rows, a count past its block
     or overlapping grouped blocks."""
-    per_device = read_device_words(reduce_status)
-    for device, words in enumerate(per_device):
-        where = f"{_OP}: " if len(per_device) == 1 else f"{_OP}: device {device}: "
+    for where, words in status_records(_OP, reduce_status):
         if words[StatusWord.kBadRows]:
             expert, index = words[StatusWord.kFirstBadExpert], words[StatusWord.kFirstBadIndex]
             entry = f"token_idx_map[{index}] (expert {expert})" if grouped else f"token_idx_map[{expert}, {index}]"

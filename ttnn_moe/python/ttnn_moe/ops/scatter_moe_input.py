@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 from ttnn_moe import _C
 from ttnn_moe.ops._arguments import require_bool
 from ttnn_moe.ops._launch import launch
-from ttnn_moe.ops._readback import read_device_words
+from ttnn_moe.ops._readback import status_records
 
 _OP = "scatter_moe_input"
 # Words of the scatter_status record, as the kernel writes them.
@@ -58,9 +58,7 @@ def scatter_moe_input(
 
 def raise_on_scatter_errors(scatter_status: Any, *, num_tokens: int) -> None:
     """ValueError naming the first device with a token index outside [0, T) or a count above T."""
-    per_device = read_device_words(scatter_status)
-    for device, words in enumerate(per_device):
-        where = f"{_OP}: " if len(per_device) == 1 else f"{_OP}: device {device}: "
+    for where, words in status_records(_OP, scatter_status):
         if words[StatusWord.kBadTokens]:
             raise ValueError(
                 f"{where}routed_tokens[{words[StatusWord.kFirstBadExpert]}, {words[StatusWord.kFirstBadIndex]}] = "
