@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--roofline", nargs="*", choices=["decode", "prefill"], help="per-op roofline at DeepSeek-V3 dims"
     )
-    parser.add_argument("--expert-dtype", choices=["bfloat16", "bfloat8_b"], default="bfloat8_b")
+    parser.add_argument("--expert-dtype", choices=["bfloat16", "bfloat8_b", "bfloat4_b"], default="bfloat8_b")
     parser.add_argument("--hidden", type=int, default=7168, help="roofline H (DeepSeek-V3: 7168)")
     parser.add_argument("--intermediate", type=int, default=2048, help="roofline moe intermediate (DeepSeek-V3: 2048)")
     args = parser.parse_args(argv)

@@ -22,6 +22,7 @@ import tempfile
 
 import torch
 from dispatch import NUM_EXPERTS, TOP_K, dispatch_inputs, make_routing, routing_facts
+from ttnn_moe.emu.pages import tile_bytes
 from ttnn_moe.profiler.bounds import op_bounds
 
 import ttnn_moe
@@ -31,7 +32,7 @@ HIDDEN = 7168  # DeepSeek-V3; --hidden / --intermediate shrink them for a quick 
 INTERMEDIATE = 2048
 MESH = (4, 8)
 TOKENS = {"decode": 32, "prefill": 512}
-DTYPES = {"bfloat16": emu.bfloat16, "bfloat8_b": emu.bfloat8_b}
+DTYPES = {"bfloat16": emu.bfloat16, "bfloat8_b": emu.bfloat8_b, "bfloat4_b": emu.bfloat4_b}
 
 
 def _shards(t: "emu.Tensor") -> list[torch.Tensor]:
@@ -108,7 +109,7 @@ def needed_dram_ns(counts: torch.Tensor, k: int, n: int, expert_dtype: str, para
     their padded x rows and output rows, at the model's DRAM bandwidth."""
     counts = counts.reshape(-1).to(torch.int64)
     rows = int(((counts + 31) // 32 * 32).sum())
-    weight_bytes = (1088 / 1024 if expert_dtype == "bfloat8_b" else 2.0) * k * n * int((counts > 0).sum())
+    weight_bytes = tile_bytes(DTYPES[expert_dtype]) / 1024 * k * n * int((counts > 0).sum())
     return (weight_bytes + 2 * rows * (k + n)) / params["dram_bytes_per_cycle"] / params["clock_ghz"]
 
 

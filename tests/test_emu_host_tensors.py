@@ -23,7 +23,7 @@ def device_bytes(tensor):
     return [chip.read(tensor.buffer_address(), tensor.page_size, tensor.nbytes) for chip in tensor.device().chips]
 
 
-@pytest.mark.parametrize("dtype", [emu.bfloat16, emu.bfloat8_b])
+@pytest.mark.parametrize("dtype", [emu.bfloat16, emu.bfloat8_b, emu.bfloat4_b])
 def test_pieces_written_per_device_equal_one_sharded_upload(mesh, dtype):
     """Experts converted one at a time, joined per device and written per device hold the very bytes
     from_torch writes for the whole stack sharded over the mesh."""

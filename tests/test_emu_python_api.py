@@ -58,11 +58,12 @@ def test_round_trip_is_bit_exact(device, dtype, layout, shape):
 
 
 def test_to_torch_dtypes_follow_ttnn():
-    # ttnn 0.81.1 exports UINT32 as torch.uint32, UINT16 as torch.uint16, BFLOAT8_B as float32.
+    # ttnn 0.81.1 exports UINT32 as torch.uint32, UINT16 as torch.uint16, BFLOAT8_B/BFLOAT4_B as float32.
     assert ttnn.uint32.torch_dtype == torch.uint32
     assert ttnn.uint16.torch_dtype == torch.uint16
     assert ttnn.int32.torch_dtype == torch.int32
     assert ttnn.bfloat8_b.torch_dtype == torch.float32
+    assert ttnn.bfloat4_b.torch_dtype == torch.float32
 
 
 def test_float32_to_bfloat16_rounds_to_nearest_even(device):
@@ -199,10 +200,11 @@ def test_bad_dtype_and_layout_are_type_errors(device):
         ttnn.from_torch([1.0, 2.0], device=device)
 
 
-def test_bfloat8_b_requires_tile_layout(device):
-    assert ttnn.from_torch(torch.zeros(32, 32), dtype=ttnn.bfloat8_b, device=device).layout is ttnn.TILE_LAYOUT
-    with pytest.raises(ValueError, match="bfloat8_b.*ROW_MAJOR"):
-        ttnn.from_torch(torch.zeros(32, 32), dtype=ttnn.bfloat8_b, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat4_b], ids=lambda d: d.name)
+def test_block_floats_require_tile_layout(device, dtype):
+    assert ttnn.from_torch(torch.zeros(32, 32), dtype=dtype, device=device).layout is ttnn.TILE_LAYOUT
+    with pytest.raises(ValueError, match=f"{dtype.name}.*ROW_MAJOR"):
+        ttnn.from_torch(torch.zeros(32, 32), dtype=dtype, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
 
 
 @pytest.mark.parametrize("shape", [(), (1, 2, 3, 4, 5), (4, 0)], ids=str)
@@ -242,7 +244,10 @@ def test_closed_device_refuses_tensors():
         ttnn.from_torch(torch.zeros(4), dtype=ttnn.float32, device=dev)
 
 
-# --- bfloat8_b: one shared exponent per 16 values of a face row ---------------------------------------
+# --- bfloat8_b, bfloat4_b: one shared exponent per 16 values of a face row ----------------------------
+
+# dtype, magnitude bits, tile bytes (64 shared exponents + 1024 codes of 8 or 4 bits)
+BLOCK_FLOATS = [(ttnn.bfloat8_b, 7, 1088), (ttnn.bfloat4_b, 3, 576)]
 
 
 def _blocks_of_16(x: torch.Tensor) -> torch.Tensor:
@@ -252,40 +257,44 @@ def _blocks_of_16(x: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.pad(x, (0, pad)).reshape(*x.shape[:-1], -1, 16)
 
 
-def test_bfloat8_b_values_on_the_grid_round_trip_exactly(device):
-    # Per block: exponent e, magnitudes k * 2^(e-6) with |k| <= 127 and one |k| >= 64 so that
-    # 2^e is the block's largest power of two: every value is representable.
+@pytest.mark.parametrize("dtype, bits, tile_bytes", BLOCK_FLOATS, ids=lambda v: getattr(v, "name", v))
+def test_block_float_values_on_the_grid_round_trip_exactly(device, dtype, bits, tile_bytes):
+    # Per block: exponent e, magnitudes k * 2^(e-(bits-1)) with |k| < 2^bits and one |k| >= 2^(bits-1)
+    # so that 2^e is the block's largest power of two: every value is representable.
     g = torch.Generator().manual_seed(5)
+    top = 2**bits
     e = torch.randint(-30, 30, (64, 4, 1), generator=g).double()
-    k = torch.randint(-127, 128, (64, 4, 16), generator=g).double()
-    k[..., 0] = torch.randint(64, 128, (64, 4), generator=g).double()
-    x = (k * torch.pow(2.0, e - 6)).reshape(64, 64).float()
-    t = ttnn.from_torch(x, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device)
-    assert t.page_size == 1088 and t.num_pages == 4
+    k = torch.randint(-top + 1, top, (64, 4, 16), generator=g).double()
+    k[..., 0] = torch.randint(top // 2, top, (64, 4), generator=g).double()
+    x = (k * torch.pow(2.0, e - (bits - 1))).reshape(64, 64).float()
+    t = ttnn.from_torch(x, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device)
+    assert t.page_size == tile_bytes and t.num_pages == 4
     y = ttnn.to_torch(t)
     assert y.dtype == torch.float32
     assert torch.equal(y, x)
 
 
-def test_bfloat8_b_error_is_within_one_step_of_the_shared_exponent(device):
+@pytest.mark.parametrize("dtype, bits, tile_bytes", BLOCK_FLOATS, ids=lambda v: getattr(v, "name", v))
+def test_block_float_error_is_within_one_step_of_the_shared_exponent(device, dtype, bits, tile_bytes):
     g = torch.Generator().manual_seed(6)
     scale = torch.pow(2.0, torch.randint(-12, 12, (2, 45, 1), generator=g).float())
     x = torch.randn(2, 45, 70, generator=g) * scale
-    t = ttnn.from_torch(x, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=device)
+    t = ttnn.from_torch(x, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device)
     y = ttnn.to_torch(t)
     assert y.shape == x.shape  # padding is invisible
     xb, yb = _blocks_of_16(x.double()), _blocks_of_16(y.double())
     shared_exponent = torch.floor(torch.log2(xb.abs().amax(dim=-1, keepdim=True)))
-    step = torch.pow(2.0, shared_exponent - 6)  # 7 magnitude bits below the shared exponent
+    step = torch.pow(2.0, shared_exponent - (bits - 1))  # `bits` magnitude bits below the shared exponent
     assert ((yb - xb).abs() <= step).all()
     assert ((yb - xb).abs() > 0).any()  # it does quantize
 
 
-def test_bfloat8_b_zeros_and_mesh_replication():
+@pytest.mark.parametrize("dtype", [ttnn.bfloat8_b, ttnn.bfloat4_b], ids=lambda d: d.name)
+def test_block_float_zeros_and_mesh_replication(dtype):
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), grid=(1, 1))
     x = torch.zeros(40, 40)
     x[3, 5] = 1.5
-    t = ttnn.from_torch(x, dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT, device=mesh)
+    t = ttnn.from_torch(x, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=mesh)
     back = ttnn.to_torch(t, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
     assert torch.equal(back, torch.cat([x, x]))
 

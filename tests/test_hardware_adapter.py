@@ -221,6 +221,14 @@ def test_tensor_arg_of_ttnn_tensor():
         backend.to_arg(FakeTensor([1, 32], "DataType.INT8", ttnn.ROW_MAJOR_LAYOUT, "dev", 0, 1))
 
 
+def test_bfloat4_b_maps_both_ways():
+    ttnn = make_fake_ttnn()
+    assert hardware.ttnn_dtype(ttnn, pd.DataFormat.Bfp4_b) == ttnn.bfloat4_b
+    weights = FakeTensor([2, 64, 96], ttnn.bfloat4_b, ttnn.TILE_LAYOUT, "dev", 0x8000, 1)
+    arg = hardware.HardwareTarget(ttnn).to_arg(weights)
+    assert (arg.dtype, arg.page_size, arg.num_pages) == (pd.DataFormat.Bfp4_b, 576, 2 * 2 * 3)
+
+
 def test_device_limits_come_from_the_device():
     ttnn = make_fake_ttnn()
     backend = hardware.HardwareTarget(ttnn)

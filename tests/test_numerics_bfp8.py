@@ -1,6 +1,6 @@
 """Bfp8_b tiles against an independent numpy implementation of tt-metal's host packing rule.
 
-The rule (see ttnn_moe/cpp/emu/numerics/bfp8.cpp): one shared exponent per 16-value face row = the largest
+The rule (see ttnn_moe/cpp/emu/numerics/bfp.cpp): one shared exponent per 16-value face row = the largest
 fp32 exponent field of the row; exponent-0 values (zeros, subnormals) encode as 0; the others align their
 24-bit significand to the shared exponent by a truncating right shift, then round to 7 bits at bit 17
 (nearest, ties to even), saturating at 127; no negative zero codes. A tile is 64 exponent bytes (face rows in

@@ -147,12 +147,14 @@ def test_matmul_block_transpose_transposes_each_b_tile(rng):
     np.testing.assert_array_equal(out[:, 32:], sequential_fp32_matmul(a, b[:, 32:].T.copy()))
 
 
-def test_bfp8_operand_is_dequantized_exactly(rng):
+@pytest.mark.parametrize("block_format", [BFP8, DataFormat.Bfp4_b], ids=["bfp8_b", "bfp4_b"])
+def test_block_float_operand_is_dequantized_exactly(rng, block_format):
     a = rng.standard_normal((32, 32)).astype(np.float32)
     w = rng.standard_normal((32, 32)).astype(np.float32)
-    w_pages = tiles_of(w, BFP8)
-    w_dequantized = numerics.untilize(BFP8, w_pages, 32, 32)
-    h = harness({0: (F32, 1), 1: (BFP8, 1), 16: (F32, 1)}, fp32_dest=True)
+    w_pages = tiles_of(w, block_format)
+    w_dequantized = numerics.untilize(block_format, w_pages, 32, 32)
+    assert not np.array_equal(w_dequantized, w)  # it does quantize
+    h = harness({0: (F32, 1), 1: (block_format, 1), 16: (F32, 1)}, fp32_dest=True)
     h.load(0, tiles_of(a))
     h.load(1, w_pages)
     run_one(h, lambda: h.matmul_tiles(0, 1, 0, 0, 0), 16)

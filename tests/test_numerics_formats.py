@@ -148,6 +148,7 @@ def test_integer_values_round_trip_through_tiles_bit_exact():
         (DataFormat.Float16_b, 2048),
         (DataFormat.Float16, 2048),
         (DataFormat.Bfp8_b, 1088),
+        (DataFormat.Bfp4_b, 576),
         (DataFormat.UInt32, 4096),
         (DataFormat.Int32, 4096),
         (DataFormat.UInt16, 2048),
@@ -159,8 +160,8 @@ def test_tile_bytes(fmt, size):
 
 
 def test_bad_inputs_raise_with_the_offending_value():
-    with pytest.raises(ValueError, match="Bfp4_b"):
-        numerics_testing.tile_bytes(DataFormat.Bfp4_b)
+    with pytest.raises(ValueError, match="Tf32"):
+        numerics_testing.tile_bytes(DataFormat.Tf32)
     with pytest.raises(ValueError, match=r"\(40, 32\)"):
         numerics.tilize(DataFormat.Float32, np.zeros((40, 32), dtype=np.float32))
     with pytest.raises(ValueError, match="ndim 1"):
@@ -173,8 +174,11 @@ def test_bad_inputs_raise_with_the_offending_value():
         numerics.untilize(DataFormat.Float16_b, np.zeros(100, dtype=np.uint8), 32, 32)
     with pytest.raises(ValueError, match="3 bytes"):
         numerics_testing.unpack_elements(DataFormat.Float16_b, np.zeros(3, dtype=np.uint8))
-    with pytest.raises(ValueError, match="Bfp8_b"):
-        numerics_testing.pack_elements(DataFormat.Bfp8_b, np.zeros(16, dtype=np.float32))
+    for block_format in (DataFormat.Bfp8_b, DataFormat.Bfp4_b):
+        with pytest.raises(ValueError, match=f"{block_format.name} is a tile-only block format"):
+            numerics_testing.pack_elements(block_format, np.zeros(16, dtype=np.float32))
+        with pytest.raises(ValueError, match=f"{block_format.name} is a tile-only block format"):
+            numerics_testing.unpack_elements(block_format, np.zeros(16, dtype=np.uint8))
     with pytest.raises(TypeError, match="uint8"):
         numerics_testing.unpack_elements(DataFormat.Float32, np.zeros(4, dtype=np.float32))
 

@@ -25,6 +25,7 @@ GRIDS = {"1x1": (1, 1), "2x3": (2, 3), "8x8": (8, 8)}
 ROUTINGS = ("uniform", "skewed", "one_expert", "zero_experts")
 PCC_BF16 = 0.9999
 PCC_BFP8 = 0.99
+PCC_BFP4 = 0.999  # against the golden on the bfloat4_b-rounded weights
 GARBAGE = 1.0e3  # magnitude of the values in rows the op must ignore
 
 
@@ -346,6 +347,61 @@ def test_grouped_bfloat8_weights(devices):
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
     check_grouped(out, x, w, counts, offsets, PCC_BFP8)
     check_work_counters(w_d, counts, 256, 256, GRIDS["8x8"])
+
+
+# ---- bfloat4_b weights: against the golden on the weights as bfloat4_b stores them -----------
+
+
+def check_error_bound(out_rows, x_rows, w_rows, counts, kt, offsets=None):
+    """|got - golden| <= (Kt + 1) * 2^-9 * (|x| @ |w|) element by element: with bfloat16 DST each of
+    the Kt tile-product accumulations rounds once to bf16 (half an ulp, 2^-9 relative, of a partial
+    sum no larger than |x| @ |w|)."""
+    column = None if offsets is None else counts_column(offsets)
+    expected = golden.moe_bmm(x_rows, w_rows, counts_column(counts), expert_offsets=column)
+    magnitude = golden.moe_bmm(x_rows.float().abs(), w_rows.abs(), counts_column(counts), expert_offsets=column)
+    got = ttnn.to_torch(out_rows).float()
+    bound = (kt + 1) * 2.0**-9 * magnitude
+    if offsets is not None:  # only the active row tiles are written
+        rows = torch.cat([torch.arange(o, o + 32 * row_tiles(c)) for o, c in zip(offsets, counts)]).long()
+        expected, got, bound = expected[rows], got[rows], bound[rows]
+    excess = (got - expected).abs() - bound
+    assert (excess <= 0).all(), f"error exceeds the bound by {excess.max().item():.3g}"
+
+
+def test_bfloat4_b_weights_are_576_byte_tiles_rounded_like_tt_metal(devices):
+    w = torch.randn(2, 64, 96, generator=torch.Generator().manual_seed(71)) * 3
+    w_d = ttnn.from_torch(w, dtype=ttnn.bfloat4_b, layout=ttnn.TILE_LAYOUT, device=devices["1x1"])
+    assert w_d.to_arg().page_size == 576
+    assert torch.equal(ttnn.to_torch(w_d), golden.round_to_block_float(w, "bfloat4_b"))
+
+
+@pytest.mark.parametrize("routing", ["uniform", "zero_experts", "one_expert"])
+def test_padded_bfloat4_weights(devices, routing):
+    """T = 100 (not a multiple of 32); zero_experts and one_expert leave experts without tokens."""
+    num_experts, tokens, kd, n = 8, 100, 256, 256
+    counts = routed_counts(routing, num_experts, tokens, seed=91)
+    assert 0 in counts or routing == "uniform"
+    x, w, (x_d, w_d, counts_d, _) = make_padded(
+        num_experts, tokens, kd, n, counts, seed=92, w_dtype=ttnn.bfloat4_b, device=devices["8x8"]
+    )
+    w_stored = golden.round_to_block_float(w, "bfloat4_b")
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
+    check_padded(out, x, w_stored, counts, PCC_BFP4)
+    check_error_bound(out, x, w_stored, counts, kd // 32)
+    check_work_counters(w_d, counts, kd, n, GRIDS["8x8"])
+
+
+def test_grouped_bfloat4_weights(devices):
+    counts = [0, 45, 7, 64, 0, 1]
+    kd, n = 128, 192
+    x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(
+        kd, n, counts, seed=93, w_dtype=ttnn.bfloat4_b, device=devices["2x3"]
+    )
+    w_stored = golden.round_to_block_float(w, "bfloat4_b")
+    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
+    check_grouped(out, x, w_stored, counts, offsets, PCC_BFP4)
+    check_error_bound(out, x, w_stored, counts, kd // 32, offsets=offsets)
+    check_work_counters(w_d, counts, kd, n, GRIDS["2x3"])
 
 
 # ---- determinism and the program cache ------------------------------------------------------

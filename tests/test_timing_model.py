@@ -13,6 +13,7 @@ from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
 
 BFP8_TILE_BYTES = 1088  # 1024 mantissa bytes + 64 shared exponents
+BFP4_TILE_BYTES = 576  # 512 bytes of two 4-bit codes + 64 shared exponents
 
 
 @pytest.fixture(autouse=True)
@@ -69,6 +70,8 @@ void kernel_main() {
         (pd.MathFidelity.HiFi4, pd.DataFormat.Float16_b, TILE_BYTES),
         (pd.MathFidelity.HiFi2, pd.DataFormat.Bfp8_b, BFP8_TILE_BYTES),
         (pd.MathFidelity.HiFi4, pd.DataFormat.Bfp8_b, BFP8_TILE_BYTES),
+        (pd.MathFidelity.LoFi, pd.DataFormat.Bfp4_b, BFP4_TILE_BYTES),
+        (pd.MathFidelity.HiFi2, pd.DataFormat.Bfp4_b, BFP4_TILE_BYTES),
     ],
 )
 def test_matmul_tile_loop_is_bound_by_unpack_or_math_by_hand(fidelity, in_format, in_bytes):

@@ -18,12 +18,12 @@ from ttnn_moe.testing import comp_pcc
 from models.deepseek_v3.config import mesh_shape
 from models.deepseek_v3.demo import (
     EXPERT_DTYPES,
-    PCC_BAR,
     DemoResult,
     _log_counters,
     _log_expert_load,
     expert_load_from_dispatch,
 )
+from models.deepseek_v3.pcc_floors import LAYER_PCC_FLOOR
 from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import device_values, input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.checkpoint_moe import load_checkpoint_moe
@@ -85,7 +85,8 @@ def run_checkpoint_demo(
     expert_load = expert_load_from_dispatch(counts, config.n_routed_experts)
     _log_expert_load(expert_load, [int(c.to(torch.int64).sum()) for c in counts])
 
-    passed, pcc = comp_pcc(reference_moe(x, load.layer, config), y, PCC_BAR)
-    logger.info(f"PCC mesh vs reference_moe: {pcc:.7f} ({'PASS' if passed else 'FAIL'}, bar {PCC_BAR})")
+    bar = LAYER_PCC_FLOOR[expert_dtype]
+    passed, pcc = comp_pcc(reference_moe(x, load.layer, config), y, bar)
+    logger.info(f"PCC mesh vs reference_moe: {pcc:.7f} ({'PASS' if passed else 'FAIL'}, bar {bar})")
     logger.info(f"peak RSS {peak_rss_bytes() / 2**20:.0f} MiB")
     return DemoResult(pcc=pcc, passed=passed, expert_load=expert_load, stage_shapes=stage_shapes, counters=counters)

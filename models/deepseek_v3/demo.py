@@ -28,6 +28,7 @@ except RuntimeError as unavailable:
 
 from models.deepseek_v3.config import MESH_PRESETS, DeepseekV3MoEConfig, mesh_shape
 from models.deepseek_v3.device_time_report import device_time_profile
+from models.deepseek_v3.pcc_floors import LAYER_PCC_FLOOR
 from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.emulator_counters import (
@@ -37,13 +38,12 @@ from models.deepseek_v3.tt.emulator_counters import (
     process_jit_stats,
     remote_token_rows,
 )
+from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 from models.deepseek_v3.weights import random_moe_state_dict
 
-PCC_BAR = 0.999  # the whole MoE layer on every mesh vs the fp32 reference
 CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
 LARGE_WEIGHT_BYTES = 4 << 30  # refuse to build more than this without --allow-large
-EXPERT_DTYPES = {"bfloat16": ttnn.bfloat16, "bfloat8_b": ttnn.bfloat8_b}
 
 
 @dataclass
@@ -194,8 +194,9 @@ def run_demo(
     load = expert_load_from_dispatch(run.counts_per_device, config.n_routed_experts)
     _log_expert_load(load, [int(c.to(torch.int64).sum()) for c in run.counts_per_device])
 
-    passed, pcc = comp_pcc(reference_moe(x, state_dict, config), run.y, PCC_BAR)
-    logger.info(f"PCC mesh vs reference_moe: {pcc:.7f} ({'PASS' if passed else 'FAIL'}, bar {PCC_BAR})")
+    bar = LAYER_PCC_FLOOR[expert_dtype]
+    passed, pcc = comp_pcc(reference_moe(x, state_dict, config), run.y, bar)
+    logger.info(f"PCC mesh vs reference_moe: {pcc:.7f} ({'PASS' if passed else 'FAIL'}, bar {bar})")
     return DemoResult(pcc=pcc, passed=passed, expert_load=load, stage_shapes=run.stage_shapes, counters=run.counters)
 
 

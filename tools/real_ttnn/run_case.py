@@ -27,7 +27,13 @@ import ttnn_moe  # attaches the ops to ttnn
 from ttnn_moe import hardware
 
 STAND_IN_MARK = "compiler stand-in: kernel compile reached"
-DTYPES = {"bfloat16": ttnn.bfloat16, "bfloat8_b": ttnn.bfloat8_b, "uint32": ttnn.uint32, "int32": ttnn.int32}
+DTYPES = {
+    "bfloat16": ttnn.bfloat16,
+    "bfloat8_b": ttnn.bfloat8_b,
+    "bfloat4_b": ttnn.bfloat4_b,
+    "uint32": ttnn.uint32,
+    "int32": ttnn.int32,
+}
 
 
 def run(case: dict, device) -> None:

@@ -16,14 +16,16 @@ Placement, devices numbered row-major over the (R, C) mesh:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Sequence
-
-import torch
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 
-EXPERT_DTYPES = (ttnn.bfloat16, ttnn.bfloat8_b)
+if TYPE_CHECKING:  # the weights arrive as torch tensors; building them needs no torch module call
+    import torch
+
+# The routed experts' weight dtypes, by the name the demos take.
+EXPERT_DTYPES = {"bfloat16": ttnn.bfloat16, "bfloat8_b": ttnn.bfloat8_b, "bfloat4_b": ttnn.bfloat4_b}
 # moe_bmm's weight of each projection: (Kd, N) = the nn.Linear (out, in) weight transposed.
 EXPERT_PROJECTIONS = {"w1": "gate_proj", "w3": "up_proj", "w2": "down_proj"}
 
@@ -102,8 +104,8 @@ def load_tt_moe_weights(
     if given, supplies each device's routed experts instead (e.g. from a converted-weight cache)."""
     if not isinstance(mesh_device, ttnn.MeshDevice):
         raise TypeError(f"mesh_device must be a MeshDevice, got {mesh_device!r}")
-    if expert_dtype not in EXPERT_DTYPES:
-        raise ValueError(f"expert_dtype must be bfloat16 or bfloat8_b, got {expert_dtype!r}")
+    if expert_dtype not in EXPERT_DTYPES.values():
+        raise ValueError(f"expert_dtype must be one of {', '.join(EXPERT_DTYPES)}, got {expert_dtype!r}")
     mesh_shape = tuple(mesh_device.shape)
     check_layer_fits_mesh(config, mesh_shape)
     num_devices = mesh_device.get_num_devices()

@@ -8,6 +8,7 @@
 //
 // conformance: kind=compute named=cb_in0:0,cb_in1:1,cb_out:16
 // conformance: kind=compute named=cb_in0:0,cb_in1:1,cb_out:16 formats=1:bfloat8_b fp32_dest_acc=1 math_fidelity=HiFi2 label=bfp8-weights-fp32-acc
+// conformance: kind=compute named=cb_in0:0,cb_in1:1,cb_out:16 formats=1:bfloat4_b math_fidelity=LoFi label=bfp4-weights-lofi
 
 #include <cstdint>
 

@@ -31,7 +31,9 @@ using numpy_values::values_of;
 
 py::array_t<uint8_t> pack_elements_array(DataFormat format, const py::array& values) {
     require_supported(format);
-    if (format == DataFormat::Bfp8_b) throw py::value_error("pack_elements: Bfp8_b is a tile-only block format");
+    if (numerics::is_block_format(format))
+        throw py::value_error(std::string("pack_elements: ") + numerics::format_name(format) +
+                              " is a tile-only block format");
     const std::vector<float> in = values_of(format, values);
     py::array_t<uint8_t> out(in.size() * numerics::element_bytes(format));
     numerics::pack_elements(format, in.data(), out.mutable_data(), in.size());
@@ -40,7 +42,9 @@ py::array_t<uint8_t> pack_elements_array(DataFormat format, const py::array& val
 
 py::array_t<float> unpack_elements_array(DataFormat format, const py::array& packed) {
     require_supported(format);
-    if (format == DataFormat::Bfp8_b) throw py::value_error("unpack_elements: Bfp8_b is a tile-only block format");
+    if (numerics::is_block_format(format))
+        throw py::value_error(std::string("unpack_elements: ") + numerics::format_name(format) +
+                              " is a tile-only block format");
     const auto bytes = bytes_of(packed);
     const uint32_t element = numerics::element_bytes(format);
     if (bytes.size() % element != 0)

@@ -9,7 +9,7 @@
 //   section ahead of the packer) is rejected rather than modelled.
 // - tile_regs_acquire hands out a zeroed DST section (hardware clears a
 //   section when the packer releases it), so matmul accumulation starts at 0.
-// - Unpack converts the CB's format to fp32 exactly (Bfp8_b dequantized
+// - Unpack converts the CB's format to fp32 exactly (Bfp8_b, Bfp4_b dequantized
 //   exactly, fp32 kept at full precision: the srcA/srcB 19-bit path of real
 //   hardware is not modelled). Math is fp32. Without fp32_dest_acc_en DST
 //   holds bf16, so the touched DST tiles are rounded to bf16 (nearest even)
@@ -322,7 +322,7 @@ void ComputeEngine::require_same_kind(uint32_t cb_in, DataFormat in, uint32_t cb
 
 DataFormat ComputeEngine::row_major_format(uint32_t cb, const char* op) {
     const DataFormat format = cbs_.format(cb);
-    if (!numerics::is_supported_format(format) || format == DataFormat::Bfp8_b)
+    if (!numerics::is_supported_format(format) || numerics::is_block_format(format))
         throw EmuError(std::string(op) + ": row-major " + cb_name(cb) + " has data format " +
                        numerics::format_name(format) + "; it needs an element format (not a block format)");
     return format;

@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "emu/numerics/bfp8.hpp"
+#include "emu/numerics/bfp.hpp"
 #include "emu/numerics/numerics.hpp"
 
 namespace ttnn_moe::emu::numerics {
@@ -49,6 +49,7 @@ bool is_supported_format(DataFormat format) {
         case DataFormat::Float16_b:
         case DataFormat::Float16:
         case DataFormat::Bfp8_b:
+        case DataFormat::Bfp4_b:
         case DataFormat::UInt32:
         case DataFormat::Int32:
         case DataFormat::UInt16:
@@ -92,8 +93,12 @@ const char* format_name(DataFormat format) {
     return "DataFormat(?)";
 }
 
+bool is_block_format(DataFormat format) {
+    return format == DataFormat::Bfp8_b || format == DataFormat::Bfp4_b;
+}
+
 uint32_t tile_bytes(DataFormat format) {
-    if (format == DataFormat::Bfp8_b) return BFP8_TILE_BYTES;
+    if (is_block_format(format)) return bfp_tile_bytes(format);
     return element_bytes(format) * TILE_ELEMENTS;
 }
 
@@ -108,7 +113,9 @@ uint32_t element_bytes(DataFormat format) {
         case DataFormat::UInt16:
             return 2;
         case DataFormat::Bfp8_b:
-            throw std::invalid_argument("element_bytes: Bfp8_b is a block format (no per-element size)");
+        case DataFormat::Bfp4_b:
+            throw std::invalid_argument(std::string("element_bytes: ") + format_name(format) +
+                                        " is a block format (no per-element size)");
         default:
             unsupported("element_bytes", format);
     }
@@ -205,16 +212,18 @@ void round_in_place(DataFormat format, float* data, size_t n) {
         case DataFormat::Float16:
             for (size_t i = 0; i < n; ++i) data[i] = fp16_bits_to_float(float_to_fp16_bits(data[i]));
             return;
-        case DataFormat::Bfp8_b: {
+        case DataFormat::Bfp8_b:
+        case DataFormat::Bfp4_b: {
             // Consecutive groups of 16 of a row-major 32x32 tile are exactly its face rows.
-            if (n % BFP8_BLOCK != 0)
-                throw std::invalid_argument("round_in_place: Bfp8_b needs a multiple of 16 values, got " +
-                                            std::to_string(n));
+            if (n % BFP_BLOCK != 0)
+                throw std::invalid_argument(std::string("round_in_place: ") + format_name(format) +
+                                            " needs a multiple of 16 values, got " + std::to_string(n));
+            const uint32_t magnitude_bits = bfp_magnitude_bits(format);
             uint8_t exponent;
-            uint8_t mantissas[BFP8_BLOCK];
-            for (size_t i = 0; i < n; i += BFP8_BLOCK) {
-                encode_bfp8_block(data + i, &exponent, mantissas);
-                decode_bfp8_block(exponent, mantissas, data + i);
+            uint8_t codes[BFP_BLOCK];
+            for (size_t i = 0; i < n; i += BFP_BLOCK) {
+                encode_bfp_block(magnitude_bits, data + i, &exponent, codes);
+                decode_bfp_block(magnitude_bits, exponent, codes, data + i);
             }
             return;
         }

@@ -3,14 +3,14 @@
 //
 // A tilized tile is 64 "face rows" of 16 elements: face f (0 TL, 1 TR, 2 BL,
 // 3 BR) row r is face row f*16 + r and holds matrix row (f/2)*16 + r,
-// columns (f%2)*16 .. +15. Bfp8_b keeps one shared exponent per face row, in
-// the same order, ahead of the 1024 element bytes.
+// columns (f%2)*16 .. +15. Block-float formats (Bfp8_b, Bfp4_b) keep one
+// shared exponent per face row, in the same order, ahead of the element codes.
 #include <array>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "emu/numerics/bfp8.hpp"
+#include "emu/numerics/bfp.hpp"
 #include "emu/numerics/numerics.hpp"
 
 namespace ttnn_moe::emu::numerics {
@@ -52,10 +52,8 @@ void check_matrix_shape(const char* what, uint32_t rows, uint32_t cols) {
 void unpack_tile(DataFormat format, const void* tile, float* out) {
     check_format("unpack_tile", format);
     std::array<float, TILE_ELEMENTS> tilized;
-    if (format == DataFormat::Bfp8_b) {
-        const auto* bytes = static_cast<const uint8_t*>(tile);
-        for (uint32_t fr = 0; fr < FACE_ROWS_PER_TILE; ++fr)
-            decode_bfp8_block(bytes[fr], bytes + BFP8_EXPONENT_BYTES + fr * BFP8_BLOCK, tilized.data() + fr * FACE_DIM);
+    if (is_block_format(format)) {
+        decode_bfp_tile(format, static_cast<const uint8_t*>(tile), tilized.data());
     } else {
         unpack_elements(format, tile, tilized.data(), TILE_ELEMENTS);
     }
@@ -66,11 +64,8 @@ void pack_tile(DataFormat format, const float* in, void* tile) {
     check_format("pack_tile", format);
     std::array<float, TILE_ELEMENTS> tilized;
     row_major_to_tilized(in, tilized.data());
-    if (format == DataFormat::Bfp8_b) {
-        auto* bytes = static_cast<uint8_t*>(tile);
-        for (uint32_t fr = 0; fr < FACE_ROWS_PER_TILE; ++fr)
-            encode_bfp8_block(tilized.data() + fr * FACE_DIM, bytes + fr,
-                              bytes + BFP8_EXPONENT_BYTES + fr * BFP8_BLOCK);
+    if (is_block_format(format)) {
+        encode_bfp_tile(format, tilized.data(), static_cast<uint8_t*>(tile));
     } else {
         pack_elements(format, tilized.data(), tile, TILE_ELEMENTS);
     }

@@ -22,12 +22,14 @@ inline constexpr uint32_t FACE_DIM = 16;
 inline constexpr uint32_t TILE_ELEMENTS = TILE_DIM * TILE_DIM;
 
 // Formats the emulator computes with: Float32, Float16_b, Float16, Bfp8_b,
-// UInt32, Int32, UInt16. Every function below throws std::invalid_argument
+// Bfp4_b, UInt32, Int32, UInt16. Every function below throws std::invalid_argument
 // (naming the format) for any other format.
 bool is_supported_format(DataFormat format);
 const char* format_name(DataFormat format);
 
-// Bytes of one tile in memory (bf16 2048, fp32/uint32/int32 4096, uint16 2048, bfp8_b 1088).
+// Block-float formats (Bfp8_b, Bfp4_b): a shared exponent per 16 values, tiles only.
+bool is_block_format(DataFormat format);
+// Bytes of one tile in memory (bf16 2048, fp32/uint32/int32 4096, uint16 2048, bfp8_b 1088, bfp4_b 576).
 uint32_t tile_bytes(DataFormat format);
 // Bytes of one element for non-block formats; throws for block-float formats.
 uint32_t element_bytes(DataFormat format);
@@ -41,7 +43,7 @@ float bf16_bits_to_float(uint16_t bits);
 // Tilized tile bytes in `format` -> 32x32 row-major floats.
 void unpack_tile(DataFormat format, const void* tile, float* out);
 // 32x32 row-major floats -> tilized tile bytes, rounding as the packer does
-// (bf16: round to nearest even; bfp8_b: shared exponent per face row of 16).
+// (bf16: round to nearest even; bfp8_b, bfp4_b: shared exponent per face row of 16).
 void pack_tile(DataFormat format, const float* in, void* tile);
 
 // n contiguous elements (a ROW_MAJOR page) <-> floats. Not for block formats.
@@ -49,7 +51,7 @@ void unpack_elements(DataFormat format, const void* src, float* out, size_t n);
 void pack_elements(DataFormat format, const float* in, void* dst, size_t n);
 
 // Rounds n values in place to what `format` can hold (DST without fp32 accumulation keeps bf16).
-// Bfp8_b: n is a multiple of 16 and every 16 consecutive values form one block (for a row-major
+// Bfp8_b, Bfp4_b: n is a multiple of 16 and every 16 consecutive values form one block (for a row-major
 // tile these are exactly its face rows). Integer formats throw: their storage holds bits, not values.
 void round_in_place(DataFormat format, float* data, size_t n);
 

@@ -14,6 +14,9 @@ const ArchParams& wormhole_b0_params() {
 
         // Q GEMM_FLOPS.md "cycle_per_tile": LoFi 16, HiFi2 32, HiFi3 48, HiFi4 64. Check (D): the FPU does
         // 8x16 @ 16x16 = 2048 MAC per cycle (matrix_engine.md); 32^3 / 2048 = 16 at LoFi, one pass per phase.
+        // D the same for every operand format (bf16, bfp8_b, bfp4_b): the FPU multiplies the unpacked
+        // srcA/srcB registers, so a format changes only the bytes unpacked, read and sent (GEMM_FLOPS.md
+        // pairs each dtype with a fidelity and gives no per-dtype rate).
         a.matmul_tile_cycles = {16, 16, 32, 48, 64};  // index 1 is unused (no MathFidelity 1); LoFi cost
         // D matrix_engine.md: eltwise add/sub/mul do 8x16 = 128 elements per cycle -> 1024 / 128 = 8 per tile.
         a.eltwise_tile_cycles = 8;

@@ -83,7 +83,7 @@ Dims validate(const Attributes& attributes, const Inputs& inputs) {
     dims.grouped = inputs.expert_offsets.has_value();
 
     require(inputs.x, "x", Layout::TILE, {DataFormat::Float16_b});
-    require(inputs.w, "w", Layout::TILE, {DataFormat::Float16_b, DataFormat::Bfp8_b});
+    require(inputs.w, "w", Layout::TILE, {DataFormat::Float16_b, DataFormat::Bfp8_b, DataFormat::Bfp4_b});
     require(inputs.num_routed_tokens, "num_routed_tokens", Layout::ROW_MAJOR, {DataFormat::UInt32});
 
     const auto w = squeezed(inputs.w, 3, "w", "(E_l, Kd, N)");

@@ -1,6 +1,6 @@
 // moe_bmm: per-expert matmul of the routed rows, output-stationary over the core grid.
 //
-//   padded:  x (E_l, T, Kd) TILE bf16, w (E_l, Kd, N) TILE bf16|bfloat8_b,
+//   padded:  x (E_l, T, Kd) TILE bf16, w (E_l, Kd, N) TILE bf16|bfloat8_b|bfloat4_b,
 //            num_routed_tokens (E_l, 1) uint32 ROW_MAJOR            -> out (E_l, T, N) TILE bf16
 //   grouped: x (M, Kd) TILE bf16 packed by expert, expert_offsets (E_l, 1) uint32 ROW_MAJOR
 //            (multiples of 32), num_routed_tokens, w (E_l, Kd, N)  -> out (M, N) TILE bf16

@@ -12,7 +12,7 @@ namespace ttnn_moe::ops::moe_bmm {
 
 // CB indices (named compile-time args of the kernels).
 constexpr uint8_t kCbX = 0;              // x tiles, bf16: an expert's resident row tiles, or two blocks
-constexpr uint8_t kCbW = 1;              // w tiles, bf16 or bfloat8_b: a resident column (Kt) or two blocks
+constexpr uint8_t kCbW = 1;              // w tiles, bf16, bfloat8_b or bfloat4_b: a resident column (Kt) or two blocks
 constexpr uint8_t kCbWork = 2;           // reader -> compute: tile count, then each column run's row tiles
 constexpr uint8_t kCbRoutingReader = 3;  // reader's copy of counts and offsets
 constexpr uint8_t kCbRoutingWriter = 4;  // writer's copy of counts and offsets

@@ -12,8 +12,9 @@ namespace {
 void bind(py::module_& ops) {
     auto m = ops.def_submodule("moe_bmm", R"doc(moe_bmm's device operation.
 
-inputs: padded [x (E_l, T, Kd) TILE bfloat16, w (E_l, Kd, N) TILE bfloat16|bfloat8_b, num_routed_tokens (E_l, 1)
-ROW_MAJOR uint32] or grouped [x (M, Kd), w, num_routed_tokens, expert_offsets (E_l, 1) ROW_MAJOR uint32];
+inputs: padded [x (E_l, T, Kd) TILE bfloat16, w (E_l, Kd, N) TILE bfloat16|bfloat8_b|bfloat4_b,
+num_routed_tokens (E_l, 1) ROW_MAJOR uint32] or grouped [x (M, Kd), w, num_routed_tokens,
+expert_offsets (E_l, 1) ROW_MAJOR uint32];
 outputs: padded (E_l, T, N), grouped (M, N), TILE bfloat16; bmm_status (1, STATUS_WORDS) ROW_MAJOR uint32
 indexed by StatusWord.)doc");
     py::class_<Attributes>(m, "Attributes")

@@ -51,6 +51,7 @@ from ttnn_moe.emu.types import (
     MeshShape,
     Shape,
     TensorMemoryLayout,
+    bfloat4_b,
     bfloat8_b,
     bfloat16,
     float32,
@@ -112,6 +113,7 @@ __all__ = [
     "MeshShape",
     "Shape",
     "TensorMemoryLayout",
+    "bfloat4_b",
     "bfloat8_b",
     "bfloat16",
     "float32",
@@ -119,3 +121,9 @@ __all__ = [
     "uint16",
     "uint32",
 ]
+
+# The emulator is a launch target of the ops from now on (ttnn_moe.ops._launch.Target).
+from ttnn_moe.emu.target import EmulatorTarget  # noqa: E402
+from ttnn_moe.ops._launch import register_target  # noqa: E402
+
+register_target(EmulatorTarget())

@@ -6,7 +6,7 @@ into 32x32 tiles, pages in row-major tile order over the last two dims and
 batched over the leading dims (a rank-1 tensor is one row, as a (1, N) matrix).
 A tile holds four 16x16 faces (top-left, top-right, bottom-left, bottom-right),
 row-major inside a face. 2- and 4-byte formats are tilized on the host with
-numpy strided copies; bfloat8_b goes through the emulator's numerics
+numpy strided copies; bfloat8_b and bfloat4_b go through the emulator's numerics
 (`_C.numerics`), which owns its shared-exponent encoding.
 """
 
@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ttnn_moe._C import numerics as _numerics
+from ttnn_moe._C import program as _program
 from ttnn_moe.emu.types import TILE_SIZE, DataType, Layout, Shape
 
 FACE_SIZE = 16
@@ -69,8 +70,8 @@ def num_pages(shape: Shape, layout: Layout) -> int:
 
 def tile_bytes(dtype: DataType) -> int:
     if dtype.is_block_float:
-        # 64 shared exponents (one per face row) + 1024 sign/mantissa bytes.
-        return 4 * FACE_SIZE + TILE_SIZE * TILE_SIZE
+        # 64 shared exponents (one per face row) + the sign/magnitude codes (bfloat8_b 1024 B, bfloat4_b 512 B).
+        return _program.tile_size_bytes(dtype.data_format)
     return TILE_SIZE * TILE_SIZE * dtype.element_bytes
 
 
@@ -134,8 +135,8 @@ def _integer_values(x: np.ndarray, dtype: DataType) -> np.ndarray:
 
 
 def encode_values(t: torch.Tensor, dtype: DataType) -> np.ndarray:
-    """Logical values -> numpy array of the stored element bits (float32 values for bfloat8_b,
-    which is quantized when tilized)."""
+    """Logical values -> numpy array of the stored element bits (float32 values for the block
+    floats, which are quantized when tilized)."""
     if t.dtype == torch.bfloat16 and dtype.name == "bfloat16":  # stored as given, NaN payloads included
         return t.detach().cpu().view(torch.int16).numpy()
     x = _numpy_source(t)

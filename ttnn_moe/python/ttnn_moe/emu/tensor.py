@@ -223,7 +223,7 @@ def from_torch(
     """torch tensor -> emulator tensor, like ttnn.from_torch.
 
     dtype defaults to ttnn's inference from the torch dtype; layout defaults to
-    ROW_MAJOR_LAYOUT (TILE_LAYOUT for bfloat8_b). On a mesh without a mapper the tensor is replicated.
+    ROW_MAJOR_LAYOUT (TILE_LAYOUT for bfloat8_b and bfloat4_b). On a mesh without a mapper the tensor is replicated.
     Integer dtypes reject values outside their range (ValueError).
     """
     if isinstance(tensor, np.ndarray):
@@ -277,8 +277,8 @@ def device_shards(tensor: Tensor) -> list[torch.Tensor]:
 def to_torch(tensor: Tensor, dtype: Optional[torch.dtype] = None, *, mesh_composer=None) -> torch.Tensor:
     """Emulator tensor -> torch tensor (logical shape, padding dropped), like ttnn.to_torch.
 
-    uint32 comes back as torch.uint32, uint16 as torch.uint16 and bfloat8_b as
-    torch.float32, as ttnn 0.81.1 returns them. A tensor on several devices needs a mesh_composer.
+    uint32 comes back as torch.uint32, uint16 as torch.uint16 and bfloat8_b and bfloat4_b
+    as torch.float32, as ttnn 0.81.1 returns them. A tensor on several devices needs a mesh_composer.
     """
     shards = device_shards(tensor)
     if mesh_composer is not None:

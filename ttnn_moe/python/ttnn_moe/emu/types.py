@@ -22,10 +22,10 @@ TILE_SIZE = 32  # tile height and width, elements
 class DataType:
     """A ttnn dtype: how values are stored on the device and what `to_torch` returns.
 
-    `element_bytes` is None for block-float formats (bfloat8_b), which exist only as tiles.
+    `element_bytes` is None for block-float formats (bfloat8_b, bfloat4_b), which exist only as tiles.
     `torch_dtype` is the dtype `to_torch` returns; it is what ttnn 0.81.1 returns (its
     nanobind tensor export maps UINT32 -> torch.uint32, UINT16 -> torch.uint16,
-    BFLOAT8_B -> torch.float32).
+    BFLOAT8_B and BFLOAT4_B -> torch.float32).
     """
 
     name: str
@@ -47,12 +47,13 @@ class DataType:
 
 bfloat16 = DataType("bfloat16", DataFormat.Float16_b, torch.bfloat16, 2, False)
 bfloat8_b = DataType("bfloat8_b", DataFormat.Bfp8_b, torch.float32, None, False)
+bfloat4_b = DataType("bfloat4_b", DataFormat.Bfp4_b, torch.float32, None, False)
 float32 = DataType("float32", DataFormat.Float32, torch.float32, 4, False)
 uint32 = DataType("uint32", DataFormat.UInt32, torch.uint32, 4, True, 0, 2**32 - 1)
 uint16 = DataType("uint16", DataFormat.UInt16, torch.uint16, 2, True, 0, 2**16 - 1)
 int32 = DataType("int32", DataFormat.Int32, torch.int32, 4, True, -(2**31), 2**31 - 1)
 
-ALL_DTYPES = (bfloat16, bfloat8_b, float32, uint32, uint16, int32)
+ALL_DTYPES = (bfloat16, bfloat8_b, bfloat4_b, float32, uint32, uint16, int32)
 
 # dtype that from_torch infers when none is given (ttnn's dlpack ingress rules).
 _INFERRED_DTYPE = {

@@ -4,6 +4,7 @@ Routing index outputs are torch.int32 holding the device's uint32 values; routin
 bf16 bit for bit. Mesh ops take and return per-device lists in row-major device order.
 """
 
+from ttnn_moe.golden.block_float import round_to_block_float
 from ttnn_moe.golden.collectives import all_gather, reduce_scatter
 from ttnn_moe.golden.combine import all_to_all_combine_dense
 from ttnn_moe.golden.dispatch import DispatchOutput, all_to_all_dispatch_dense, default_dispatch_capacity
@@ -28,5 +29,6 @@ __all__ = [
     "moe_gate",
     "prepare_moe_routing_tensors",
     "reduce_scatter",
+    "round_to_block_float",
     "scatter_moe_input",
 ]

@@ -34,7 +34,7 @@ def moe_bmm(
 ) -> Any:
     """out[l, rows] = x[l, rows] @ w[l] over the first count_l rows of every local expert l.
 
-    padded:  x (E_l, T, Kd) TILE bfloat16, w (E_l, Kd, N) TILE bfloat16 or bfloat8_b,
+    padded:  x (E_l, T, Kd) TILE bfloat16, w (E_l, Kd, N) TILE bfloat16, bfloat8_b or bfloat4_b,
              num_routed_tokens (E_l, 1) ROW_MAJOR uint32             -> (E_l, T, N) TILE bfloat16
     grouped (expert_offsets given): x (M, Kd) TILE bfloat16 packed by expert, expert l's
              rows at [expert_offsets[l], expert_offsets[l] + count_l), offsets (E_l, 1)
