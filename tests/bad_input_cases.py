@@ -438,7 +438,7 @@ CASES: list[Case] = [
         "w float32",
         lambda e, s: bmm(e, s, w=lambda d: _tile(d, torch.ones(E, H, 32), emu.float32)),
         ValueError,
-        "moe_bmm: w must be bfloat16 or bfloat8_b, got float32",
+        "moe_bmm: w must be bfloat16 or bfloat8_b or bfloat4_b, got float32",
     ),
     Case(
         _BMM,

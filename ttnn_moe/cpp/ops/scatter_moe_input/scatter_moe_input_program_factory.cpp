@@ -46,7 +46,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         CBDescriptor{token_row_page, cores, {CBFormatDescriptor{kCbTokenRow, DataFormat::UInt32, token_row_page, {}}}},
         CBDescriptor{status_page, cores, {CBFormatDescriptor{kCbStatus, DataFormat::UInt32, status_page, {}}}},
     };
-    check_l1_budget(kOpName, row_page * kRowsInFlight + limits.dram_alignment * s.num_local + token_row_page + status_page,
+    check_l1_budget(kOpName,
+                    row_page * kRowsInFlight + limits.dram_alignment * s.num_local + token_row_page + status_page,
                     "H=" + std::to_string(s.hidden) + ", T=" + std::to_string(s.num_tokens) +
                         ", E_l=" + std::to_string(s.num_local));
 
