@@ -6,6 +6,7 @@ torch thread only waits: one thread per process runs the suite many times faster
 """
 
 import torch
+from hypothesis import HealthCheck, settings
 
 torch.set_num_threads(1)
 
@@ -18,3 +19,14 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(
         f"emulator kernel builds: {stats['builds']} compiled, {stats['cache_hits']} from the disk cache"
     )
+
+
+# Property tests (hypothesis): a bounded, repeatable profile for CI by default; the "long" one
+# with `pytest --hypothesis-profile=long`. No example database is written into the work tree.
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "long", max_examples=2000, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci")

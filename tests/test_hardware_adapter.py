@@ -254,18 +254,19 @@ def test_attach_registers_the_target_and_sets_every_op():
 
 def test_attached_op_runs_through_ttnn_generic_op():
     """ttnn.scatter_moe_input on (fake) ttnn tensors: outputs allocated via ttnn, program converted,
-    io = inputs then output, buffer addresses of the ttnn tensors in the runtime args."""
+    io = inputs then outputs, buffer addresses of the ttnn tensors in the runtime args."""
     ttnn = make_fake_ttnn()
     ttnn_moe.attach(ttnn)
     device = FakeMeshDevice(grid=(2, 1))
     x = FakeTensor([4, 32], ttnn.bfloat16, ttnn.ROW_MAJOR_LAYOUT, device, 0x1000, 2)
     counts = FakeTensor([2, 1], ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, device, 0x2000, 4)
     tokens = FakeTensor([2, 4], ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, device, 0x3000, 4)
-    out = ttnn.scatter_moe_input(x, counts, tokens)
-    ((shape, dtype, layout, dev, memcfg),) = ttnn.allocations
+    out, status = ttnn.scatter_moe_input(x, counts, tokens, strict=False)
+    (shape, dtype, layout, dev, memcfg), (status_shape, *_) = ttnn.allocations
     assert (shape.args[0], dtype, layout, dev) == ([2, 4, 32], "DataType.BFLOAT16", "Layout.ROW_MAJOR", device)
+    assert status_shape.args[0] == [1, ttnn_moe._C.ops.scatter_moe_input.STATUS_WORDS]
     ((io, program),) = ttnn.generic_op_calls
-    assert io == [x, counts, tokens, out]
+    assert io == [x, counts, tokens, out, status]
     reader, writer = program.kernels
     assert reader.kernel_source.endswith("scatter_moe_input/dataflow/reader_gather_rows.cpp")
     assert [args[:3] for _, args in reader.runtime_args] == [[0x1000, 0x2000, 0x3000]] * 2

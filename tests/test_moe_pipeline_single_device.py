@@ -47,7 +47,7 @@ def test_single_device_pipeline_matches_torch_moe():
             rm(device, weights, emu.bfloat16),
             rm(device, single_device_mapping(num_experts), emu.int32),
         )
-        scattered = ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), counts, tokens)
+        scattered = ttnn_moe.scatter_moe_input(rm(device, x, emu.bfloat16), counts, tokens).output
         scattered = emu.to_layout(scattered, emu.TILE_LAYOUT)
         gate = ttnn_moe.moe_bmm(scattered, tiled(w1), counts)
         up = ttnn_moe.moe_bmm(scattered, tiled(w3), counts)
@@ -113,7 +113,7 @@ def test_single_device_pipeline_mini_config_matches_golden():
             rm(mesh, ids, emu.uint32), rm(mesh, weights, emu.bfloat16), rm(mesh, mapping, emu.int32)
         )
         scattered = emu.to_layout(
-            ttnn_moe.scatter_moe_input(rm(mesh, x, emu.bfloat16), counts, tokens), emu.TILE_LAYOUT
+            ttnn_moe.scatter_moe_input(rm(mesh, x, emu.bfloat16), counts, tokens).output, emu.TILE_LAYOUT
         )  # (E_l, T, H)
         gate = ttnn_moe.moe_bmm(scattered, per_device(0), counts)  # (E_l, T, I)
         up = ttnn_moe.moe_bmm(scattered, per_device(1), counts)  # (E_l, T, I)

@@ -123,7 +123,7 @@ def test_status_records_keep_their_documented_word_order():
         "kMappingErrors",
         "kFirstBadExpert",
     ]
-    assert list(combine.StatusWord.__members__) == ["kBadSlots", "kFirstBadSlot", "kNumSlotsClamped"]
+    assert list(combine.StatusWord.__members__) == ["kBadSlots", "kFirstBadSlot", "kNumSlotsClamped", "kNumSlotsRead"]
     for op in (dispatch, combine):
         assert [int(w) for w in op.StatusWord.__members__.values()] == list(range(len(op.StatusWord.__members__)))
         assert op.STATUS_WORDS == 8
@@ -546,8 +546,8 @@ def test_dispatch_and_combine_match_the_golden(shape, axis, kind, topology, batc
     want = golden.all_to_all_combine_dense(
         reduced, [e.slot_source for e in expected], [e.num_slots for e in expected], shape, axis, batch, seq
     )
-    got32 = device_shards(all_to_all_combine_dense(reduced_mesh, out.handle, output_dtype="float32"))
-    got16 = device_shards(all_to_all_combine_dense(reduced_mesh, out.handle))
+    got32 = device_shards(all_to_all_combine_dense(reduced_mesh, out.handle, output_dtype="float32").output)
+    got16 = device_shards(all_to_all_combine_dense(reduced_mesh, out.handle).output)
     # Every slot row goes back once: the same (token, remote device) pairs as the dispatch.
     assert fabric_bytes_by_type(emu.last_run_counters())["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
     for d in range(len(xs)):
@@ -572,7 +572,7 @@ def test_rows_longer_than_a_fabric_packet_and_a_tile():
     got = device_shards(
         all_to_all_combine_dense(
             from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh), out.handle, output_dtype="float32"
-        )
+        ).output
     )
     want = golden.all_to_all_combine_dense(
         reduced, [e.slot_source for e in expected], [e.num_slots for e in expected], shape, axis, batch, seq
@@ -625,18 +625,18 @@ def test_preallocated_dispatch_and_combine_outputs_are_written_in_place():
         emu.ROW_MAJOR_LAYOUT,
         mesh,
     )
-    want = device_shards(all_to_all_combine_dense(reduced, out.handle))
+    want = device_shards(all_to_all_combine_dense(reduced, out.handle).output)
     combined = from_shards(
         [torch.full((batch, seq, HIDDEN), 5.0).to(torch.bfloat16) for _ in xs], emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh
     )
-    assert all_to_all_combine_dense(reduced, out.handle, output_tensor=combined) is combined
+    assert all_to_all_combine_dense(reduced, out.handle, output_tensor=combined).output is combined
     assert all(torch.equal(a, b) for a, b in zip(device_shards(combined), want))
     wrong = from_shards(
         [torch.zeros(batch, seq + 1, HIDDEN).to(torch.bfloat16) for _ in xs], emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh
     )
     with pytest.raises(
         ValueError,
-        match=r"all_to_all_combine_dense: output_tensors\[0\] is \[2, 4, 64\] bfloat16 "
+        match=r"all_to_all_combine_dense: output_tensor is \[2, 4, 64\] bfloat16 "
         r"ROW_MAJOR, the op writes \[2, 3, 64\] bfloat16 ROW_MAJOR",
     ):
         all_to_all_combine_dense(reduced, out.handle, output_tensor=wrong)
@@ -651,7 +651,7 @@ def test_results_are_bitwise_identical_under_different_fabric_delays():
         mesh._mesh.set_fabric_max_delay(12)
         out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
         reduced = emu.to_layout(out.tokens, emu.ROW_MAJOR_LAYOUT)  # the dispatched rows as partials
-        combined = all_to_all_combine_dense(reduced, out.handle, output_dtype="float32")
+        combined = all_to_all_combine_dense(reduced, out.handle, output_dtype="float32").output
         results.append([*dispatch_shards(out).values(), device_shards(combined)])
     for other in results[1:]:
         for a, b in zip(results[0], other):
@@ -676,7 +676,7 @@ def test_two_links_split_the_payload_and_give_the_same_results():
     assert sum(payload_by_link.values()) == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
     reduced = emu.to_layout(out.tokens, emu.ROW_MAJOR_LAYOUT)
     one, two = (
-        device_shards(all_to_all_combine_dense(reduced, dataclasses.replace(out.handle, num_links=links)))
+        device_shards(all_to_all_combine_dense(reduced, dataclasses.replace(out.handle, num_links=links)).output)
         for links in (1, 2)
     )
     assert all(torch.equal(a, b) for a, b in zip(one, two))
@@ -750,7 +750,7 @@ def test_combine_strict_mode_names_a_bad_slot_and_a_num_slots_over_capacity():
     with pytest.raises(ValueError, match=r"device 2: slot 0 names a source outside the line .*\(1 bad slots\)"):
         all_to_all_combine_dense(reduced, bad_slot)
     over_capacity = uint32_mesh([torch.tensor([capacity + 1], dtype=torch.int32)] * 4)
-    with pytest.raises(ValueError, match="device 0: num_slots exceeds the capacity"):
+    with pytest.raises(ValueError, match=f"device 0: num_slots = {capacity + 1} exceeds the capacity {capacity}"):
         all_to_all_combine_dense(reduced, dataclasses.replace(out.handle, num_slots=over_capacity))
 
 
@@ -820,7 +820,7 @@ def test_dispatch_moe_bmm_local_reduce_combine_equals_the_experts_output():
     combined = device_shards(
         all_to_all_combine_dense(
             from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh), out.handle, output_dtype="float32"
-        )
+        ).output
     )
     owner = owners(rows * cols)
     for d in range(rows * cols):

@@ -313,10 +313,10 @@ def test_compute_kernel_config_fp32_accumulation(devices):
     config = WormholeComputeKernelConfig(
         math_fidelity=MathFidelity.HiFi2, fp32_dest_acc_en=True, math_approx_mode=False, packer_l1_acc=True
     )
-    out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, compute_kernel_config=config)
+    out, status = ttnn_moe.moe_bmm(x_d, w_d, counts_d, compute_kernel_config=config, return_status=True)
     check_padded(out, x, w, counts, PCC_BF16)
     # The config reaches the compute kernel's descriptor.
-    io = [t.to_arg() for t in (x_d, w_d, counts_d, out)]
+    io = [t.to_arg() for t in (x_d, w_d, counts_d, out, status)]
     context = _C.ops.MeshContext(kernels_root=str(ttnn_moe.paths.kernels_dir()), device=emulator_device_limits(2, 3))
     attributes = _C.ops.moe_bmm.Attributes(math_fidelity=MathFidelity.HiFi2, fp32_dest_acc_en=True)
     ((_, program),) = _C.ops.moe_bmm.program(attributes, io, context).mesh_programs

@@ -45,6 +45,14 @@ def _scatter(device, case, **kwargs):
     )
 
 
+def _scatter_into(device, case, output_tensor):
+    return _scatter(device, case, output_tensors=[output_tensor])
+
+
+def _bmm_into(device, case, output_tensor):
+    return _bmm(device, case, output_tensor=output_tensor)
+
+
 def _bmm(device, case, **kwargs):
     return ttnn_moe.moe_bmm(
         _tile(device, case["scattered"]), _tile(device, case["w"]), rm(device, case["counts"], emu.uint32), **kwargs
@@ -71,7 +79,7 @@ def _poison(device, shape, dtype, layout):
 def test_scatter_writes_a_preallocated_output(device, case):
     want = golden.scatter_moe_input(case["x"], case["counts"], case["tokens"])
     out = _poison(device, (NUM_LOCAL, NUM_TOKENS, HIDDEN), emu.bfloat16, emu.ROW_MAJOR_LAYOUT)
-    assert _scatter(device, case, output_tensor=out) is out
+    assert _scatter(device, case, output_tensors=[out]).output is out
     assert_equal_exact(want, emu.to_torch(out), name="scattered into the preallocated output")
 
 
@@ -96,13 +104,13 @@ def test_local_reduce_writes_preallocated_outputs(device, case):
     "run, wrong, message",
     [
         (
-            _scatter,
+            _scatter_into,
             ((NUM_LOCAL, NUM_TOKENS + 1, HIDDEN), emu.bfloat16, emu.ROW_MAJOR_LAYOUT),
-            r"scatter_moe_input: output_tensor is \[4, 41, 64\] bfloat16 ROW_MAJOR, the op writes \[4, 40, 64\] "
+            r"scatter_moe_input: output_tensors\[0\] is \[4, 41, 64\] bfloat16 ROW_MAJOR, the op writes \[4, 40, 64\] "
             r"bfloat16 ROW_MAJOR",
         ),
         (
-            _bmm,
+            _bmm_into,
             ((NUM_LOCAL, NUM_TOKENS, INTER), emu.bfloat16, emu.ROW_MAJOR_LAYOUT),
             r"moe_bmm: output_tensor is \[4, 40, 32\] bfloat16 ROW_MAJOR, the op writes \[4, 40, 32\] bfloat16 TILE",
         ),
@@ -110,12 +118,12 @@ def test_local_reduce_writes_preallocated_outputs(device, case):
 )
 def test_mismatched_preallocated_output_is_refused(device, case, run, wrong, message):
     with pytest.raises(ValueError, match=message):
-        run(device, case, output_tensor=_poison(device, *wrong))
+        run(device, case, _poison(device, *wrong))
 
 
 def test_too_many_preallocated_outputs_are_refused(device, case):
-    with pytest.raises(ValueError, match="output_tensors has 3 entries, the op has 2 outputs"):
-        _reduce(device, case, output_tensors=[None, None, None])
+    with pytest.raises(ValueError, match="output_tensors has 4 entries, the op has 3 outputs"):
+        _reduce(device, case, output_tensors=[None, None, None, None])
 
 
 def test_preallocated_output_on_another_device_is_refused(device, case):
@@ -124,10 +132,10 @@ def test_preallocated_output_on_another_device_is_refused(device, case):
         elsewhere = _poison(other, (NUM_LOCAL, NUM_TOKENS, HIDDEN), emu.bfloat16, emu.ROW_MAJOR_LAYOUT)
         with pytest.raises(
             ValueError,
-            match=r"scatter_moe_input: output_tensor must be a tensor on the inputs' "
+            match=r"scatter_moe_input: output_tensors\[0\] must be a tensor on the inputs' "
             r"device \(emulator\)",
         ):
-            _scatter(device, case, output_tensor=elsewhere)
+            _scatter_into(device, case, elsewhere)
     finally:
         emu.close_device(other)
 

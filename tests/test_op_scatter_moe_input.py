@@ -10,6 +10,7 @@ import ttnn_moe
 from ttnn_moe import emu, golden
 
 device = emu_device_per_grid_fixture([(1, 1), (2, 3), (8, 8)])
+NONE = ttnn_moe._C.ops.scatter_moe_input.NONE
 
 
 def _tables(ids, num_experts):
@@ -33,7 +34,8 @@ def test_rows_exact(device, shape, kind):
     got = ttnn_moe.scatter_moe_input(
         rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32), rm(device, tokens, emu.uint32)
     )
-    assert_equal_exact(golden.scatter_moe_input(x, counts, tokens), emu.to_torch(got), name="scattered")
+    assert_equal_exact(golden.scatter_moe_input(x, counts, tokens), emu.to_torch(got.output), name="scattered")
+    assert emu.to_torch(got.scatter_status).reshape(-1).tolist() == [0, NONE, NONE, NONE, 0, NONE, NONE]
 
 
 def test_padding_rows_are_zero_even_over_garbage(device):
@@ -44,7 +46,7 @@ def test_padding_rows_are_zero_even_over_garbage(device):
     got = emu.to_torch(
         ttnn_moe.scatter_moe_input(
             rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32), rm(device, tokens, emu.uint32)
-        )
+        ).output
     )
     assert torch.equal(got[0, 0], x[3]) and torch.equal(got[0, 1], x[1])
     assert not got[0, 2:].any() and not got[1].any()
@@ -82,7 +84,7 @@ def test_deterministic_and_cached(device):
         before = ttnn_moe._C.ops.scatter_moe_input.program_cache_info()
         out = ttnn_moe.scatter_moe_input(
             rm(device, x, emu.bfloat16), rm(device, counts, emu.uint32), rm(device, tokens, emu.uint32)
-        )
+        ).output
         runs.append((emu.to_torch(out), ttnn_moe._C.ops.scatter_moe_input.program_cache_info(), before))
     assert torch.equal(runs[0][0], runs[1][0])
     assert runs[1][1]["hits"] == runs[1][2]["hits"] + 1 and runs[1][1]["misses"] == runs[1][2]["misses"]

@@ -80,6 +80,8 @@ class TtMoE:
         self.weights: TtMoEWeights = weights
         self.last_dispatch_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see dispatch
         self.last_reduce_row_overflow: Optional[ttnn.Tensor] = None  # (cap, 1) uint32 per device, see 5a
+        self.last_reduce_status: Optional[ttnn.Tensor] = None  # (1, 12) uint32 per device, see 5a
+        self.last_combine_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see 5b
 
     def forward(self, x: ttnn.Tensor, observer: Optional[StageObserver] = None) -> ttnn.Tensor:
         """x per device (B, H/C) bfloat16 TILE -> per device (B, H/C) bfloat16 TILE.
@@ -159,7 +161,7 @@ class TtMoE:
         #     A slot receives at most K rows (one per top-k choice): bounding the per-core
         #     assignment lists by K keeps them in L1 at prefill capacities.
         expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)  # (cap, H) RM
-        reduced, self.last_reduce_row_overflow = ttnn_moe.local_reduce_moe_output(
+        reduced, self.last_reduce_row_overflow, self.last_reduce_status = ttnn_moe.local_reduce_moe_output(
             expert_rows,
             dispatched.token_idx_map,
             dispatched.routed_token_weights,
@@ -168,13 +170,15 @@ class TtMoE:
             expert_offsets=offsets,
             max_assignments_per_row=config.num_experts_per_tok,
             strict=False,
-        )  # (cap, H) RM, (cap, 1)
+        )  # (cap, H) RM, (cap, 1), (1, 12)
         ttnn.deallocate(expert_rows)
         notify("local_reduce", reduced)
 
         # 5b. Combine up the column [kernel]: slot rows return to their source devices, which sum
         #     them in ascending source order: column c's experts' share of every token.
-        combined = ttnn_moe.all_to_all_combine_dense(reduced, dispatched.handle, strict=False)  # (1, B, H) RM
+        combined, self.last_combine_status = ttnn_moe.all_to_all_combine_dense(
+            reduced, dispatched.handle, strict=False
+        )  # (1, B, H) RM, (1, 8)
         notify("combine", combined)
 
         # 6. Shared expert, tensor parallel [ttnn ops]: column c computes its Is/C slice of

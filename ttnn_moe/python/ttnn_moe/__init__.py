@@ -17,11 +17,13 @@ from ttnn_moe._attach import attach
 from ttnn_moe._C import program  # noqa: F401
 from ttnn_moe.ops import OPS as _OPS
 from ttnn_moe.ops import (
+    CombineOutput,
     DispatchDenseOutput,
     DispatchHandle,
     GateOutput,
     LocalReduceOutput,
     RoutingTensors,
+    ScatterOutput,
     all_to_all_combine_dense_partials,
     expert_mapping,
 )
@@ -37,11 +39,13 @@ __all__ = [
     "profile",
     "program",
     *_OPS,
+    "CombineOutput",
     "DispatchDenseOutput",
     "DispatchHandle",
     "GateOutput",
     "LocalReduceOutput",
     "RoutingTensors",
+    "ScatterOutput",
     "all_to_all_combine_dense_partials",
     "expert_mapping",
 ]

@@ -18,7 +18,8 @@ uint32 (scratch), combine_status (1, STATUS_WORDS) uint32 indexed by StatusWord.
     py::enum_<shared::StatusWord>(m, "StatusWord", py::arithmetic(), "Words of the combine_status record.")
         .value("kBadSlots", shared::kBadSlots)
         .value("kFirstBadSlot", shared::kFirstBadSlot)
-        .value("kNumSlotsClamped", shared::kNumSlotsClamped);
+        .value("kNumSlotsClamped", shared::kNumSlotsClamped)
+        .value("kNumSlotsRead", shared::kNumSlotsRead);
     m.attr("STATUS_WORDS") = shared::kStatusWords;
     py::class_<Attributes>(m, "Attributes")
         .def(py::init([](uint32_t cluster_axis, uint32_t batch, uint32_t seq, program::DataFormat output_dtype,

@@ -12,6 +12,7 @@ enum StatusWord : uint32_t {
     kBadSlots = 0,         // used slots whose (position, token) is outside [0, D) x [0, B*S)
     kFirstBadSlot = 1,     // kNone while there is none
     kNumSlotsClamped = 2,  // 1 when num_slots exceeded capacity (then capacity slots were used)
+    kNumSlotsRead = 3,     // the num_slots read, when it was clamped
 };
 inline constexpr uint32_t kStatusWords = 8;
 // "No value" in a status word.

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "ops/common/tensor_checks.hpp"
+#include "ops/local_reduce_moe_output/local_reduce_moe_output_shared.hpp"
 
 namespace ttnn_moe::ops::local_reduce {
 
@@ -53,7 +54,8 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
 std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     const auto s = validate(inputs, attrs);
     return {row_major_spec({attrs.num_out_rows, s.hidden}, DataFormat::Float16_b),
-            row_major_spec({attrs.num_out_rows, 1}, DataFormat::UInt32)};
+            row_major_spec({attrs.num_out_rows, 1}, DataFormat::UInt32),
+            row_major_spec({1, local_reduce_moe_output_shared::kStatusWords}, DataFormat::UInt32)};
 }
 
 }  // namespace ttnn_moe::ops::local_reduce

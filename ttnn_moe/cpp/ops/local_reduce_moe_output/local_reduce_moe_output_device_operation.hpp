@@ -6,7 +6,8 @@
 // grouped: y (M, H), token_idx_map (M,), routed_token_weights (M,), num_routed_tokens (E_l, 1),
 //          expert_offsets (E_l, 1) uint32 (multiples of 32)
 // outputs: (num_out_rows, H) bf16 RM; row_overflow (num_out_rows, 1) uint32 RM = assignments of each
-//          row dropped for exceeding max_assignments_per_row (all 0 when every row fits)
+//          row dropped for exceeding max_assignments_per_row (all 0 when every row fits);
+//          reduce_status (1, kStatusWords) uint32 RM (local_reduce_moe_output_shared::StatusWord)
 #pragma once
 
 #include <cstdint>
@@ -41,7 +42,7 @@ struct Shapes {
 
 Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
 std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
-// io = the 4 (padded) or 5 (grouped) inputs, then the output and row_overflow.
+// io = the 4 (padded) or 5 (grouped) inputs, then the output, row_overflow and reduce_status.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
                              const program::DeviceLimits& limits, const Attributes& attrs);
 

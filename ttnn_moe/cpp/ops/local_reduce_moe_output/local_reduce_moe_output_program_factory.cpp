@@ -7,6 +7,8 @@
 // Work per core is linear in the number of assignments plus its rows.
 // Compute: prod = y * w (bcast scalar), acc = acc + prod in fp32 CBs, last sum packed to bf16.
 // Writer: writes each finished chunk to the output row.
+// The first core's reader also writes reduce_status: map entries naming no output row,
+// counts past their block, overlapping grouped blocks.
 #include <algorithm>
 
 #include "ops/common/tensor_checks.hpp"
@@ -35,6 +37,7 @@ enum Cb : uint8_t {
     kCbSorted,
     kCbRowIndex,
     kCbStatusStage,
+    kCbStatus,
 };
 
 CBDescriptor cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uint32_t page, uint32_t pages) {
@@ -44,13 +47,14 @@ CBDescriptor cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uin
 
 CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
                              const program::DeviceLimits& limits, const Attributes& attrs) {
-    const size_t num_inputs = io.size() - 2;
+    const size_t num_inputs = io.size() - 3;
     const auto s = validate({io.begin(), io.begin() + num_inputs}, attrs);
     const uint32_t out_index = static_cast<uint32_t>(num_inputs);
     const uint32_t overflow_index = out_index + 1;
+    const uint32_t status_index = out_index + 2;
     // io tensor of each reader tensor; padded mode has no offsets tensor: its slot describes
     // num_routed_tokens and is never read.
-    const uint32_t reader_io[kNumReaderTensors] = {0, 1, 2, 3, s.grouped ? 4u : 3u, overflow_index};
+    const uint32_t reader_io[kNumReaderTensors] = {0, 1, 2, 3, s.grouped ? 4u : 3u, overflow_index, status_index};
     const uint32_t num_cores = std::min(attrs.num_out_rows, limits.grid.x * limits.grid.y);
     const uint32_t max_rows_per_core = (attrs.num_out_rows + num_cores - 1) / num_cores;
     const auto selection = first_cores(limits.grid, num_cores);
@@ -82,6 +86,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         cb(cores, kCbRowIndex, DataFormat::UInt32, round_up((max_rows_per_core + 1) * 4, limits.dram_alignment),
            kRowIndexPages),
         cb(cores, kCbStatusStage, DataFormat::UInt32, limits.dram_alignment, 1),
+        cb(cores, kCbStatus, DataFormat::UInt32, round_up(kStatusWords * 4, limits.dram_alignment), 1),
     };
     uint32_t l1_bytes = 0;
     for (const auto& c : program.cbs) l1_bytes += c.total_size;
@@ -112,6 +117,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         {named_arg::kCbSorted, kCbSorted},
         {named_arg::kCbRowIndex, kCbRowIndex},
         {named_arg::kCbStatusStage, kCbStatusStage},
+        {named_arg::kCbStatus, kCbStatus},
     };
     reader.config = ReaderConfigDescriptor{};
 
@@ -156,6 +162,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         reader_args[reader_arg::kRowEnd] = end;
         reader_args[reader_arg::kListCapacity] = list_capacity;
         reader_args[reader_arg::kRowBound] = row_bound;
+        reader_args[reader_arg::kNumOutRows] = attrs.num_out_rows;
+        reader_args[reader_arg::kReportsStatus] = c == 0 ? 1u : 0u;
         reader.runtime_args.emplace_back(selection.cores[c], std::move(reader_args));
 
         std::vector<uint32_t> compute_args(compute_arg::kCount);

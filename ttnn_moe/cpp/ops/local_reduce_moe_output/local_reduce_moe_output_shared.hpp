@@ -8,6 +8,12 @@
 
 namespace ttnn_moe::local_reduce_moe_output_shared {
 
+inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no such entry / expert" in the status record
+
+// Grouped expert_offsets are multiples of it: a block's map entries and weights then start at
+// a DRAM-aligned address.
+inline constexpr uint32_t kOffsetAlignment = 32;
+
 // Elements of a row chunk the compute kernel handles as one element-wise tile.
 inline constexpr uint32_t kChunkElements = 1024;
 
@@ -21,6 +27,7 @@ enum ReaderTensor : uint32_t {
     kCounts,
     kOffsets,
     kRowOverflow,
+    kStatus,
     kNumReaderTensors,
 };
 
@@ -33,8 +40,10 @@ enum : uint32_t {
     kHidden,                       // H
     kRowBegin,                     // this core's output rows [row_begin, row_end)
     kRowEnd,
-    kListCapacity,  // entries the L1 assignment lists hold
-    kRowBound,      // assignments one output row may keep
+    kListCapacity,   // entries the L1 assignment lists hold
+    kRowBound,       // assignments one output row may keep
+    kNumOutRows,     // rows of the output: map entries at or past it name no row
+    kReportsStatus,  // 1 on the core that writes reduce_status
     kCount,
 };
 }  // namespace reader_arg
@@ -75,7 +84,25 @@ inline constexpr const char* kCbEntries = "cb_entries";               // kept as
 inline constexpr const char* kCbSorted = "cb_sorted";                 // the same, grouped by output row
 inline constexpr const char* kCbRowIndex = "cb_row_index";            // kRowIndexPages of per-row words
 inline constexpr const char* kCbStatusStage = "cb_status_stage";      // one word staged per row_overflow write
+inline constexpr const char* kCbStatus = "cb_status";                 // the reduce_status record
 }  // namespace named_arg
+
+// Words of the (1, kStatusWords) uint32 reduce_status record.
+enum StatusWord : uint32_t {
+    kBadRows,         // valid entries whose token_idx_map row is >= num_out_rows: not summed
+    kFirstBadExpert,  // first such entry: its expert, its index in the map page, its row; kNone if none
+    kFirstBadIndex,
+    kFirstBadRow,
+    kClampedCounts,       // experts whose count exceeds the map entries of their block: the rest are not read
+    kFirstClampedExpert,  // first such expert and its count, kNone if none
+    kFirstClampedCount,
+    kOverlappingBlocks,   // grouped: experts whose block overlaps a lower expert's (rows summed twice)
+    kFirstOverlapExpert,  // first such expert, kNone if none
+    kMisalignedOffsets,   // grouped: experts with tokens whose offset is not a multiple of kOffsetAlignment: not read
+    kFirstMisalignedExpert,  // first such expert and its offset, kNone if none
+    kFirstMisalignedOffset,
+    kStatusWords,
+};
 
 // L1 layouts of the reader's scratch.
 inline constexpr uint32_t kEntryWords = 3;        // scan entry: row - row_begin, y page, weight bits

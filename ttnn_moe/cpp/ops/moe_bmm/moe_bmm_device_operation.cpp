@@ -187,13 +187,14 @@ TensorArg tile_output_arg(const OutputSpec& spec) {
 }  // namespace
 
 std::vector<TensorArg> Operation::output_specs(const Attributes& attributes, const std::vector<TensorArg>& inputs) {
-    return {tile_output_arg(output_spec(attributes, inputs_from(inputs, inputs.size())))};
+    return {tile_output_arg(output_spec(attributes, inputs_from(inputs, inputs.size()))),
+            row_major_spec({1, moe_bmm_shared::kStatusWords}, DataFormat::UInt32)};
 }
 
 CachedProgram Operation::create_program(const Attributes& attributes, const std::vector<TensorArg>& io,
                                         const MeshContext&, program::MeshCoordinate) {
-    if (io.size() < 4) fail("io tensors are the inputs then the output, got " + std::to_string(io.size()));
-    return moe_bmm::create_program(attributes, inputs_from(io, io.size() - 1), io.back());
+    if (io.size() < 5) fail("io tensors are the inputs then the 2 outputs, got " + std::to_string(io.size()));
+    return moe_bmm::create_program(attributes, inputs_from(io, io.size() - 2), io[io.size() - 2], io.back());
 }
 
 }  // namespace ttnn_moe::ops::moe_bmm

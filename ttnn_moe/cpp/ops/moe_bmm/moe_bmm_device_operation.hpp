@@ -82,9 +82,11 @@ OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs);
 // Bytes of L1 each core needs for the op's circular buffers.
 uint32_t l1_bytes_per_core(const Dims& dims, program::DataFormat weight_format);
 
-// The program for `output` (allocated from output_spec), built on a miss of the
-// op's program cache; io tensor order: x, w, num_routed_tokens, [expert_offsets,] output.
-CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const program::TensorArg& output);
+// The program for `output` (allocated from output_spec) and the (1, kStatusWords) bmm_status
+// record, built on a miss of the op's program cache; io tensor order: x, w, num_routed_tokens,
+// [expert_offsets,] output, bmm_status.
+CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const program::TensorArg& output,
+                             const program::TensorArg& status);
 
 // The device operation (device_operation.hpp): one program everywhere; inputs are
 // [x, w, num_routed_tokens] (padded) or [x, w, num_routed_tokens, expert_offsets] (grouped).

@@ -20,6 +20,7 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
         {kCbRoutingReader, DataFormat::UInt32, kRoutingSlotBytes, routing_slots},
         {kCbRoutingWriter, DataFormat::UInt32, kRoutingSlotBytes, routing_slots},
         {kCbZero, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 1},
+        {kCbStatus, DataFormat::UInt32, ttnn_moe::moe_bmm_shared::kStatusWords * 4, 1},
         {kCbOut, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2},
     };
 }

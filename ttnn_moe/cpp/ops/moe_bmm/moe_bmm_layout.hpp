@@ -17,6 +17,7 @@ constexpr uint8_t kCbWork = 2;           // reader -> compute: tile count, then 
 constexpr uint8_t kCbRoutingReader = 3;  // reader's copy of counts and offsets
 constexpr uint8_t kCbRoutingWriter = 4;  // writer's copy of counts and offsets
 constexpr uint8_t kCbZero = 5;           // writer's zero tile (padded mode)
+constexpr uint8_t kCbStatus = 6;         // writer's status record (core 0)
 constexpr uint8_t kCbOut = 16;           // output tiles, bf16
 
 // One routing entry per slot; a slot is as wide as the strictest DRAM read alignment

@@ -60,14 +60,16 @@ std::string kernel_path(const Attributes& attributes, const char* relative) {
 
 }  // namespace
 
-CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const TensorArg& output) {
+CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const TensorArg& output,
+                             const TensorArg& status) {
     const Dims dims = validate(attributes, inputs);
     const CoreRangeSet cores{{{{0, 0}, {attributes.grid.x - 1, attributes.grid.y - 1}}}};
 
-    // io tensor order of the launch: x, w, num_routed_tokens, [expert_offsets,] output.
+    // io tensor order of the launch: x, w, num_routed_tokens, [expert_offsets,] output, bmm_status.
     const uint32_t x_index = 0, w_index = 1, counts_index = 2;
     const uint32_t offsets_index = 3;
     const uint32_t output_index = dims.grouped ? 4 : 3;
+    const uint32_t status_index = output_index + 1;
 
     CachedProgram cached;
     auto& program = cached.program;
@@ -95,8 +97,11 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     writer.core_ranges = cores;
     program::append_tensor_accessor_args(inputs.num_routed_tokens, writer.compile_time_args);
     program::append_tensor_accessor_args(output, writer.compile_time_args);
-    writer.named_compile_time_args = {
-        {named_arg::kCbOut, kCbOut}, {named_arg::kCbZero, kCbZero}, {named_arg::kCbRouting, kCbRoutingWriter}};
+    program::append_tensor_accessor_args(status, writer.compile_time_args);
+    writer.named_compile_time_args = {{named_arg::kCbOut, kCbOut},
+                                      {named_arg::kCbZero, kCbZero},
+                                      {named_arg::kCbRouting, kCbRoutingWriter},
+                                      {named_arg::kCbStatus, kCbStatus}};
     writer.common_runtime_args = common_args(dims, writer_common_arg::kCount);
     writer.runtime_args = core_index_args(cores);
     writer.config = program::WriterConfigDescriptor{};
@@ -125,6 +130,7 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
         common_slot(reader_kernel, reader_common_arg::kCountsAddr, counts_index),
         common_slot(writer_kernel, writer_common_arg::kOutAddr, output_index),
         common_slot(writer_kernel, writer_common_arg::kCountsAddr, counts_index),
+        common_slot(writer_kernel, writer_common_arg::kStatusAddr, status_index),
     };
     if (dims.grouped) {
         cached.address_slots.push_back(common_slot(reader_kernel, reader_common_arg::kOffsetsAddr, offsets_index));

@@ -15,7 +15,8 @@ void bind(py::module_& ops) {
 inputs: padded [x (E_l, T, Kd) TILE bfloat16, w (E_l, Kd, N) TILE bfloat16|bfloat8_b|bfloat4_b,
 num_routed_tokens (E_l, 1) ROW_MAJOR uint32] or grouped [x (M, Kd), w, num_routed_tokens,
 expert_offsets (E_l, 1) ROW_MAJOR uint32];
-output: padded (E_l, T, N), grouped (M, N), TILE bfloat16.)doc");
+outputs: padded (E_l, T, N), grouped (M, N), TILE bfloat16; bmm_status (1, STATUS_WORDS) ROW_MAJOR uint32
+indexed by StatusWord.)doc");
     py::class_<Attributes>(m, "Attributes")
         .def(py::init([](program::MathFidelity math_fidelity, bool fp32_dest_acc_en, bool math_approx_mode) {
                  Attributes attributes;
@@ -26,6 +27,18 @@ output: padded (E_l, T, N), grouped (M, N), TILE bfloat16.)doc");
              py::arg("fp32_dest_acc_en") = false, py::arg("math_approx_mode") = false);
     bind_device_operation<Operation>(m);
     m.attr("TILE_ROWS") = ttnn_moe::moe_bmm_shared::kTileRows;
+    namespace shared = ttnn_moe::moe_bmm_shared;
+    py::enum_<shared::StatusWord>(m, "StatusWord", py::arithmetic(), "Words of the bmm_status record.")
+        .value("kClampedCounts", shared::kClampedCounts)
+        .value("kFirstClampedExpert", shared::kFirstClampedExpert)
+        .value("kFirstClampedCount", shared::kFirstClampedCount)
+        .value("kMisalignedOffsets", shared::kMisalignedOffsets)
+        .value("kFirstMisalignedExpert", shared::kFirstMisalignedExpert)
+        .value("kFirstMisalignedOffset", shared::kFirstMisalignedOffset)
+        .value("kOverlappingBlocks", shared::kOverlappingBlocks)
+        .value("kFirstOverlapExpert", shared::kFirstOverlapExpert);
+    m.attr("STATUS_WORDS") = static_cast<uint32_t>(shared::kStatusWords);
+    m.attr("NONE") = shared::kNone;
 }
 
 const OpBindingRegistration registration(&bind);

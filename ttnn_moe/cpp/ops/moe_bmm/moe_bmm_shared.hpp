@@ -59,7 +59,7 @@ enum : uint32_t { kXAddr = common_arg::kCount, kWAddr, kCountsAddr, kOffsetsAddr
 
 // The writer's addresses, after the shape. expert_offsets is 0 in padded mode.
 namespace writer_common_arg {
-enum : uint32_t { kOutAddr = common_arg::kCount, kCountsAddr, kOffsetsAddr, kCount };
+enum : uint32_t { kOutAddr = common_arg::kCount, kCountsAddr, kOffsetsAddr, kStatusAddr, kCount };
 }  // namespace writer_common_arg
 
 // Per-core runtime args of the reader and the writer: cores in row-major order.
@@ -73,7 +73,7 @@ namespace reader_tensor {
 enum : uint32_t { kX, kW, kRouting, kCount };
 }  // namespace reader_tensor
 namespace writer_tensor {
-enum : uint32_t { kRouting, kOut, kCount };
+enum : uint32_t { kRouting, kOut, kStatus, kCount };
 }  // namespace writer_tensor
 
 // Names of the named compile-time args (CBs).
@@ -83,7 +83,25 @@ inline constexpr const char* kCbW = "cb_w";        // w tiles: a resident column
 inline constexpr const char* kCbWork = "cb_work";  // reader -> compute: tile count, then per run: row tiles, x block
 inline constexpr const char* kCbRouting = "cb_routing";  // a dataflow kernel's copy of counts and offsets
 inline constexpr const char* kCbZero = "cb_zero";        // writer's zero tile (padded mode)
+inline constexpr const char* kCbStatus = "cb_status";    // writer's status record (core 0)
 inline constexpr const char* kCbOut = "cb_out";          // output tiles
 }  // namespace named_arg
+
+inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no such expert" in the status record
+
+// Words of the (1, kStatusWords) uint32 bmm_status record, written by core 0's writer: what the
+// kernels could not compute as given.
+enum StatusWord : uint32_t {
+    kClampedCounts,       // experts whose count exceeds the rows of their block: only those rows are computed
+    kFirstClampedExpert,  // first such expert and its count, kNone if none
+    kFirstClampedCount,
+    kMisalignedOffsets,      // grouped: experts with tokens whose offset is not a multiple of kTileRows
+                             // (computed from the row tile it falls in)
+    kFirstMisalignedExpert,  // first such expert and its offset, kNone if none
+    kFirstMisalignedOffset,
+    kOverlappingBlocks,   // grouped: experts whose rows overlap a lower expert's (both write them)
+    kFirstOverlapExpert,  // first such expert, kNone if none
+    kStatusWords,
+};
 
 }  // namespace ttnn_moe::moe_bmm_shared

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "ops/common/tensor_checks.hpp"
+#include "ops/scatter_moe_input/scatter_moe_input_shared.hpp"
 
 namespace ttnn_moe::ops::scatter_input {
 
@@ -30,7 +31,8 @@ Shapes validate(const std::vector<TensorArg>& inputs) {
 
 std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs) {
     const auto s = validate(inputs);
-    return {row_major_spec({s.num_local, s.num_tokens, s.hidden}, DataFormat::Float16_b)};
+    return {row_major_spec({s.num_local, s.num_tokens, s.hidden}, DataFormat::Float16_b),
+            row_major_spec({1, scatter_moe_input_shared::kStatusWords}, DataFormat::UInt32)};
 }
 
 }  // namespace ttnn_moe::ops::scatter_input

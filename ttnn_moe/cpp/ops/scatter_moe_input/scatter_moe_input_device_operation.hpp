@@ -1,5 +1,6 @@
 // scatter_moe_input: x (T, H) bf16 RM, num_routed_tokens (E_l, 1) uint32 RM, routed_tokens (E_l, T) uint32 RM
-//   -> (E_l, T, H) bf16 RM with out[l, i] = x[routed_tokens[l, i]] for i < count_l, zero rows after.
+//   -> (E_l, T, H) bf16 RM with out[l, i] = x[routed_tokens[l, i]] for i < count_l, zero rows after,
+//      and scatter_status (1, kStatusWords) uint32 RM (scatter_moe_input_shared::StatusWord).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ struct Shapes {
 
 Shapes validate(const std::vector<program::TensorArg>& inputs);
 std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs);
-// io = x, num_routed_tokens, routed_tokens, output.
+// io = x, num_routed_tokens, routed_tokens, output, scatter_status.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
                              const program::DeviceLimits& limits);
 

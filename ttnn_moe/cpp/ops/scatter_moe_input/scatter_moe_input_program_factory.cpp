@@ -1,6 +1,7 @@
 // Program: the E_l * T output rows split contiguously over the cores. The reader
 // reads the counts and, per expert it touches, the routed_tokens row; it gathers
-// x rows (or zero-fills padding rows) into a CB; the writer streams them out.
+// x rows (or zero-fills padding rows) into a CB; the writer streams them out. The
+// first core's reader also checks every entry and writes scatter_status.
 #include <algorithm>
 
 #include "ops/common/tensor_checks.hpp"
@@ -13,10 +14,13 @@ using namespace program;
 using namespace ttnn_moe::scatter_moe_input_shared;
 
 namespace {
-// io tensors: the reader's (ReaderTensor order), then the output.
-constexpr uint32_t kOut = kNumReaderTensors;
+// io tensors: x, num_routed_tokens, routed_tokens, the output, scatter_status.
+constexpr uint32_t kOut = 3;
+constexpr uint32_t kStatusIo = 4;
+// io index of each reader tensor (ReaderTensor order).
+constexpr uint32_t kReaderIo[kNumReaderTensors] = {0, 1, 2, kStatusIo};
 // CB ids (named compile-time args of the kernels).
-enum Cb : uint8_t { kCbRows, kCbCounts, kCbTokenRow };
+enum Cb : uint8_t { kCbRows, kCbCounts, kCbTokenRow, kCbStatus };
 constexpr uint32_t kRowsInFlight = 2;  // double-buffered rows between reader and writer
 }  // namespace
 
@@ -30,6 +34,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const uint32_t row_bytes = s.hidden * 2;
     const uint32_t row_page = round_up(row_bytes, limits.dram_alignment);
     const uint32_t token_row_page = round_up(s.num_tokens * 4, limits.dram_alignment);
+    const uint32_t status_page = round_up(kStatusWords * 4, limits.dram_alignment);
 
     ProgramDescriptor program;
     program.cbs = {
@@ -39,8 +44,10 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                      cores,
                      {CBFormatDescriptor{kCbCounts, DataFormat::UInt32, limits.dram_alignment, {}}}},
         CBDescriptor{token_row_page, cores, {CBFormatDescriptor{kCbTokenRow, DataFormat::UInt32, token_row_page, {}}}},
+        CBDescriptor{status_page, cores, {CBFormatDescriptor{kCbStatus, DataFormat::UInt32, status_page, {}}}},
     };
-    check_l1_budget(kOpName, row_page * kRowsInFlight + limits.dram_alignment * s.num_local + token_row_page,
+    check_l1_budget(kOpName,
+                    row_page * kRowsInFlight + limits.dram_alignment * s.num_local + token_row_page + status_page,
                     "H=" + std::to_string(s.hidden) + ", T=" + std::to_string(s.num_tokens) +
                         ", E_l=" + std::to_string(s.num_local));
 
@@ -48,10 +55,12 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     reader.kernel_source = kernels_root + "/scatter_moe_input/dataflow/reader_gather_rows.cpp";
     reader.core_ranges = cores;
     for (uint32_t t = 0; t < kNumReaderTensors; ++t) {
-        append_runtime_page_size_accessor_args(io[t], reader.compile_time_args);
+        append_runtime_page_size_accessor_args(io[kReaderIo[t]], reader.compile_time_args);
     }
-    reader.named_compile_time_args = {
-        {named_arg::kCbRows, kCbRows}, {named_arg::kCbCounts, kCbCounts}, {named_arg::kCbTokenRow, kCbTokenRow}};
+    reader.named_compile_time_args = {{named_arg::kCbRows, kCbRows},
+                                      {named_arg::kCbCounts, kCbCounts},
+                                      {named_arg::kCbTokenRow, kCbTokenRow},
+                                      {named_arg::kCbStatus, kCbStatus}};
     reader.config = ReaderConfigDescriptor{};
 
     KernelDescriptor writer;
@@ -67,14 +76,15 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         const uint32_t end = split_begin(total_rows, num_cores, c + 1);
         std::vector<uint32_t> reader_args(reader_arg::kCount);
         for (uint32_t t = 0; t < kNumReaderTensors; ++t) {
-            cached.address_slots.push_back({0, c, t, t});
-            reader_args[t] = io[t].address;
+            cached.address_slots.push_back({0, c, t, kReaderIo[t]});
+            reader_args[t] = io[kReaderIo[t]].address;
         }
         reader_args[reader_arg::kNumTokens] = s.num_tokens;
         reader_args[reader_arg::kRowBytes] = row_bytes;
         reader_args[reader_arg::kNumLocal] = s.num_local;
         reader_args[reader_arg::kRowBegin] = begin;
         reader_args[reader_arg::kRowEnd] = end;
+        reader_args[reader_arg::kReportsStatus] = c == 0 ? 1 : 0;
         reader.runtime_args.emplace_back(selection.cores[c], std::move(reader_args));
 
         std::vector<uint32_t> writer_args(writer_arg::kCount);

@@ -7,9 +7,11 @@
 
 namespace ttnn_moe::scatter_moe_input_shared {
 
+inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no such entry / expert" in the status record
+
 // The reader's tensors: order of its accessors' compile-time args and of its address
-// runtime args.
-enum ReaderTensor : uint32_t { kX, kCounts, kRoutedTokens, kNumReaderTensors };
+// runtime args (the reporting core writes scatter_status).
+enum ReaderTensor : uint32_t { kX, kCounts, kRoutedTokens, kStatus, kNumReaderTensors };
 
 // Runtime args of the reader: the addresses of its tensors (ReaderTensor order), then these.
 namespace reader_arg {
@@ -19,6 +21,7 @@ enum : uint32_t {
     kNumLocal,                       // E_l
     kRowBegin,                       // this core's output rows [row_begin, row_end) of E_l * T
     kRowEnd,
+    kReportsStatus,  // 1 on the core that checks every entry and writes scatter_status
     kCount,
 };
 }  // namespace reader_arg
@@ -39,6 +42,19 @@ namespace named_arg {
 inline constexpr const char* kCbRows = "cb_rows";           // gathered rows, reader -> writer
 inline constexpr const char* kCbCounts = "cb_counts";       // reader scratch: count of each expert
 inline constexpr const char* kCbTokenRow = "cb_token_row";  // reader scratch: one routed_tokens row
+inline constexpr const char* kCbStatus = "cb_status";       // reader scratch: the status record
 }  // namespace named_arg
+
+// Words of the (1, kStatusWords) uint32 scatter_status record.
+enum StatusWord : uint32_t {
+    kBadTokens,       // entries i < count_l whose token index is outside [0, T): zero rows
+    kFirstBadExpert,  // first such (l, i) in (l, i) order and its token index, kNone if none
+    kFirstBadIndex,
+    kFirstBadToken,
+    kClampedCounts,       // experts whose count exceeds T: only their T rows are gathered
+    kFirstClampedExpert,  // first such expert and its count, kNone if none
+    kFirstClampedCount,
+    kStatusWords,
+};
 
 }  // namespace ttnn_moe::scatter_moe_input_shared

@@ -129,8 +129,9 @@ uint32_t read_num_slots(const Args& a, const Scratch& s, uint32_t* status) {
     noc_async_read_barrier();
     uint32_t num_slots = s.stage_words()[0];
     if (num_slots > a.capacity) {
-        num_slots = a.capacity;
         status[kNumSlotsClamped] = 1;
+        status[kNumSlotsRead] = num_slots;
+        num_slots = a.capacity;
     }
     return num_slots;
 }

@@ -12,10 +12,15 @@
 // pair per assignment; a row without assignments gets one zero pair, so the compute
 // kernel always sums >= 1 product. Per row, cb_row_length carries that pair count.
 //
-// The tensor order, the runtime args and the named compile-time args are listed in
-// cpp/ops/local_reduce_moe_output/local_reduce_moe_output_shared.hpp; the compile-time
-// args are the 6 interleaved accessors (IsDram|RuntimePageSize) in ReaderTensor order.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12,cb_status_stage:13 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32,13:uint32
+// The core with reports_status also writes reduce_status: valid entries whose row is past
+// num_out_rows (summed nowhere), counts past the entries of their block (the rest unread),
+// grouped blocks overlapping a lower expert's (their rows would be summed twice) and grouped
+// offsets that are not multiples of kOffsetAlignment (those blocks are not read).
+//
+// The tensor order, the runtime args, the named compile-time args and the status words are
+// listed in cpp/ops/local_reduce_moe_output/local_reduce_moe_output_shared.hpp; the compile-time
+// args are the 7 interleaved accessors (IsDram|RuntimePageSize) in ReaderTensor order.
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12,cb_status_stage:13,cb_status:14 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32,13:uint32,14:uint32
 #include <cstdint>
 #include <tuple>
 
@@ -39,12 +44,14 @@ constexpr uint32_t cb_entries = get_named_compile_time_arg_val(named_arg::kCbEnt
 constexpr uint32_t cb_sorted = get_named_compile_time_arg_val(named_arg::kCbSorted);
 constexpr uint32_t cb_row_index = get_named_compile_time_arg_val(named_arg::kCbRowIndex);
 constexpr uint32_t cb_status_stage = get_named_compile_time_arg_val(named_arg::kCbStatusStage);
+constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumReaderTensors, 0>();
 
 struct Args {
     uint32_t address[kNumReaderTensors];
     bool grouped;
-    uint32_t num_local, block_rows, hidden, row_begin, row_end, list_capacity, row_bound;
+    uint32_t num_local, block_rows, hidden, row_begin, row_end, list_capacity, row_bound, num_out_rows;
+    bool reports_status;
     uint32_t num_rows() const { return row_end - row_begin; }
 };
 
@@ -59,6 +66,8 @@ Args read_args() {
     a.row_end = get_arg_val<uint32_t>(reader_arg::kRowEnd);
     a.list_capacity = get_arg_val<uint32_t>(reader_arg::kListCapacity);
     a.row_bound = get_arg_val<uint32_t>(reader_arg::kRowBound);
+    a.num_out_rows = get_arg_val<uint32_t>(reader_arg::kNumOutRows);
+    a.reports_status = get_arg_val<uint32_t>(reader_arg::kReportsStatus) != 0;
     return a;
 }
 
@@ -71,6 +80,8 @@ uint32_t page_bytes(const Args& a, uint32_t tensor) {
             return align_up(a.block_rows * 4);
         case kRoutedTokenWeights:
             return align_up(a.block_rows * 2);
+        case kStatus:
+            return align_up(kStatusWords * 4);
         default:
             return align_up(4);  // counts, offsets, row_overflow: one word per page
     }
@@ -87,6 +98,60 @@ struct Routing {
     uint32_t count(uint32_t l) const { return column_entry(counts_l1, l, kDramAlign); }
     uint32_t offset(uint32_t l) const { return column_entry(offsets_l1, l, kDramAlign); }
 };
+
+// Where expert l's entries sit: map page, first entry inside it, the first y page, and how
+// many of its count the page holds (never read past the page; none from a misaligned offset,
+// whose entries cannot be read).
+struct Block {
+    uint32_t page, column, first_row, room;
+    bool aligned;
+};
+
+Block block_of(const Args& a, const Routing& routing, uint32_t l) {
+    const uint32_t first_row = a.grouped ? routing.offset(l) : l * a.block_rows;
+    const uint32_t column = a.grouped ? first_row : 0;
+    const bool aligned = column % kOffsetAlignment == 0;
+    const uint32_t room = aligned && column < a.block_rows ? a.block_rows - column : 0;
+    return {a.grouped ? 0 : l, column, first_row, room, aligned};
+}
+
+// The reduce_status record in L1 on the reporting core, nullptr on the others.
+volatile uint32_t* start_status(const Args& a) {
+    if (!a.reports_status) return nullptr;
+    cb_reserve_back(cb_status, 1);
+    fill_words(get_write_ptr(cb_status), kStatusWords, kNone);
+    volatile uint32_t* status = words(get_write_ptr(cb_status));
+    status[kBadRows] = 0;
+    status[kClampedCounts] = 0;
+    status[kOverlappingBlocks] = 0;
+    status[kMisalignedOffsets] = 0;
+    return status;
+}
+
+// Entries of expert l the scan reads: its count, cut at the end of its map page.
+uint32_t entries_read(const Args& a, const Routing& routing, uint32_t l) {
+    const uint32_t room = block_of(a, routing, l).room;
+    return routing.count(l) < room ? routing.count(l) : room;
+}
+
+// Counts grouped experts whose rows [offset, offset + entries read) meet a lower expert's.
+void count_overlapping_blocks(const Args& a, const Routing& routing, volatile uint32_t* status) {
+    for (uint32_t l = 1; l < a.num_local; ++l) {
+        const uint32_t begin = routing.offset(l), end = begin + entries_read(a, routing, l);
+        for (uint32_t j = 0; j < l && begin < end; ++j) {
+            const uint32_t other_begin = routing.offset(j), other_end = other_begin + entries_read(a, routing, j);
+            if (begin < other_end && other_begin < end) {
+                if (status[kOverlappingBlocks]++ == 0) status[kFirstOverlapExpert] = l;
+                break;
+            }
+        }
+    }
+}
+
+void write_status(const Args& a) {
+    noc_async_write(get_write_ptr(cb_status), tensor<kStatus>(a).get_noc_addr(0), kStatusWords * 4);
+    noc_async_write_barrier();
+}
 
 // Per output row of this core (index r = row - row_begin): its kept assignments (count),
 // the first sorted slot of its list (start), its dropped assignments (dropped).
@@ -116,7 +181,8 @@ Routing start_reading_routing(const Args& a, RowIndex& rows) {
 // One scan over every expert's valid map entries (ascending l, then i): the entries of
 // this core's rows go to `entries` (kEntryWords each) until a row holds row_bound of them
 // or the list is full; any more are counted as dropped. Returns the entries kept.
-uint32_t scan_map_entries(const Args& a, const Routing& routing, RowIndex& rows, volatile uint32_t* entries) {
+uint32_t scan_map_entries(const Args& a, const Routing& routing, RowIndex& rows, volatile uint32_t* entries,
+                          volatile uint32_t* status) {
     const auto idx_map = tensor<kTokenIdxMap>(a);
     const auto weights = tensor<kRoutedTokenWeights>(a);
     cb_reserve_back(cb_map_segment, 1);
@@ -125,18 +191,33 @@ uint32_t scan_map_entries(const Args& a, const Routing& routing, RowIndex& rows,
     const uint32_t weight_l1 = get_write_ptr(cb_weight_segment);
     uint32_t num_kept = 0;
     for (uint32_t l = 0; l < a.num_local; ++l) {
+        const Block block = block_of(a, routing, l);
         uint32_t count = routing.count(l);
-        const uint32_t first_row = a.grouped ? routing.offset(l) : l * a.block_rows;
-        const uint32_t page = a.grouped ? 0 : l;
-        const uint32_t column = a.grouped ? first_row : 0;  // first entry inside the map page
-        if (column >= a.block_rows) continue;
-        if (count > a.block_rows - column) count = a.block_rows - column;  // never read past the page
+        if (!block.aligned) {
+            if (status && count > 0 && status[kMisalignedOffsets]++ == 0) {
+                status[kFirstMisalignedExpert] = l;
+                status[kFirstMisalignedOffset] = block.column;
+            }
+            continue;
+        }
+        if (count > block.room) {
+            if (status && status[kClampedCounts]++ == 0) {
+                status[kFirstClampedExpert] = l;
+                status[kFirstClampedCount] = count;
+            }
+            count = block.room;
+        }
         if (count == 0) continue;
-        noc_async_read(idx_map.get_noc_addr(page, column * 4), map_l1, count * 4);
-        noc_async_read(weights.get_noc_addr(page, column * 2), weight_l1, count * 2);
+        noc_async_read(idx_map.get_noc_addr(block.page, block.column * 4), map_l1, count * 4);
+        noc_async_read(weights.get_noc_addr(block.page, block.column * 2), weight_l1, count * 2);
         noc_async_read_barrier();
         for (uint32_t i = 0; i < count; ++i) {
             const uint32_t row = words(map_l1)[i];
+            if (status && row >= a.num_out_rows && status[kBadRows]++ == 0) {
+                status[kFirstBadExpert] = l;
+                status[kFirstBadIndex] = block.column + i;
+                status[kFirstBadRow] = row;
+            }
             if (row < a.row_begin || row >= a.row_end) continue;
             const uint32_t r = row - a.row_begin;
             if (rows.count[r] >= a.row_bound || num_kept >= a.list_capacity) {
@@ -144,7 +225,7 @@ uint32_t scan_map_entries(const Args& a, const Routing& routing, RowIndex& rows,
                 continue;
             }
             entries[num_kept * kEntryWords + 0] = r;
-            entries[num_kept * kEntryWords + 1] = first_row + i;  // y page of this assignment
+            entries[num_kept * kEntryWords + 1] = block.first_row + i;  // y page of this assignment
             entries[num_kept * kEntryWords + 2] = halves(weight_l1)[i];
             ++rows.count[r];
             ++num_kept;
@@ -234,9 +315,12 @@ void kernel_main() {
     const Routing routing = start_reading_routing(args, rows);
     noc_async_read_barrier();
 
+    volatile uint32_t* status = start_status(args);
+    if (status && args.grouped) count_overlapping_blocks(args, routing, status);
     cb_reserve_back(cb_entries, 1);
     volatile uint32_t* entries = words(get_write_ptr(cb_entries));
-    const uint32_t num_kept = scan_map_entries(args, routing, rows, entries);
+    const uint32_t num_kept = scan_map_entries(args, routing, rows, entries, status);
+    if (status) write_status(args);
     cb_reserve_back(cb_sorted, 1);
     volatile uint32_t* sorted = words(get_write_ptr(cb_sorted));
     sort_entries_by_row(args, rows, entries, num_kept, sorted);

@@ -81,6 +81,9 @@ public:
     // Row tiles of expert l's block in the padded layout (the zero-filled range is [active, this)).
     uint32_t block_row_tiles() const { return shape_.row_tiles; }
     uint32_t num_experts() const { return shape_.num_experts; }
+    // count_l and offset_l as read (offset 0 in padded mode), for the status record.
+    uint32_t count(uint32_t l) const { return word(l); }
+    uint32_t offset(uint32_t l) const { return shape_.grouped ? word(shape_.num_experts + l) : 0; }
 
 private:
     uint32_t word(uint32_t slot) const { return moe_kernel::column_entry(base_, slot, shape_.slot_bytes); }

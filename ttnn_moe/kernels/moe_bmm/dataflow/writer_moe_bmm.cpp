@@ -3,14 +3,15 @@
 // tiles to its even share of the inactive row tiles of every expert's T range (row
 // tiles ceil(count_l / 32) .. Mt - 1), so the whole (E_l, T, N) output is defined.
 // Grouped mode writes active row tiles only: rows outside them are left as they were
-// (nobody reads them: see the op's docstring).
+// (nobody reads them: see the op's docstring). Core 0 also writes bmm_status: counts past
+// their block, grouped offsets off the tile grid and overlapping grouped blocks.
 //
-// Compile-time args: TensorAccessorArgs of num_routed_tokens, then of the output
+// Compile-time args: TensorAccessorArgs of num_routed_tokens, the output and bmm_status
 // (writer_tensor order). Common runtime args (common_arg, then writer_common_arg),
 // per-core runtime args (core_arg) and the named compile-time args:
 // cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
-// conformance: kind=dataflow ct_args=2,32,2,2048 named=cb_out:16,cb_zero:5,cb_routing:4 formats=4:uint32
+// conformance: kind=dataflow ct_args=2,32,2,2048,2,32 named=cb_out:16,cb_zero:5,cb_routing:4,cb_status:6 formats=4:uint32,6:uint32
 #include <cstdint>
 #include <tuple>
 
@@ -24,11 +25,12 @@ namespace {
 constexpr uint32_t cb_out = get_named_compile_time_arg_val(named_arg::kCbOut);
 constexpr uint32_t cb_zero = get_named_compile_time_arg_val(named_arg::kCbZero);
 constexpr uint32_t cb_routing = get_named_compile_time_arg_val(named_arg::kCbRouting);
+constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<writer_tensor::kCount, 0>();
 
 struct Args {
     Shape shape;
-    uint32_t out_addr, counts_addr, offsets_addr;
+    uint32_t out_addr, counts_addr, offsets_addr, status_addr;
     uint32_t core_index, num_cores;
 };
 
@@ -38,6 +40,7 @@ Args read_args() {
     a.out_addr = get_common_arg_val<uint32_t>(writer_common_arg::kOutAddr);
     a.counts_addr = get_common_arg_val<uint32_t>(writer_common_arg::kCountsAddr);
     a.offsets_addr = get_common_arg_val<uint32_t>(writer_common_arg::kOffsetsAddr);
+    a.status_addr = get_common_arg_val<uint32_t>(writer_common_arg::kStatusAddr);
     a.core_index = get_arg_val<uint32_t>(core_arg::kCoreIndex);
     a.num_cores = get_arg_val<uint32_t>(core_arg::kNumCores);
     return a;
@@ -88,6 +91,48 @@ void write_active_tiles(const Args& a, const Routing& routing, const Out& out) {
     noc_async_write_barrier();
 }
 
+// Rows of expert l the data allows from its offset: T (padded), or the rows of x left (grouped).
+uint32_t block_room(const Args& a, const Routing& routing, uint32_t l) {
+    if (!a.shape.grouped) return a.shape.rows;
+    return routing.offset(l) < a.shape.rows ? a.shape.rows - routing.offset(l) : 0;
+}
+
+uint32_t rows_written(const Args& a, const Routing& routing, uint32_t l) {
+    const uint32_t room = block_room(a, routing, l);
+    return routing.count(l) < room ? routing.count(l) : room;
+}
+
+// Core 0's bmm_status: experts whose count exceeds their block, grouped experts with tokens at
+// an offset off the tile grid, grouped experts whose rows overlap a lower expert's.
+template <typename Status>
+void write_status(const Args& a, const Routing& routing, const Status& status_out) {
+    cb_reserve_back(cb_status, 1);
+    volatile uint32_t* status = moe_kernel::words(get_write_ptr(cb_status));
+    moe_kernel::fill_words(get_write_ptr(cb_status), kStatusWords, kNone);
+    status[kClampedCounts] = status[kMisalignedOffsets] = status[kOverlappingBlocks] = 0;
+    for (uint32_t l = 0; l < a.shape.num_experts; ++l) {
+        const uint32_t count = routing.count(l), offset = routing.offset(l);
+        if (count > block_room(a, routing, l) && status[kClampedCounts]++ == 0) {
+            status[kFirstClampedExpert] = l;
+            status[kFirstClampedCount] = count;
+        }
+        if (count > 0 && offset % kTileRows != 0 && status[kMisalignedOffsets]++ == 0) {
+            status[kFirstMisalignedExpert] = l;
+            status[kFirstMisalignedOffset] = offset;
+        }
+        const uint32_t end = offset + rows_written(a, routing, l);
+        for (uint32_t j = 0; a.shape.grouped && j < l && offset < end; ++j) {
+            const uint32_t other = routing.offset(j), other_end = other + rows_written(a, routing, j);
+            if (offset < other_end && other < end) {
+                if (status[kOverlappingBlocks]++ == 0) status[kFirstOverlapExpert] = l;
+                break;
+            }
+        }
+    }
+    noc_async_write(get_write_ptr(cb_status), status_out.get_noc_addr(0), kStatusWords * 4);
+    noc_async_write_barrier();
+}
+
 }  // namespace
 
 void kernel_main() {
@@ -97,6 +142,9 @@ void kernel_main() {
     const auto offsets = TensorAccessor(std::get<writer_tensor::kRouting>(kTensorArgs), args.offsets_addr);
 
     const Routing routing(load_routing(cb_routing, counts, offsets, args.shape), args.shape);
+    if (args.core_index == 0) {
+        write_status(args, routing, TensorAccessor(std::get<writer_tensor::kStatus>(kTensorArgs), args.status_addr));
+    }
     if (!args.shape.grouped) write_zero_tiles(args, routing, out);
     write_active_tiles(args, routing, out);
 }

@@ -1,10 +1,12 @@
 // scatter_moe_input reader: for output rows [row_begin, row_end) of (E_l, T, H), pushes
 // x[routed_tokens[l, i]] when i < count_l (and the token index is in range), else a zero row.
+// The core with reports_status first checks every expert's entries and writes scatter_status:
+// token indices outside [0, T) (their rows are zero) and counts above T (acted on as T).
 //
-// compile-time args: 3 interleaved accessors (IsDram|RuntimePageSize) in ReaderTensor order;
-// ReaderTensor, the runtime args (reader_arg) and the named compile-time args:
+// compile-time args: 4 interleaved accessors (IsDram|RuntimePageSize) in ReaderTensor order;
+// ReaderTensor, the runtime args (reader_arg), the named compile-time args and the status words:
 // cpp/ops/scatter_moe_input/scatter_moe_input_shared.hpp.
-// conformance: kind=dataflow ct_args=130,130,130 named=cb_rows:0,cb_counts:1,cb_token_row:2 formats=1:uint32,2:uint32
+// conformance: kind=dataflow ct_args=130,130,130,130 named=cb_rows:0,cb_counts:1,cb_token_row:2,cb_status:3 formats=1:uint32,2:uint32,3:uint32
 #include <cstdint>
 #include <tuple>
 
@@ -20,6 +22,7 @@ namespace {
 constexpr uint32_t cb_rows = get_named_compile_time_arg_val(named_arg::kCbRows);
 constexpr uint32_t cb_counts = get_named_compile_time_arg_val(named_arg::kCbCounts);
 constexpr uint32_t cb_token_row = get_named_compile_time_arg_val(named_arg::kCbTokenRow);
+constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumReaderTensors, 0>();
 // No routed_tokens row is in L1 yet.
 constexpr uint32_t kNoExpert = 0xFFFFFFFFu;
@@ -27,6 +30,7 @@ constexpr uint32_t kNoExpert = 0xFFFFFFFFu;
 struct Args {
     uint32_t address[kNumReaderTensors];
     uint32_t num_tokens, row_bytes, num_local, row_begin, row_end;
+    bool reports_status;
 };
 
 Args read_args() {
@@ -37,6 +41,7 @@ Args read_args() {
     a.num_local = get_arg_val<uint32_t>(reader_arg::kNumLocal);
     a.row_begin = get_arg_val<uint32_t>(reader_arg::kRowBegin);
     a.row_end = get_arg_val<uint32_t>(reader_arg::kRowEnd);
+    a.reports_status = get_arg_val<uint32_t>(reader_arg::kReportsStatus) != 0;
     return a;
 }
 
@@ -47,6 +52,8 @@ uint32_t page_bytes(const Args& a, uint32_t tensor) {
             return align_up(a.row_bytes);
         case kRoutedTokens:
             return align_up(a.num_tokens * 4);
+        case kStatus:
+            return align_up(kStatusWords * 4);
         default:
             return align_up(4);  // num_routed_tokens: one word per page
     }
@@ -81,6 +88,41 @@ void push_row(const Args& a, const X& x, bool gather, uint32_t token) {
     cb_push_back(cb_rows, 1);
 }
 
+// Checks every expert's entries below its count (one routed_tokens row per expert through
+// the token-row scratch) and writes the counts of bad ones to scatter_status.
+void check_and_write_status(const Args& a, uint32_t counts_l1, uint32_t token_row_l1) {
+    const auto routed_tokens = tensor<kRoutedTokens>(a);
+    cb_reserve_back(cb_status, 1);
+    volatile uint32_t* status = words(get_write_ptr(cb_status));
+    fill_words(get_write_ptr(cb_status), kStatusWords, kNone);
+    status[kBadTokens] = 0;
+    status[kClampedCounts] = 0;
+    for (uint32_t l = 0; l < a.num_local; ++l) {
+        uint32_t count = column_entry(counts_l1, l, kDramAlign);
+        if (count > a.num_tokens) {
+            if (status[kClampedCounts]++ == 0) {
+                status[kFirstClampedExpert] = l;
+                status[kFirstClampedCount] = count;
+            }
+            count = a.num_tokens;
+        }
+        if (count == 0) continue;
+        noc_async_read(routed_tokens.get_noc_addr(l), token_row_l1, count * 4);
+        noc_async_read_barrier();
+        for (uint32_t i = 0; i < count; ++i) {
+            const uint32_t token = words(token_row_l1)[i];
+            if (token < a.num_tokens) continue;
+            if (status[kBadTokens]++ == 0) {
+                status[kFirstBadExpert] = l;
+                status[kFirstBadIndex] = i;
+                status[kFirstBadToken] = token;
+            }
+        }
+    }
+    noc_async_write(get_write_ptr(cb_status), tensor<kStatus>(a).get_noc_addr(0), kStatusWords * 4);
+    noc_async_write_barrier();
+}
+
 }  // namespace
 
 void kernel_main() {
@@ -90,6 +132,7 @@ void kernel_main() {
     cb_reserve_back(cb_token_row, 1);
     const uint32_t token_row_l1 = get_write_ptr(cb_token_row);
     const uint32_t counts_l1 = read_counts(args);
+    if (args.reports_status) check_and_write_status(args, counts_l1, token_row_l1);
 
     uint32_t loaded_expert = kNoExpert;
     for (uint32_t row = args.row_begin; row < args.row_end; ++row) {

@@ -134,9 +134,20 @@ def _context(op: str, operation: Any, target: Target, mesh: Any, topology: Any) 
 
 
 def _outputs(
-    op: str, target: Target, mesh: Any, specs: Sequence[Any], given: Sequence[Any] | None, memory_config: Any
+    op: str,
+    target: Target,
+    mesh: Any,
+    specs: Sequence[Any],
+    given: Sequence[Any] | None,
+    memory_config: Any,
+    output_tensor: Any,
 ) -> list[Any]:
-    """The caller's preallocated outputs where given (checked against their specs), new ones elsewhere."""
+    """The caller's preallocated outputs where given (checked against their specs), new ones elsewhere.
+    output_tensor: the first output, for ops whose argument names only that one."""
+    if output_tensor is not None:
+        given = [output_tensor]
+    if given is not None and not isinstance(given, (list, tuple)):
+        raise TypeError(f"{op}: output_tensors must be a list of tensors (or None entries), got {given!r}")
     given = list(given or [])
     if len(given) > len(specs):
         raise ValueError(f"{op}: output_tensors has {len(given)} entries, the op has {len(specs)} outputs")
@@ -146,7 +157,7 @@ def _outputs(
         if tensor is None:
             outputs.append(target.allocate(spec, mesh, memory_config))
             continue
-        name = "output_tensor" if len(specs) == 1 else f"output_tensors[{index}]"
+        name = "output_tensor" if output_tensor is not None else f"output_tensors[{index}]"
         if not target.owns(tensor) or target.mesh_of(tensor) is not mesh:
             raise ValueError(f"{op}: {name} must be a tensor on the inputs' device ({target.name})")
         arg = target.to_arg(tensor)
@@ -179,11 +190,13 @@ def launch(
     *,
     memory_config: Any = None,
     output_tensors: Sequence[Any] | None = None,
+    output_tensor: Any = None,
     topology: Any = None,
 ) -> list[Any]:
     """Runs `op` on `inputs` (name -> device tensor, in the op's input order); returns all its outputs.
 
     output_tensors: preallocated outputs in the op's output order (None entries are allocated).
+    output_tensor: instead of output_tensors, a preallocated first output (the others allocated).
     topology: fabric ops only; ttnn.Topology (Linear, Ring, Mesh) or None for the mesh fabric's own.
     """
     target, mesh = common_target_and_mesh(op, inputs)
@@ -191,7 +204,7 @@ def launch(
     context = _context(op, operation, target, mesh, topology)
     input_args = [target.to_arg(t) for t in inputs.values()]
     specs = operation.output_specs(attributes, input_args, context)
-    outputs = _outputs(op, target, mesh, specs, output_tensors, memory_config)
+    outputs = _outputs(op, target, mesh, specs, output_tensors, memory_config, output_tensor)
     output_args = [target.to_arg(t) for t in outputs]
     session = active_profile()
     misses = operation.program_cache_info()["misses"] if session else 0

@@ -6,6 +6,7 @@ tensor needs no torch (the ops import without it); emulator tensors come with to
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ttnn_moe.ops._launch import target_of
@@ -14,3 +15,11 @@ from ttnn_moe.ops._launch import target_of
 def read_device_words(tensor: Any) -> list[list[int]]:
     """A uint32 mesh tensor -> its words per device (row-major device order), read by its target."""
     return target_of("read_device_words", "tensor", tensor).device_words(tensor)
+
+
+def status_records(op: str, tensor: Any) -> Iterator[tuple[str, list[int]]]:
+    """Each device's words of a status record, with the prefix its error messages start with:
+    "<op>: " on a single device, "<op>: device d: " on a mesh."""
+    per_device = read_device_words(tensor)
+    for device, words in enumerate(per_device):
+        yield (f"{op}: " if len(per_device) == 1 else f"{op}: device {device}: "), words

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ttnn_moe import _C
 from ttnn_moe.ops._arguments import require_bool
@@ -13,6 +13,13 @@ from ttnn_moe.ops.all_to_all_dispatch_dense import DispatchHandle
 _OP = "all_to_all_combine_dense"
 # Words of the combine_status record, as the kernel writes them.
 StatusWord = _C.ops.all_to_all_combine_dense.StatusWord
+
+
+class CombineOutput(NamedTuple):
+    output: Any  # per device (B, S, H) (or (B, S, 1, H)) in output_dtype
+    combine_status: Any  # per device (1, 8) uint32, words: StatusWord
+
+
 _OUTPUT_FORMATS = {"bfloat16": _C.program.DataFormat.Float16_b, "float32": _C.program.DataFormat.Float32}
 
 
@@ -24,22 +31,24 @@ def all_to_all_combine_dense(
     memory_config: Any = None,
     output_tensor: Any = None,
     strict: bool = True,
-) -> Any:
+) -> CombineOutput:
     """Dense combine along the dispatch's cluster axis. Contract: docs/ops/all_to_all_combine_dense.md.
 
     Per device: reduced (capacity, H) bfloat16, local_reduce_moe_output over the dispatch slots;
     handle: the DispatchHandle of the all_to_all_dispatch_dense that produced the slots.
-    Returns per device (B, S, H) (or (B, S, 1, H) when dispatch's x was in that form) in
-    output_dtype (bfloat16 or float32): the partials of the line's devices summed in ascending
-    source position with fp32 accumulation (bitwise reproducible).
+    Returns CombineOutput: per device (B, S, H) (or (B, S, 1, H) when dispatch's x was in that
+    form) in output_dtype (bfloat16 or float32), the partials of the line's devices summed in
+    ascending source position with fp32 accumulation (bitwise reproducible); and combine_status,
+    which counts slot sources outside the line or the tokens (skipped) and a num_slots past the
+    capacity (clamped).
 
     strict: read every device's combine_status after the op (a validation sync, outside the
-    hot path) and raise ValueError on slot sources outside the line or the tokens.
+    hot path) and raise ValueError naming the first bad slot or the clamped num_slots.
     """
     output, _partials, _presence, status = _combine(
-        reduced, handle, output_dtype, False, memory_config, [output_tensor], strict
+        reduced, handle, output_dtype, False, memory_config, output_tensor, strict
     )
-    return output
+    return CombineOutput(output, status)
 
 
 def all_to_all_combine_dense_partials(
@@ -57,7 +66,7 @@ def _combine(
     output_dtype: Any,
     return_partials: bool,
     memory_config: Any,
-    output_tensors: Any,
+    output_tensor: Any,
     strict: bool,
 ) -> list[Any]:
     if not isinstance(handle, DispatchHandle):
@@ -82,7 +91,7 @@ def _combine(
         ),
         topology=handle.topology,
         memory_config=memory_config,
-        output_tensors=output_tensors,
+        output_tensor=output_tensor,
     )
     if strict:
         for device, words in enumerate(read_device_words(outputs[3])):
@@ -92,5 +101,8 @@ def _combine(
                     f"outside the line or the B*S tokens ({words[StatusWord.kBadSlots]} bad slots)"
                 )
             if words[StatusWord.kNumSlotsClamped]:
-                raise ValueError(f"{_OP}: device {device}: num_slots exceeds the capacity")
+                raise ValueError(
+                    f"{_OP}: device {device}: num_slots = {words[StatusWord.kNumSlotsRead]} exceeds the capacity "
+                    f"{handle.capacity}"
+                )
     return outputs

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ttnn_moe import _C
-from ttnn_moe.ops._arguments import require_int
+from ttnn_moe.ops._arguments import require_bool, require_int
 from ttnn_moe.ops._launch import launch
-from ttnn_moe.ops._readback import read_device_words
+from ttnn_moe.ops._readback import read_device_words, status_records
 from ttnn_moe.ops.compute_kernel_config import MathFidelity, WormholeComputeKernelConfig, compute_attrs
 
 _OP = "local_reduce_moe_output"
+# Words of the reduce_status record, as the kernel writes them.
+StatusWord = _C.ops.local_reduce_moe_output.StatusWord
+_OFFSET_ALIGNMENT = _C.ops.local_reduce_moe_output.OFFSET_ALIGNMENT
 # fp32 accumulation unless the caller's config says otherwise.
 _DEFAULT_CONFIG = WormholeComputeKernelConfig(
     math_fidelity=MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True
@@ -20,6 +23,7 @@ _DEFAULT_CONFIG = WormholeComputeKernelConfig(
 class LocalReduceOutput(NamedTuple):
     output: Any  # (num_out_rows, H) bfloat16 ROW_MAJOR
     row_overflow: Any  # (num_out_rows, 1) uint32: assignments of each row dropped past max_assignments_per_row
+    reduce_status: Any  # (1, 12) uint32, words: StatusWord
 
 
 def local_reduce_moe_output(
@@ -43,8 +47,8 @@ def local_reduce_moe_output(
     grouped: y (M, H), token_idx_map (M,), routed_token_weights (M,), num_routed_tokens (E_l, 1),
              expert_offsets (E_l, 1) uint32 (multiples of 32)
     -> LocalReduceOutput(output (num_out_rows, H) bfloat16 ROW_MAJOR, row_overflow (num_out_rows, 1)
-    uint32). Entry (l, i) is valid iff i < num_routed_tokens[l]. Contract:
-    docs/ops/local_reduce_moe_output.md.
+    uint32, reduce_status (1, 12) uint32). Entry (l, i) is valid iff i < num_routed_tokens[l].
+    Contract: docs/ops/local_reduce_moe_output.md.
 
     Token-stationary: output rows are split over the cores; each core builds the inverse
     index of its rows on the device (work linear in the number of assignments). Sums run in
@@ -56,12 +60,17 @@ def local_reduce_moe_output(
     instead of every map entry (None), which lets large grouped maps fit in L1. A row receiving
     more keeps its first K (ascending l, i); the rest are dropped on the device and counted in
     row_overflow (0 for every row that fits; all 0 without a bound).
-    output_tensors: preallocated [output, row_overflow] (either may be None).
-    strict: with a bound, read row_overflow after the op (a validation sync, outside the hot
-    path) and raise ValueError naming the first overflowing row and the bound; strict=False
-    leaves it on the device.
+    The device counts in reduce_status what it cannot sum: valid entries whose token_idx_map row
+    is >= num_out_rows (summed nowhere), counts past the entries of their block (the rest are not
+    read), grouped blocks that overlap a lower expert's (their rows would be summed twice) and
+    grouped offsets that are not multiples of 32 (those blocks are not read).
+    output_tensors: preallocated outputs in the order of LocalReduceOutput (entries may be None).
+    strict: read reduce_status and, with a bound, row_overflow after the op (a validation sync,
+    outside the hot path) and raise ValueError naming the first bad entry, count, block or row;
+    strict=False leaves them on the device.
     """
     require_int(_OP, "num_out_rows", num_out_rows, minimum=1)
+    require_bool(_OP, "strict", strict)
     if max_assignments_per_row is not None:
         require_int(_OP, "max_assignments_per_row", max_assignments_per_row, minimum=1)
     compute = compute_attrs(compute_kernel_config or _DEFAULT_CONFIG)
@@ -82,9 +91,41 @@ def local_reduce_moe_output(
     result = LocalReduceOutput(
         *launch(_OP, inputs, attributes, memory_config=memory_config, output_tensors=output_tensors)
     )
-    if strict and max_assignments_per_row is not None:  # without a bound no row can overflow
-        raise_on_row_overflow(result.row_overflow, max_assignments_per_row)
+    if strict:
+        raise_on_reduce_errors(result.reduce_status, num_out_rows=num_out_rows, grouped=expert_offsets is not None)
+        if max_assignments_per_row is not None:  # without a bound no row can overflow
+            raise_on_row_overflow(result.row_overflow, max_assignments_per_row)
     return result
+
+
+def raise_on_reduce_errors(reduce_status: Any, *, num_out_rows: int, grouped: bool) -> None:
+    """ValueError naming the first device with a map row past num_out_rows, a count past its block
+    or overlapping grouped blocks."""
+    for where, words in status_records(_OP, reduce_status):
+        if words[StatusWord.kBadRows]:
+            expert, index = words[StatusWord.kFirstBadExpert], words[StatusWord.kFirstBadIndex]
+            entry = f"token_idx_map[{index}] (expert {expert})" if grouped else f"token_idx_map[{expert}, {index}]"
+            raise ValueError(
+                f"{where}{entry} = {words[StatusWord.kFirstBadRow]} is outside [0, num_out_rows={num_out_rows}) "
+                f"({words[StatusWord.kBadRows]} such entries, summed nowhere)"
+            )
+        if words[StatusWord.kClampedCounts]:
+            raise ValueError(
+                f"{where}num_routed_tokens[{words[StatusWord.kFirstClampedExpert]}] = "
+                f"{words[StatusWord.kFirstClampedCount]} runs past the entries of its block "
+                f"({words[StatusWord.kClampedCounts]} such experts)"
+            )
+        if words[StatusWord.kMisalignedOffsets]:
+            expert, offset = words[StatusWord.kFirstMisalignedExpert], words[StatusWord.kFirstMisalignedOffset]
+            raise ValueError(
+                f"{where}expert_offsets[{expert}] = {offset} is not a multiple of {_OFFSET_ALIGNMENT}"
+                f" ({words[StatusWord.kMisalignedOffsets]} such experts with tokens, their blocks not read)"
+            )
+        if words[StatusWord.kOverlappingBlocks]:
+            raise ValueError(
+                f"{where}expert_offsets: the block of expert {words[StatusWord.kFirstOverlapExpert]} overlaps a lower "
+                f"expert's ({words[StatusWord.kOverlappingBlocks]} such experts)"
+            )
 
 
 def raise_on_row_overflow(row_overflow: Any, max_assignments_per_row: int | None) -> None:

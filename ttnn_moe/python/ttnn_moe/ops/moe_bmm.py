@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ttnn_moe import _C
+from ttnn_moe.ops._arguments import require_bool
 from ttnn_moe.ops._launch import launch, output_specs
 from ttnn_moe.ops._readback import read_device_words
 from ttnn_moe.ops.compute_kernel_config import compute_attrs
 
 _TILE = _C.ops.moe_bmm.TILE_ROWS  # expert_offsets are multiples of it
+# Words of the bmm_status record, as the kernels write them.
+StatusWord = _C.ops.moe_bmm.StatusWord
+
+
+class MoeBmmOutput(NamedTuple):
+    output: Any  # (E_l, T, N) or (M, N) TILE bfloat16
+    bmm_status: Any  # (1, 8) uint32, words: StatusWord
 
 
 def moe_bmm(
@@ -22,6 +30,7 @@ def moe_bmm(
     compute_kernel_config: Any = None,
     output_tensor: Any = None,
     strict: bool = True,
+    return_status: bool = False,
 ) -> Any:
     """out[l, rows] = x[l, rows] @ w[l] over the first count_l rows of every local expert l.
 
@@ -57,8 +66,14 @@ def moe_bmm(
     strict: reads num_routed_tokens (and expert_offsets) back to check them (offsets multiples
     of 32, blocks inside x) and raises ValueError naming the bad value. That read is a
     validation sync outside the op; pass strict=False on the hot path, where the kernels
-    clamp bad counts to the tensors instead of raising.
+    clamp bad counts to the tensors instead of raising, and count what they could not compute
+    as given in the (1, 8) uint32 bmm_status record: counts past their block (only its rows are
+    computed), grouped offsets that are not multiples of 32 (computed from the row tile they fall
+    in) and grouped blocks overlapping a lower expert's (both write the shared rows).
+    return_status: return MoeBmmOutput(output, bmm_status) instead of the output alone.
     """
+    require_bool("moe_bmm", "strict", strict)
+    require_bool("moe_bmm", "return_status", return_status)
     inputs = {"x": x, "w": w, "num_routed_tokens": num_routed_tokens}
     if expert_offsets is not None:
         inputs["expert_offsets"] = expert_offsets
@@ -67,8 +82,10 @@ def moe_bmm(
         # Shapes, dtypes and layouts first, so the read-back below only sees valid tensors.
         output_specs("moe_bmm", inputs, attributes)
         _check_routing(x, num_routed_tokens, expert_offsets)
-    (out,) = launch("moe_bmm", inputs, attributes, memory_config=memory_config, output_tensors=[output_tensor])
-    return out
+    result = MoeBmmOutput(
+        *launch("moe_bmm", inputs, attributes, memory_config=memory_config, output_tensor=output_tensor)
+    )
+    return result if return_status else result.output
 
 
 def _check_routing(x: Any, num_routed_tokens: Any, expert_offsets: Any) -> None:
@@ -89,3 +106,15 @@ def _check_routing(x: Any, num_routed_tokens: Any, expert_offsets: Any) -> None:
                     f"moe_bmm: expert {l} rows [{offset}, {offset + count}) (expert_offsets[{l}] = {offset}, "
                     f"num_routed_tokens[{l}] = {count}){where} exceed M = {rows}"
                 )
+        _check_disjoint(offsets, counts, where)
+
+
+def _check_disjoint(offsets: list[int], counts: list[int], where: str) -> None:
+    """Grouped blocks own their rows: two experts writing one output row would race."""
+    blocks = sorted((offset, offset + count, l) for l, (offset, count) in enumerate(zip(offsets, counts)) if count)
+    for (_, end, lower), (begin, _, upper) in zip(blocks, blocks[1:]):
+        if begin < end:
+            raise ValueError(
+                f"moe_bmm: expert {upper} rows from expert_offsets[{upper}] = {begin}{where} overlap expert "
+                f"{lower}'s rows ending at {end}"
+            )

@@ -10,6 +10,7 @@ from ttnn_moe.ops._arguments import require_bool, require_int
 from ttnn_moe.ops._launch import launch
 
 _OP = "moe_gate"
+_FLOAT32_MAX = 3.4028234663852886e38  # the kernels multiply in float32
 
 
 class GateOutput(NamedTuple):
@@ -52,8 +53,10 @@ def moe_gate(
     require_bool(_OP, "norm_topk_prob", norm_topk_prob)
     if isinstance(routed_scaling_factor, bool) or not isinstance(routed_scaling_factor, (int, float)):
         raise TypeError(f"{_OP}: routed_scaling_factor must be a float, got {routed_scaling_factor!r}")
-    if not math.isfinite(routed_scaling_factor) or routed_scaling_factor <= 0:
-        raise ValueError(f"{_OP}: routed_scaling_factor must be finite and > 0, got {routed_scaling_factor}")
+    if not math.isfinite(routed_scaling_factor) or not 0 < routed_scaling_factor <= _FLOAT32_MAX:
+        raise ValueError(
+            f"{_OP}: routed_scaling_factor must be in (0, {_FLOAT32_MAX:.6g}] (a float32), got {routed_scaling_factor}"
+        )
     attributes = _C.ops.moe_gate.Attributes(
         n_group=n_group,
         topk_group=topk_group,

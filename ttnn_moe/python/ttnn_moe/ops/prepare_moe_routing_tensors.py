@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 from ttnn_moe import _C
 from ttnn_moe.ops._arguments import require_bool
 from ttnn_moe.ops._launch import launch
-from ttnn_moe.ops._readback import read_device_words
+from ttnn_moe.ops._readback import status_records
 
 _OP = "prepare_moe_routing_tensors"
 _WORD = _C.ops.prepare_moe_routing_tensors.StatusWord
@@ -65,9 +65,7 @@ def prepare_moe_routing_tensors(
 
 def raise_on_routing_errors(routing_status: Any, *, num_experts: int) -> None:
     """ValueError naming the first device with an invalid id, an overflowing expert or a bad mapping."""
-    per_device = read_device_words(routing_status)
-    for device, words in enumerate(per_device):
-        where = f"{_OP}: " if len(per_device) == 1 else f"{_OP}: device {device}: "
+    for where, words in status_records(_OP, routing_status):
         if words[_WORD.num_invalid_ids]:
             raise ValueError(
                 f"{where}expert id {words[_WORD.first_invalid_id]} at (t, k) = ({words[_WORD.first_invalid_t]}, "
