@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 from emu_fixtures import emu_device_fixture
+from fabric_programs import unicast_programs
 from profiled_ops import N, T, run_moe_bmm
 from ttnn_moe._C import emu
+from ttnn_moe.profiler import Profile
 
 import ttnn_moe
 from tools.tt_profile_report import PostProcessError, post_process
@@ -155,3 +157,24 @@ def test_corrupt_device_log_is_reported_as_their_failure(profiled, tmp_path, edi
     )
     assert result.returncode == 1
     assert "Tenstorrent's post-processor (tracy.process_ops_logs) failed" in result.stderr
+
+
+def test_device_only_report_has_a_row_per_op_and_device_of_a_mesh_op(tmp_path):
+    mesh = emu.Mesh(1, 3, grid=(1, 1))
+    program, _, _ = unicast_programs(mesh, {0: (2, 2)}, 2048)  # chip 0 sends two hops to chip 2
+    session = Profile(tmp_path, "wormhole_b0", traced=False)
+    for cache_hit in (False, True):
+        session.record("unicast", [], [], program, cache_hit, emu.run_mesh_program(mesh, program))
+    session.write()
+    rows = _report_rows(post_process(tmp_path, device_only=True))
+    # Device after device, each op once; chip 1 only forwards (no kernel, so no rows).
+    running = sorted({d.device_id for op in session.ops for d in op.devices if d.timing["riscs"]})
+    assert running == [0, 2]
+    expected = [(op, d) for device_id in running for op in session.ops for d in op.devices if d.device_id == device_id]
+    assert [int(r["GLOBAL CALL COUNT"]) for r in rows] == [op.call_count for op, _ in expected]
+    for row, (_, device) in zip(rows, expected):
+        spans = device.timing["riscs"]
+        assert abs(float(row["DEVICE KERNEL DURATION [ns]"]) - _span_ns(spans, device.clock_ghz)) <= 1
+    # The full report keeps one device of each op: the first.
+    full = _report_rows(post_process(tmp_path))
+    assert [(r["OP CODE"], r["DEVICE ID"]) for r in full] == [("unicast", "0")] * 2

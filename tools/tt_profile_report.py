@@ -1,11 +1,14 @@
 """Runs Tenstorrent's own profiler post-processing, unmodified, on a `ttnn_moe.profile` folder,
 then `tt-perf-report` on what it produced.
 
-    python -m tools.tt_profile_report DIR
+    python -m tools.tt_profile_report DIR [--device-only]
 
 `tracy.process_ops_logs -o DIR` reads DIR/.logs (the device log and the host op logs the
 profile wrote) and writes DIR/reports/ops_perf_results.csv, its ops report; tt-perf-report
-then prints its table of that report.
+then prints its table of that report. That report describes an op that ran on several
+devices for one of them (it keys ops by global call count); `--device-only` makes it read
+the device log alone: a row per op and device, with device times and global call counts but
+no op codes (so without the tt-perf-report table).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def _tail(text: str, lines: int = 12) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def post_process(profile_dir: Path) -> Path:
+def post_process(profile_dir: Path, device_only: bool = False) -> Path:
     """Runs `tracy.process_ops_logs` on `profile_dir`; returns the ops report it wrote."""
     profile_dir = Path(profile_dir).resolve()
     report = profile_dir / REPORT
@@ -50,6 +53,7 @@ def post_process(profile_dir: Path) -> Path:
         env = tracy_env({**os.environ, "TT_METAL_HOME": metal_home})
         command = [sys.executable, "-m", "tracy.process_ops_logs", "-o", str(profile_dir)]
         command += [arg for analysis in ANALYSES for arg in ("-a", analysis)]
+        command += ["--device-only"] if device_only else []
         completed = subprocess.run(command, env=env, capture_output=True, text=True)
     if completed.returncode != 0 or not report.is_file():
         raise PostProcessError(
@@ -68,13 +72,16 @@ def perf_report(report: Path, *extra: str) -> subprocess.CompletedProcess:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("profile_dir", type=Path, help="a folder written by ttnn_moe.profile")
+    parser.add_argument("--device-only", action="store_true", help="a row per op and device, from the device log")
     args = parser.parse_args(argv)
     try:
-        report = post_process(args.profile_dir)
+        report = post_process(args.profile_dir, args.device_only)
     except PostProcessError as error:
         print(error, file=sys.stderr)
         return 1
     print(f"Tenstorrent's ops report: {report}")
+    if args.device_only:
+        return 0
     result = perf_report(report)
     print(result.stdout, end="")
     print(result.stderr, end="", file=sys.stderr)

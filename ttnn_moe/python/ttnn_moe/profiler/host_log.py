@@ -5,7 +5,10 @@ With these beside `profile_log_device.csv`, Tenstorrent's post-processor joins h
 device data into its full ops report (op codes, tensors, core counts, device times).
 
 The post-processor keys ops by global call count alone, so an op that ran on several devices
-is described for its first device; the device log still holds every device.
+is described for the first device that ran a kernel of it (the device log holds them all). It
+then expects each device's log to hold exactly the ops described for it: true when every op
+runs on the first device (or on one device); otherwise its device-only report still reads
+every device.
 """
 
 from __future__ import annotations
@@ -55,14 +58,19 @@ def write_host_logs(profile: Profile, logs_dir: Path) -> None:
     """Writes the host op messages and zones of `profile` into `logs_dir`."""
     worker_cores = int(profile.params["worker_cores"])
     logs_dir.mkdir(parents=True, exist_ok=True)
-    ops = [op for op in profile.ops if op.devices]
+    # The device log has rows only where kernels ran: an op without any is not in it.
+    first_running = {}
+    for op in profile.ops:
+        running = [d.device_id for d in op.devices if d.timing["riscs"]]
+        if running:
+            first_running[op.call_count] = running[0]
+    ops = [op for op in profile.ops if op.call_count in first_running]
     with (logs_dir / OPS_DATA_LOG).open("w", newline="") as f:
         writer = csv.writer(f, delimiter=";", quotechar="`", quoting=csv.QUOTE_ALL)
         writer.writerow(("MessageName", "total_ns"))
         for op in ops:
-            writer.writerow(
-                (_op_message(op, op.devices[0].device_id, worker_cores), round(op.start_ns - op.dispatch_ns))
-            )
+            message = _op_message(op, first_running[op.call_count], worker_cores)
+            writer.writerow((message, round(op.start_ns - op.dispatch_ns)))
     with (logs_dir / OPS_TIMES_LOG).open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(_TIMES_COLUMNS)
