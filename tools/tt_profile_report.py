@@ -63,12 +63,6 @@ def post_process(profile_dir: Path, device_only: bool = False) -> Path:
     return report
 
 
-def perf_report(report: Path, *extra: str) -> subprocess.CompletedProcess:
-    """Runs tt-perf-report on `report` (its output captured)."""
-    command = [str(Path(sys.executable).parent / "tt-perf-report"), str(report), *extra]
-    return subprocess.run(command, capture_output=True, text=True)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("profile_dir", type=Path, help="a folder written by ttnn_moe.profile")
@@ -79,13 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     except PostProcessError as error:
         print(error, file=sys.stderr)
         return 1
-    print(f"Tenstorrent's ops report: {report}")
+    print(f"Tenstorrent's ops report: {report}", flush=True)
     if args.device_only:
         return 0
-    result = perf_report(report)
-    print(result.stdout, end="")
-    print(result.stderr, end="", file=sys.stderr)
-    return result.returncode
+    # tt-perf-report prints its table to our stdout.
+    return subprocess.run([str(Path(sys.executable).parent / "tt-perf-report"), str(report)]).returncode
 
 
 if __name__ == "__main__":

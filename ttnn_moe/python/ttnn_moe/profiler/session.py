@@ -100,8 +100,9 @@ def _math_fidelity(program: Any) -> str:
 
 @contextlib.contextmanager
 def profile(path: str | Path, *, arch: str = "wormhole_b0", traced: bool = False) -> Iterator[Profile]:
-    """Records every op run inside the block (emulator target) and writes `path`/ops_perf_results.csv
-    and `path`/trace.json on exit. arch: 'wormhole_b0' or 'blackhole' (the model's parameter set);
+    """Records every op run inside the block (emulator target) and writes `path`/ops_perf_results.csv,
+    `path`/trace.json and `path`/.logs/ (tt-metal's raw profiler logs) on exit.
+    arch: 'wormhole_b0' or 'blackhole' (the model's parameter set);
     traced: model the ops as a trace replay (the traced op-to-op gap instead of host dispatch)."""
     global _active
     if _active is not None:
