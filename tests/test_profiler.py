@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 import ttnn_moe.emu as ttnn
 from chrome_trace_reader import nested, read_trace
 from fabric_programs import unicast_programs
+from profiled_ops import N, T, run_moe_bmm
 from ttnn_moe._C import emu
 from ttnn_moe.profiler import Profile
 from ttnn_moe.profiler.bounds import op_bounds
@@ -21,31 +21,12 @@ from ttnn_moe.profiler.chrome_trace import write_trace
 
 import ttnn_moe
 
-E_L, T, KD, N = 2, 64, 96, 128  # two experts, 64 tokens, small dims (tiles: 3 inner, 4 outer)
-
 
 @pytest.fixture(scope="module")
 def device():
     d = ttnn.open_device(device_id=0, grid=(2, 2))
     yield d
     ttnn.close_device(d)
-
-
-def run_moe_bmm(device, counts):
-    gen = torch.Generator().manual_seed(7)
-    x = ttnn.from_torch(
-        torch.randn(E_L, T, KD, generator=gen), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
-    )
-    w = ttnn.from_torch(
-        torch.randn(E_L, KD, N, generator=gen), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
-    )
-    c = ttnn.from_torch(
-        torch.tensor(counts, dtype=torch.int64).reshape(E_L, 1),
-        dtype=ttnn.uint32,
-        layout=ttnn.ROW_MAJOR_LAYOUT,
-        device=device,
-    )
-    return ttnn_moe.moe_bmm(x, w, c)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,10 @@
 Every op launched inside the block is recorded with the emulator's device-time model
 (`ttnn_moe/cpp/emu/timing`): per device, core and RISC. On exit the directory gets
 `ops_perf_results.csv` (the columns of tt-metal's profiler report, which `tt-perf-report`
-reads) and `trace.json` (Chrome / Perfetto JSON trace: a process per device, a track per
-core and RISC, one per fabric link and direction, op, kernel and wait slices).
+reads), `trace.json` (Chrome / Perfetto JSON trace: a process per device, a track per
+core and RISC, one per fabric link and direction, op, kernel and wait slices) and `.logs/`
+(tt-metal's raw device profiler log and host op logs, which Tenstorrent's own post-processor
+turns into its report: tools/tt_profile_report.py).
 Torch-free: the hardware path imports the ops without it.
 """
 

@@ -71,11 +71,15 @@ class Profile:
 
     def write(self) -> None:
         from ttnn_moe.profiler.chrome_trace import write_trace  # noqa: PLC0415
+        from ttnn_moe.profiler.device_log import DEVICE_LOG, LOGS_DIR, write_device_log  # noqa: PLC0415
+        from ttnn_moe.profiler.host_log import write_host_logs  # noqa: PLC0415
         from ttnn_moe.profiler.ops_perf_csv import write_ops_perf_csv  # noqa: PLC0415
 
         self.path.mkdir(parents=True, exist_ok=True)
         write_ops_perf_csv(self, self.path / "ops_perf_results.csv")
         write_trace(self, self.path / "trace.json")
+        write_device_log(self, self.path / LOGS_DIR / DEVICE_LOG)
+        write_host_logs(self, self.path / LOGS_DIR)
 
 
 def _tensor_info(arg: Any) -> TensorInfo:
@@ -96,8 +100,9 @@ def _math_fidelity(program: Any) -> str:
 
 @contextlib.contextmanager
 def profile(path: str | Path, *, arch: str = "wormhole_b0", traced: bool = False) -> Iterator[Profile]:
-    """Records every op run inside the block (emulator target) and writes `path`/ops_perf_results.csv
-    and `path`/trace.json on exit. arch: 'wormhole_b0' or 'blackhole' (the model's parameter set);
+    """Records every op run inside the block (emulator target) and writes `path`/ops_perf_results.csv,
+    `path`/trace.json and `path`/.logs/ (tt-metal's raw profiler logs) on exit.
+    arch: 'wormhole_b0' or 'blackhole' (the model's parameter set);
     traced: model the ops as a trace replay (the traced op-to-op gap instead of host dispatch)."""
     global _active
     if _active is not None:
