@@ -24,6 +24,7 @@ from ttnn_moe.ops import (
     RoutingTensors,
     all_to_all_combine_dense_partials,
     expert_mapping,
+    interleave_gate_up,
 )
 from ttnn_moe.profiler import profile
 
@@ -44,4 +45,5 @@ __all__ = [
     "RoutingTensors",
     "all_to_all_combine_dense_partials",
     "expert_mapping",
+    "interleave_gate_up",
 ]
