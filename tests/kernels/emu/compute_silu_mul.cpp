@@ -4,6 +4,8 @@
 // Runtime args: count.
 #include <cstdint>
 
+#include "api/compute/cb_api.h"
+#include "api/compute/common.h"
 #include "api/compute/compute_kernel_api.h"
 #include "api/compute/compute_kernel_hw_startup.h"
 #include "api/compute/eltwise_binary_sfpu.h"
