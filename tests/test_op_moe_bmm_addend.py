@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 import ttnn_moe.emu as ttnn
+from emu_fixtures import emu_devices_by_name_fixture
 from test_op_moe_bmm import GRIDS, counts_column, make_grouped, make_padded, row_tiles
 from ttnn_moe.testing import assert_pcc
 
@@ -19,12 +20,7 @@ from ttnn_moe import _C, golden
 PCC = 0.9999
 
 
-@pytest.fixture(scope="module")
-def devices():
-    opened = {name: ttnn.open_device(device_id=i, grid=grid) for i, (name, grid) in enumerate(GRIDS.items())}
-    yield opened
-    for device in opened.values():
-        ttnn.close_device(device)
+devices = emu_devices_by_name_fixture(GRIDS)
 
 
 def random_addend(shape, seed):

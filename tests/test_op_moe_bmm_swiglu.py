@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 import ttnn_moe.emu as ttnn
+from emu_fixtures import emu_devices_by_name_fixture
 from test_op_moe_bmm import (
     GRIDS,
     ROUTINGS,
@@ -33,12 +34,7 @@ PCC = 0.9999
 PCC_BFP8 = 0.99
 
 
-@pytest.fixture(scope="module")
-def devices():
-    opened = {name: ttnn.open_device(device_id=i, grid=grid) for i, (name, grid) in enumerate(GRIDS.items())}
-    yield opened
-    for device in opened.values():
-        ttnn.close_device(device)
+devices = emu_devices_by_name_fixture(GRIDS)
 
 
 def interleaved_by_columns(w_gate: torch.Tensor, w_up: torch.Tensor) -> torch.Tensor:
