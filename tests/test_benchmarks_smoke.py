@@ -21,3 +21,12 @@ def test_emulator_benchmark_runs():
 def test_tile_math_benchmark_runs():
     out = _run("benchmarks/tile_math.py", "--iterations", "200", "--repeats", "1")
     assert "per second" in out or "/s" in out
+
+
+def test_soak_benchmark_reports_memory_cache_and_a_bitwise_rerun():
+    out = _run("benchmarks/soak.py", "--mesh", "t3k", "--steps", "4", "--report-every", "2", "--tokens", "8")
+    reports = [line for line in out.splitlines() if line.startswith("step ")]
+    assert len(reports) == 2 and all("RSS" in r and "program cache" in r and "emulator DRAM" in r for r in reports)
+    buffers = {r.split("emulator DRAM ")[1].split(" buffers")[0] for r in reports}
+    assert len(buffers) == 1, f"the live DRAM buffers changed between reports: {reports}"
+    assert "fresh process, steps [0, 3]: 2 of 2 bitwise equal" in out

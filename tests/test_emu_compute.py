@@ -102,3 +102,48 @@ def test_dst_misuse_in_a_kernel_is_an_error_naming_it():
     )
     with pytest.raises(emu.EmulatorError, match=r"\[TRISC\].*core \(0, 0\).*pack"):
         emu.run_program(dev, pd.ProgramDescriptor(kernels=[k], cbs=[cb(16, 1, TILE_BYTES, cores, BF16)]))
+
+
+def test_a_tile_past_the_end_of_a_cb_ring_is_an_error_not_a_wrap():
+    """A 3-page ring: one page through, then two pushes (pages 1-2, then page 0) and a wait for all
+    three. Tile 2 of the front lies past the ring's end: the device's unpacker would read past the
+    CB (fifo pointer + index * tile size, no wrap); the emulator stops with a message instead of
+    quietly wrapping to the ring's start."""
+    dev = emu.open_device()
+    code = """
+        #include "api/compute/tile_move_copy.h"
+        void kernel_main() {
+            cb_reserve_back(16, 1);
+            cb_push_back(16, 1);
+            cb_wait_front(16, 1);
+            cb_pop_front(16, 1);  // the read and write pointers now sit at page 1 of 3
+            cb_reserve_back(16, 2);
+            cb_push_back(16, 2);  // pages 1 and 2
+            cb_reserve_back(16, 1);
+            cb_push_back(16, 1);  // page 0
+            cb_wait_front(16, 3);
+            tile_regs_acquire();
+            copy_tile_to_dst_init_short(16);
+            copy_tile(16, TILE_INDEX, 0);
+            tile_regs_commit();
+            tile_regs_wait();
+            tile_regs_release();
+            cb_pop_front(16, 2);  // up to the ring's end, where the pointer wraps
+            cb_pop_front(16, 1);
+        }
+    """
+    cores = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(0, 0), pd.CoreCoord(0, 0))])
+
+    def run(tile_index):
+        k = pd.KernelDescriptor(
+            kernel_source=code,
+            source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+            core_ranges=cores,
+            config=pd.ComputeConfigDescriptor(),
+            defines=[("TILE_INDEX", str(tile_index))],
+        )
+        return emu.run_program(dev, pd.ProgramDescriptor(kernels=[k], cbs=[cb(16, 3, TILE_BYTES, cores, BF16)]))
+
+    run(1)  # the tile at the ring's last page is fine
+    with pytest.raises(emu.EmulatorError, match=r"tile 2 of CB 16 from its read pointer \(ring offset 2048\), past"):
+        run(2)

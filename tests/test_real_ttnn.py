@@ -8,13 +8,16 @@ kernels find their headers. Nothing here runs on silicon.
 
 import ast
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tools.conformance.jit import DEVICE_DEFINES
 from tools.real_ttnn import matrix
-from tools.real_ttnn.env import NoInterpreter, ensure_env
+from tools.real_ttnn.env import NoInterpreter, ensure_env, installed_project
+from tools.real_ttnn.recorded_builds import HostBuild, build_recorded, read_compile_log
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECK_API = ROOT / "tools" / "real_ttnn" / "check_api.py"
@@ -48,9 +51,16 @@ def test_the_matrix_covers_every_op_on_every_device():
 
 
 def test_a_rejected_case_fails_the_judgement():
-    """The judge is not a rubber stamp: a compile that misses a kernel, or the wrong verdict, fails."""
+    """The judge is not a rubber stamp: a compile that misses a kernel, a kernel that does not build with
+    the recorded flags (or no recorded build at all), or the wrong verdict, fails."""
     case = CASES["n150-scatter_decode"]
-    assert matrix.judge(case, matrix.Verdict("compile", "", {"reader_gather_rows", "writer_rows"}))[0]
+    both = {"reader_gather_rows", "writer_rows"}
+    clean = [HostBuild(k, "brisc", True, (), False) for k in sorted(both)]
+    assert matrix.judge(case, matrix.Verdict("compile", "", both, host_builds=clean))[0]
+    broken = [clean[0], HostBuild("writer_rows", "brisc", False, (), False)]
+    passed, text = matrix.judge(case, matrix.Verdict("compile", "", both, host_builds=broken))
+    assert not passed and "host builds with the recorded flags: 1/2 clean" in text and "FAIL writer_rows" in text
+    assert not matrix.judge(case, matrix.Verdict("compile", "", both))[0]
     missing_one = matrix.judge(case, matrix.Verdict("compile", "", {"reader_gather_rows"}))
     assert missing_one == (False, "compile (1/2 kernels); never compiled: ['writer_rows']")
     assert not matrix.judge(case, matrix.Verdict("rejected", "too big"))[0]
@@ -144,3 +154,74 @@ def test_the_recorded_real_api_listing_is_current(env_python, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     recorded = json.loads((ROOT / "tests" / "data" / "real_ttnn_0.81.1_api.json").read_text())
     assert json.loads(done.stdout) == recorded
+
+
+def test_recorded_builds_use_the_architectures_own_flags_and_catch_a_bad_kernel(env_python, tmp_path):
+    """A Blackhole case's recorded commands carry Blackhole's defines and headers, and replaying them
+    fails once a kernel calls the dataflow API wrongly: the check is not a rubber stamp."""
+    case = CASES["p150-scatter_decode"]
+    verdict = matrix.run_case(env_python, case, tmp_path)
+    assert verdict.kind == "compile" and all(b.ok for b in verdict.host_builds), verdict.host_builds
+    recorded = [c for c in read_compile_log(tmp_path / "compile.log") if c.is_kernel_compile]
+    assert {c.kernel for c in recorded} == {"reader_gather_rows", "writer_rows"}
+    for command in recorded:
+        assert "-DARCH_BLACKHOLE" in command.args and "-DARCH_WORMHOLE" not in command.args
+        assert any(a.startswith("-I") and "ckernels/blackhole" in a for a in command.args)
+
+    # The writer's build now also includes code calling the dataflow API with a wrong argument count.
+    writer = next(c for c in recorded if c.kernel == "writer_rows")
+    generated = writer.cwd.parent / "kernel_includes.hpp"
+    misuse = tmp_path / "misuse.hpp"
+    misuse.write_text("inline void flush_writes() { noc_async_write_barrier(7, 8); }\n")
+    generated.write_text(generated.read_text() + f'#include "{misuse}"\n')
+
+    project = installed_project(env_python)
+    builds = {b.kernel: b for b in build_recorded(tmp_path / "compile.log", tmp_path, [project / "kernels"])}
+    assert builds["reader_gather_rows"].ok
+    assert not builds["writer_rows"].ok
+    assert any(d.file == str(misuse) and d.severity == "error" for d in builds["writer_rows"].problems)
+
+
+def test_the_conformance_checks_device_defines_are_the_real_wormhole_builds(env_python, tmp_path):
+    """The offline conformance check (tools/conformance) parses kernels with a Wormhole B0's device-wide
+    defines; they are the ones the real JIT passes on an n150, not invented ones."""
+    verdict = matrix.run_case(env_python, CASES["n150-scatter_decode"], tmp_path)
+    assert verdict.kind == "compile", verdict.message
+    per_kernel = ("PROCESSOR_INDEX", "COMPILE_FOR_", "NOC_INDEX", "FULL_KERNEL_NAME", "KERNEL_COMPILE_TIME_ARGS")
+    for command in (c for c in read_compile_log(tmp_path / "compile.log") if c.is_kernel_compile):
+        defines = dict(
+            (a[2:].split("=", 1) + [None])[:2]
+            for a in command.args
+            if a.startswith("-D") and not a[2:].startswith(per_kernel)
+        )
+        assert defines == DEVICE_DEFINES, f"{command.kernel} ({command.processor})"
+
+
+def run_device_only_demo(env_python, workdir, cluster=None):
+    env = dict(os.environ, TTNN_MOE_BACKEND="hardware", PYTHONPATH=str(ROOT), TT_METAL_CACHE=str(workdir / "cache"))
+    env.pop("TT_METAL_MOCK_CLUSTER_DESC_PATH", None)
+    if cluster:
+        env.update(TT_METAL_MOCK_CLUSTER_DESC_PATH=str(matrix.CLUSTERS / cluster))
+        env.update(TTNN_MOE_COMPILE_LOG=str(workdir / "compile.log"))
+    command = [str(env_python), "-m", "models.deepseek_v3.device_only_demo", "--mesh", "t3k"]
+    return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=matrix.CASE_TIMEOUT_S)
+
+
+def test_the_hardware_demo_without_torch_runs_the_layer_to_the_first_kernel_compile(env_python, tmp_path):
+    """`demo.sh --backend hardware` on a mock T3K: the layer (model code unchanged, weights allocated on the
+    mesh) goes through the real runtime until its first kernel compile, and says so in one line."""
+    done = run_device_only_demo(env_python, tmp_path, cluster="wormhole_t3k.yaml")
+    lines = [line for line in done.stderr.splitlines() if line.startswith("device-only demo:")]
+    assert done.returncode == 3, done.stderr[-3000:]
+    assert lines == [
+        "device-only demo: the runtime accepted the layer's ops up to its first kernel compile, after stage "
+        "'input'; this machine has no Tenstorrent kernel toolchain (a mock device), so it stops here"
+    ]
+    assert any(c.is_kernel_compile for c in read_compile_log(tmp_path / "compile.log"))
+
+
+def test_the_hardware_demo_without_a_device_says_how_to_use_a_mock(env_python, tmp_path):
+    done = run_device_only_demo(env_python, tmp_path)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("device-only demo:")]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-3000:]
+    assert "No chips detected" in lines[0] and "TT_METAL_MOCK_CLUSTER_DESC_PATH" in lines[0]

@@ -53,13 +53,15 @@ _FORMAT_ALIASES = {
 }
 _MATH_FIDELITY = {"LoFi": 0, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
 
-# Device-wide defines of a Wormhole B0 (12 DRAM banks, 64 worker L1 banks).
-_DEVICE_DEFINES = {
+# Device-wide defines of a Wormhole B0 (12 DRAM banks, 64 worker L1 banks), as the real 0.81.1 JIT
+# passes them on an n150 (tests/test_real_ttnn.py compares them with its recorded commands).
+DEVICE_DEFINES = {
     "ARCH_WORMHOLE": None,
     "TENSIX_FIRMWARE": None,
     "LOCAL_MEM_EN": "0",
     "KERNEL_BUILD": None,
-    "DISPATCH_MESSAGE_ADDR": "0",
+    "ROUTING_FW_ENABLED": None,
+    "DISPATCH_MESSAGE_ADDR": "4290183304",
     "PROGRAMMABLE_CORE_TYPE": "0",  # TENSIX
     "NUM_DRAM_BANKS": "12",
     "IS_NOT_POW2_NUM_DRAM_BANKS": "1",
@@ -329,7 +331,7 @@ def compiler_command(
     if kind == "compute":
         includes.append(stubs_dir)  # where the RISC-V toolchain's sfpi/include would be
 
-    macro_defs = {**_DEVICE_DEFINES, **dict(processor.defines)}
+    macro_defs = {**DEVICE_DEFINES, **dict(processor.defines)}
     if kind == "dataflow":
         macro_defs.update(defines)  # compute defines live in defines_generated.h instead
     if compile_time_args:

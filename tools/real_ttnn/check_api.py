@@ -3,7 +3,7 @@ environment as `python check_api.py '{"all_gather": ["cluster_axis", "dim"], ...
 JSON line of problems ([] when every function and keyword exists).
 
 Keywords are checked against the function's signature, or, for ttnn's decorated operations
-(whose signature is `*args, **kwargs`), against the arguments its docstring documents.
+(whose signature is `*args, **kwargs`) and classes, against the arguments their docstrings document.
 """
 
 import inspect
@@ -26,6 +26,8 @@ def accepted_keywords(function) -> set[str] | None:
     if named:
         return None  # named arguments plus **kwargs: any keyword goes
     documented = function.__doc__ or ""
+    if inspect.isclass(function):  # a constructor documents its overloads on __init__
+        documented += function.__init__.__doc__ or ""
     # "name (type): ..." in the Args / Keyword Args sections, "name: type" in pybind signatures
     return set(re.findall(r"^\s*([a-z_]\w*)\s*\(", documented, re.MULTILINE)) | set(
         re.findall(r"\b([a-z_]\w*)\s*:\s*[\w.\[\]]+", documented)

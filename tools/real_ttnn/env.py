@@ -97,6 +97,18 @@ def _run(*args: str) -> None:
         raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
 
 
+def _site_packages(env_python: Path) -> Path:
+    query = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    return Path(
+        subprocess.run([str(env_python), "-c", query], capture_output=True, text=True, check=True).stdout.strip()
+    )
+
+
+def installed_project(env_python: Path) -> Path:
+    """The `ttnn_moe` package as installed in the environment (its kernels and their headers)."""
+    return _site_packages(env_python) / "ttnn_moe"
+
+
 def ensure_env(log=print) -> Path:
     """Creates or updates the environment; returns its python executable."""
     python = find_interpreter()
@@ -109,14 +121,7 @@ def ensure_env(log=print) -> Path:
         _run(python, "-m", "venv", str(root))
         _run(*pip, "--no-deps", f"ttnn=={TTNN_VERSION}")
         _run(*pip, *PINNED)
-    site = Path(
-        subprocess.run(
-            [str(env_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
+    site = _site_packages(env_python)
     compiler = site / "ttnn" / "runtime" / "sfpi" / "compiler" / "bin" / "riscv-tt-elf-g++"
     if not compiler.exists() or compiler.read_bytes() != STAND_IN.read_bytes():
         compiler.parent.mkdir(parents=True, exist_ok=True)

@@ -8,8 +8,11 @@ Python 3.12 or 3.10, no torch) with a timeout and ends in one verdict: reached t
 message), crash, or hang. The kernel compiler there is a stand-in that records each compile
 command, so a case also knows which kernels reached the compile. A case passes when its verdict
 is the expected one: "compile" with every kernel of the op compiled, or, for a negative case,
-"rejected" with a message containing the expected words. One line per case,
-`PASS|FAIL <op> <device> <case>: <verdict> (<compiled>/<kernels> kernels)`, then
+"rejected" with a message containing the expected words. A "compile" case then replays each
+recorded kernel compile with a host clang, with the real build's includes and defines for that
+architecture (tools/real_ttnn/recorded_builds.py): every one must parse cleanly. One line per case,
+`PASS|FAIL <op> <device> <case>: <verdict> (<compiled>/<kernels> kernels)` (a compile case adds
+`; host builds with the recorded flags: <clean>/<builds> clean`), then
 `real ttnn 0.81.1: P of N cases pass`. Nothing here runs on silicon.
 """
 
@@ -25,7 +28,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.real_ttnn.env import NoInterpreter, ensure_env
+from tools.real_ttnn.env import NoInterpreter, ensure_env, installed_project
+from tools.real_ttnn.recorded_builds import HostBuild, build_recorded
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTERS = ROOT / "tests" / "data" / "mock_clusters"
@@ -122,6 +126,7 @@ class Verdict:
     message: str
     compiled: set[str] = field(default_factory=set)
     arch: str = ""
+    host_builds: list[HostBuild] = field(default_factory=list)
 
 
 def kernels_of(op: str) -> set[str]:
@@ -184,7 +189,11 @@ def run_case(env_python: Path, case: Case, workdir: Path) -> Verdict:
         return Verdict("crash", f"exit {done.returncode}: {done.stderr[-3000:]}")
     result = json.loads(lines[-1][len("VERDICT ") :])
     compiled = set(re.findall(r'-DFULL_KERNEL_NAME="([^/"]+)/', log.read_text() if log.exists() else ""))
-    return Verdict(result["verdict"], result["message"], compiled, result.get("arch", ""))
+    verdict = Verdict(result["verdict"], result["message"], compiled, result.get("arch", ""))
+    if verdict.kind == "compile":
+        project = installed_project(env_python)
+        verdict.host_builds = build_recorded(log, workdir, [project / "kernels", project / "cpp"])
+    return verdict
 
 
 def judge(case: Case, verdict: Verdict) -> tuple[bool, str]:
@@ -196,6 +205,11 @@ def judge(case: Case, verdict: Verdict) -> tuple[bool, str]:
         return False, f"{summary}, expected {case.expect}: {verdict.message[:600]}"
     if case.expect == "compile" and compiled != len(expected):
         return False, f"{summary}; never compiled: {sorted(expected - verdict.compiled)}"
+    if case.expect == "compile":
+        clean = sum(b.ok for b in verdict.host_builds)
+        summary += f"; host builds with the recorded flags: {clean}/{len(verdict.host_builds)} clean"
+        if not verdict.host_builds or clean != len(verdict.host_builds):
+            return False, summary + "".join(f"\n  {b}" for b in verdict.host_builds if not b.ok)
     if case.device in ARCH_OF_DEVICE and verdict.arch and verdict.arch != ARCH_OF_DEVICE[case.device]:
         return False, f"{summary}; the mock opened as {verdict.arch}"
     if case.expect != "compile":

@@ -21,14 +21,14 @@ kept on the device for a caller that wants to check it outside the hot path.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Optional
-
-import torch
+from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.tt.moe_weights import TtMoEWeights, load_tt_moe_weights
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
-from models.deepseek_v3.weights import load_moe_layer
+
+if TYPE_CHECKING:  # a state dict holds torch tensors; the layer itself runs without torch (from_weights)
+    import torch
 
 DISPATCH_AXIS = 0  # mesh rows: tokens travel up and down their column to the experts' owners
 TP_AXIS = 1  # mesh columns: the hidden dimension is split over a row
@@ -53,6 +53,8 @@ class TtMoE:
         (per-expert, fp8 with block scales, transformers' fused experts). expert_dtype: bfloat16 or
         bfloat8_b for the routed experts' weights. capacity: dispatch rows per device (None: the
         dispatch op's worst case, which never drops a token)."""
+        from models.deepseek_v3.weights import load_moe_layer  # noqa: PLC0415  (torch: host-side weights)
+
         layer = load_moe_layer(state_dict, config, prefix=prefix)
         weights = load_tt_moe_weights(layer, config, mesh_device, expert_dtype=expert_dtype)
         self._hold(weights, config, mesh_device, capacity)

@@ -19,12 +19,13 @@ Placement, devices numbered row-major over the (R, C) mesh:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Sequence
-
-import torch
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
+
+if TYPE_CHECKING:  # the weights arrive as torch tensors; building them needs no torch module call
+    import torch
 
 EXPERT_DTYPES = (ttnn.bfloat16, ttnn.bfloat8_b)
 # moe_bmm's weight of each projection: (Kd, N) = the nn.Linear (out, in) weight transposed;

@@ -16,7 +16,7 @@
 
 namespace sfpi {
 
-enum class DataLayout { Default, F32, FSrcB, I32, SM32, U16, U32, I16, U8, I8 };
+enum class DataLayout { Default, F32, FSrcB, I32, SM32, M32, U16, U32, I16, U8, I8 };
 enum class RoundMode { Nearest, NearestStochastic, Stochastic, Truncate };
 enum class ExponentMode { Biased, Unbiased, Debiased };
 enum class MantissaMode { ImplicitOne, NoImplicitOne, Pad8, Pad9 };
@@ -305,6 +305,9 @@ inline constexpr int SFPSTORE_MOD0_FMT_LO16 = 42;
 inline constexpr int SFPSTORE_MOD0_FMT_SRCB = 43;
 inline constexpr int SFPSWAP_MOD1_SWAP = 44;
 inline constexpr int SFPSWAP_MOD1_VEC_MIN_MAX = 45;
+// Blackhole's approximate reciprocal / exponential instruction (SFPARECIP).
+inline constexpr int SFPARECIP_MOD1_RECIP = 46;
+inline constexpr int SFPARECIP_MOD1_EXP = 47;
 
 }  // namespace sfpi
 

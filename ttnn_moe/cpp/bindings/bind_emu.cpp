@@ -211,12 +211,18 @@ void bind_emu(py::module_& parent) {
         .def_property_readonly("dram_alignment", [](const Device&) { return params::DRAM_ALIGNMENT; })
         .def_property_readonly("l1_alignment", [](const Device&) { return params::L1_ALIGNMENT; })
         .def_property_readonly(
+            "dram_buffers", [](Device& d) { return d.dram().num_buffers(); }, "Live DRAM buffers (device tensors).")
+        .def_property_readonly(
+            "dram_occupied_bytes", [](Device& d) { return d.dram().occupied_bytes(); },
+            "Bytes the live DRAM buffers occupy over all banks.")
+        .def_property_readonly(
             "limits",
             [](const Device& d) {
                 return program::DeviceLimits{{d.grid_x(), d.grid_y()},
                                              params::L1_SIZE - params::L1_CB_BASE,
                                              params::MAX_CIRCULAR_BUFFERS,
-                                             params::L1_NUM_SEMAPHORES};
+                                             params::L1_NUM_SEMAPHORES,
+                                             params::DRAM_ALIGNMENT};
             },
             "What a program may use of this device (checked before every launch).")
         .def(

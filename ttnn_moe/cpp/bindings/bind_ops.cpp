@@ -42,18 +42,25 @@ void bind_ops(py::module_& parent) {
         .value("Mesh", FabricTopology::Mesh);
     using program::DeviceLimits;
     py::class_<DeviceLimits>(pm, "DeviceLimits", R"doc(What one device holds, as its target reads it from the device:
-the logical worker grid, the L1 bytes free for circular buffers on each worker core, and the
-circular buffers and semaphores a core has. Every program is checked against it before launch.)doc")
+the logical worker grid, the L1 bytes free for circular buffers on each worker core, the
+circular buffers and semaphores a core has, and the DRAM alignment the ops stride their L1 scratch
+by. Every program is checked against it before launch.)doc")
         .def(py::init([](program::CoreCoord grid, uint32_t l1_bytes_per_core, uint32_t max_cbs_per_core,
-                         uint32_t max_semaphores_per_core) {
-                 return DeviceLimits{grid, l1_bytes_per_core, max_cbs_per_core, max_semaphores_per_core};
+                         uint32_t max_semaphores_per_core, uint32_t dram_alignment) {
+                 if (dram_alignment == 0 || (dram_alignment & (dram_alignment - 1)) != 0) {
+                     throw std::invalid_argument("DeviceLimits.dram_alignment must be a power of two, got " +
+                                                 std::to_string(dram_alignment));
+                 }
+                 return DeviceLimits{grid, l1_bytes_per_core, max_cbs_per_core, max_semaphores_per_core,
+                                     dram_alignment};
              }),
              py::kw_only(), py::arg("grid"), py::arg("l1_bytes_per_core"), py::arg("max_cbs_per_core"),
-             py::arg("max_semaphores_per_core"))
+             py::arg("max_semaphores_per_core"), py::arg("dram_alignment"))
         .def_readonly("grid", &DeviceLimits::grid)
         .def_readonly("l1_bytes_per_core", &DeviceLimits::l1_bytes_per_core)
         .def_readonly("max_cbs_per_core", &DeviceLimits::max_cbs_per_core)
-        .def_readonly("max_semaphores_per_core", &DeviceLimits::max_semaphores_per_core);
+        .def_readonly("max_semaphores_per_core", &DeviceLimits::max_semaphores_per_core)
+        .def_readonly("dram_alignment", &DeviceLimits::dram_alignment);
     pm.def(
         "tensor_accessor_args",
         [](const TensorArg& tensor) {

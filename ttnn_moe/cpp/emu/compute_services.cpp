@@ -1,29 +1,40 @@
 // Compute services of the kernel ABI: each compute kernel instance owns a
 // ComputeEngine that reads and writes tiles through its core's CB rings.
 #include <optional>
+#include <string>
 
 #include "emu/compute/compute_engine.hpp"
 #include "emu/services.hpp"
 
 namespace ttnn_moe::emu {
 
-// The CB rings of one core as the compute engine sees them: tile i counts
-// from the read (front) or write (back) pointer and wraps around the ring.
+// The CB rings of one core as the compute engine sees them: tile i lies i tiles past the read
+// (front) or write (back) pointer. Like the hardware's unpacker and packer, which address
+// fifo pointer + i * tile size, it never wraps: a tile past the ring's end is an error here,
+// where on a device it would read or overwrite whatever follows the CB in L1.
 class CbTileAccessImpl : public CbTileAccess {
 public:
     explicit CbTileAccessImpl(CoreState& core) : core_(core) {}
 
-    const uint8_t* front_tile(uint32_t cb, uint32_t tile_index) override { return at(cb, state(cb).rd, tile_index); }
-    uint8_t* back_tile(uint32_t cb, uint32_t tile_index) override { return at(cb, state(cb).wr, tile_index); }
+    const uint8_t* front_tile(uint32_t cb, uint32_t tile_index) override {
+        return at(cb, state(cb).rd, tile_index, "read");
+    }
+    uint8_t* back_tile(uint32_t cb, uint32_t tile_index) override { return at(cb, state(cb).wr, tile_index, "write"); }
     program::DataFormat format(uint32_t cb) override { return state(cb).format; }
     uint32_t tile_size(uint32_t cb) override { return state(cb).page_size; }
 
 private:
     CbState& state(uint32_t cb) { return services::cb(cb); }
-    uint8_t* at(uint32_t cb, uint32_t pointer, uint32_t tile_index) {
+    uint8_t* at(uint32_t cb, uint32_t pointer, uint32_t tile_index, const char* side) {
         const CbState& s = state(cb);
         const uint64_t offset =
-            (static_cast<uint64_t>(pointer - s.base) + static_cast<uint64_t>(tile_index) * s.page_size) % s.size;
+            static_cast<uint64_t>(pointer - s.base) + static_cast<uint64_t>(tile_index) * s.page_size;
+        if (offset + s.page_size > s.size) {
+            services::fail("compute reached tile " + std::to_string(tile_index) + " of CB " + std::to_string(cb) +
+                           " from its " + side + " pointer (ring offset " + std::to_string(pointer - s.base) +
+                           "), past the end of its " + std::to_string(s.size) +
+                           "-byte ring: the device does not wrap tile indices around a CB");
+        }
         return core_.l1 + s.base + offset;
     }
     CoreState& core_;

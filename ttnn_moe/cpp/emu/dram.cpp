@@ -126,4 +126,10 @@ void Dram::read_pages(uint32_t address, uint32_t page_size, uint8_t* data, size_
                   [&](size_t i, const uint8_t* page) { std::memcpy(data + i * page_size, page, page_size); });
 }
 
+uint64_t Dram::occupied_bytes() const {
+    uint64_t total = 0;
+    for (const auto& entry : buffers_) total += uint64_t{entry.second->bank_span} * params::NUM_DRAM_BANKS;
+    return total;
+}
+
 }  // namespace ttnn_moe::emu

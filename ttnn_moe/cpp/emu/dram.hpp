@@ -48,6 +48,8 @@ public:
     void read_pages(uint32_t address, uint32_t page_size, uint8_t* data, size_t nbytes);
 
     size_t num_buffers() const { return buffers_.size(); }
+    // Bytes the live buffers occupy in the banks (what a leak of device tensors grows).
+    uint64_t occupied_bytes() const;
 
 private:
     std::map<uint32_t, std::unique_ptr<DramBuffer>> buffers_;  // by address

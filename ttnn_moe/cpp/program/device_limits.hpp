@@ -16,6 +16,9 @@ struct DeviceLimits {
     uint32_t l1_bytes_per_core = 0;        // L1 free for circular buffers on each worker core
     uint32_t max_cbs_per_core = 0;         // circular buffer indices per core
     uint32_t max_semaphores_per_core = 0;  // semaphore ids per core
+    // DRAM page and NOC DRAM-read alignment (Wormhole 32 B, Blackhole 64 B): L1 scratch slots that
+    // receive DRAM pages are strided by it, as the kernels' NOC_DRAM_READ_ALIGNMENT_BYTES is.
+    uint32_t dram_alignment = 0;
 };
 
 // Throws std::invalid_argument, naming `op`, the kernel / circular buffer / semaphore, the

@@ -12,10 +12,10 @@
 
 namespace moe_kernel {
 
-// Interleaved DRAM pages sit at the allocator's 32-byte alignment. Accessors are given
-// the aligned page size so page addresses are right whatever the accessor does with
-// the raw size; L1 slots use the same stride so a NOC read lands on an aligned address.
-constexpr uint32_t kDramAlign = ttnn_moe::common_shared::kDramAlignment;
+// L1 scratch slots that receive DRAM pages are strided by the device's DRAM read alignment
+// (Wormhole 32 B, Blackhole 64 B, from its noc_parameters.h), so every NOC read lands on an
+// aligned address. The host sizes the scratch CBs by the same value (DeviceLimits::dram_alignment).
+constexpr uint32_t kDramAlign = NOC_DRAM_READ_ALIGNMENT_BYTES;
 constexpr uint32_t align_up(uint32_t bytes) {
     return (bytes + kDramAlign - 1) / kDramAlign * kDramAlign;
 }

@@ -153,6 +153,13 @@ def _dtype_name(dtype: Any) -> str:
     return str(getattr(dtype, "name", dtype)).split(".")[-1].lower()
 
 
+def _flat(values: Any) -> list[int]:
+    """Nested lists (a tensor's to_list) -> their ints in row-major order."""
+    if isinstance(values, (list, tuple)):
+        return [v for item in values for v in _flat(item)]
+    return [int(values)]
+
+
 class HardwareTarget:
     """ttnn tensors on a Tenstorrent device or mesh (a single device is a 1x1 mesh), for the
     ops' launch path (`ttnn_moe.ops._launch`). Interleaved tensors (DRAM or L1) only.
@@ -196,6 +203,7 @@ class HardwareTarget:
             l1_bytes_per_core=int(self.ttnn.get_max_worker_l1_unreserved_size()),
             max_cbs_per_core=_MAX_CBS_OF_ARCH[arch],
             max_semaphores_per_core=_SEMAPHORES_PER_CORE,
+            dram_alignment=int(self.ttnn.get_dram_alignment()),
         )
 
     def fabric_topology(self, mesh: Any) -> None:
@@ -227,6 +235,10 @@ class HardwareTarget:
             for sem_id in args[-2:]
         ]
         return args
+
+    def device_words(self, tensor: Any) -> list[list[int]]:
+        # to_list needs no torch; uint32 words may come back as int32.
+        return [[v & 0xFFFFFFFF for v in _flat(t.cpu().to_list())] for t in self.ttnn.get_device_tensors(tensor)]
 
     def to_arg(self, tensor: Any) -> pd.TensorArg:
         data_format = _FORMAT_OF_TTNN_DTYPE_NAME.get(_dtype_name(tensor.dtype))
@@ -271,8 +283,10 @@ class HardwareTarget:
 
     def run(self, io_tensors: list[Any], program: pd.MeshProgramDescriptor) -> None:
         # The op's program was checked against device_limits when it was built (mesh_program).
+        # Nothing is measured here: device time on silicon comes from tt-metal's own profiler.
         entries = program.mesh_programs
         if len(entries) == 1:  # one program for every device: ttnn.generic_op broadcasts a ProgramDescriptor
             run_program(self.ttnn, io_tensors, entries[0][1])
         else:
             run_program(self.ttnn, io_tensors, program)
+        return None

@@ -51,8 +51,10 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
         fail("output dtype must be bfloat16 or float32, got " + format_name(attrs.output_dtype));
     }
     validate_num_links(kOpName, attrs.num_links);
-    if (attrs.max_packet_payload < kAlignment || attrs.max_packet_payload % kAlignment) {
-        fail("max_packet_payload must be a positive multiple of " + std::to_string(kAlignment) + ", got " +
+    if (attrs.max_packet_payload < common_shared::kPacketPayloadAlignment ||
+        attrs.max_packet_payload % common_shared::kPacketPayloadAlignment) {
+        fail("max_packet_payload must be a positive multiple of " +
+             std::to_string(common_shared::kPacketPayloadAlignment) + ", got " +
              std::to_string(attrs.max_packet_payload));
     }
     return {reduced_shape[0], reduced_shape[1]};

@@ -50,7 +50,8 @@ struct Shapes {
 Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
 std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
-                             program::CoreCoord grid, const Attributes& attrs, program::MeshCoordinate device,
+                             const program::DeviceLimits& limits, const Attributes& attrs,
+                             program::MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids);
 
 // The device operation (device_operation.hpp): a fabric line op.

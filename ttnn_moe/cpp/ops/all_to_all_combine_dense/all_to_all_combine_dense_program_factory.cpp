@@ -20,16 +20,16 @@ enum Semaphore : uint32_t { kSemInit = 0, kSemPartials = 1 };
 
 }  // namespace
 
-CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root, CoreCoord grid,
-                             const Attributes& attrs, MeshCoordinate device,
+CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
+                             const program::DeviceLimits& limits, const Attributes& attrs, MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids) {
-    validate_line_program_inputs(kOpName, io.size(), kNumIo, grid);
+    validate_line_program_inputs(kOpName, io.size(), kNumIo, limits.grid);
     const Shapes s = validate({io.begin(), io.begin() + 3}, attrs);
     const MeshGeometry& mesh = attrs.mesh;
     const DispatchLine line = dispatch_line(mesh, device);
     const uint32_t line_size = mesh.line_size();
     const uint32_t tokens = attrs.batch * attrs.seq;
-    const uint32_t presence_stride = round_up(tokens * 4, kAlignment);
+    const uint32_t presence_stride = round_up(tokens * 4, limits.dram_alignment);
 
     const CoreCoord core{0, 0};
     const CoreRangeSet cores{{CoreRange{core, core}}};
@@ -52,7 +52,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         scratch_cb(cores, kCbStage, DataFormat::UInt32, kStageBytes),
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
         // partials per chunk of the next token, read by the compute kernel (read_tile_value)
-        scratch_cb(cores, kCbCount, DataFormat::UInt32, kAlignment),
+        scratch_cb(cores, kCbCount, DataFormat::UInt32, limits.dram_alignment),
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;

@@ -73,8 +73,10 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
              " experts a routing-list entry can name");
     }
     validate_num_links(kOpName, attrs.num_links);
-    if (attrs.max_packet_payload < kAlignment || attrs.max_packet_payload % kAlignment) {
-        fail("max_packet_payload must be a positive multiple of " + std::to_string(kAlignment) + ", got " +
+    if (attrs.max_packet_payload < common_shared::kPacketPayloadAlignment ||
+        attrs.max_packet_payload % common_shared::kPacketPayloadAlignment) {
+        fail("max_packet_payload must be a positive multiple of " +
+             std::to_string(common_shared::kPacketPayloadAlignment) + ", got " +
              std::to_string(attrs.max_packet_payload));
     }
     Shapes s{x_shape[0],     x_shape[1],

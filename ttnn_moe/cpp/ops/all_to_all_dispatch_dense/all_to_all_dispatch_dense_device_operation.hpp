@@ -56,7 +56,8 @@ std::vector<program::TensorArg> output_specs(const std::vector<program::TensorAr
 // runtime args end where the fabric connection block [has_forward][args][has_backward][args]
 // is appended by the target's setup_fabric_connection.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
-                             program::CoreCoord grid, const Attributes& attrs, program::MeshCoordinate device,
+                             const program::DeviceLimits& limits, const Attributes& attrs,
+                             program::MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids);
 
 // The device operation (device_operation.hpp): a fabric line op.

@@ -31,10 +31,10 @@ enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPay
 
 }  // namespace
 
-CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root, CoreCoord grid,
-                             const Attributes& attrs, MeshCoordinate device,
+CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
+                             const program::DeviceLimits& limits, const Attributes& attrs, MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids) {
-    validate_line_program_inputs(kOpName, io.size(), kNumIo, grid);
+    validate_line_program_inputs(kOpName, io.size(), kNumIo, limits.grid);
     const Shapes s = validate({io.begin(), io.begin() + 4}, attrs);
     const MeshGeometry& mesh = attrs.mesh;
     const DispatchLine line = dispatch_line(mesh, device);
@@ -47,7 +47,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     program.cbs = {
         scratch_cb(cores, kCbRow, DataFormat::Float16_b, s.hidden * 2),
         scratch_cb(cores, kCbOwn, DataFormat::UInt32, assignments * kOwnEntryBytes),
-        scratch_cb(cores, kCbCounts, DataFormat::UInt32, line_size * round_up(s.num_experts * 4, kAlignment)),
+        scratch_cb(cores, kCbCounts, DataFormat::UInt32,
+                   line_size * round_up(s.num_experts * 4, limits.dram_alignment)),
         scratch_cb(cores, kCbList, DataFormat::UInt32, assignments * kListEntryBytes),
         scratch_cb(cores, kCbMapping, DataFormat::UInt32, mesh.num_devices() * s.mapping_element_bytes),
         scratch_cb(cores, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),

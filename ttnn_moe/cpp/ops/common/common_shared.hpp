@@ -7,9 +7,9 @@
 
 namespace ttnn_moe::common_shared {
 
-// DRAM NOC reads and L1 buffers are kept this aligned (Wormhole DRAM alignment): the
-// stride of interleaved DRAM pages and of L1 slots that receive them.
-inline constexpr uint32_t kDramAlignment = 32;
+// Fabric packets carry a row in chunks of a multiple of this many bytes, so each chunk lands
+// on an address NOC writes accept on Wormhole and Blackhole (both 16 B for L1).
+inline constexpr uint32_t kPacketPayloadAlignment = 32;
 
 // Page size of the CBs that serve a kernel as L1 scratch.
 inline constexpr uint32_t kScratchPageBytes = 32;

@@ -59,7 +59,8 @@ struct MeshContext {
 
     auto fields() const {
         return std::tie(kernels_root, device.grid.x, device.grid.y, device.l1_bytes_per_core, device.max_cbs_per_core,
-                        device.max_semaphores_per_core, rows, cols, topology, max_packet_payload, fabric_node_ids);
+                        device.max_semaphores_per_core, device.dram_alignment, rows, cols, topology, max_packet_payload,
+                        fabric_node_ids);
     }
 };
 
@@ -99,8 +100,7 @@ struct LineOperation {
     }
     static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate device) {
-        return CreateProgram(io, context.kernels_root, context.device.grid, attributes, device,
-                             context.fabric_node_ids);
+        return CreateProgram(io, context.kernels_root, context.device, attributes, device, context.fabric_node_ids);
     }
     static std::optional<FabricWorker> fabric_worker(const Attributes& attributes) {
         return FabricWorker{0, {0, 0}, attributes.num_links, attributes.mesh};

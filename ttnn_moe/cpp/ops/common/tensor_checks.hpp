@@ -16,7 +16,6 @@ namespace ttnn_moe::ops {
 // Usable L1 per core for an op's circular buffers (a Wormhole core has 1464 KiB;
 // firmware, kernels and tt-metal's reserved region take the rest).
 inline constexpr uint32_t kL1BudgetBytes = 1024 * 1024;
-inline constexpr uint32_t kAlignment = common_shared::kDramAlignment;
 
 std::string shape_str(const std::vector<uint32_t>& shape);
 std::string format_name(program::DataFormat format);

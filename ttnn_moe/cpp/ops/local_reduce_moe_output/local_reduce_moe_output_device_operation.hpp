@@ -43,7 +43,7 @@ Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes&
 std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
 // io = the 4 (padded) or 5 (grouped) inputs, then the output and row_overflow.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
-                             program::CoreCoord grid, const Attributes& attrs);
+                             const program::DeviceLimits& limits, const Attributes& attrs);
 
 // The device operation (device_operation.hpp): one program everywhere.
 struct Operation {
@@ -57,7 +57,7 @@ struct Operation {
     }
     static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate) {
-        return local_reduce::create_program(io, context.kernels_root, context.device.grid, attributes);
+        return local_reduce::create_program(io, context.kernels_root, context.device, attributes);
     }
 };
 

@@ -42,8 +42,8 @@ CBDescriptor cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uin
 }
 }  // namespace
 
-CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root, CoreCoord grid,
-                             const Attributes& attrs) {
+CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
+                             const program::DeviceLimits& limits, const Attributes& attrs) {
     const size_t num_inputs = io.size() - 2;
     const auto s = validate({io.begin(), io.begin() + num_inputs}, attrs);
     const uint32_t out_index = static_cast<uint32_t>(num_inputs);
@@ -51,9 +51,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     // io tensor of each reader tensor; padded mode has no offsets tensor: its slot describes
     // num_routed_tokens and is never read.
     const uint32_t reader_io[kNumReaderTensors] = {0, 1, 2, 3, s.grouped ? 4u : 3u, overflow_index};
-    const uint32_t num_cores = std::min(attrs.num_out_rows, grid.x * grid.y);
+    const uint32_t num_cores = std::min(attrs.num_out_rows, limits.grid.x * limits.grid.y);
     const uint32_t max_rows_per_core = (attrs.num_out_rows + num_cores - 1) / num_cores;
-    const auto selection = first_cores(grid, num_cores);
+    const auto selection = first_cores(limits.grid, num_cores);
     const auto& cores = selection.ranges;
     const uint32_t num_chunks = (s.hidden + kChunkElements - 1) / kChunkElements;
     const uint32_t bf16_tile = tile_size_bytes(DataFormat::Float16_b);
@@ -68,18 +68,20 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     program.cbs = {
         cb(cores, kCbY, DataFormat::Float16_b, bf16_tile, 2),
         cb(cores, kCbWeight, DataFormat::Float16_b, bf16_tile, 2),
-        cb(cores, kCbRowLength, DataFormat::UInt32, kAlignment, 2),
+        cb(cores, kCbRowLength, DataFormat::UInt32, limits.dram_alignment, 2),
         cb(cores, kCbProduct, DataFormat::Float32, fp32_tile, 1),
         cb(cores, kCbAcc, DataFormat::Float32, fp32_tile, 1),
         cb(cores, kCbOut, DataFormat::Float16_b, bf16_tile, 2),
-        cb(cores, kCbCounts, DataFormat::UInt32, kAlignment, s.num_local),
-        cb(cores, kCbOffsets, DataFormat::UInt32, kAlignment, s.num_local),
-        cb(cores, kCbMapSegment, DataFormat::UInt32, round_up(s.block_rows * 4, kAlignment), 1),
-        cb(cores, kCbWeightSegment, DataFormat::Float16_b, round_up(s.block_rows * 2, kAlignment), 1),
-        cb(cores, kCbEntries, DataFormat::UInt32, round_up(list_capacity * kEntryWords * 4, kAlignment), 1),
-        cb(cores, kCbSorted, DataFormat::UInt32, round_up(list_capacity * kSortedEntryWords * 4, kAlignment), 1),
-        cb(cores, kCbRowIndex, DataFormat::UInt32, round_up((max_rows_per_core + 1) * 4, kAlignment), kRowIndexPages),
-        cb(cores, kCbStatusStage, DataFormat::UInt32, kAlignment, 1),
+        cb(cores, kCbCounts, DataFormat::UInt32, limits.dram_alignment, s.num_local),
+        cb(cores, kCbOffsets, DataFormat::UInt32, limits.dram_alignment, s.num_local),
+        cb(cores, kCbMapSegment, DataFormat::UInt32, round_up(s.block_rows * 4, limits.dram_alignment), 1),
+        cb(cores, kCbWeightSegment, DataFormat::Float16_b, round_up(s.block_rows * 2, limits.dram_alignment), 1),
+        cb(cores, kCbEntries, DataFormat::UInt32, round_up(list_capacity * kEntryWords * 4, limits.dram_alignment), 1),
+        cb(cores, kCbSorted, DataFormat::UInt32, round_up(list_capacity * kSortedEntryWords * 4, limits.dram_alignment),
+           1),
+        cb(cores, kCbRowIndex, DataFormat::UInt32, round_up((max_rows_per_core + 1) * 4, limits.dram_alignment),
+           kRowIndexPages),
+        cb(cores, kCbStatusStage, DataFormat::UInt32, limits.dram_alignment, 1),
     };
     uint32_t l1_bytes = 0;
     for (const auto& c : program.cbs) l1_bytes += c.total_size;

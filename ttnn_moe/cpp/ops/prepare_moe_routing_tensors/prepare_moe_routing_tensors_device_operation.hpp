@@ -41,7 +41,7 @@ std::vector<program::TensorArg> output_specs(const std::vector<program::TensorAr
 // io = the 3 inputs then the 5 outputs (prepare_moe_routing_tensors_shared::Io); the program of
 // the device at row-major index `device_index`.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
-                             program::CoreCoord grid, const Attributes& attrs, uint32_t device_index);
+                             const program::DeviceLimits& limits, const Attributes& attrs, uint32_t device_index);
 
 // The device operation (device_operation.hpp): one program per device, which differ in the
 // column of expert_mapping they read.
@@ -60,7 +60,7 @@ struct Operation {
     }
     static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate device) {
-        return prepare_routing::create_program(io, context.kernels_root, context.device.grid, attributes,
+        return prepare_routing::create_program(io, context.kernels_root, context.device, attributes,
                                                device.row * context.cols + device.col);
     }
 };

@@ -32,31 +32,31 @@ CBDescriptor scratch_cb(const CoreRangeSet& cores, Cb index, DataFormat format, 
 }
 }  // namespace
 
-CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root, CoreCoord grid,
-                             const Attributes& attrs, uint32_t device_index) {
+CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
+                             const program::DeviceLimits& limits, const Attributes& attrs, uint32_t device_index) {
     const Shapes s = validate({io.begin(), io.begin() + kNumRoutedTokens}, attrs);
     const uint32_t num_local = s.num_local_experts;
-    const uint32_t num_cores = std::min(num_local, grid.x * grid.y);
+    const uint32_t num_cores = std::min(num_local, limits.grid.x * limits.grid.y);
     const uint32_t max_slots_per_core = (num_local + num_cores - 1) / num_cores;
-    const auto selection = first_cores(grid, num_cores);
+    const auto selection = first_cores(limits.grid, num_cores);
     const auto& cores = selection.ranges;
 
     const uint32_t chunk_rows = std::min(kChunkRows, std::max(s.num_tokens, s.num_experts));
-    const uint32_t tokens_page = round_up(s.num_tokens * 4, kAlignment);
-    const uint32_t token_weights_page = round_up(s.num_tokens * 2, kAlignment);
+    const uint32_t tokens_page = round_up(s.num_tokens * 4, limits.dram_alignment);
+    const uint32_t token_weights_page = round_up(s.num_tokens * 2, limits.dram_alignment);
 
     ProgramDescriptor program;
     program.cbs = {
         scratch_cb(cores, kCbMappingRows, DataFormat::UInt32,
-                   round_up(attrs.num_devices() * s.mapping_element_bytes, kAlignment), chunk_rows),
-        scratch_cb(cores, kCbSlotTable, DataFormat::UInt32, round_up(s.num_experts * 4, kAlignment), 1),
-        scratch_cb(cores, kCbIds, DataFormat::UInt32, round_up(s.top_k * 4, kAlignment), chunk_rows),
-        scratch_cb(cores, kCbWeights, DataFormat::Float16_b, round_up(s.top_k * 2, kAlignment), chunk_rows),
+                   round_up(attrs.num_devices() * s.mapping_element_bytes, limits.dram_alignment), chunk_rows),
+        scratch_cb(cores, kCbSlotTable, DataFormat::UInt32, round_up(s.num_experts * 4, limits.dram_alignment), 1),
+        scratch_cb(cores, kCbIds, DataFormat::UInt32, round_up(s.top_k * 4, limits.dram_alignment), chunk_rows),
+        scratch_cb(cores, kCbWeights, DataFormat::Float16_b, round_up(s.top_k * 2, limits.dram_alignment), chunk_rows),
         scratch_cb(cores, kCbTokens, DataFormat::UInt32, tokens_page, max_slots_per_core),
         scratch_cb(cores, kCbTokenWeights, DataFormat::Float16_b, token_weights_page, max_slots_per_core),
-        scratch_cb(cores, kCbCounters, DataFormat::UInt32, round_up(num_local * 4, kAlignment), 1),
+        scratch_cb(cores, kCbCounters, DataFormat::UInt32, round_up(num_local * 4, limits.dram_alignment), 1),
         scratch_cb(cores, kCbStatus, DataFormat::UInt32, kStatusWords * 4, 1),
-        scratch_cb(cores, kCbStage, DataFormat::UInt32, kAlignment, 1),
+        scratch_cb(cores, kCbStage, DataFormat::UInt32, limits.dram_alignment, 1),
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;

@@ -23,7 +23,7 @@ Shapes validate(const std::vector<program::TensorArg>& inputs);
 std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs);
 // io = x, num_routed_tokens, routed_tokens, output.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
-                             program::CoreCoord grid);
+                             const program::DeviceLimits& limits);
 
 // The device operation (device_operation.hpp): no attributes, one program everywhere.
 struct Operation {
@@ -39,7 +39,7 @@ struct Operation {
     }
     static CachedProgram create_program(const Attributes&, const std::vector<program::TensorArg>& io,
                                         const MeshContext& context, program::MeshCoordinate) {
-        return scatter_input::create_program(io, context.kernels_root, context.device.grid);
+        return scatter_input::create_program(io, context.kernels_root, context.device);
     }
 };
 

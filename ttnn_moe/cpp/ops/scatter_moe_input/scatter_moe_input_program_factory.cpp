@@ -20,25 +20,27 @@ enum Cb : uint8_t { kCbRows, kCbCounts, kCbTokenRow };
 constexpr uint32_t kRowsInFlight = 2;  // double-buffered rows between reader and writer
 }  // namespace
 
-CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root, CoreCoord grid) {
+CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
+                             const program::DeviceLimits& limits) {
     const auto s = validate({io.begin(), io.begin() + 3});
     const uint32_t total_rows = s.num_local * s.num_tokens;
-    const uint32_t num_cores = std::min(total_rows, grid.x * grid.y);
-    const auto selection = first_cores(grid, num_cores);
+    const uint32_t num_cores = std::min(total_rows, limits.grid.x * limits.grid.y);
+    const auto selection = first_cores(limits.grid, num_cores);
     const auto& cores = selection.ranges;
     const uint32_t row_bytes = s.hidden * 2;
-    const uint32_t row_page = round_up(row_bytes, kAlignment);
-    const uint32_t token_row_page = round_up(s.num_tokens * 4, kAlignment);
+    const uint32_t row_page = round_up(row_bytes, limits.dram_alignment);
+    const uint32_t token_row_page = round_up(s.num_tokens * 4, limits.dram_alignment);
 
     ProgramDescriptor program;
     program.cbs = {
         CBDescriptor{
             row_page * kRowsInFlight, cores, {CBFormatDescriptor{kCbRows, DataFormat::Float16_b, row_page, {}}}},
-        CBDescriptor{
-            kAlignment * s.num_local, cores, {CBFormatDescriptor{kCbCounts, DataFormat::UInt32, kAlignment, {}}}},
+        CBDescriptor{limits.dram_alignment * s.num_local,
+                     cores,
+                     {CBFormatDescriptor{kCbCounts, DataFormat::UInt32, limits.dram_alignment, {}}}},
         CBDescriptor{token_row_page, cores, {CBFormatDescriptor{kCbTokenRow, DataFormat::UInt32, token_row_page, {}}}},
     };
-    check_l1_budget(kOpName, row_page * kRowsInFlight + kAlignment * s.num_local + token_row_page,
+    check_l1_budget(kOpName, row_page * kRowsInFlight + limits.dram_alignment * s.num_local + token_row_page,
                     "H=" + std::to_string(s.hidden) + ", T=" + std::to_string(s.num_tokens) +
                         ", E_l=" + std::to_string(s.num_local));
 

@@ -119,3 +119,9 @@ __all__ = [
     "uint16",
     "uint32",
 ]
+
+# The emulator is a launch target of the ops from now on (ttnn_moe.ops._launch.Target).
+from ttnn_moe.emu.target import EmulatorTarget  # noqa: E402
+from ttnn_moe.ops._launch import register_target  # noqa: E402
+
+register_target(EmulatorTarget())

@@ -11,6 +11,8 @@ from typing import Any
 
 from ttnn_moe import _C, emu
 from ttnn_moe.emu import fabric as emu_fabric
+from ttnn_moe.emu.generic_op import last_run_counters
+from ttnn_moe.emu.tensor import device_shards
 
 # Output dtypes by data format.
 _DTYPE_OF_FORMAT = {
@@ -67,11 +69,15 @@ class EmulatorTarget:
     def to_arg(self, tensor: Any) -> _C.program.TensorArg:
         return tensor.to_arg()
 
+    def device_words(self, tensor: Any) -> list[list[int]]:
+        return [[int(v) & 0xFFFFFFFF for v in shard.reshape(-1).tolist()] for shard in device_shards(tensor)]
+
     def allocate(self, spec: _C.program.TensorArg, mesh: Any, memory_config: Any) -> Any:
         layout = emu.TILE_LAYOUT if spec.layout == _C.program.Layout.TILE else emu.ROW_MAJOR_LAYOUT
         return emu.allocate_tensor_on_device(
             list(spec.shape), _DTYPE_OF_FORMAT[spec.dtype], layout, mesh, memory_config=memory_config
         )
 
-    def run(self, io_tensors: list[Any], program: _C.program.MeshProgramDescriptor) -> None:
+    def run(self, io_tensors: list[Any], program: _C.program.MeshProgramDescriptor) -> dict:
         emu.generic_op(io_tensors, program)
+        return last_run_counters()

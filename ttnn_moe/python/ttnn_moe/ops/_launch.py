@@ -14,7 +14,6 @@ passed), fetches the program and runs it.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -50,31 +49,27 @@ class Target(Protocol):
 
     def to_arg(self, tensor: Any) -> _C.program.TensorArg: ...
 
+    def device_words(self, tensor: Any) -> list[list[int]]: ...  # a small uint32 tensor's words, per device
+
     def allocate(self, spec: _C.program.TensorArg, mesh: Any, memory_config: Any) -> Any: ...
 
-    def run(self, io_tensors: list[Any], program: _C.program.MeshProgramDescriptor) -> None: ...
+    def run(self, io_tensors: list[Any], program: _C.program.MeshProgramDescriptor) -> dict | None:
+        """Runs the program; returns what the target measured of the run (the emulator's counters and
+        modeled device time, which a profile records), or None where it measures nothing."""
 
 
 _TARGETS: list[Target] = []
 
 
 def register_target(target: Target) -> None:
-    """Adds a target, replacing one of the same name (attaching another ttnn module rebinds it)."""
+    """Adds a target, replacing one of the same name (attaching another ttnn module rebinds it).
+    The emulator registers itself when `ttnn_moe.emu` is imported (it needs torch, the ops do not);
+    `ttnn_moe.attach(ttnn)` registers the hardware."""
     _TARGETS[:] = [t for t in _TARGETS if t.name != target.name] + [target]
 
 
-def _targets() -> list[Target]:
-    # An emulator tensor exists only once ttnn_moe.emu is imported: the emulator (which needs
-    # torch) becomes a target then, so the ops load and run on hardware without torch.
-    if "ttnn_moe.emu" in sys.modules and not any(t.name == "emulator" for t in _TARGETS):
-        from ttnn_moe.emu.target import EmulatorTarget  # noqa: PLC0415
-
-        _TARGETS.insert(0, EmulatorTarget())
-    return _TARGETS
-
-
 def target_of(op: str, name: str, tensor: Any) -> Target:
-    for target in _targets():
+    for target in _TARGETS:
         if target.owns(tensor):
             return target
     known = ", ".join(t.name for t in _TARGETS)
@@ -197,15 +192,13 @@ def launch(
     specs = operation.output_specs(attributes, input_args, context)
     outputs = _outputs(op, target, mesh, specs, output_tensors, memory_config)
     output_args = [target.to_arg(t) for t in outputs]
-    session = active_profile() if target.name == "emulator" else None
+    session = active_profile()
     misses = operation.program_cache_info()["misses"] if session else 0
     program = operation.program(attributes, input_args + output_args, context)
-    target.run([*inputs.values(), *outputs], program)
-    if session:
-        from ttnn_moe.emu.generic_op import last_run_counters  # noqa: PLC0415
-
+    measured = target.run([*inputs.values(), *outputs], program)
+    if session and measured is not None:
         cache_hit = operation.program_cache_info()["misses"] == misses
-        session.record(op, input_args, output_args, program, cache_hit, last_run_counters())
+        session.record(op, input_args, output_args, program, cache_hit, measured)
     return outputs
 
 

@@ -8,19 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def _flatten(values: Any) -> list[int]:
-    if isinstance(values, (list, tuple)):
-        return [v for item in values for v in _flatten(item)]
-    return [int(values) & 0xFFFFFFFF]  # uint32 words may come back as int32
+from ttnn_moe.ops._launch import target_of
 
 
 def read_device_words(tensor: Any) -> list[list[int]]:
-    """A uint32 mesh tensor -> its words per device (row-major device order)."""
-    if hasattr(tensor, "to_arg"):  # an emulator tensor
-        from ttnn_moe.emu.tensor import device_shards  # noqa: PLC0415
-
-        return [_flatten(shard.reshape(-1).tolist()) for shard in device_shards(tensor)]
-    import ttnn  # noqa: PLC0415  (only reached with ttnn tensors)
-
-    return [_flatten(t.cpu().to_list()) for t in ttnn.get_device_tensors(tensor)]
+    """A uint32 mesh tensor -> its words per device (row-major device order), read by its target."""
+    return target_of("read_device_words", "tensor", tensor).device_words(tensor)

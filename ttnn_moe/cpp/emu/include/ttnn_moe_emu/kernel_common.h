@@ -107,6 +107,8 @@ inline constexpr uint32_t NOC_MAX_BURST_SIZE = 8192;
 inline constexpr uint32_t NUM_DRAM_BANKS = ttnn_moe_emu::NUM_DRAM_BANKS;
 inline constexpr uint32_t L1_ALIGNMENT = 16;
 inline constexpr uint32_t DRAM_ALIGNMENT = 32;
+// noc_parameters.h's alignment of NOC reads from DRAM (the emulated device is a Wormhole B0).
+#define NOC_DRAM_READ_ALIGNMENT_BYTES 32
 inline constexpr uint32_t NUM_CIRCULAR_BUFFERS = ttnn_moe_emu::NUM_CIRCULAR_BUFFERS;
 inline constexpr uint32_t NOC_ADDR_LOCAL_BITS = ttnn_moe_emu::NOC_LOCAL_BITS;
 inline constexpr uint32_t NOC_ADDR_NODE_ID_BITS = ttnn_moe_emu::NOC_NODE_BITS;
