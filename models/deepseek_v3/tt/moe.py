@@ -88,11 +88,8 @@ class TtMoE:
         ((1, 1) uint32 each, replicated), uploaded once per batch size."""
         if rows not in self._all_rows:
             self._all_rows[rows] = tuple(
-                ttnn.from_torch(
-                    torch.tensor([[value]], dtype=torch.int32),
-                    dtype=ttnn.uint32,
-                    layout=ttnn.ROW_MAJOR_LAYOUT,
-                    device=self.mesh_device,
+                ttnn.full(
+                    ttnn.Shape([1, 1]), value, dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=self.mesh_device
                 )
                 for value in (rows, 0)
             )

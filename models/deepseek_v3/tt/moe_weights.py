@@ -150,11 +150,12 @@ def load_tt_moe_weights(
 
     # Column c's gate and up slices interleaved, side by side for the C columns: sharding the last
     # dim C ways gives column c exactly its own (H, 2 Is/C) fused weight.
-    shared_gate, shared_up = (state_dict[f"shared_experts.{p}.weight"].T for p in ("gate_proj", "up_proj"))  # (H, Is)
     cols = mesh_shape[1]
-    shared_w1_w3 = torch.cat(
-        [ttnn_moe.interleave_gate_up(g, u) for g, u in zip(shared_gate.chunk(cols, 1), shared_up.chunk(cols, 1))], 1
-    )  # (H, 2 Is)
+    shared_gate, shared_up = (
+        state_dict[f"shared_experts.{p}.weight"].T.reshape(H, cols, -1).permute(1, 0, 2)
+        for p in ("gate_proj", "up_proj")
+    )  # (C, H, Is/C) each
+    shared_w1_w3 = ttnn_moe.interleave_gate_up(shared_gate, shared_up).permute(1, 0, 2).reshape(H, -1)  # (H, 2 Is)
 
     return TtMoEWeights(
         expert_mapping=replicated(mapping, ttnn.int32, ttnn.ROW_MAJOR_LAYOUT),
