@@ -32,6 +32,19 @@ def emu_device_per_grid_fixture(grids):
     return device
 
 
+def emu_devices_by_name_fixture(grids):
+    """A fixture yielding {name: ttnn.open_device(device_id=i, grid=grid)} for `grids` {name: (x, y)}."""
+
+    @pytest.fixture(scope="module")
+    def devices():
+        opened = {name: ttnn.open_device(device_id=i, grid=grid) for i, (name, grid) in enumerate(grids.items())}
+        yield opened
+        for device in opened.values():
+            ttnn.close_device(device)
+
+    return devices
+
+
 def emu_mesh_fixture(rows: int, cols: int, **open_kwargs):
     """A fixture yielding a (rows, cols) `ttnn.open_mesh_device(..., **open_kwargs)`."""
 

@@ -8,11 +8,12 @@ from models.deepseek_v3 import demo
 
 LAYER_OPS = [
     "all_to_all_dispatch_dense",
-    "moe_bmm",
-    "moe_bmm",
-    "moe_bmm",
+    "moe_bmm",  # routed experts: fused SwiGLU
+    "moe_bmm",  # routed experts: down
     "local_reduce_moe_output",
     "all_to_all_combine_dense",
+    "moe_bmm",  # shared expert: fused SwiGLU
+    "moe_bmm",  # shared expert: down, plus the routed share
 ]
 
 

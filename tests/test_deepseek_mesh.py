@@ -4,8 +4,9 @@ A forward pass hands every stage's mesh tensor to its `observer`. Each stage is 
 own torch golden (`ttnn_moe.golden`, or the reference gate) computed from the tensors the previous
 stages were observed to hold, so a wrong op is named rather than only a wrong layer:
 - index and routing outputs (gate, dispatch) must be exact;
-- numeric outputs (moe_bmm, the SwiGLU between them, local reduce, combine, reduce-scatter) must
-  reach PCC 0.9999 and stay, element by element, within the error their bf16 roundings allow;
+- numeric outputs (the fused SwiGLU and the down projection of the routed and of the shared
+  experts, local reduce, combine, reduce-scatter) must reach PCC 0.9999 and stay, element by
+  element, within the error their bf16 roundings allow;
 - the layer's output must reach PCC 0.999 (the demo's bar) against the single-device fp32
   `reference_moe`, given the routed experts' weights as the devices store them.
 """
@@ -94,6 +95,27 @@ def moe_bmm_error_bound(x, w, counts, offsets):
     return 2 * BF16_UNIT_ROUNDOFF * sum(running_sums)
 
 
+def swiglu_error_bound(x, w_gate, w_up, counts, offsets):
+    """The fused SwiGLU moe_bmm: the gate and up sums carry moe_bmm's bf16 accumulation error (eg, eu);
+    silu (slope at most 1.1) passes the gate's on, the product adds both, and silu and the product are
+    each rounded to bf16 once."""
+    gate = golden.moe_bmm(x, w_gate, counts, expert_offsets=offsets)
+    up = golden.moe_bmm(x, w_up, counts, expert_offsets=offsets).abs()
+    eg, eu = (moe_bmm_error_bound(x, w, counts, offsets) for w in (w_gate, w_up))
+    silu = F.silu(gate).abs() + 1.1 * eg
+    rounding = ((1 + BF16_UNIT_ROUNDOFF) ** 2 - 1) * silu * (up + eu)
+    return 1.1 * eg * (up + eu) + silu * eu + rounding
+
+
+def check_swiglu(stage, seen, d, x_in, w_gate, w_up, counts, offsets, rows):
+    """silu(x @ gate) * (x @ up) in fp32 against the fused moe_bmm's output on `rows`."""
+    want = F.silu(golden.moe_bmm(x_in, w_gate, counts, expert_offsets=offsets)) * golden.moe_bmm(
+        x_in, w_up, counts, expert_offsets=offsets
+    )
+    bound = swiglu_error_bound(x_in, w_gate, w_up, counts, offsets)
+    assert_close(want[rows], seen[stage][d][rows], bound[rows], f"device {d} {stage}")
+
+
 def sum_error_bound(sum_of_absolute_terms):
     """Reductions (local reduce, combine, reduce-scatter) sum in fp32 and round each sum to bf16 once,
     moving it by at most BF16_UNIT_ROUNDOFF of its size; the bound takes that of the sum of the
@@ -150,8 +172,8 @@ def check_dispatch(seen, mapping, mesh_shape, B):
 
 
 def check_experts_and_local_reduce(seen, stored_state, mapping):
-    """Per device, from the observed inputs of each op: the three grouped moe_bmm calls, the SwiGLU
-    between them and the local reduce."""
+    """Per device, from the observed inputs of each op: the two grouped moe_bmm calls (SwiGLU fused,
+    then the down projection) and the local reduce."""
     owner = mapping[0, 0].argmax(dim=1)  # (E,) owning device of each expert
     capacity = seen["dispatch.tokens"][0].shape[0]
     for d in range(len(seen["dispatch.tokens"])):
@@ -169,11 +191,8 @@ def check_experts_and_local_reduce(seen, stored_state, mapping):
             bound = moe_bmm_error_bound(x_in, w, counts, offsets)
             assert_close(want[active], seen[stage][d][active], bound[active], f"device {d} {stage}")
 
-        check_moe_bmm("experts.w1", seen["dispatch.tokens"][d], w1)  # (cap, H) @ (H, I)
-        check_moe_bmm("experts.w3", seen["dispatch.tokens"][d], w3)
-        swiglu = F.silu(seen["experts.w1"][d].float()) * seen["experts.w3"][d].float()  # (cap, I)
-        bound = ((1 + BF16_UNIT_ROUNDOFF) ** 2 - 1) * swiglu.abs()  # silu, then the product, rounded to bf16
-        assert_close(swiglu[active], seen["experts.swiglu"][d][active], bound[active], f"device {d} experts.swiglu")
+        # (cap, H) @ (H, I) twice, fused
+        check_swiglu("experts.swiglu", seen, d, seen["dispatch.tokens"][d], w1, w3, counts, offsets, active)
         check_moe_bmm("experts.w2", seen["experts.swiglu"][d], w2)  # (cap, I) @ (I, H)
 
         slot_of_row = words(seen["dispatch.token_idx_map"][d]).to(torch.int32)  # (cap,)
@@ -203,6 +222,30 @@ def check_combine(seen, mesh_shape, B):
         assert_close(combined[d], seen["combine"][d], sum_error_bound(absolute_sum[d]), f"device {d} combine")
 
 
+def check_shared_expert(seen, state_dict, mesh_shape, B):
+    """Column c's slice of the shared expert on every device: the fused SwiGLU of the gathered tokens,
+    then the down projection starting from the routed share (combine), all in moe_bmm (one expert,
+    every token)."""
+    cols = mesh_shape[1]
+    gate, up, down = (
+        state_dict[f"shared_experts.{p}.weight"].bfloat16().float().T for p in ("gate_proj", "up_proj", "down_proj")
+    )  # (H, Is), (H, Is), (Is, H) as the devices store them
+    every_row, at_row_0 = torch.tensor([[B]], dtype=torch.int32), torch.zeros(1, 1, dtype=torch.int32)
+    rows = torch.arange(B)
+    for d, x_full in enumerate(seen["all_gather"]):
+        c = d % cols
+        w_gate, w_up = (w.chunk(cols, 1)[c].unsqueeze(0) for w in (gate, up))  # (1, H, Is/C)
+        check_swiglu("shared_expert.swiglu", seen, d, x_full.float(), w_gate, w_up, every_row, at_row_0, rows)
+        hidden, w_down = seen["shared_expert.swiglu"][d].float(), down.chunk(cols, 0)[c].unsqueeze(0)  # (1, Is/C, H)
+        routed = seen["combine"][d].reshape(B, -1).float()
+        want = golden.moe_bmm(hidden, w_down, every_row, expert_offsets=at_row_0) + routed
+        # The down projection's sums start from the routed share in DST: its running sums include it.
+        bound = moe_bmm_error_bound(hidden, w_down, every_row, at_row_0) + 2 * BF16_UNIT_ROUNDOFF * (
+            routed.abs() * (w_down.shape[1] // TILE)
+        )
+        assert_close(want, seen["shared_expert_partial"][d], bound, f"device {d} shared_expert_partial")
+
+
 def check_reduce_scatter(seen, mesh_shape):
     """The row's partials (shared expert plus routed share) summed, column c keeping hidden slice c."""
     partials = seen["shared_expert_partial"]  # per device (B, H)
@@ -228,6 +271,7 @@ def check_stages(state_dict, mesh_shape, x, expert_dtype=emu.bfloat16):
     check_dispatch(seen, mapping, mesh_shape, B)
     check_experts_and_local_reduce(seen, stored_state, mapping)
     check_combine(seen, mesh_shape, B)
+    check_shared_expert(seen, state_dict, mesh_shape, B)
     check_reduce_scatter(seen, mesh_shape)
     assert_pcc(reference_moe(x, stored_state, CONFIG), y, LAYER_PCC, f"TtMoE on {rows}x{cols} vs reference_moe")
     return seen
@@ -280,12 +324,11 @@ def test_the_observer_sees_every_stage_in_flow_order(weights):
         "dispatch.routed_token_weights",
         "dispatch.slot_source",
         "dispatch.num_slots",
-        "experts.w1",
-        "experts.w3",
         "experts.swiglu",
         "experts.w2",
         "local_reduce",
         "combine",
+        "shared_expert.swiglu",
         "shared_expert_partial",
         "reduce_scatter",
     ]

@@ -198,6 +198,8 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
     assert shapes["experts.w2"] == ((capacity, H), emu.TILE_LAYOUT)
     assert shapes["local_reduce"] == ((capacity, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["combine"] == ((1, B, H), emu.ROW_MAJOR_LAYOUT)
+    assert shapes["shared_expert.swiglu"] == ((B, CONFIG.shared_intermediate_size // 8), emu.TILE_LAYOUT)
+    assert shapes["shared_expert_partial"] == ((B, H), emu.TILE_LAYOUT)
     assert shapes["reduce_scatter"] == ((B, H // 8), emu.TILE_LAYOUT)
     assert status == [(0, 0, 0)] * 32  # the default capacity drops nothing; routing and mapping are valid
     assert reduce_overflow == [0] * 32  # no slot receives more than K rows
@@ -205,9 +207,11 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
 
 def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
     """Each device's per-expert counts equal the reference gate's assignments to its experts, and the
-    three moe_bmm calls execute exactly the active tiles: ceil(count / 32) row tiles per expert times
-    (H/32 x I/32) tiles for w1, w3 and w2 each (the work the routing needs, ratio 1.00). The gate
-    adds its own: on every device, ceil(B/32) token row tiles times E/32 x H/32 tiles."""
+    routed experts' moe_bmm calls execute exactly the active tiles: ceil(count / 32) row tiles per
+    expert times (H/32 x I/32) tiles for w1, w3 (fused) and w2 each (the work the routing needs,
+    ratio 1.00). The gate adds its own: on every device, ceil(B/32) token row tiles times E/32 x H/32
+    tiles; so does the shared expert: ceil(B/32) row tiles times H/32 x (Is/8)/32 for each of its
+    three projections, column c computing its slice."""
     x = bf16_tokens(64, seed=17)
     ids = moe_gate_ids(x, weights, CONFIG)  # (T, K) global experts
     expected_counts = torch.bincount(ids.reshape(-1), minlength=CONFIG.n_routed_experts)  # (E,)
@@ -215,6 +219,7 @@ def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
     expert_matmuls = 3 * int(((expected_counts + 31) // 32).sum()) * H_tiles * I_tiles
     devices, B = 32, 64 // 4  # a 4x8 mesh: B tokens per mesh row
     gate_matmuls = devices * ((B + 31) // 32) * (CONFIG.n_routed_experts // 32) * H_tiles
+    shared_matmuls = devices * ((B + 31) // 32) * 3 * H_tiles * (CONFIG.shared_intermediate_size // 8 // 32)
     mesh_device = emu.open_mesh_device(emu.MeshShape(4, 8))
     kept = {}
     try:
@@ -228,7 +233,7 @@ def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):
         emu.close_mesh_device(mesh_device)
     # Device d owns experts [d * E_l, (d + 1) * E_l) in slot order: the stacked counts are by global id.
     assert counts.reshape(-1).to(torch.int64).tolist() == expected_counts.tolist()
-    assert tile_matmuls == expert_matmuls + gate_matmuls
+    assert tile_matmuls == expert_matmuls + gate_matmuls + shared_matmuls
 
 
 def test_too_small_capacity_is_reported_in_the_dispatch_status_not_dropped_silently(weights):

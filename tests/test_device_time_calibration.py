@@ -46,12 +46,13 @@ def test_roofline_runs_at_toy_dims_and_names_a_bound_per_op():
     )
     assert done.returncode == 0, done.stderr
     ops = re.findall(
-        r"^(all_to_all\w+|moe_bmm w\d|local_reduce\w+)\s+([\d.]+)\s+(\w+)\s+([\d.]+)\s+(\d+)%", done.stdout, re.M
+        r"^(all_to_all\w+|moe_bmm w\w+(?: swiglu)?|local_reduce\w+)\s+([\d.]+)\s+(\w+)\s+([\d.]+)\s+(\d+)%",
+        done.stdout,
+        re.M,
     )
     assert [op for op, *_ in ops] == [
         "all_to_all_dispatch_dense",
-        "moe_bmm w1",
-        "moe_bmm w3",
+        "moe_bmm w1w3 swiglu",
         "moe_bmm w2",
         "local_reduce_moe_output",
         "all_to_all_combine_dense",

@@ -1,9 +1,10 @@
-"""Compute on the emulator: a multi-core matmul of our own kernels against torch, with exact counters."""
+"""Compute on the emulator: a multi-core matmul and an SFPU silu * multiply of our own kernels against
+torch, with exact counters."""
 
 import numpy as np
 import pytest
 import torch
-from emu_programs import BF16, TILE_BYTES, cb, matmul_program, tilize, untilize
+from emu_programs import BF16, TILE_BYTES, cb, core_set, kernel, matmul_program, tilize, untilize
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
 
@@ -34,6 +35,52 @@ def test_matmul_matches_torch_with_exact_counters(M, K, N, cores):
     assert counters["dram_buffers"][a]["unique_pages_read"] == Mt * Kt
     assert counters["dram_buffers"][b]["unique_pages_read"] == Kt * Nt
     assert counters["noc_bytes_written_dram"] == Mt * Nt * TILE_BYTES
+
+
+def test_silu_times_up_with_the_sfpu_binary_multiply_in_dst():
+    """Pairs of tiles (gate, up) -> silu(gate) * up: copy both to DST, silu_tile, mul_binary_tile, pack."""
+    pairs = 3
+    gen = torch.Generator().manual_seed(5)
+    gate = (torch.randn(32 * pairs, 32, generator=gen) * 3).bfloat16()
+    up = torch.randn(32 * pairs, 32, generator=gen).bfloat16()
+    interleaved = torch.stack([gate.reshape(pairs, 32, 32), up.reshape(pairs, 32, 32)], dim=1).reshape(-1, 32)
+    dev = emu.open_device()
+    src = dev.allocate(2 * pairs * TILE_BYTES, TILE_BYTES)
+    dst = dev.allocate(pairs * TILE_BYTES, TILE_BYTES)
+    dev.write(src, TILE_BYTES, tilize(interleaved))
+    cores = core_set(2, 3)
+    ct = emu.tensor_accessor_args(TILE_BYTES, True)
+    core = pd.CoreCoord(2, 3)
+    program = pd.ProgramDescriptor(
+        kernels=[
+            kernel(
+                "reader_pages.cpp",
+                cores,
+                pd.ReaderConfigDescriptor(),
+                ct,
+                [("cb_out", 0)],
+                [(core, [src, 0, 2 * pairs, 2])],
+            ),
+            kernel(
+                "compute_silu_mul.cpp",
+                cores,
+                pd.ComputeConfigDescriptor(),
+                (),
+                [("cb_in", 0), ("cb_out", 16)],
+                [(core, [pairs])],
+            ),
+            kernel(
+                "writer_pages.cpp", cores, pd.WriterConfigDescriptor(), ct, [("cb_in", 16)], [(core, [dst, 0, pairs])]
+            ),
+        ],
+        cbs=[cb(0, 4, TILE_BYTES, cores), cb(16, 2, TILE_BYTES, cores)],
+    )
+    counters = emu.run_program(dev, program)
+    got = untilize(dev.read(dst, TILE_BYTES, pairs * TILE_BYTES), 32 * pairs, 32)
+    # bf16 DST: silu rounded to bf16, then the product rounded to bf16.
+    expected = (torch.nn.functional.silu(gate.double()).bfloat16().double() * up.double()).bfloat16().float()
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    assert counters["tiles_packed"] == pairs and counters["tile_matmuls"] == 0
 
 
 def test_dst_misuse_in_a_kernel_is_an_error_naming_it():

@@ -304,3 +304,19 @@ def test_non_contiguous_input(device):
     view = x.T[::2]  # strided, transposed
     t = ttnn.from_torch(view, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
     assert torch.equal(ttnn.to_torch(t), view)
+
+
+@pytest.mark.parametrize(
+    "dtype, layout, value",
+    [(ttnn.uint32, ttnn.ROW_MAJOR_LAYOUT, 48), (ttnn.bfloat16, ttnn.TILE_LAYOUT, -1.5), (ttnn.int32, None, -7)],
+)
+def test_full_fills_a_device_tensor(device, dtype, layout, value):
+    t = ttnn.full(ttnn.Shape([2, 33]), value, dtype=dtype, layout=layout, device=device)
+    assert (list(t.shape), t.dtype, t.layout) == ([2, 33], dtype, layout or ttnn.ROW_MAJOR_LAYOUT)
+    assert torch.equal(ttnn.to_torch(t).to(torch.float64), torch.full((2, 33), float(value), dtype=torch.float64))
+
+
+def test_full_defaults_to_bfloat16_and_checks_the_range(device):
+    assert ttnn.full([1, 1], 2.0, device=device).dtype == ttnn.bfloat16
+    with pytest.raises(ValueError, match="uint32"):
+        ttnn.full([1, 1], -1, dtype=ttnn.uint32, device=device)

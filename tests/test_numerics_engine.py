@@ -287,6 +287,45 @@ def test_silu_in_bf16_dst_is_rounded(rng):
     np.testing.assert_allclose(out, golden, rtol=2**-8, atol=1e-6)
 
 
+@pytest.mark.parametrize("fp32_dest", [False, True])
+def test_mul_binary_dst_tiles_is_silu_times_up(rng, fp32_dest):
+    """The SwiGLU epilogue of a fused matmul: silu(DST 0) * DST 1 into DST 0, both operands in DST."""
+    gate = _bf16((rng.standard_normal((32, 32)) * 3).astype(np.float32))
+    up = _bf16(rng.standard_normal((32, 32)).astype(np.float32))
+    h = harness({0: (BF16, 1), 1: (BF16, 1), 16: (F32, 1)}, fp32_dest=fp32_dest)
+    h.load(0, tiles_of(gate, BF16))
+    h.load(1, tiles_of(up, BF16))
+
+    def math():
+        h.copy_tile(0, 0, 0)
+        h.copy_tile(1, 0, 1)
+        h.unary_tile(numerics_testing.UnaryOp.Silu, 0)
+        h.binary_dst_tiles(numerics_testing.BinaryOp.Mul, 0, 1, 0)
+
+    run_one(h, math, 16)
+    out = read_matrix(h, 16, F32, 32, 32)
+    silu = torch.nn.functional.silu(torch.from_numpy(gate).double()).numpy()
+    if fp32_dest:
+        expected = silu.astype(np.float32) * up
+        np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-30)
+    else:  # silu rounded to bf16 in DST, then the product rounded again
+        np.testing.assert_array_equal(out, _bf16(out))
+        np.testing.assert_array_equal(out, _bf16(_bf16(silu.astype(np.float32)) * up))
+
+
+def test_binary_dst_tiles_checks_slots_and_phase():
+    h = harness({0: (U32, 1), 1: (F32, 1), 16: (F32, 1)}, fp32_dest=True)
+    with pytest.raises(EMU_ERRORS, match="binary DST op.*tile_regs_acquire"):
+        h.binary_dst_tiles(numerics_testing.BinaryOp.Mul, 0, 1, 0)
+    h.tile_regs_acquire()
+    with pytest.raises(EMU_ERRORS, match="DST"):
+        h.binary_dst_tiles(numerics_testing.BinaryOp.Mul, 0, 4, 0)  # fp32 half-sync DST holds 4 tiles
+    h.copy_tile(0, 0, 0)
+    h.copy_tile(1, 0, 1)
+    with pytest.raises(EMU_ERRORS, match="DST tile 0 holds integer bits"):
+        h.binary_dst_tiles(numerics_testing.BinaryOp.Mul, 0, 1, 1)
+
+
 # ---- integer tiles ---------------------------------------------------------------------------------------
 
 

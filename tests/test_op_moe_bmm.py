@@ -14,7 +14,7 @@ import pytest
 import torch
 import ttnn_moe.emu as ttnn
 import ttnn_moe.paths
-from emu_fixtures import emulator_device_limits
+from emu_fixtures import emu_devices_by_name_fixture, emulator_device_limits
 from ttnn_moe.ops.compute_kernel_config import MathFidelity, WormholeComputeKernelConfig
 from ttnn_moe.testing import assert_pcc
 
@@ -29,12 +29,7 @@ PCC_BFP4 = 0.999  # against the golden on the bfloat4_b-rounded weights
 GARBAGE = 1.0e3  # magnitude of the values in rows the op must ignore
 
 
-@pytest.fixture(scope="module")
-def devices():
-    opened = {name: ttnn.open_device(device_id=i, grid=grid) for i, (name, grid) in enumerate(GRIDS.items())}
-    yield opened
-    for device in opened.values():
-        ttnn.close_device(device)
+devices = emu_devices_by_name_fixture(GRIDS)
 
 
 # ---- routing and inputs ----------------------------------------------------------------------

@@ -35,6 +35,7 @@ from models.deepseek_v3.tt.emulator_counters import (
     MeshCounters,
     needed_expert_tile_matmuls,
     needed_gate_tile_matmuls,
+    needed_shared_expert_tile_matmuls,
     process_jit_stats,
     remote_token_rows,
 )
@@ -104,11 +105,13 @@ def _log_counters(
 ) -> None:
     H, I = config.hidden_size, config.moe_intermediate_size
     devices, tokens_per_device = topk_indices.shape[:2]
-    needed = needed_expert_tile_matmuls(counts, H, I) + needed_gate_tile_matmuls(
-        devices, tokens_per_device, config.n_routed_experts, H
+    needed = (
+        needed_expert_tile_matmuls(counts, H, I)
+        + needed_gate_tile_matmuls(devices, tokens_per_device, config.n_routed_experts, H)
+        + needed_shared_expert_tile_matmuls(devices, tokens_per_device, H, config.shared_intermediate_size // mesh[1])
     )
     logger.info(
-        f"emulator: tile matmuls {counters.tile_matmuls} (gate and routed experts need {needed}: "
+        f"emulator: tile matmuls {counters.tile_matmuls} (gate, routed and shared experts need {needed}: "
         f"ratio {counters.tile_matmuls / max(needed, 1):.2f})"
     )
     jit = process_jit_stats()

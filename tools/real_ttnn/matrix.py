@@ -48,6 +48,26 @@ SINGLE_DEVICE_CASES = {
     "moe_bmm_grouped_bfp8_decode": {"op": "moe_bmm", "E": 8, "M": 256, "H": 7168, "N": 2048, "w_dtype": "bfloat8_b"},
     "moe_bmm_grouped_bfp8_prefill": {"op": "moe_bmm", "E": 8, "M": 2048, "H": 2048, "N": 7168, "w_dtype": "bfloat8_b"},
     "moe_bmm_grouped_bfp4_decode": {"op": "moe_bmm", "E": 8, "M": 256, "H": 7168, "N": 2048, "w_dtype": "bfloat4_b"},
+    # The fused SwiGLU (w1, w3 interleaved: 2N columns) and the shared expert's down projection on a TG
+    # column (Is / 8 = 256) adding the routed share.
+    "moe_bmm_grouped_bfp8_swiglu": {
+        "op": "moe_bmm",
+        "E": 8,
+        "M": 256,
+        "H": 7168,
+        "N": 2048,
+        "w_dtype": "bfloat8_b",
+        "activation": "swiglu",
+    },
+    "moe_bmm_shared_down_addend": {
+        "op": "moe_bmm",
+        "E": 1,
+        "M": 32,
+        "H": 256,
+        "N": 7168,
+        "w_dtype": "bfloat16",
+        "addend": True,
+    },
     "local_reduce_padded": {"op": "local_reduce_moe_output", "E": 8, "T": 32, "H": 7168},
     "local_reduce_grouped": {"op": "local_reduce_moe_output", "E": 8, "M": 512, "H": 7168, "K": 8},
     "accessor_args": {"op": "tensor_accessor_args"},

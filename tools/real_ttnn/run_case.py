@@ -57,13 +57,18 @@ def run(case: dict, device) -> None:
         )
     elif op == "moe_bmm":
         rows = [case["M"]] if "M" in case else [case["E"], case["T"]]
-        offsets = {"expert_offsets": alloc([case["E"], 1], "uint32")} if "M" in case else {}
+        options = {"expert_offsets": alloc([case["E"], 1], "uint32")} if "M" in case else {}
+        weight_columns = case["N"] * (2 if case.get("activation") == "swiglu" else 1)  # gate and up interleaved
+        if case.get("activation"):
+            options["activation"] = case["activation"]
+        if case.get("addend"):
+            options["addend"] = alloc([*rows, case["N"]], "bfloat16", ttnn.TILE_LAYOUT)
         ttnn.moe_bmm(
             alloc([*rows, case["H"]], "bfloat16", ttnn.TILE_LAYOUT),
-            alloc([case["E"], case["H"], case["N"]], case["w_dtype"], ttnn.TILE_LAYOUT),
+            alloc([case["E"], case["H"], weight_columns], case["w_dtype"], ttnn.TILE_LAYOUT),
             alloc([case["E"], 1], "uint32"),
             strict=False,
-            **offsets,
+            **options,
         )
     elif op == "local_reduce_moe_output":
         if "M" in case:

@@ -15,7 +15,12 @@ from typing import Optional
 
 from models.deepseek_v3.checkpoint_layer import CheckpointMoELayer, open_moe_layer
 from models.deepseek_v3.tt.moe import TtMoE
-from models.deepseek_v3.tt.moe_weights import check_layer_fits_mesh, expert_shard_from_state_dict, load_tt_moe_weights
+from models.deepseek_v3.tt.moe_weights import (
+    EXPERT_PROJECTIONS,
+    check_layer_fits_mesh,
+    expert_shard_from_state_dict,
+    load_tt_moe_weights,
+)
 from models.deepseek_v3.tt.ttnn_api import ttnn
 from models.deepseek_v3.tt.weight_cache import ExpertWeightCache, cache_key, weight_cache_dir
 
@@ -62,7 +67,7 @@ def load_checkpoint_moe(
         moe_layer, moe_layer.config, mesh_device, expert_dtype=expert_dtype, expert_source=source
     )
     seconds = time.perf_counter() - start
-    num_shards = 3 * mesh_device.get_num_devices()
+    num_shards = len(EXPERT_PROJECTIONS) * mesh_device.get_num_devices()
     return CheckpointLoad(
         moe=TtMoE.from_weights(weights, moe_layer.config, mesh_device, capacity=capacity),
         layer=moe_layer,

@@ -44,10 +44,24 @@ def process_jit_stats() -> dict:
 
 
 def needed_expert_tile_matmuls(counts_per_device: list[torch.Tensor], hidden: int, intermediate: int) -> int:
-    """Tile matmuls the three grouped moe_bmm calls need: each local expert's ceil(count / 32)
-    row tiles times (H/32 x I/32) tiles for w1 and w3 each, and (I/32 x H/32) for w2."""
+    """Tile matmuls the routed experts' grouped moe_bmm calls need: each local expert's ceil(count / 32)
+    row tiles times (H/32 x I/32) tiles for w1 and w3 each (one fused launch), and (I/32 x H/32) for w2."""
     row_tiles = sum(int(((c.reshape(-1).to(torch.int64) + _TILE - 1) // _TILE).sum()) for c in counts_per_device)
     return 3 * row_tiles * (hidden // _TILE) * (intermediate // _TILE)
+
+
+def needed_shared_expert_tile_matmuls(
+    num_devices: int, tokens_per_device: int, hidden: int, shared_intermediate_per_device: int
+) -> int:
+    """Tile matmuls the shared expert's two moe_bmm calls need: on every device, ceil(B / 32) token
+    row tiles times (H/32 x Is_d/32) for its gate and up slices each and (Is_d/32 x H/32) for down."""
+    return (
+        num_devices
+        * ((tokens_per_device + _TILE - 1) // _TILE)
+        * 3
+        * (hidden // _TILE)
+        * (shared_intermediate_per_device // _TILE)
+    )
 
 
 def needed_gate_tile_matmuls(num_devices: int, tokens_per_device: int, num_experts: int, hidden: int) -> int:

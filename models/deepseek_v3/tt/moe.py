@@ -6,11 +6,12 @@ mesh row, H hidden, E_l experts per device, K top-k, I expert intermediate,
 Is shared intermediate, cap dispatch capacity.
 
 Two kinds of calls:
-- our kernels (`ttnn_moe.*`): moe_gate, all_to_all_dispatch_dense, moe_bmm,
-  local_reduce_moe_output, all_to_all_combine_dense;
+- our kernels (`ttnn_moe.*`): moe_gate, all_to_all_dispatch_dense, moe_bmm
+  (the routed and the shared experts, SwiGLU fused, the shared expert's down
+  projection adding the routed share), local_reduce_moe_output,
+  all_to_all_combine_dense;
 - ttnn's own ops (`ttnn` from `ttnn_api`; host built-ins in the emulator, the
-  real ttnn ops on hardware): all_gather, reduce_scatter,
-  to_layout, reshape, matmul, silu, mul, add.
+  real ttnn ops on hardware): all_gather, reduce_scatter, to_layout, reshape.
 
 Nothing in `forward` reads a count back to the host: every op takes its counts
 from device memory. Ops that can validate by reading back (dispatch, moe_bmm,
@@ -82,6 +83,19 @@ class TtMoE:
         self.last_reduce_row_overflow: Optional[ttnn.Tensor] = None  # (cap, 1) uint32 per device, see 5a
         self.last_reduce_status: Optional[ttnn.Tensor] = None  # (1, 12) uint32 per device, see 5a
         self.last_combine_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see 5b
+        self._all_rows: dict[int, tuple[ttnn.Tensor, ttnn.Tensor]] = {}  # B -> shared expert's routing, see 6
+
+    def _every_row(self, rows: int) -> tuple[ttnn.Tensor, ttnn.Tensor]:
+        """moe_bmm routing of one expert taking all `rows` rows of x: counts [[rows]], offsets [[0]]
+        ((1, 1) uint32 each, replicated), uploaded once per batch size."""
+        if rows not in self._all_rows:
+            self._all_rows[rows] = tuple(
+                ttnn.full(
+                    ttnn.Shape([1, 1]), value, dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=self.mesh_device
+                )
+                for value in (rows, 0)
+            )
+        return self._all_rows[rows]
 
     def forward(self, x: ttnn.Tensor, observer: Optional[StageObserver] = None) -> ttnn.Tensor:
         """x per device (B, H/C) bfloat16 TILE -> per device (B, H/C) bfloat16 TILE.
@@ -142,17 +156,16 @@ class TtMoE:
         notify("dispatch.slot_source", dispatched.handle.slot_source)  # (cap, 2)
         notify("dispatch.num_slots", dispatched.handle.num_slots)  # (1,)
 
-        # 4. Routed experts, SwiGLU, grouped moe_bmm over the packed blocks [kernels]: only the
-        #    active row tiles of each local expert are computed; idle experts' weights are not read.
+        # 4. Routed experts, grouped moe_bmm over the packed blocks [kernels]: only the active row
+        #    tiles of each local expert are computed; idle experts' weights are not read. The first
+        #    launch is SwiGLU fused: silu(tokens @ w1) * (tokens @ w3), each token tile read once.
         tokens = ttnn.to_layout(dispatched.tokens, ttnn.TILE_LAYOUT)  # (cap, H) TILE
-        gate_out = ttnn_moe.moe_bmm(tokens, w.experts_w1, counts, expert_offsets=offsets, strict=False)  # (cap, I)
-        up_out = ttnn_moe.moe_bmm(tokens, w.experts_w3, counts, expert_offsets=offsets, strict=False)  # (cap, I)
-        notify("experts.w1", gate_out)
-        notify("experts.w3", up_out)
-        hidden = ttnn.mul(ttnn.silu(gate_out), up_out)  # (cap, I) [ttnn ops]
+        hidden = ttnn_moe.moe_bmm(
+            tokens, w.experts_w1_w3, counts, expert_offsets=offsets, activation="swiglu", strict=False
+        )  # (cap, I)
         notify("experts.swiglu", hidden)
         expert_out = ttnn_moe.moe_bmm(hidden, w.experts_w2, counts, expert_offsets=offsets, strict=False)  # (cap, H)
-        for intermediate in (tokens, gate_out, up_out, hidden):
+        for intermediate in (tokens, hidden):
             ttnn.deallocate(intermediate)
         notify("experts.w2", expert_out)
 
@@ -181,14 +194,21 @@ class TtMoE:
         )  # (1, B, H) RM, (1, 8)
         notify("combine", combined)
 
-        # 6. Shared expert, tensor parallel [ttnn ops]: column c computes its Is/C slice of
-        #    the intermediate, a partial (B, H) summed over the row by the reduce-scatter below.
-        shared_hidden = ttnn.mul(
-            ttnn.silu(ttnn.matmul(x_full, w.shared_w1)), ttnn.matmul(x_full, w.shared_w3)
+        # 6. Shared expert, tensor parallel [kernels]: moe_bmm with one expert taking every token.
+        #    Column c computes its Is/C slice of the intermediate (SwiGLU fused), then its partial
+        #    (B, H) of the down projection, which starts from the routed share (the addend), so the
+        #    sum of the two never leaves the device; the reduce-scatter below sums the row's partials.
+        every_row, at_row_0 = self._every_row(B)  # (1, 1) each
+        shared_hidden = ttnn_moe.moe_bmm(
+            x_full, w.shared_w1_w3, every_row, expert_offsets=at_row_0, activation="swiglu", strict=False
         )  # (B, Is/C)
-        shared_out = ttnn.matmul(shared_hidden, w.shared_w2)  # (B, H) partial
+        notify("shared_expert.swiglu", shared_hidden)
         routed = ttnn.to_layout(ttnn.reshape(combined, (B, H)), ttnn.TILE_LAYOUT)  # (B, H) TILE
-        partial = ttnn.add(shared_out, routed)  # (B, H)
+        partial = ttnn_moe.moe_bmm(
+            shared_hidden, w.shared_w2, every_row, expert_offsets=at_row_0, addend=routed, strict=False
+        )  # (B, H): shared partial + routed share
+        for intermediate in (shared_hidden, routed):
+            ttnn.deallocate(intermediate)
         notify("shared_expert_partial", partial)
 
         # 7. Reduce-scatter over the row [ttnn op]: sum the C partials, column c keeps slice c.

@@ -3,14 +3,17 @@
 Placement, devices numbered row-major over the (R, C) mesh:
 - routed experts: device d owns the E_l = E / (R*C) experts its column of the
   expert mapping names, stacked in local-slot order as moe_bmm's (E_l, Kd, N)
-  TILE weights: w1, w3 (E_l, H, I) and w2 (E_l, I, H). They are converted one
-  expert at a time and written one device at a time, so the host holds one
-  expert in torch form and one device's share in device form, never a layer;
+  TILE weights: w1_w3 (E_l, H, 2I), gate (w1) and up (w3) interleaved per
+  column tile for moe_bmm's fused SwiGLU (`ttnn_moe.interleave_gate_up`), and
+  w2 (E_l, I, H). They are converted one expert at a time and written one
+  device at a time, so the host holds one expert in torch form and one
+  device's share in device form, never a layer;
 - gate: the (E, H) weight and the (1, E) score-correction bias in fp32 (routing
   near-ties must not flip on a rounding), replicated: every device of a row
   routes the same tokens;
-- shared expert, tensor parallel over the C columns: w1, w3 split by output
-  column (H, Is/C), w2 by input row (Is/C, H); the same shard on every row.
+- shared expert, tensor parallel over the C columns, as a single-expert
+  moe_bmm weight: w1, w3 split by output column (H, Is/C) and interleaved,
+  (1, H, 2 Is/C), w2 split by input row (1, Is/C, H); the same shard on every row.
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ if TYPE_CHECKING:  # the weights arrive as torch tensors; building them needs no
 
 # The routed experts' weight dtypes, by the name the demos take.
 EXPERT_DTYPES = {"bfloat16": ttnn.bfloat16, "bfloat8_b": ttnn.bfloat8_b, "bfloat4_b": ttnn.bfloat4_b}
-# moe_bmm's weight of each projection: (Kd, N) = the nn.Linear (out, in) weight transposed.
-EXPERT_PROJECTIONS = {"w1": "gate_proj", "w3": "up_proj", "w2": "down_proj"}
+# moe_bmm's weight of each projection: (Kd, N) = the nn.Linear (out, in) weight transposed;
+# "w1_w3" interleaves the gate's and the up's (Kd, 2N) for the fused SwiGLU.
+EXPERT_PROJECTIONS = {"w1_w3": ("gate_proj", "up_proj"), "w2": ("down_proj",)}
 
-# (projection "w1" / "w3" / "w2", device index, the device's experts in local-slot order)
+# (projection "w1_w3" / "w2", device index, the device's experts in local-slot order)
 #   -> host tensor (E_l, Kd, N) TILE in the expert dtype: one device's share of a projection.
 ExpertShardSource = Callable[[str, int, Sequence[int]], ttnn.Tensor]
 
@@ -38,10 +42,11 @@ def expert_shard_from_state_dict(state_dict: Mapping[str, torch.Tensor], expert_
     """Converts a device's experts from a (possibly lazy) state dict, one expert at a time."""
 
     def convert(projection: str, device: int, experts: Sequence[int]) -> ttnn.Tensor:
-        proj = EXPERT_PROJECTIONS[projection]
         pieces = [
             ttnn.from_torch(
-                state_dict[f"experts.{e}.{proj}.weight"].T.unsqueeze(0), dtype=expert_dtype, layout=ttnn.TILE_LAYOUT
+                moe_bmm_weight(state_dict, f"experts.{e}.", EXPERT_PROJECTIONS[projection]).unsqueeze(0),
+                dtype=expert_dtype,
+                layout=ttnn.TILE_LAYOUT,
             )  # (1, Kd, N)
             for e in experts
         ]
@@ -50,21 +55,26 @@ def expert_shard_from_state_dict(state_dict: Mapping[str, torch.Tensor], expert_
     return convert
 
 
+def moe_bmm_weight(state_dict: Mapping[str, torch.Tensor], prefix: str, projections: Sequence[str]) -> torch.Tensor:
+    """moe_bmm's (Kd, N) weight of the nn.Linear `prefix + projection` (out, in): transposed; two
+    projections (gate, up) interleaved per column tile for the fused SwiGLU, (Kd, 2N)."""
+    weights = [state_dict[f"{prefix}{projection}.weight"].T for projection in projections]
+    return ttnn_moe.interleave_gate_up(*weights) if len(weights) == 2 else weights[0]
+
+
 @dataclass(frozen=True)
 class TtMoEWeights:
     expert_mapping: ttnn.Tensor  # (1, 1, E, R*C) int32 ROW_MAJOR one-hot, replicated
-    experts_w1: ttnn.Tensor  # (E_l, H, I) TILE per device
-    experts_w3: ttnn.Tensor  # (E_l, H, I) TILE per device
+    experts_w1_w3: ttnn.Tensor  # (E_l, H, 2I) TILE per device, gate and up interleaved per column tile
     experts_w2: ttnn.Tensor  # (E_l, I, H) TILE per device
     gate_weight: ttnn.Tensor  # (E, H) float32 TILE, replicated
     gate_bias: ttnn.Tensor  # (1, E) float32 ROW_MAJOR, replicated
-    shared_w1: ttnn.Tensor  # (H, Is/C) bfloat16 TILE, column c's slice
-    shared_w3: ttnn.Tensor  # (H, Is/C) bfloat16 TILE, column c's slice
-    shared_w2: ttnn.Tensor  # (Is/C, H) bfloat16 TILE, column c's slice
+    shared_w1_w3: ttnn.Tensor  # (1, H, 2 Is/C) bfloat16 TILE, column c's slices of gate and up interleaved
+    shared_w2: ttnn.Tensor  # (1, Is/C, H) bfloat16 TILE, column c's slice
 
     @property
     def experts_per_device(self) -> int:
-        return int(self.experts_w1.shape[0])
+        return int(self.experts_w2.shape[0])
 
 
 def check_layer_fits_mesh(config: DeepseekV3MoEConfig, mesh_shape: tuple[int, int]) -> None:
@@ -117,7 +127,7 @@ def load_tt_moe_weights(
     device_experts = [(owner == d).nonzero()[:, 0].tolist() for d in range(num_devices)]
     source = expert_shard_from_state_dict(state_dict, expert_dtype) if expert_source is None else expert_source
     H, I, E_l = config.hidden_size, config.moe_intermediate_size, config.n_routed_experts // num_devices
-    shapes = {"w1": (E_l, H, I), "w3": (E_l, H, I), "w2": (E_l, I, H)}
+    shapes = {"w1_w3": (E_l, H, 2 * I), "w2": (E_l, I, H)}
 
     def experts(projection: str) -> ttnn.Tensor:  # -> (E_l, Kd, N) per device, filled device by device
         tensor = ttnn.allocate_tensor_on_device(
@@ -127,7 +137,7 @@ def load_tt_moe_weights(
             ttnn.copy_host_to_device_tensor(source(projection, device, local), view)
         return tensor
 
-    def tp_shard(t: torch.Tensor, dim: int) -> ttnn.Tensor:  # column slice
+    def tp_shard(t: torch.Tensor, dim: int) -> ttnn.Tensor:  # column c's slice along dim
         return ttnn.from_torch(
             t,
             dtype=ttnn.bfloat16,
@@ -139,16 +149,23 @@ def load_tt_moe_weights(
     def replicated(t: torch.Tensor, dtype, layout) -> ttnn.Tensor:
         return ttnn.from_torch(t, dtype=dtype, layout=layout, device=mesh_device)
 
+    # Column c's gate and up slices interleaved, side by side for the C columns: sharding the last
+    # dim C ways gives column c exactly its own (H, 2 Is/C) fused weight.
+    cols = mesh_shape[1]
+    shared_gate, shared_up = (
+        state_dict[f"shared_experts.{p}.weight"].T.reshape(H, cols, -1).permute(1, 0, 2)
+        for p in ("gate_proj", "up_proj")
+    )  # (C, H, Is/C) each
+    shared_w1_w3 = ttnn_moe.interleave_gate_up(shared_gate, shared_up).permute(1, 0, 2).reshape(H, -1)  # (H, 2 Is)
+
     return TtMoEWeights(
         expert_mapping=replicated(mapping, ttnn.int32, ttnn.ROW_MAJOR_LAYOUT),
-        experts_w1=experts("w1"),
-        experts_w3=experts("w3"),
+        experts_w1_w3=experts("w1_w3"),
         experts_w2=experts("w2"),
         gate_weight=replicated(state_dict["gate.weight"].float(), ttnn.float32, ttnn.TILE_LAYOUT),
         gate_bias=replicated(
             state_dict["gate.e_score_correction_bias"].float().reshape(1, -1), ttnn.float32, ttnn.ROW_MAJOR_LAYOUT
         ),
-        shared_w1=tp_shard(state_dict["shared_experts.gate_proj.weight"].T, dim=1),  # (H, Is) -> (H, Is/C)
-        shared_w3=tp_shard(state_dict["shared_experts.up_proj.weight"].T, dim=1),  # (H, Is) -> (H, Is/C)
-        shared_w2=tp_shard(state_dict["shared_experts.down_proj.weight"].T, dim=0),  # (Is, H) -> (Is/C, H)
+        shared_w1_w3=tp_shard(shared_w1_w3.unsqueeze(0), dim=2),  # (1, H, 2 Is) -> (1, H, 2 Is/C)
+        shared_w2=tp_shard(state_dict["shared_experts.down_proj.weight"].T.unsqueeze(0), dim=1),  # -> (1, Is/C, H)
     )

@@ -21,7 +21,7 @@ from typing import Sequence
 from models.deepseek_v3.tt.moe_weights import ExpertShardSource
 from models.deepseek_v3.tt.ttnn_api import ttnn
 
-CACHE_FORMAT = "expert-shards-v1"  # bump when the stored form changes
+CACHE_FORMAT = "expert-shards-v2"  # bump when the stored form changes
 
 
 def weight_cache_dir() -> Path:

@@ -311,8 +311,10 @@ inline constexpr int SFPARECIP_MOD1_EXP = 47;
 
 }  // namespace sfpi
 
-// The raw multiply-add builtin of the SFPI compiler, called directly by a few LLK kernels.
+// The raw builtins of the SFPI compiler that a few LLK kernels call directly: multiply-add, and
+// Blackhole's lane-wise greater-than (SFPGT, in the binary SFPU ops' division path).
 #define __builtin_rvtt_sfpmad(...) (::sfpi::vFloat{}.get())
+#define __builtin_rvtt_sfpgt(...) (::sfpi::vFloat{}.get())
 
 // Lane predication blocks: v_if (cond) { ... } v_elseif (cond) { ... } v_else { ... } v_endif;
 #define v_if(cond) \

@@ -132,6 +132,10 @@ void c_unary(ttnn_moe_emu::UnaryOp op, uint32_t dst) {
     engine().unary_tile(static_cast<numerics::UnaryOp>(op), dst);
     time().math_only(instance(), time().arch().sfpu_tile_cycles.at(static_cast<size_t>(op)));
 }
+void c_binary_dst(ttnn_moe_emu::BinaryOp op, uint32_t idst0, uint32_t idst1, uint32_t odst) {
+    engine().binary_dst_tiles(static_cast<numerics::BinaryOp>(op), idst0, idst1, odst);
+    time().math_only(instance(), time().arch().sfpu_binary_tile_cycles);
+}
 void c_pack(uint32_t dst, uint32_t cb, uint32_t out_index, uint32_t out_of_order) {
     engine().pack_tile(dst, cb, out_of_order ? std::optional<uint32_t>(out_index) : std::nullopt);
     time().pack(instance(), tile_bytes(cb));
@@ -165,6 +169,7 @@ void fill_compute_services(ttnn_moe_emu::Services& t) {
     t.matmul_block = &c_matmul_block;
     t.binary_tiles = &c_binary;
     t.unary_tile = &c_unary;
+    t.binary_dst_tiles = &c_binary_dst;
     t.pack_tile = &c_pack;
     t.tilize_block = &c_tilize;
     t.untilize_block = &c_untilize;

@@ -244,6 +244,8 @@ void bind_engine_harness(py::module_& m) {
              [](E& h, numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t a, uint32_t b, uint32_t ia,
                 uint32_t ib, uint32_t dst) { h.engine().binary_tiles(op, bcast, a, b, ia, ib, dst); })
         .def("unary_tile", [](E& h, numerics::UnaryOp op, uint32_t dst) { h.engine().unary_tile(op, dst); })
+        .def("binary_dst_tiles", [](E& h, numerics::BinaryOp op, uint32_t idst0, uint32_t idst1,
+                                    uint32_t odst) { h.engine().binary_dst_tiles(op, idst0, idst1, odst); })
         .def(
             "pack_tile",
             [](E& h, uint32_t dst, uint32_t cb, std::optional<uint32_t> index) {

@@ -26,6 +26,7 @@ from ttnn_moe.ops import (
     ScatterOutput,
     all_to_all_combine_dense_partials,
     expert_mapping,
+    interleave_gate_up,
 )
 from ttnn_moe.profiler import profile
 
@@ -48,4 +49,5 @@ __all__ = [
     "ScatterOutput",
     "all_to_all_combine_dense_partials",
     "expert_mapping",
+    "interleave_gate_up",
 ]

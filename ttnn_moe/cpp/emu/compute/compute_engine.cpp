@@ -22,7 +22,9 @@
 //   DST tile = dst + r*ct_dim + c. Each 32x32x32 product counts as one tile matmul.
 // - Binary ops overwrite DST with A op bcast(B). Row broadcast uses B's row 0
 //   for every row, Col uses B's column 0 for every column, Scalar B[0][0]
-//   (BroadcastType::ROW / COL / SCALAR of bcast.h).
+//   (BroadcastType::ROW / COL / SCALAR of bcast.h). The SFPU binary ops
+//   (mul_binary_tile) combine two DST tiles into a third, which may be
+//   either operand, rounded like any other math op.
 // - Integer CBs (UInt32, Int32, UInt16) move raw bits: copy_tile and pack_tile
 //   preserve them; any arithmetic on them, or mixing integer DST tiles with
 //   float CBs, is an error. 32-bit integers need fp32_dest_acc_en (a 16-bit
@@ -38,6 +40,8 @@
 //   its tiles out of order at back indices 0..n-1 (its output_tile_index
 //   default); untilize_block packs sequentially and advances the pointer.
 #include "emu/compute/compute_engine.hpp"
+
+#include <algorithm>
 
 #include <cstring>
 #include <string>
@@ -280,6 +284,18 @@ void ComputeEngine::unary_tile(numerics::UnaryOp op, uint32_t dst) {
     require_not_integer_slot(dst, "unary op");
     numerics::unary_tile(op, inout);
     finish_math(dst);
+}
+
+void ComputeEngine::binary_dst_tiles(numerics::BinaryOp op, uint32_t idst0, uint32_t idst1, uint32_t odst) {
+    require_phase(Phase::Math, "binary DST op", "math ops run between tile_regs_acquire and tile_regs_commit");
+    const float* a = dst_slot(idst0, "binary DST op");
+    const float* b = dst_slot(idst1, "binary DST op");
+    float* out = dst_slot(odst, "binary DST op");
+    for (uint32_t slot : {idst0, idst1}) require_not_integer_slot(slot, "binary DST op");
+    // Through a copy: odst may be one of the operands.
+    numerics::binary_tile(op, numerics::Broadcast::None, a, b, scratch_.data());
+    std::copy(scratch_.begin(), scratch_.end(), out);
+    finish_math(odst);
 }
 
 // ---- pack ----------------------------------------------------------------------

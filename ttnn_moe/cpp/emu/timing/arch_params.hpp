@@ -22,9 +22,10 @@ struct ArchParams {
     uint32_t datacopy_tile_cycles = 0;  // unpack-to-DST / A2D move of one tile (copy_tile, tilize, untilize)
     // SFPU cycles of one tile per op, indexed by UnaryOp (Silu, Sigmoid, Exp, Relu, Recip, Neg).
     std::array<uint32_t, 6> sfpu_tile_cycles{};
-    double unpack_bytes_per_cycle = 0;  // one unpacker reading L1
-    double pack_bytes_per_cycle = 0;    // the packers writing L1
-    uint32_t compute_call_cycles = 0;   // issue cost of one compute API call on its TRISC (LLK setup, semaphores)
+    uint32_t sfpu_binary_tile_cycles = 0;  // SFPU multiply of two DST tiles (mul_binary_tile)
+    double unpack_bytes_per_cycle = 0;     // one unpacker reading L1
+    double pack_bytes_per_cycle = 0;       // the packers writing L1
+    uint32_t compute_call_cycles = 0;      // issue cost of one compute API call on its TRISC (LLK setup, semaphores)
 
     // ---- data movement RISCs and the NOC
     uint32_t dataflow_call_cycles = 0;    // one dataflow API call (CB bookkeeping, barriers, waits)

@@ -27,6 +27,9 @@ const ArchParams& wormhole_b0_params() {
         // routine per group (no published per-op figure): silu 30 (x * sigmoid), sigmoid 28 (exp + reciprocal),
         // exp 15 (range reduction + polynomial), relu 2, recip 12 (Newton steps), neg 1.
         a.sfpu_tile_cycles = {32 * 32, 32 * 30, 32 * 17, 32 * 4, 32 * 14, 32 * 3};
+        // D same source: a binary op loads both operands, so a group is 2 loads + the multiply + the bf16
+        // round-to-nearest-even (~3 instructions) + 1 store.
+        a.sfpu_binary_tile_cycles = 32 * 7;
         // Q isa L1.md: one unpacker reads up to 4 x 128 bit = 64 B per cycle.
         a.unpack_bytes_per_cycle = 64.0;
         // Q isa L1.md: 4 packers, 128 bit per cycle each = 64 B per cycle.

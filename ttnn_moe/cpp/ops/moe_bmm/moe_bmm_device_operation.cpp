@@ -86,13 +86,21 @@ Dims validate(const Attributes& attributes, const Inputs& inputs) {
     require(inputs.w, "w", Layout::TILE, {DataFormat::Float16_b, DataFormat::Bfp8_b, DataFormat::Bfp4_b});
     require(inputs.num_routed_tokens, "num_routed_tokens", Layout::ROW_MAJOR, {DataFormat::UInt32});
 
-    const auto w = squeezed(inputs.w, 3, "w", "(E_l, Kd, N)");
+    const bool swiglu = attributes.activation == Activation::Swiglu;
+    const auto w = squeezed(inputs.w, 3, "w", swiglu ? "(E_l, Kd, 2N)" : "(E_l, Kd, N)");
     dims.num_experts = w[0];
     if (dims.num_experts == 0) fail("w has no experts: shape " + shape_str(inputs.w.shape));
     require_tile_multiple(w[1], "Kd (w.shape[-2])");
-    require_tile_multiple(w[2], "N (w.shape[-1])");
+    dims.weight_halves = swiglu ? ttnn_moe::moe_bmm_shared::kSwigluHalves : ttnn_moe::moe_bmm_shared::kPlainHalves;
+    require_tile_multiple(w[2], swiglu ? "2N (w.shape[-1], gate and up interleaved)" : "N (w.shape[-1])");
+    if (w[2] % (dims.weight_halves * kTile) != 0) {
+        fail(
+            "with activation swiglu, w.shape[-1] = 2N holds a gate and an up tile column per output tile column, "
+            "so it must be a multiple of 64, got " +
+            std::to_string(w[2]));
+    }
     dims.inner_tiles = w[1] / kTile;
-    dims.col_tiles = w[2] / kTile;
+    dims.col_tiles = w[2] / (dims.weight_halves * kTile);
     dims.inner_block = largest_divisor_up_to(dims.inner_tiles, kMaxInnerBlock);
 
     const auto x = dims.grouped ? squeezed(inputs.x, 2, "x", "(M, Kd) in grouped mode")
@@ -122,6 +130,19 @@ Dims validate(const Attributes& attributes, const Inputs& inputs) {
             fail("expert_offsets must be (E_l, 1) = (" + std::to_string(dims.num_experts) + ", 1), got " +
                  shape_str(offsets_arg.shape));
         }
+    }
+
+    if (inputs.addend) {
+        if (swiglu) fail("an addend is supported with activation None only, not with swiglu");
+        require(*inputs.addend, "addend", Layout::TILE, {DataFormat::Float16_b});
+        const uint32_t n = dims.col_tiles * kTile;
+        const std::vector<uint32_t> out_shape =
+            dims.grouped ? std::vector<uint32_t>{dims.rows, n} : std::vector<uint32_t>{dims.num_experts, dims.rows, n};
+        if (squeezed(*inputs.addend, out_shape.size(), "addend", "shaped like the output") != out_shape) {
+            fail("addend must be shaped like the output " + shape_str(out_shape) + ", got " +
+                 shape_str(inputs.addend->shape));
+        }
+        dims.addend = true;
     }
 
     if (attributes.grid.x == 0 || attributes.grid.y == 0) {
@@ -161,13 +182,17 @@ OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs) {
 
 namespace {
 
-// io starts with [x, w, num_routed_tokens] (padded) or [x, w, num_routed_tokens, expert_offsets].
-Inputs inputs_from(const std::vector<TensorArg>& tensors, size_t count) {
-    if (count != 3 && count != 4) {
-        fail("expected 3 inputs (x, w, num_routed_tokens) or 4 (+ expert_offsets), got " + std::to_string(count));
+// io starts with [x, w, num_routed_tokens] (padded) or [x, w, num_routed_tokens, expert_offsets],
+// then the addend when the attributes say so.
+Inputs inputs_from(const Attributes& attributes, const std::vector<TensorArg>& tensors, size_t count) {
+    const size_t routing_count = attributes.with_addend ? count - 1 : count;
+    if (count < 3 || (routing_count != 3 && routing_count != 4)) {
+        fail("expected 3 inputs (x, w, num_routed_tokens) or 4 (+ expert_offsets)" +
+             std::string(attributes.with_addend ? ", then the addend," : "") + " got " + std::to_string(count));
     }
-    Inputs inputs{tensors[0], tensors[1], tensors[2], std::nullopt};
-    if (count == 4) inputs.expert_offsets = tensors[3];
+    Inputs inputs{tensors[0], tensors[1], tensors[2], std::nullopt, std::nullopt};
+    if (routing_count == 4) inputs.expert_offsets = tensors[3];
+    if (attributes.with_addend) inputs.addend = tensors[routing_count];
     return inputs;
 }
 
@@ -187,14 +212,15 @@ TensorArg tile_output_arg(const OutputSpec& spec) {
 }  // namespace
 
 std::vector<TensorArg> Operation::output_specs(const Attributes& attributes, const std::vector<TensorArg>& inputs) {
-    return {tile_output_arg(output_spec(attributes, inputs_from(inputs, inputs.size()))),
+    return {tile_output_arg(output_spec(attributes, inputs_from(attributes, inputs, inputs.size()))),
             row_major_spec({1, moe_bmm_shared::kStatusWords}, DataFormat::UInt32)};
 }
 
 CachedProgram Operation::create_program(const Attributes& attributes, const std::vector<TensorArg>& io,
                                         const MeshContext&, program::MeshCoordinate) {
     if (io.size() < 5) fail("io tensors are the inputs then the 2 outputs, got " + std::to_string(io.size()));
-    return moe_bmm::create_program(attributes, inputs_from(io, io.size() - 2), io[io.size() - 2], io.back());
+    return moe_bmm::create_program(attributes, inputs_from(attributes, io, io.size() - 2), io[io.size() - 2],
+                                   io.back());
 }
 
 }  // namespace ttnn_moe::ops::moe_bmm

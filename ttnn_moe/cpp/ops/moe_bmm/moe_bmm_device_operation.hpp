@@ -5,7 +5,9 @@
 //   grouped: x (M, Kd) TILE bf16 packed by expert, expert_offsets (E_l, 1) uint32 ROW_MAJOR
 //            (multiples of 32), num_routed_tokens, w (E_l, Kd, N)  -> out (M, N) TILE bf16
 //
-// out[l, rows] = x[l, rows] @ w[l] for the first count_l rows of expert l. Counts and
+// out[l, rows] = x[l, rows] @ w[l] for the first count_l rows of expert l; with the SwiGLU
+// activation w is (E_l, Kd, 2N), its column tiles alternating gate and up, and
+// out[l, rows] = silu(x @ gate) * (x @ up), (.., N). Counts and
 // offsets stay on the device: the kernels read them and split the active output tiles
 // (ceil(count_l / 32) * N/32 per expert) evenly over the cores themselves.
 #pragma once
@@ -29,14 +31,19 @@ struct ComputeConfig {
     bool math_approx_mode = false;
 };
 
+// What the op computes from the two products: plain x @ w, or SwiGLU over interleaved gate/up weights.
+enum class Activation : uint32_t { None, Swiglu };
+
 struct Attributes {
     ComputeConfig compute;
+    Activation activation = Activation::None;
+    bool with_addend = false;  // the inputs end with an addend: out = x @ w + addend
     // Filled from the mesh context:
     program::CoreCoord grid{8, 8};  // worker cores (x, y) the active tiles are split over
     std::string kernels_dir;        // root of the op kernels (<op>/{dataflow,compute}/...)
     auto fields() const {
-        return std::tie(compute.math_fidelity, compute.fp32_dest_acc_en, compute.math_approx_mode, grid.x, grid.y,
-                        kernels_dir);
+        return std::tie(compute.math_fidelity, compute.fp32_dest_acc_en, compute.math_approx_mode, activation,
+                        with_addend, grid.x, grid.y, kernels_dir);
     }
 };
 
@@ -45,17 +52,20 @@ struct Inputs {
     program::TensorArg w;
     program::TensorArg num_routed_tokens;
     std::optional<program::TensorArg> expert_offsets;  // present: grouped mode
+    std::optional<program::TensorArg> addend;          // present: out = x @ w + addend
 };
 
 // Sizes of a validated problem, in tiles where the name says so.
 struct Dims {
     bool grouped = false;
-    uint32_t num_experts = 0;  // E_l
-    uint32_t rows = 0;         // padded: T; grouped: M
-    uint32_t row_tiles = 0;    // ceil(rows / 32): per expert (padded) or in total (grouped)
-    uint32_t inner_tiles = 0;  // Kt = Kd / 32
-    uint32_t col_tiles = 0;    // Nt = N / 32
-    uint32_t inner_block = 0;  // k tiles per CB push: the largest divisor of Kt up to 8
+    uint32_t num_experts = 0;    // E_l
+    uint32_t rows = 0;           // padded: T; grouped: M
+    uint32_t row_tiles = 0;      // ceil(rows / 32): per expert (padded) or in total (grouped)
+    uint32_t inner_tiles = 0;    // Kt = Kd / 32
+    uint32_t col_tiles = 0;      // Nt = N / 32 (of the output)
+    uint32_t weight_halves = 1;  // weight column tiles per output column tile: 1, or 2 (SwiGLU gate, up)
+    bool addend = false;         // each output tile starts from the addend's tile instead of 0
+    uint32_t inner_block = 0;    // k tiles per CB push: the largest divisor of Kt up to 8
     // true: cb_w holds a whole weight column (Kt tiles), read once per column run of a
     // core's share; false (the column does not fit in L1 next to the other CBs): cb_w
     // streams inner_block-tile blocks of the column for every output tile.
@@ -84,12 +94,13 @@ uint32_t l1_bytes_per_core(const Dims& dims, program::DataFormat weight_format);
 
 // The program for `output` (allocated from output_spec) and the (1, kStatusWords) bmm_status
 // record, built on a miss of the op's program cache; io tensor order: x, w, num_routed_tokens,
-// [expert_offsets,] output, bmm_status.
+// [expert_offsets,] [addend,] output, bmm_status.
 CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const program::TensorArg& output,
                              const program::TensorArg& status);
 
 // The device operation (device_operation.hpp): one program everywhere; inputs are
-// [x, w, num_routed_tokens] (padded) or [x, w, num_routed_tokens, expert_offsets] (grouped).
+// [x, w, num_routed_tokens] (padded) or [x, w, num_routed_tokens, expert_offsets] (grouped), then the
+// addend when attributes.with_addend.
 struct Operation {
     static constexpr const char* name = "moe_bmm";
     static constexpr Placement placement = Placement::kSameProgramEverywhere;

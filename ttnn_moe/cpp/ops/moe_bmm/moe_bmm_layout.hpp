@@ -16,8 +16,9 @@ constexpr uint8_t kCbW = 1;              // w tiles, bf16, bfloat8_b or bfloat4_
 constexpr uint8_t kCbWork = 2;           // reader -> compute: tile count, then each column run's row tiles
 constexpr uint8_t kCbRoutingReader = 3;  // reader's copy of counts and offsets
 constexpr uint8_t kCbRoutingWriter = 4;  // writer's copy of counts and offsets
-constexpr uint8_t kCbZero = 5;           // writer's zero tile (padded mode)
-constexpr uint8_t kCbStatus = 6;         // writer's status record (core 0)
+constexpr uint8_t kCbZero = 5;           // writer's zero tile (padded mode), or an addend tile it copies
+constexpr uint8_t kCbAddend = 6;         // the addend's tile of each output tile (with an addend only)
+constexpr uint8_t kCbStatus = 7;         // writer's status record (core 0)
 constexpr uint8_t kCbOut = 16;           // output tiles, bf16
 
 // One routing entry per slot; a slot is as wide as the strictest DRAM read alignment

@@ -37,6 +37,8 @@ std::vector<uint32_t> common_args(const Dims& dims, uint32_t count) {
     args[common_arg::kInnerBlock] = dims.inner_block;
     args[common_arg::kResidentWeights] = dims.resident_weights ? 1u : 0u;
     args[common_arg::kResidentXRows] = dims.resident_x_rows;
+    args[common_arg::kWeightHalves] = dims.weight_halves;
+    args[common_arg::kAddend] = dims.addend ? 1u : 0u;
     return args;
 }
 
@@ -65,10 +67,12 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     const Dims dims = validate(attributes, inputs);
     const CoreRangeSet cores{{{{0, 0}, {attributes.grid.x - 1, attributes.grid.y - 1}}}};
 
-    // io tensor order of the launch: x, w, num_routed_tokens, [expert_offsets,] output, bmm_status.
+    // io tensor order of the launch: x, w, num_routed_tokens, [expert_offsets,] [addend,] output,
+    // bmm_status.
     const uint32_t x_index = 0, w_index = 1, counts_index = 2;
     const uint32_t offsets_index = 3;
-    const uint32_t output_index = dims.grouped ? 4 : 3;
+    const uint32_t addend_index = dims.grouped ? 4 : 3;
+    const uint32_t output_index = addend_index + (dims.addend ? 1 : 0);
     const uint32_t status_index = output_index + 1;
 
     CachedProgram cached;
@@ -87,7 +91,8 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     reader.named_compile_time_args = {{named_arg::kCbX, kCbX},
                                       {named_arg::kCbW, kCbW},
                                       {named_arg::kCbWork, kCbWork},
-                                      {named_arg::kCbRouting, kCbRoutingReader}};
+                                      {named_arg::kCbRouting, kCbRoutingReader},
+                                      {named_arg::kCbAddend, kCbAddend}};
     reader.common_runtime_args = common_args(dims, reader_common_arg::kCount);
     reader.runtime_args = core_index_args(cores);
     reader.config = program::ReaderConfigDescriptor{};
@@ -109,8 +114,11 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     KernelDescriptor compute;
     compute.kernel_source = kernel_path(attributes, "compute/moe_bmm.cpp");
     compute.core_ranges = cores;
-    compute.named_compile_time_args = {
-        {named_arg::kCbX, kCbX}, {named_arg::kCbW, kCbW}, {named_arg::kCbWork, kCbWork}, {named_arg::kCbOut, kCbOut}};
+    compute.named_compile_time_args = {{named_arg::kCbX, kCbX},
+                                       {named_arg::kCbW, kCbW},
+                                       {named_arg::kCbWork, kCbWork},
+                                       {named_arg::kCbAddend, kCbAddend},
+                                       {named_arg::kCbOut, kCbOut}};
     compute.common_runtime_args = common_args(dims, common_arg::kCount);
     ComputeConfigDescriptor compute_config;
     compute_config.math_fidelity = attributes.compute.math_fidelity;
@@ -135,6 +143,10 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     if (dims.grouped) {
         cached.address_slots.push_back(common_slot(reader_kernel, reader_common_arg::kOffsetsAddr, offsets_index));
         cached.address_slots.push_back(common_slot(writer_kernel, writer_common_arg::kOffsetsAddr, offsets_index));
+    }
+    if (dims.addend) {
+        cached.address_slots.push_back(common_slot(reader_kernel, reader_common_arg::kAddendAddr, addend_index));
+        cached.address_slots.push_back(common_slot(writer_kernel, writer_common_arg::kAddendAddr, addend_index));
     }
     return cached;
 }

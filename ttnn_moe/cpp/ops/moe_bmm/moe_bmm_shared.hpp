@@ -25,9 +25,16 @@ enum : uint32_t {
     kResidentWeights,  // 1: a column run's Kt weight tiles stay in cb_w; 0: streamed per block
     kResidentXRows,    // R: an expert with at most R active row tiles keeps them (R x Kt tiles) in
                        // cb_x across all its column runs; 0: x streamed in blocks per row tile
+    kWeightHalves,     // 1: out = x @ w; 2 (SwiGLU): w's column tiles alternate gate, up (2 Nt of them)
+                       // and out = silu(x @ gate) * (x @ up)
+    kAddend,           // 1: out = x @ w + addend (a tensor shaped like the output); 0: no addend
     kCount,
 };
 }  // namespace common_arg
+
+// Weight column tiles per output column tile: one, or the gate and the up column (SwiGLU).
+inline constexpr uint32_t kPlainHalves = 1;
+inline constexpr uint32_t kSwigluHalves = 2;
 
 // Pages of cb_x: two blocks of inner_block tiles, or the resident rows (Kt tiles each) when
 // larger. Either way a multiple of inner_block, and of Kt when resident rows are on.
@@ -53,13 +60,15 @@ inline constexpr uint32_t kPadShift = 20;  // pad < 4096 pages (8 rows x Kt <= 4
 }  // namespace x_block
 
 // The reader's addresses, after the shape. expert_offsets is 0 in padded mode.
+// The addend's is 0 without one.
 namespace reader_common_arg {
-enum : uint32_t { kXAddr = common_arg::kCount, kWAddr, kCountsAddr, kOffsetsAddr, kCount };
+enum : uint32_t { kXAddr = common_arg::kCount, kWAddr, kCountsAddr, kOffsetsAddr, kAddendAddr, kCount };
 }  // namespace reader_common_arg
 
-// The writer's addresses, after the shape. expert_offsets is 0 in padded mode.
+// The writer's addresses, after the shape. expert_offsets is 0 in padded mode, the addend's 0
+// without one.
 namespace writer_common_arg {
-enum : uint32_t { kOutAddr = common_arg::kCount, kCountsAddr, kOffsetsAddr, kStatusAddr, kCount };
+enum : uint32_t { kOutAddr = common_arg::kCount, kCountsAddr, kOffsetsAddr, kAddendAddr, kStatusAddr, kCount };
 }  // namespace writer_common_arg
 
 // Per-core runtime args of the reader and the writer: cores in row-major order.
@@ -68,7 +77,8 @@ enum : uint32_t { kCoreIndex, kNumCores, kCount };
 }  // namespace core_arg
 
 // Order of the accessors' compile-time args. expert_offsets uses num_routed_tokens' (both
-// are (E_l, 1) uint32 ROW_MAJOR).
+// are (E_l, 1) uint32 ROW_MAJOR); the addend uses x's in the reader and the output's in the
+// writer (all bfloat16 TILE, interleaved in DRAM).
 namespace reader_tensor {
 enum : uint32_t { kX, kW, kRouting, kCount };
 }  // namespace reader_tensor
@@ -83,6 +93,7 @@ inline constexpr const char* kCbW = "cb_w";        // w tiles: a resident column
 inline constexpr const char* kCbWork = "cb_work";  // reader -> compute: tile count, then per run: row tiles, x block
 inline constexpr const char* kCbRouting = "cb_routing";  // a dataflow kernel's copy of counts and offsets
 inline constexpr const char* kCbZero = "cb_zero";        // writer's zero tile (padded mode)
+inline constexpr const char* kCbAddend = "cb_addend";    // the addend's tile of each output tile
 inline constexpr const char* kCbStatus = "cb_status";    // writer's status record (core 0)
 inline constexpr const char* kCbOut = "cb_out";          // output tiles
 }  // namespace named_arg

@@ -42,6 +42,10 @@ struct Shape {
     uint32_t inner_block;      // k tiles per CB push
     bool resident_weights;     // a column run's weights stay in cb_w
     uint32_t resident_x_rows;  // experts with at most this many active row tiles keep their x in cb_x
+    uint32_t weight_halves;    // weight column tiles per output column tile (2: SwiGLU gate, up)
+    bool addend;               // out = x @ w + addend: the addend's tile of each output tile is read too
+    // Column tiles of w: gate and up alternate in SwiGLU mode.
+    uint32_t weight_col_tiles() const { return weight_halves * col_tiles; }
 };
 
 inline Shape read_shape() {
@@ -56,6 +60,8 @@ inline Shape read_shape() {
     s.inner_block = get_common_arg_val<uint32_t>(common_arg::kInnerBlock);
     s.resident_weights = get_common_arg_val<uint32_t>(common_arg::kResidentWeights) != 0;
     s.resident_x_rows = get_common_arg_val<uint32_t>(common_arg::kResidentXRows);
+    s.weight_halves = get_common_arg_val<uint32_t>(common_arg::kWeightHalves);
+    s.addend = get_common_arg_val<uint32_t>(common_arg::kAddend) != 0;
     return s;
 }
 
@@ -128,6 +134,11 @@ struct TileCoord {
     uint32_t row_tile;
     uint32_t col_tile;
 };
+
+// Page of an output tile in the output (and in the addend, which has the output's shape).
+inline uint32_t output_page(const Shape& shape, const Routing& routing, const TileCoord& tile) {
+    return (routing.row_tile_base(tile.expert) + tile.row_tile) * shape.col_tiles + tile.col_tile;
+}
 
 struct RowTileRange {
     uint32_t lo;

@@ -1,7 +1,8 @@
 // moe_bmm writer: derives the same share of active output tiles as this core's reader
 // and writes the compute kernel's results to them. In padded mode it also writes zero
 // tiles to its even share of the inactive row tiles of every expert's T range (row
-// tiles ceil(count_l / 32) .. Mt - 1), so the whole (E_l, T, N) output is defined.
+// tiles ceil(count_l / 32) .. Mt - 1), so the whole (E_l, T, N) output is defined; with an
+// addend (out = x @ w + addend) it copies the addend's tiles there instead.
 // Grouped mode writes active row tiles only: rows outside them are left as they were
 // (nobody reads them: see the op's docstring). Core 0 also writes bmm_status: counts past
 // their block, grouped offsets off the tile grid and overlapping grouped blocks.
@@ -11,7 +12,7 @@
 // per-core runtime args (core_arg) and the named compile-time args:
 // cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
-// conformance: kind=dataflow ct_args=2,32,2,2048,2,32 named=cb_out:16,cb_zero:5,cb_routing:4,cb_status:6 formats=4:uint32,6:uint32
+// conformance: kind=dataflow ct_args=2,32,2,2048,2,32 named=cb_out:16,cb_zero:5,cb_routing:4,cb_status:7 formats=4:uint32,7:uint32
 #include <cstdint>
 #include <tuple>
 
@@ -28,9 +29,17 @@ constexpr uint32_t cb_routing = get_named_compile_time_arg_val(named_arg::kCbRou
 constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<writer_tensor::kCount, 0>();
 
+// The inactive row tiles of an expert's padded block: [active, Mt).
+struct IdleRows {
+    const Routing* routing;
+    RowTileRange operator()(uint32_t l) const {
+        return RowTileRange{routing->active_row_tiles(l), routing->block_row_tiles()};
+    }
+};
+
 struct Args {
     Shape shape;
-    uint32_t out_addr, counts_addr, offsets_addr, status_addr;
+    uint32_t out_addr, counts_addr, offsets_addr, addend_addr, status_addr;
     uint32_t core_index, num_cores;
 };
 
@@ -40,38 +49,62 @@ Args read_args() {
     a.out_addr = get_common_arg_val<uint32_t>(writer_common_arg::kOutAddr);
     a.counts_addr = get_common_arg_val<uint32_t>(writer_common_arg::kCountsAddr);
     a.offsets_addr = get_common_arg_val<uint32_t>(writer_common_arg::kOffsetsAddr);
+    a.addend_addr = get_common_arg_val<uint32_t>(writer_common_arg::kAddendAddr);
     a.status_addr = get_common_arg_val<uint32_t>(writer_common_arg::kStatusAddr);
     a.core_index = get_arg_val<uint32_t>(core_arg::kCoreIndex);
     a.num_cores = get_arg_val<uint32_t>(core_arg::kNumCores);
     return a;
 }
 
-// Output page of a tile.
-uint32_t page_of(const Shape& shape, const Routing& routing, const TileCoord& tile) {
-    return (routing.row_tile_base(tile.expert) + tile.row_tile) * shape.col_tiles + tile.col_tile;
-}
-
-// Padded mode: zero tiles to this core's even share of the inactive row tiles of every
-// expert's T range. They need no compute, so they overlap the first matmuls.
+// Zero tiles to the inactive tiles of idle_share.
 template <typename Out>
-void write_zero_tiles(const Args& a, const Routing& routing, const Out& out) {
-    auto idle_rows = [&routing](uint32_t l) {
-        return RowTileRange{routing.active_row_tiles(l), routing.block_row_tiles()};
-    };
-    TileWalk idle(a.shape.num_experts, a.shape.col_tiles, idle_rows);
-    const Share zeros = even_share(idle.total(), a.core_index, a.num_cores);
-    if (zeros.count == 0) return;
+void write_zero_tiles(const Args& a, const Routing& routing, const Out& out, const Share& idle_share,
+                      TileWalk<IdleRows>& idle) {
     const uint32_t tile_bytes = get_tile_size(cb_out);
     cb_reserve_back(cb_zero, 1);
     moe_kernel::fill_words(get_write_ptr(cb_zero), tile_bytes / sizeof(uint32_t), 0);
     cb_push_back(cb_zero, 1);
     cb_wait_front(cb_zero, 1);
-    for (uint32_t t = 0; t < zeros.count; ++t) {
-        const TileCoord tile = t == 0 ? idle.seek(zeros.first) : idle.next();
-        noc_async_write(get_read_ptr(cb_zero), out.get_noc_addr(page_of(a.shape, routing, tile)), tile_bytes);
+    for (uint32_t t = 0; t < idle_share.count; ++t) {
+        const TileCoord tile = t == 0 ? idle.seek(idle_share.first) : idle.next();
+        noc_async_write(get_read_ptr(cb_zero), out.get_noc_addr(output_page(a.shape, routing, tile)), tile_bytes);
     }
     noc_async_write_barrier();
     cb_pop_front(cb_zero, 1);
+}
+
+// Padded mode with an addend: the inactive row tiles are x @ w = 0 plus the addend, so the addend's
+// tiles are copied there, one at a time through cb_zero.
+template <typename Out>
+void copy_addend_tiles(const Args& a, const Routing& routing, const Out& out, const Share& idle_share,
+                       TileWalk<IdleRows>& idle) {
+    const auto addend = TensorAccessor(std::get<writer_tensor::kOut>(kTensorArgs), a.addend_addr);
+    const uint32_t tile_bytes = get_tile_size(cb_zero);
+    for (uint32_t t = 0; t < idle_share.count; ++t) {
+        const uint32_t page = output_page(a.shape, routing, t == 0 ? idle.seek(idle_share.first) : idle.next());
+        cb_reserve_back(cb_zero, 1);
+        noc_async_read(addend.get_noc_addr(page), get_write_ptr(cb_zero), tile_bytes);
+        noc_async_read_barrier();
+        cb_push_back(cb_zero, 1);
+        cb_wait_front(cb_zero, 1);
+        noc_async_write(get_read_ptr(cb_zero), out.get_noc_addr(page), tile_bytes);
+        noc_async_write_barrier();
+        cb_pop_front(cb_zero, 1);
+    }
+}
+
+// Padded mode: this core's even share of the inactive row tiles of every expert's T range (they need
+// no compute, so they overlap the first matmuls) get zeros, or the addend's tiles.
+template <typename Out>
+void write_inactive_tiles(const Args& a, const Routing& routing, const Out& out) {
+    TileWalk idle(a.shape.num_experts, a.shape.col_tiles, IdleRows{&routing});
+    const Share idle_share = even_share(idle.total(), a.core_index, a.num_cores);
+    if (idle_share.count == 0) return;
+    if (a.shape.addend) {
+        copy_addend_tiles(a, routing, out, idle_share, idle);
+    } else {
+        write_zero_tiles(a, routing, out, idle_share, idle);
+    }
 }
 
 // The compute kernel's output tiles, in this core's share order.
@@ -84,7 +117,7 @@ void write_active_tiles(const Args& a, const Routing& routing, const Out& out) {
     for (uint32_t t = 0; t < share.count; ++t) {
         const TileCoord tile = t == 0 ? walk.seek(share.first) : walk.next();
         cb_wait_front(cb_out, 1);
-        noc_async_write(get_read_ptr(cb_out), out.get_noc_addr(page_of(a.shape, routing, tile)), tile_bytes);
+        noc_async_write(get_read_ptr(cb_out), out.get_noc_addr(output_page(a.shape, routing, tile)), tile_bytes);
         noc_async_writes_flushed();
         cb_pop_front(cb_out, 1);
     }
@@ -145,6 +178,6 @@ void kernel_main() {
     if (args.core_index == 0) {
         write_status(args, routing, TensorAccessor(std::get<writer_tensor::kStatus>(kTensorArgs), args.status_addr));
     }
-    if (!args.shape.grouped) write_zero_tiles(args, routing, out);
+    if (!args.shape.grouped) write_inactive_tiles(args, routing, out);
     write_active_tiles(args, routing, out);
 }

@@ -35,6 +35,7 @@ from ttnn_moe.emu.tensor import (
     deallocate,
     from_device,
     from_torch,
+    full,
     to_device,
     to_torch,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "deallocate",
     "from_device",
     "from_torch",
+    "full",
     "to_device",
     "to_torch",
     "DRAM_MEMORY_CONFIG",

@@ -23,6 +23,7 @@ from ttnn_moe.emu.types import (
     Layout,
     MemoryConfig,
     Shape,
+    bfloat16,
     check_dtype,
     check_layout,
     check_memory_config,
@@ -262,6 +263,23 @@ def allocate_tensor_on_device(
     if not isinstance(device, _DeviceGroup):
         raise TypeError(f"device must be an emulator Device or MeshDevice, got {device!r}")
     return Tensor(shape, dtype, layout, memory_config, device, _buffers_for(device, shape, dtype, layout))
+
+
+def full(
+    shape,
+    fill_value,
+    dtype: Optional[DataType] = None,
+    layout: Optional[Layout] = None,
+    device: Optional[_DeviceGroup] = None,
+    memory_config: Optional[MemoryConfig] = None,
+) -> Tensor:
+    """A tensor of `shape` holding `fill_value` everywhere, like ttnn.full (dtype defaults to bfloat16,
+    layout to ROW_MAJOR_LAYOUT; replicated on a mesh). Model code makes small device constants with it
+    without torch."""
+    shape = _pages.check_shape(shape)
+    dtype = bfloat16 if dtype is None else check_dtype(dtype)
+    values = torch.full(tuple(shape), fill_value, dtype=torch.int64 if dtype.is_integer else torch.float32)
+    return from_torch(values, dtype, layout=layout, device=device, memory_config=memory_config)
 
 
 # --- conversion back ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from ttnn_moe.ops.moe_bmm import moe_bmm
 from ttnn_moe.ops.moe_gate import GateOutput, moe_gate
 from ttnn_moe.ops.prepare_moe_routing_tensors import RoutingTensors, prepare_moe_routing_tensors
 from ttnn_moe.ops.scatter_moe_input import ScatterOutput, scatter_moe_input
+from ttnn_moe.ops.swiglu_weights import interleave_gate_up
 
 # name -> op function; `ttnn_moe.attach` sets each of these on the ttnn module.
 OPS: dict[str, Callable] = {
@@ -44,4 +45,5 @@ __all__ = [
     "ScatterOutput",
     "all_to_all_combine_dense_partials",
     "expert_mapping",
+    "interleave_gate_up",
 ]

@@ -20,12 +20,17 @@ class MoeBmmOutput(NamedTuple):
     bmm_status: Any  # (1, 8) uint32, words: StatusWord
 
 
+_ACTIVATIONS = {None: _C.ops.moe_bmm.Activation.NONE, "swiglu": _C.ops.moe_bmm.Activation.SWIGLU}
+
+
 def moe_bmm(
     x: Any,
     w: Any,
     num_routed_tokens: Any,
     *,
     expert_offsets: Any = None,
+    activation: str | None = None,
+    addend: Any = None,
     memory_config: Any = None,
     compute_kernel_config: Any = None,
     output_tensor: Any = None,
@@ -40,6 +45,15 @@ def moe_bmm(
              rows at [expert_offsets[l], expert_offsets[l] + count_l), offsets (E_l, 1)
              ROW_MAJOR uint32 and multiples of 32                    -> (M, N) TILE bfloat16
     Kd and N are multiples of 32. Contract: docs/ops/moe_bmm.md.
+
+    activation="swiglu": w is (E_l, Kd, 2N), the gate and up weights interleaved per column
+    tile (`ttnn_moe.interleave_gate_up`), and out = silu(x @ w_gate) * (x @ w_up), still
+    (.., N): one launch, each x tile read once for both products, only the product written.
+
+    addend: a TILE bfloat16 tensor shaped like the output; out = x @ w + addend, the sum starting
+    from the addend's tile in DST (so adding it costs no extra pass over the output). In padded
+    mode the inactive row tiles get the addend's values; in grouped mode they stay unwritten.
+    Not with activation="swiglu".
 
     Output-stationary: only the active output tiles, ceil(count_l / 32) row tiles times
     N/32 column tiles of each expert, are computed, split evenly over the device's core
@@ -74,10 +88,16 @@ def moe_bmm(
     """
     require_bool("moe_bmm", "strict", strict)
     require_bool("moe_bmm", "return_status", return_status)
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"moe_bmm: activation must be None or 'swiglu', got {activation!r}")
     inputs = {"x": x, "w": w, "num_routed_tokens": num_routed_tokens}
     if expert_offsets is not None:
         inputs["expert_offsets"] = expert_offsets
-    attributes = _C.ops.moe_bmm.Attributes(**compute_attrs(compute_kernel_config))
+    if addend is not None:
+        inputs["addend"] = addend
+    attributes = _C.ops.moe_bmm.Attributes(
+        **compute_attrs(compute_kernel_config), activation=_ACTIVATIONS[activation], with_addend=addend is not None
+    )
     if strict:
         # Shapes, dtypes and layouts first, so the read-back below only sees valid tensors.
         output_specs("moe_bmm", inputs, attributes)

@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 4;
+inline constexpr uint32_t ABI_VERSION = 5;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -124,6 +124,8 @@ struct Services {
     void (*binary_tiles)(BinaryOp op, Broadcast bcast, uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib,
                          uint32_t dst);
     void (*unary_tile)(UnaryOp op, uint32_t dst);
+    // SFPU binary op between two DST tiles: DST[odst] = DST[idst0] op DST[idst1].
+    void (*binary_dst_tiles)(BinaryOp op, uint32_t idst0, uint32_t idst1, uint32_t odst);
     void (*pack_tile)(uint32_t dst, uint32_t cb, uint32_t out_tile_index, uint32_t out_of_order);
     void (*tilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
     void (*untilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);

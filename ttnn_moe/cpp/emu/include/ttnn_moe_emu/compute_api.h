@@ -251,6 +251,14 @@ ALWI void negative_tile_init() {}
 ALWI void negative_tile(uint32_t idst) {
     emu_detail::svc().unary_tile(ttnn_moe_emu::UnaryOp::Neg, idst);
 }
+
+// ---- SFPU binary (both operands already in DST)
+ALWI void mul_binary_tile_init() {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void mul_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
+    emu_detail::svc().binary_dst_tiles(ttnn_moe_emu::BinaryOp::Mul, idst0, idst1, odst);
+}
+
 ALWI void init_sfpu(uint32_t icb, uint32_t ocb) {}
 ALWI void unary_op_init_common(uint32_t icb, uint32_t ocb) {}
 
