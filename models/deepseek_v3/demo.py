@@ -220,7 +220,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--checkpoint", help="safetensors checkpoint directory (official fp8 or transformers layout)")
     parser.add_argument("--layer", type=int, help="with --checkpoint: the MoE layer to run")
     # Modeled device time of the layer's ops (models/deepseek_v3/device_time_report.py).
-    parser.add_argument("--profile", metavar="DIR", help="write ops_perf_results.csv and trace.json to DIR")
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="write ops_perf_results.csv, trace.json and tt-metal's raw logs (.logs/) to DIR",
+    )
     return parser.parse_args(argv)
 
 

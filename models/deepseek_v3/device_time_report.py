@@ -21,7 +21,10 @@ def device_time_profile(directory: str | None) -> Iterator[Profile | None]:
     with profile(directory) as session:
         yield session
     log_device_time(session)
-    logger.info(f"profile written to {directory}: ops_perf_results.csv (tt-perf-report), trace.json (Perfetto)")
+    logger.info(
+        f"profile written to {directory}: ops_perf_results.csv (tt-perf-report), trace.json (Perfetto), "
+        f".logs/ (tt-metal's post-processor: scripts/tt_profile_report.sh {directory})"
+    )
 
 
 def log_device_time(session: Profile) -> None:
