@@ -8,6 +8,16 @@
 
 #include "emu/error.hpp"
 
+#ifdef TTNN_MOE_SANITIZE
+#include <sanitizer/common_interface_defs.h>
+// Tell AddressSanitizer about every jump between the scheduler's stack and a fiber's.
+#define TTNN_MOE_START_SWITCH(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)
+#define TTNN_MOE_FINISH_SWITCH(save, bottom, size) __sanitizer_finish_switch_fiber(save, bottom, size)
+#else
+#define TTNN_MOE_START_SWITCH(save, bottom, size) ((void)0)
+#define TTNN_MOE_FINISH_SWITCH(save, bottom, size) ((void)0)
+#endif
+
 namespace ttnn_moe::emu {
 
 namespace {
@@ -57,12 +67,14 @@ Fiber* Fiber::current() {
 
 void Fiber::trampoline(unsigned lo, unsigned hi) {
     Fiber* self = reinterpret_cast<Fiber*>((static_cast<uintptr_t>(hi) << 32) | static_cast<uintptr_t>(lo));
+    TTNN_MOE_FINISH_SWITCH(nullptr, &self->scheduler_stack_bottom_, &self->scheduler_stack_size_);
     try {
         self->body_();
     } catch (...) {
         self->error_ = std::current_exception();
     }
     self->finished_ = true;
+    TTNN_MOE_START_SWITCH(nullptr, self->scheduler_stack_bottom_, self->scheduler_stack_size_);  // never back
     _longjmp(*self->return_jmp_, 1);
 }
 
@@ -74,6 +86,7 @@ __attribute__((noinline)) void Fiber::resume() {
     return_jmp_ = &back;
     t_current = this;
     if (_setjmp(back) == 0) {
+        TTNN_MOE_START_SWITCH(&scheduler_fake_stack_, static_cast<char*>(stack_) + page_size(), STACK_SIZE);
         if (!started_) {
             started_ = true;
             getcontext(&context_);
@@ -89,12 +102,17 @@ __attribute__((noinline)) void Fiber::resume() {
             _longjmp(fiber_jmp_, 1);
         }
     }
+    TTNN_MOE_FINISH_SWITCH(scheduler_fake_stack_, nullptr, nullptr);
     t_current = previous;
 }
 
 __attribute__((noinline)) void Fiber::yield() {
     Fiber* self = t_current;
-    if (_setjmp(self->fiber_jmp_) == 0) _longjmp(*self->return_jmp_, 1);
+    if (_setjmp(self->fiber_jmp_) == 0) {
+        TTNN_MOE_START_SWITCH(&self->fiber_fake_stack_, self->scheduler_stack_bottom_, self->scheduler_stack_size_);
+        _longjmp(*self->return_jmp_, 1);
+    }
+    TTNN_MOE_FINISH_SWITCH(self->fiber_fake_stack_, &self->scheduler_stack_bottom_, &self->scheduler_stack_size_);
 }
 
 }  // namespace ttnn_moe::emu

@@ -44,6 +44,12 @@ private:
     jmp_buf* return_jmp_ = nullptr;
     bool started_ = false;
     bool finished_ = false;
+    // AddressSanitizer's view of the stack switches (TTNN_MOE_SANITIZE builds only): the fake
+    // stacks of both sides and the scheduler's stack the fiber returns to.
+    void* scheduler_fake_stack_ = nullptr;
+    void* fiber_fake_stack_ = nullptr;
+    const void* scheduler_stack_bottom_ = nullptr;
+    size_t scheduler_stack_size_ = 0;
     std::exception_ptr error_;
 };
 

@@ -35,6 +35,11 @@ const char* kernel_kind_name(KernelKind kind) {
 
 namespace {
 
+#ifdef TTNN_MOE_SANITIZE
+constexpr const char* kSanitizerFlags[] = {"-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+                                           "-fno-omit-frame-pointer"};
+#endif
+
 // 128-bit key from two independent FNV-1a streams.
 struct Hash {
     uint64_t a = 0xcbf29ce484222325ull;
@@ -275,6 +280,9 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
         const KernelBuildSpec& s = specs[i];
         Hash h;
         h.u64(ttnn_moe_emu::ABI_VERSION);
+#ifdef TTNN_MOE_SANITIZE
+        for (const char* flag : kSanitizerFlags) h.str(flag);
+#endif
         h.u64(tree);
         h.str(version);
         std::string text = s.source_is_code ? s.source : read_file(s.source);
@@ -329,6 +337,10 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                     "-I" + include_dir_};
                 if (!s.source_is_code) argv.push_back("-I" + fs::absolute(s.source).parent_path().string());
                 for (const auto& d : extra_include_dirs_) argv.push_back("-I" + d);
+#ifdef TTNN_MOE_SANITIZE
+                // Kernels run inside the sanitized emulator: instrument them too.
+                for (const char* flag : kSanitizerFlags) argv.push_back(flag);
+#endif
                 argv.push_back("-DKERNEL_BUILD");
                 argv.push_back("-DARCH_WORMHOLE");
                 argv.push_back("-DNOC_INDEX=" + std::to_string(s.noc_index));
