@@ -112,7 +112,7 @@ _DEVICE_WARNING_FLAGS = [
 NON_FATAL_WARNINGS = ("-Wmultistatement-macros", "-Wparentheses", "-Wunused-but-set-variable")
 # What parsing 32-bit RISC-V device code on a 64-bit host needs: RISC-V attributes are
 # unknown here, and integer <-> pointer casts change width (harmless on the device).
-_HOST_FLAGS = {
+HOST_FLAGS = {
     "gcc": [
         "-fpermissive",
         "-Wno-attributes",
@@ -148,7 +148,7 @@ class HostCompiler:
     version_line: str
 
     def flags(self) -> list[str]:
-        return ["-std=c++17", "-fsyntax-only", "-fno-exceptions", *_DEVICE_WARNING_FLAGS, *_HOST_FLAGS[self.family]]
+        return ["-std=c++17", "-fsyntax-only", "-fno-exceptions", *_DEVICE_WARNING_FLAGS, *HOST_FLAGS[self.family]]
 
 
 def probe_compiler(path: str) -> HostCompiler | None:

@@ -102,18 +102,9 @@ def read_compile_log(path: Path) -> list[RecordedCompile]:
     return commands
 
 
-# What parsing 32-bit RISC-V code on a 64-bit host needs on top of the real flags (see tools.conformance.jit);
-# the real flags include GCC-only warning options clang does not know.
-_HOST_ONLY_FLAGS = [
-    "-fms-extensions",
-    "-Wno-pointer-to-int-cast",
-    "-Wno-int-to-pointer-cast",
-    "-Wno-unknown-attributes",
-    "-Wno-unknown-warning-option",
-    "-Wno-missing-template-arg-list-after-template-kw",
-    "-fno-caret-diagnostics",
-    "-fno-color-diagnostics",
-]
+# What parsing 32-bit RISC-V code on a 64-bit host needs on top of the real flags: the conformance
+# check's clang flags, and silence for the GCC-only warning options among the real flags.
+_HOST_ONLY_FLAGS = [*jit.HOST_FLAGS["clang"], "-Wno-unknown-warning-option"]
 
 
 def host_command(recorded: RecordedCompile, compiler: jit.HostCompiler) -> list[str]:

@@ -64,6 +64,15 @@ struct MeshContext {
     }
 };
 
+// with_context of the ops whose attributes carry the worker grid and the kernels' directory, both
+// decided by where the op runs.
+template <class Attributes>
+Attributes with_grid_and_kernels(Attributes attributes, const MeshContext& context) {
+    attributes.grid = context.device.grid;
+    attributes.kernels_dir = context.kernels_root;
+    return attributes;
+}
+
 enum class Placement {
     kSameProgramEverywhere,  // one program for every device (addresses and counts live in device memory)
     kPerDevice,              // one program per device (its position on a dispatch line)

@@ -106,9 +106,7 @@ struct Operation {
     static constexpr Placement placement = Placement::kSameProgramEverywhere;
     using Attributes = moe_bmm::Attributes;
     static Attributes with_context(Attributes attributes, const MeshContext& context) {
-        attributes.grid = context.device.grid;
-        attributes.kernels_dir = context.kernels_root;
-        return attributes;
+        return with_grid_and_kernels(attributes, context);
     }
     static std::vector<program::TensorArg> output_specs(const Attributes& attributes,
                                                         const std::vector<program::TensorArg>& inputs);
