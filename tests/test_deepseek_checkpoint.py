@@ -80,8 +80,12 @@ def transformers_checkpoint(path):
 def official_checkpoint(path, seed=7):
     """Our writer, official fp8 layout: a dense layer 0 and MoE layer 1, several shards."""
     state = random_moe_state_dict(TINY, seed=seed, dtype=torch.float32)
-    state["gate.e_score_correction_bias"] = 0.1 * torch.randn(TINY.n_routed_experts)
-    dense = {f"model.layers.0.mlp.{p}.weight": torch.randn(64, 64) / 8 for p in ("gate_proj", "up_proj", "down_proj")}
+    generator = torch.Generator().manual_seed(seed + 1)  # the bias decides the routing: never the global RNG
+    state["gate.e_score_correction_bias"] = 0.1 * torch.randn(TINY.n_routed_experts, generator=generator)
+    dense = {
+        f"model.layers.0.mlp.{p}.weight": torch.randn(64, 64, generator=generator) / 8
+        for p in ("gate_proj", "up_proj", "down_proj")
+    }
     hf_config = hf_config_dict(TINY, num_hidden_layers=2, first_k_dense_replace=1, intermediate_size=64)
     tensors = [*dense.items(), *moe_layer_tensors(state, MOE_LAYER)]
     write_official_checkpoint(path, hf_config, tensors, max_shard_bytes=16 << 10)
