@@ -30,3 +30,11 @@ def test_soak_benchmark_reports_memory_cache_and_a_bitwise_rerun():
     buffers = {r.split("emulator DRAM ")[1].split(" buffers")[0] for r in reports}
     assert len(buffers) == 1, f"the live DRAM buffers changed between reports: {reports}"
     assert "fresh process, steps [0, 3]: 2 of 2 bitwise equal" in out
+
+
+def test_full_scale_benchmark_prints_its_table():
+    out = _run("benchmarks/full_scale.py", "--config", "mini", "--mesh", "t3k", "--tokens", "32")
+    row = next(line.split() for line in out.splitlines() if line.startswith("t3k "))
+    tokens, wall, rss, expert_mib, executed, needed, ratio, pcc = row[1:]
+    assert tokens == "32" and float(wall) > 0 and 0 < float(rss) < 8 and float(expert_mib) > 0
+    assert executed == needed and ratio == "1.00" and float(pcc) >= 0.999

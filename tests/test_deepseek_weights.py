@@ -5,7 +5,7 @@ import torch
 from ttnn_moe.testing import assert_equal_exact
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
-from models.deepseek_v3.weights import load_moe_layer, quantize_fp8_blockwise, random_moe_state_dict
+from models.deepseek_v3.weights import RandomMoELayer, load_moe_layer, quantize_fp8_blockwise, random_moe_state_dict
 
 CONFIG = DeepseekV3MoEConfig.mini()  # expert (64, 256) / (256, 64): partial 128x128 edge blocks
 PREFIX = "model.layers.3.mlp."
@@ -186,3 +186,20 @@ def test_random_weights_are_reproducible_and_scaled():
     down = torch.cat([a[f"experts.{e}.down_proj.weight"].float().reshape(-1) for e in range(16)])
     assert float(gate.std()) == pytest.approx(256**-0.5, rel=0.05)  # fan_in H
     assert float(down.std()) == pytest.approx(64**-0.5, rel=0.05)  # fan_in I
+
+
+def test_random_layer_generates_each_tensor_alone_and_in_any_order():
+    full = DeepseekV3MoEConfig()  # 256 experts of 7168 x 2048: ~22 GiB in bf16 if built at once
+    layer = RandomMoELayer(full, seed=5)
+    assert len(layer) == 1 + 1 + 256 * 3 + 3 and "experts.255.down_proj.weight" in layer
+    down = layer["experts.200.down_proj.weight"]  # one tensor, none of the others
+    assert down.shape == (full.hidden_size, full.moe_intermediate_size) and down.dtype == torch.bfloat16
+    assert torch.equal(RandomMoELayer(full, seed=5)["experts.200.down_proj.weight"], down)  # order-free
+    assert not torch.equal(RandomMoELayer(full, seed=6)["experts.200.down_proj.weight"], down)
+    small = DeepseekV3MoEConfig.mini(n_routed_experts=16, n_group=4, topk_group=2, num_experts_per_tok=4)
+    lazy, whole = RandomMoELayer(small, seed=3), random_moe_state_dict(small, seed=3)
+    assert list(lazy) == list(whole) and all(torch.equal(lazy[k], whole[k]) for k in reversed(list(whole)))
+    with pytest.raises(KeyError):
+        lazy["experts.16.gate_proj.weight"]
+    with pytest.raises(ValueError, match="seed must be an integer in \\[0, 2\\*\\*31\\), got -1"):
+        RandomMoELayer(small, seed=-1)

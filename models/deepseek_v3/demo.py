@@ -39,12 +39,12 @@ from models.deepseek_v3.tt.emulator_counters import (
     process_jit_stats,
     remote_token_rows,
 )
-from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES
+from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES, load_tt_moe_weights
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
-from models.deepseek_v3.weights import random_moe_state_dict
+from models.deepseek_v3.weights import RandomMoELayer
 
 CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
-LARGE_WEIGHT_BYTES = 4 << 30  # refuse to build more than this without --allow-large
+LARGE_WEIGHT_BYTES = 4 << 30  # refuse to emulate more than this without --allow-large
 
 
 @dataclass
@@ -135,7 +135,9 @@ def _run_on_mesh(
     rows, cols = mesh
     mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
     try:
-        moe = TtMoE(state_dict, config, mesh_device, expert_dtype=EXPERT_DTYPES[expert_dtype])
+        # Expert by expert from the lazy layer: the host never holds the whole layer.
+        weights = load_tt_moe_weights(state_dict, config, mesh_device, expert_dtype=EXPERT_DTYPES[expert_dtype])
+        moe = TtMoE.from_weights(weights, config, mesh_device)
         stage_shapes: dict[str, list[tuple[int, ...]]] = {}
         kept: dict[str, ttnn.Tensor] = {}
 
@@ -179,8 +181,8 @@ def run_demo(
     size = weight_bytes(config)
     if size > LARGE_WEIGHT_BYTES and not allow_large:
         raise ValueError(
-            f"config {config_name!r} needs ~{size / 2**30:.0f} GiB of bf16 weights (plus fp32 "
-            f"working copies); pass --allow-large to build them anyway"
+            f"config {config_name!r} puts ~{size / 2**30:.0f} GiB of bf16 weights in the emulated devices' "
+            f"memory (the host generates them one expert at a time); pass --allow-large to run it anyway"
         )
     logger.info(
         f"mesh {mesh} {rows}x{cols}, config {config_name} (H={config.hidden_size}, "
@@ -188,7 +190,7 @@ def run_demo(
         f"{tokens} tokens ({tokens // rows} per row), seed {seed}, experts {expert_dtype}"
     )
 
-    state_dict = random_moe_state_dict(config, seed)
+    state_dict = RandomMoELayer(config, seed)  # generated tensor by tensor as the upload and reference read
     # Activations enter the mesh in bf16; the reference gets the same bf16 values (in fp32).
     x = torch.randn(tokens, config.hidden_size, generator=torch.Generator().manual_seed(seed + 1))
     x = x.bfloat16().float()  # (T, H)

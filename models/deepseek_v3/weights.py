@@ -16,14 +16,15 @@ prefix, nn.Linear layout (out, in): gate/up (I, H), down (H, I); the bias is fp3
 
 from __future__ import annotations
 
-from typing import Mapping
+import hashlib
+from collections.abc import Mapping
 
 import torch
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.fp8 import FP8_DTYPE, dequantize_fp8_blockwise, quantize_fp8_blockwise
 
-__all__ = ["load_moe_layer", "random_moe_state_dict", "quantize_fp8_blockwise"]
+__all__ = ["RandomMoELayer", "load_moe_layer", "random_moe_state_dict", "quantize_fp8_blockwise"]
 
 _PROJECTIONS = ("gate_proj", "up_proj", "down_proj")
 SCALE_SUFFIX = "_scale_inv"
@@ -122,29 +123,56 @@ def load_moe_layer(
     return layer
 
 
+def tensor_seed(seed: int, key: str) -> int:
+    """A 32-bit seed for one tensor (torch's CPU generator keeps only 32 bits of its seed)."""
+    return int.from_bytes(hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=4).digest(), "little")
+
+
+class RandomMoELayer(Mapping):
+    """Reproducible random weights of one MoE layer in the normalized layout, each tensor generated
+    when it is looked up, from its own seed: code that touches one expert at a time (the device
+    upload, `reference.reference_moe`) holds one expert at a time, so a full-size layer never
+    exists on the host at once.
+
+    Matrices are N(0, 1/fan_in), so activations keep unit scale through every projection; the
+    score-correction bias is N(0, 0.01^2) fp32, the size of the gaps between neighbouring sigmoid
+    scores, so it changes some routing choices. A tensor's values depend only on (seed, its key).
+    """
+
+    def __init__(self, config: DeepseekV3MoEConfig, seed: int, dtype: torch.dtype = torch.bfloat16):
+        if not isinstance(seed, int) or not 0 <= seed < 2**31:
+            raise ValueError(f"seed must be an integer in [0, 2**31), got {seed!r}")
+        self.config, self.seed, self.dtype = config, seed, dtype
+        E, H, I = config.n_routed_experts, config.hidden_size, config.moe_intermediate_size
+        self._shapes: dict[str, tuple[int, ...]] = {"gate.weight": (E, H), "gate.e_score_correction_bias": (E,)}
+        for e in range(E):
+            self._shapes |= {f"experts.{e}.{p}.weight": shape for p, shape in _expert_shapes(H, I).items()}
+        shared = _expert_shapes(H, config.shared_intermediate_size)
+        self._shapes |= {f"shared_experts.{p}.weight": shape for p, shape in shared.items()}
+
+    def __iter__(self):
+        return iter(self._shapes)
+
+    def __len__(self) -> int:
+        return len(self._shapes)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._shapes
+
+    def __getitem__(self, key: str) -> torch.Tensor:
+        shape = self._shapes[key]
+        generator = torch.Generator().manual_seed(tensor_seed(self.seed, key))
+        if key == "gate.e_score_correction_bias":
+            return 0.01 * torch.randn(shape, generator=generator)
+        return (torch.randn(shape, generator=generator) / shape[1] ** 0.5).to(self.dtype)
+
+    def fingerprint(self) -> str:
+        """Identity of these weights (for the converted-weight cache)."""
+        return f"random:seed{self.seed}:{self.config}:{self.dtype}"
+
+
 def random_moe_state_dict(
     config: DeepseekV3MoEConfig, seed: int, dtype: torch.dtype = torch.bfloat16
 ) -> dict[str, torch.Tensor]:
-    """Reproducible random weights in the normalized layout.
-
-    Matrices are N(0, 1/fan_in), so activations keep unit scale through every
-    projection; the score-correction bias is N(0, 0.01^2) fp32, the size of the
-    gaps between neighbouring sigmoid scores, so it changes some routing choices.
-    """
-    generator = torch.Generator().manual_seed(seed)
-    E, H, I = config.n_routed_experts, config.hidden_size, config.moe_intermediate_size
-
-    def matrix(rows: int, cols: int) -> torch.Tensor:
-        return (torch.randn(rows, cols, generator=generator) / cols**0.5).to(dtype)
-
-    def mlp(name: str, intermediate: int) -> dict[str, torch.Tensor]:
-        return {f"{name}.{proj}.weight": matrix(*shape) for proj, shape in _expert_shapes(H, intermediate).items()}
-
-    state = {
-        "gate.weight": matrix(E, H),
-        "gate.e_score_correction_bias": 0.01 * torch.randn(E, generator=generator),
-    }
-    for e in range(E):
-        state.update(mlp(f"experts.{e}", I))
-    state.update(mlp("shared_experts", config.shared_intermediate_size))
-    return state
+    """`RandomMoELayer`'s weights, all of them in one dict."""
+    return dict(RandomMoELayer(config, seed, dtype).items())

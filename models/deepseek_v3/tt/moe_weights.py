@@ -18,8 +18,11 @@ Placement, devices numbered row-major over the (R, C) mesh:
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
+
+from loguru import logger
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
@@ -60,6 +63,25 @@ def moe_bmm_weight(state_dict: Mapping[str, torch.Tensor], prefix: str, projecti
     projections (gate, up) interleaved per column tile for the fused SwiGLU, (Kd, 2N)."""
     weights = [state_dict[f"{prefix}{projection}.weight"].T for projection in projections]
     return ttnn_moe.interleave_gate_up(*weights) if len(weights) == 2 else weights[0]
+
+
+class UploadProgress:
+    """One log line per eighth of the mesh while a projection's experts are written: converting a
+    full-size layer takes minutes, and the user sees where it is."""
+
+    def __init__(self, projection: str, num_devices: int):
+        self.projection, self.num_devices = projection, num_devices
+        self.every = max(1, -(-num_devices // 8))
+        self.start = time.perf_counter()
+
+    def device_done(self, device: int) -> None:
+        done = device + 1
+        if done % self.every == 0 or done == self.num_devices:
+            bar = "#" * (8 * done // self.num_devices)
+            logger.info(
+                f"experts {self.projection}: [{bar:<8}] {done}/{self.num_devices} devices "
+                f"({time.perf_counter() - self.start:.1f} s)"
+            )
 
 
 @dataclass(frozen=True)
@@ -133,8 +155,10 @@ def load_tt_moe_weights(
         tensor = ttnn.allocate_tensor_on_device(
             ttnn.Shape(shapes[projection]), expert_dtype, ttnn.TILE_LAYOUT, mesh_device
         )
+        progress = UploadProgress(projection, num_devices)
         for device, (view, local) in enumerate(zip(ttnn.get_device_tensors(tensor), device_experts)):
             ttnn.copy_host_to_device_tensor(source(projection, device, local), view)
+            progress.device_done(device)
         return tensor
 
     def tp_shard(t: torch.Tensor, dim: int) -> ttnn.Tensor:  # column c's slice along dim
