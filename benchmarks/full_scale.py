@@ -30,6 +30,7 @@ BYTES_PER_ELEMENT = {"bfloat16": 2.0, "bfloat8_b": 1088 / 1024, "bfloat4_b": 576
 def run_case(mesh: str, config_name: str, tokens: int, expert_dtype: str, seed: int) -> dict:
     """In this process: the demo's layer once, then the figures as a dict."""
     import torch  # noqa: PLC0415  (the parent process only starts children)
+    from loguru import logger  # noqa: PLC0415
 
     from models.deepseek_v3.config import mesh_shape  # noqa: PLC0415
     from models.deepseek_v3.demo import CONFIGS, run_demo  # noqa: PLC0415
@@ -38,8 +39,6 @@ def run_case(mesh: str, config_name: str, tokens: int, expert_dtype: str, seed: 
         needed_gate_tile_matmuls,
         needed_shared_expert_tile_matmuls,
     )
-
-    from loguru import logger  # noqa: PLC0415
 
     torch.set_num_threads(1)
     logger.remove()
