@@ -5,13 +5,15 @@
 
 namespace ttnn_moe::emu::timing {
 
+std::vector<Timeline::Interval>::const_iterator Timeline::first_starting_after(uint64_t t) const {
+    return std::upper_bound(busy_.begin(), busy_.end(), t,
+                            [](uint64_t value, const Interval& interval) { return value < interval.first; });
+}
+
 uint64_t Timeline::earliest(uint64_t ready, uint64_t duration) const {
     uint64_t t = ready;
-    auto it = busy_.upper_bound(t);
-    if (it != busy_.begin()) {
-        const auto before = std::prev(it);
-        t = std::max(t, before->second);
-    }
+    auto it = first_starting_after(t);
+    if (it != busy_.begin()) t = std::max(t, std::prev(it)->second);
     while (it != busy_.end() && it->first < t + std::max<uint64_t>(duration, 1)) {
         t = std::max(t, it->second);
         ++it;
@@ -23,26 +25,27 @@ void Timeline::reserve(uint64_t start, uint64_t duration) {
     if (duration == 0) return;
     busy_cycles_ += duration;
     uint64_t s = start, e = start + duration;
-    auto it = busy_.lower_bound(s);
-    if (it != busy_.begin()) {
-        const auto before = std::prev(it);
-        if (before->second >= s) {
-            s = before->first;
-            e = std::max(e, before->second);
-            it = busy_.erase(before);
-        }
+    // The intervals [first, last) that touch [s, e] merge into one.
+    auto first = busy_.begin() + (first_starting_after(s) - busy_.cbegin());
+    // An interval starting at s itself also merges: step back over starts equal to s and over one
+    // earlier interval that reaches s.
+    while (first != busy_.begin() && std::prev(first)->first >= s) --first;
+    if (first != busy_.begin() && std::prev(first)->second >= s) --first;
+    auto last = first;
+    while (last != busy_.end() && last->first <= e) ++last;
+    if (first != last) {
+        s = std::min(s, first->first);
+        e = std::max(e, std::prev(last)->second);
+        *first = {s, e};
+        busy_.erase(first + 1, last);
+    } else {
+        busy_.insert(first, {s, e});
     }
-    while (it != busy_.end() && it->first <= e) {
-        e = std::max(e, it->second);
-        it = busy_.erase(it);
-    }
-    busy_.emplace(s, e);
     if (busy_.size() > kMaxIntervals) {
-        auto last = std::next(busy_.begin(), static_cast<long>(busy_.size() / 2));
-        const uint64_t merged_start = busy_.begin()->first;
-        const uint64_t merged_end = std::prev(last)->second;
-        busy_.erase(busy_.begin(), last);
-        busy_.emplace(merged_start, merged_end);
+        const auto half = busy_.begin() + static_cast<long>(busy_.size() / 2);
+        const Interval merged{busy_.front().first, std::prev(half)->second};
+        busy_.erase(busy_.begin() + 1, half);
+        busy_.front() = merged;
     }
 }
 

@@ -7,7 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <utility>
+#include <vector>
 
 namespace ttnn_moe::emu::timing {
 
@@ -20,10 +21,15 @@ public:
     uint64_t busy_cycles() const { return busy_cycles_; }
 
 private:
-    // Disjoint busy intervals, start -> end. Past kMaxIntervals the oldest half is merged into one
-    // interval (its gaps count as busy): bounded memory, slightly pessimistic for very old gaps.
+    // Disjoint busy intervals (start, end), sorted by start. A flat vector, not a tree: transfers
+    // mostly arrive in time order, so a reservation usually extends or appends the last interval
+    // without allocating. Past kMaxIntervals the oldest half is merged into one interval (its gaps
+    // count as busy): bounded memory, slightly pessimistic for very old gaps.
     static constexpr size_t kMaxIntervals = 1 << 16;
-    std::map<uint64_t, uint64_t> busy_;
+    using Interval = std::pair<uint64_t, uint64_t>;
+    std::vector<Interval> busy_;
+    // First interval whose start is > t (upper_bound on the starts).
+    std::vector<Interval>::const_iterator first_starting_after(uint64_t t) const;
     uint64_t busy_cycles_ = 0;
 };
 
