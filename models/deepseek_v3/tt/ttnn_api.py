@@ -34,5 +34,7 @@ def _resolve(backend: str):
 
 BACKEND = os.environ.get("TTNN_MOE_BACKEND", "emulator")
 ttnn = _resolve(BACKEND)
+# The emulator's own instruments beyond ttnn's API (host_traffic, record_runs); None on hardware.
+emulator = ttnn if BACKEND == "emulator" else None
 
-__all__ = ["BACKEND", "ttnn", "ttnn_moe"]
+__all__ = ["BACKEND", "emulator", "ttnn", "ttnn_moe"]
