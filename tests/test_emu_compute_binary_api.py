@@ -159,3 +159,129 @@ def test_the_binary_sfpu_headers_exist_and_an_op_they_declare_in_tt_metal_fails_
     emu.run_program(dev, pd.ProgramDescriptor(kernels=[sfpu_header_kernel("mul_binary_tile_init();")]))
     with pytest.raises(emu.EmulatorError, match="add_int_tile"):
         emu.run_program(dev, pd.ProgramDescriptor(kernels=[sfpu_header_kernel("add_int_tile(0, 1, 0);")]))
+
+
+# The matmul kernels' packer L1 accumulation: a tile packed once, then packed onto with accumulation on.
+ACCUMULATE_PAIRS = """
+#include "api/compute/pack.h"
+#include "api/compute/tile_move_copy.h"
+
+void kernel_main() {
+    const uint32_t pairs = get_arg_val<uint32_t>(0);
+    compute_kernel_hw_startup(0, 0, 16);
+    copy_init(0);
+    for (uint32_t p = 0; p < pairs; ++p) {
+        cb_wait_front(0, 2);
+        cb_reserve_back(16, 1);
+        for (uint32_t i = 0; i < 2; ++i) {
+            pack_reconfig_l1_acc(i);  // the first pack writes, the second adds to it
+            tile_regs_acquire();
+            copy_tile(0, i, 0);
+            tile_regs_commit();
+            tile_regs_wait();
+            PACK_CALL
+            tile_regs_release();
+        }
+        pack_reconfig_l1_acc(0);
+        cb_push_back(16, 1);
+        cb_pop_front(0, 2);
+    }
+}
+"""
+
+
+def run_accumulate_pairs(a: torch.Tensor, b: torch.Tensor, pack_call: str = "pack_tile<true>(0, 16, 0);"):
+    pairs = a.shape[0] // 32
+    interleaved = torch.stack([a.reshape(pairs, 32, 32), b.reshape(pairs, 32, 32)], dim=1).reshape(-1, 32)
+    dev = emu.open_device()
+    src = dev.allocate(2 * pairs * TILE_BYTES, TILE_BYTES)
+    dst = dev.allocate(pairs * TILE_BYTES, TILE_BYTES)
+    dev.write(src, TILE_BYTES, tilize(interleaved))
+    cores, core = core_set(0, 1), pd.CoreCoord(0, 1)
+    ct = emu.tensor_accessor_args(TILE_BYTES, True)
+    compute = pd.KernelDescriptor(
+        kernel_source=ACCUMULATE_PAIRS,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=cores,
+        defines=[("PACK_CALL", pack_call)],
+        runtime_args=[(core, [pairs])],
+        config=pd.ComputeConfigDescriptor(),
+    )
+    program = pd.ProgramDescriptor(
+        kernels=[
+            kernel(
+                "reader_pages.cpp",
+                cores,
+                pd.ReaderConfigDescriptor(),
+                ct,
+                [("cb_out", 0)],
+                [(core, [src, 0, 2 * pairs, 2])],
+            ),
+            compute,
+            kernel(
+                "writer_pages.cpp", cores, pd.WriterConfigDescriptor(), ct, [("cb_in", 16)], [(core, [dst, 0, pairs])]
+            ),
+        ],
+        cbs=[cb(0, 4, TILE_BYTES, cores), cb(16, 2, TILE_BYTES, cores)],
+    )
+    counters = emu.run_program(dev, program)
+    return untilize(dev.read(dst, TILE_BYTES, pairs * TILE_BYTES), 32 * pairs, 32), counters
+
+
+def test_packer_l1_accumulation_adds_to_the_tile_in_the_cb():
+    a, b = inputs()
+    got, counters = run_accumulate_pairs(a, b)
+    # The packer adds the bf16 tile it finds to the new value in fp32 and rounds the sum to the CB's bf16.
+    assert torch.equal(got, (a.float() + b.float()).bfloat16().float())
+    assert counters["tiles_packed"] == 2 * 3
+
+
+def test_packer_l1_accumulation_with_the_relu_on_is_reported_as_not_emulated():
+    a, b = inputs(1)
+    with pytest.raises(emu.EmulatorError, match="L1 accumulation into CB 16 with the packer's ReLU on is not emulated"):
+        run_accumulate_pairs(a, b, "pack_relu_config(ReluConfig::zero()); pack_tile<true>(0, 16, 0);")
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        ("pack_untilize_dest_init<1>(16);", "pack_untilize_dest_init: pack_untilize is not emulated"),
+        ("pack_untilize_uninit(16);", "pack_untilize_uninit: pack_untilize is not emulated"),
+        ("transpose_init(0);", "transpose_init: tile transpose is not emulated"),
+        ("(void)mailbox_read(ckernel::ThreadId::BriscThreadId);", "mailbox_read between a core's RISC-Vs"),
+    ],
+)
+def test_apis_the_matmul_kernel_names_but_the_emulator_does_not_run_fail_when_called(call, message):
+    code = (
+        '#include "api/compute/pack_untilize.h"\n#include "api/compute/transpose.h"\n'
+        "void kernel_main() {\n" + call + "\n}\n"
+    )
+    k = pd.KernelDescriptor(
+        kernel_source=code,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=core_set(0, 0),
+        config=pd.ComputeConfigDescriptor(),
+    )
+    with pytest.raises(emu.EmulatorError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        emu.run_program(emu.open_device(), pd.ProgramDescriptor(kernels=[k]))
+
+
+def test_the_division_helpers_divide():
+    """internal/mod_div_lib.h: the RISC-V constant-divisor helpers, checked in a kernel with static_asserts."""
+    code = """
+        #include "internal/mod_div_lib.h"
+        #include "api/compute/common.h"
+        static_assert(udivsi3_const_divisor<12>(1000) == 83 && umodsi3_const_divisor<12>(1000) == 4);
+        void kernel_main() {
+            if (fast_udiv_56(1000) != 17 || fast_udiv_7(49) != 7 || mulsi3(6, 7) != 42) {
+                ttnn_moe_emu::fail("division helper wrong");
+            }
+        }
+    """
+    k = pd.KernelDescriptor(
+        kernel_source=code,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=core_set(0, 0),
+        config=pd.ComputeConfigDescriptor(),
+    )
+    emu.run_program(emu.open_device(), pd.ProgramDescriptor(kernels=[k]))

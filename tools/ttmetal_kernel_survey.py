@@ -40,9 +40,20 @@ SURVEYED_OPS: dict[str, list[str]] = {
     "all_to_all_dispatch": ["ccl/all_to_all_dispatch/device/kernels"],
     "all_to_all_combine": ["ccl/all_to_all_combine/device/kernels"],
     "moe_expert_token_remap": ["data_movement/moe_expert_token_remap/device/kernels"],
-    # The kernels the sparse 1D-multicast matmul factory builds (in0 sender and receivers, in1 reader/writer,
-    # the fused-bias compute kernel).
+    # What ttnn.sparse_matmul builds in 0.81.1 (recorded from the real runtime on a mock n150): the output's zero
+    # fill (a unary fill_tile program) and the sparse 1D-multicast matmul, both Metal 2.0 programs whose kernels
+    # (the *_metal2 forks) read the JIT's generated kernel_args/kernel_bindings headers.
     "sparse_matmul": [
+        "eltwise/unary/device/kernels/dataflow/reader_unary.cpp",
+        "eltwise/unary/device/kernels/dataflow/writer_unary.cpp",
+        "eltwise/unary/device/kernels/compute/eltwise_sfpu_metal2.cpp",
+        "matmul/device/kernels/dataflow/reader_bmm_tile_layout_in0_sender_padding_metal2.cpp",
+        "matmul/device/kernels/dataflow/reader_bmm_tile_layout_in0_receiver_metal2.cpp",
+        "matmul/device/kernels/dataflow/reader_bmm_tile_layout_in1_sender_writer_padding_metal2.cpp",
+        "matmul/device/kernels/compute/bmm_large_block_zm_fused_bias_activation_metal2.cpp",
+    ],
+    # Their forks for the factories still on ProgramDescriptors (the same sparse-aware algorithm).
+    "matmul 1D mcast (descriptor)": [
         "matmul/device/kernels/dataflow/reader_bmm_tile_layout_in0_sender_padding.cpp",
         "matmul/device/kernels/dataflow/reader_bmm_tile_layout_in0_receiver.cpp",
         "matmul/device/kernels/dataflow/reader_bmm_tile_layout_in1_sender_writer_padding.cpp",

@@ -164,6 +164,10 @@ void c_pack_relu_config(uint32_t mode, uint32_t threshold) {
     engine().set_pack_relu(mode == 1);
 }
 
+void c_pack_l1_acc(uint32_t enable) {
+    engine().set_pack_l1_acc(enable != 0);
+}
+
 }  // namespace
 
 void fill_compute_services(ttnn_moe_emu::Services& t) {
@@ -183,6 +187,7 @@ void fill_compute_services(ttnn_moe_emu::Services& t) {
     t.tilize_block = &c_tilize;
     t.untilize_block = &c_untilize;
     t.pack_relu_config = &c_pack_relu_config;
+    t.pack_l1_acc = &c_pack_l1_acc;
 }
 }  // namespace services
 

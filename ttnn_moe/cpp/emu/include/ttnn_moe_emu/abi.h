@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 6;
+inline constexpr uint32_t ABI_VERSION = 7;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -131,6 +131,8 @@ struct Services {
     void (*untilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
     // Packer ReLU (pack_relu_config): mode as tt-metal's ReluType (0 none, 1 zero, 2/3 thresholds), threshold bits.
     void (*pack_relu_config)(uint32_t mode, uint32_t threshold);
+    // Packer L1 accumulation (pack_reconfig_l1_acc): later packs add to the tile already in the CB.
+    void (*pack_l1_acc)(uint32_t enable);
 
     // tt-fabric worker connections (emu/fabric).
     const FabricServices* fabric;

@@ -9,6 +9,8 @@
 #include "api/dataflow/dataflow_buffer.h"
 #include "api/debug/assert.h"
 #include "api/debug/dprint.h"
+#include "api/debug/waypoint.h"
+#include "ckernel.h"
 #include "emu_kernel_config.h"
 #include "internal/circular_buffer_interface.h"
 #include "ttnn_moe_emu/kernel_args.h"
@@ -301,6 +303,49 @@ ALWI void pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t output_tile_index
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_block(uint32_t ifrom_dst, uint32_t icb, uint32_t ntiles) {
     for (uint32_t i = 0; i < ntiles; ++i) pack_tile(ifrom_dst + i, icb);
+}
+
+// Packer L1 accumulation: while on, pack_tile adds to the tile already in the output CB.
+ALWI void pack_reconfig_l1_acc(const uint32_t l1_acc_en) {
+    emu_detail::svc().pack_l1_acc(l1_acc_en);
+}
+
+// ---- pack_untilize and transpose: declared so kernels that name them build; not emulated
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool narrow_row = false,
+          uint32_t row_num_datums = 32, bool dense = false, bool configure_remap = true,
+          bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_untilize_dest_init(uint32_t ocb, uint32_t call_line = __builtin_LINE()) {
+    ttnn_moe_emu::fail("pack_untilize_dest_init: pack_untilize is not emulated");
+}
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool diagonal = false,
+          bool narrow_row = false, uint32_t row_num_datums = 32, uint32_t tile_dst_ct_offset = 0, bool dense = false>
+ALWI void pack_untilize_dest(uint32_t ocb, uint32_t block_rt_dim = 1, uint32_t block_c_index = 0,
+                             uint32_t tile_dst_rt_offset = 0) {
+    ttnn_moe_emu::fail("pack_untilize_dest: pack_untilize is not emulated");
+}
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_untilize_init(uint32_t icb, uint32_t ocb, uint32_t call_line = __builtin_LINE()) {
+    ttnn_moe_emu::fail("pack_untilize_init: pack_untilize is not emulated");
+}
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_untilize_block(uint32_t icb, uint32_t block_rt_dim, uint32_t ocb, uint32_t block_c_index = 0) {
+    ttnn_moe_emu::fail("pack_untilize_block: pack_untilize is not emulated");
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_untilize_uninit(uint32_t ocb) {
+    ttnn_moe_emu::fail("pack_untilize_uninit: pack_untilize is not emulated");
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void transpose_init(uint32_t icb, uint32_t call_line = __builtin_LINE()) {
+    ttnn_moe_emu::fail("transpose_init: tile transpose is not emulated");
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void transpose_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
+    ttnn_moe_emu::fail("transpose_tile: tile transpose is not emulated");
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void transpose_block(uint32_t icb, uint32_t start_itile, uint32_t start_idst, uint32_t ntiles) {
+    ttnn_moe_emu::fail("transpose_block: tile transpose is not emulated");
 }
 
 // ---- tilize / untilize
