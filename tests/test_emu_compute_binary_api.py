@@ -248,7 +248,7 @@ def test_packer_l1_accumulation_with_the_relu_on_is_reported_as_not_emulated():
         ("pack_untilize_dest_init<1>(16);", "pack_untilize_dest_init: pack_untilize is not emulated"),
         ("pack_untilize_uninit(16);", "pack_untilize_uninit: pack_untilize is not emulated"),
         ("transpose_init(0);", "transpose_init: tile transpose is not emulated"),
-        ("(void)mailbox_read(ckernel::ThreadId::BriscThreadId);", "mailbox_read between a core's RISC-Vs"),
+        ("mailbox_write(ckernel::ThreadId::BriscThreadId, 1);", "mailbox_write from a compute kernel is not emulated"),
     ],
 )
 def test_apis_the_matmul_kernel_names_but_the_emulator_does_not_run_fail_when_called(call, message):
@@ -285,3 +285,63 @@ def test_the_division_helpers_divide():
         config=pd.ComputeConfigDescriptor(),
     )
     emu.run_program(emu.open_device(), pd.ProgramDescriptor(kernels=[k]))
+
+
+# The matmul in0 receiver's hand-off of each batch's validity: one word to each TRISC's mailbox.
+MAILBOX_SENDER = """
+#include "api/dataflow/dataflow_api.h"
+#include "ckernel.h"
+#include "ckernel_defs.h"
+void kernel_main() {
+    const uint32_t words = get_arg_val<uint32_t>(0);
+    for (uint32_t i = 0; i < words; ++i) {
+        ckernel::mailbox_write(ckernel::ThreadId::UnpackThreadId, 100 + i);
+        ckernel::mailbox_write(ckernel::ThreadId::MathThreadId, 200 + i);
+        ckernel::mailbox_write(ckernel::ThreadId::PackThreadId, 300 + i);
+    }
+}
+"""
+MAILBOX_RECEIVER = """
+#include "api/compute/common.h"
+void kernel_main() {
+    const uint32_t words = get_arg_val<uint32_t>(0);
+    for (uint32_t i = 0; i < words; ++i) {
+        uint32_t unpack = 0, math = 0, pack = 0;
+        UNPACK(unpack = mailbox_read(ckernel::ThreadId::BriscThreadId);)
+        MATH(math = mailbox_read(ckernel::ThreadId::BriscThreadId);)
+        PACK(pack = mailbox_read(ckernel::ThreadId::BriscThreadId);)
+        if (unpack != 100 + i || math != 200 + i || pack != 300 + i) ttnn_moe_emu::fail("mailbox word out of order");
+    }
+}
+"""
+
+
+def run_mailboxes(sent: int, read: int) -> dict:
+    cores, core = core_set(3, 4), pd.CoreCoord(3, 4)
+
+    def source(code, config, count):
+        return pd.KernelDescriptor(
+            kernel_source=code,
+            source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+            core_ranges=cores,
+            runtime_args=[(core, [count])],
+            config=config,
+        )
+
+    program = pd.ProgramDescriptor(
+        kernels=[
+            source(MAILBOX_SENDER, pd.WriterConfigDescriptor(), sent),
+            source(MAILBOX_RECEIVER, pd.ComputeConfigDescriptor(), read),
+        ]
+    )
+    return emu.run_program(emu.open_device(), program)
+
+
+def test_mailboxes_carry_words_from_a_data_movement_kernel_to_each_trisc_in_order():
+    # 10 words per TRISC through 4-deep mailboxes: the sender waits for the reader on the way.
+    run_mailboxes(10, 10)
+
+
+def test_reading_a_mailbox_nobody_writes_is_a_reported_deadlock():
+    with pytest.raises(emu.EmulatorError, match="deadlock"):
+        run_mailboxes(2, 3)

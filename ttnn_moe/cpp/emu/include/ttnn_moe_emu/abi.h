@@ -21,6 +21,12 @@ inline constexpr uint32_t L1_SEMAPHORE_BASE = 0x18000;
 inline constexpr uint32_t L1_SIZE_BYTES = 1464 * 1024;
 inline constexpr uint32_t L1_SEMAPHORE_STRIDE = 16;
 inline constexpr uint32_t L1_NUM_SEMAPHORES = 16;
+// The mailboxes from a data-movement kernel to the TRISCs (ckernel::mailbox_write / mailbox_read), after
+// the semaphores: word 0 counts the compute kernel's reads (which TRISC reads next), then per TRISC
+// (UNPACK, MATH, PACK) a write count, a read count and L1_MAILBOX_DEPTH data words.
+inline constexpr uint32_t L1_MAILBOX_BASE = L1_SEMAPHORE_BASE + L1_NUM_SEMAPHORES * L1_SEMAPHORE_STRIDE;
+inline constexpr uint32_t L1_MAILBOX_DEPTH = 4;
+inline constexpr uint32_t L1_MAILBOX_WORDS = 2 + L1_MAILBOX_DEPTH;
 inline constexpr uint32_t NUM_CIRCULAR_BUFFERS = 32;  // Wormhole
 
 // Per kernel instance (one kernel on one core), owned by the runtime.
