@@ -32,7 +32,10 @@
 // - pack_tile rounds to the output CB's format. Without an explicit index it
 //   writes the CB's next sequential back slot (llk_pack's internal tile
 //   pointer, reset by cb_push_back); an explicit index (out-of-order pack)
-//   does not move that pointer.
+//   does not move that pointer. With the packer's ReLU on (pack_relu_config
+//   ZERO_RELU) every value with its sign bit set packs as +0. With L1
+//   accumulation on (pack_reconfig_l1_acc) the packer adds the value to the
+//   tile already in the CB (in fp32) and rounds the sum to the CB's format.
 // - tilize_block / untilize_block manage DST themselves (they acquire and
 //   release a section per tile in tilize.h / untilize.h), so they must be
 //   called with DST free. Data passes through DST, so without
@@ -42,6 +45,7 @@
 #include "emu/compute/compute_engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <cstring>
 #include <string>
@@ -317,7 +321,20 @@ void ComputeEngine::pack_tile(uint32_t dst, uint32_t cb, std::optional<uint32_t>
     } else {
         index = pack_position_[cb]++;
     }
-    numerics::pack_tile(format, in, cbs_.back_tile(cb, index));
+    if (pack_relu_ && slot_kind_[dst] != SlotKind::Integer) {
+        for (size_t i = 0; i < numerics::TILE_ELEMENTS; ++i) scratch_[i] = std::signbit(in[i]) ? 0.0f : in[i];
+        in = scratch_.data();
+    }
+    uint8_t* out = cbs_.back_tile(cb, index);
+    if (pack_l1_acc_) {
+        if (integer_cb || pack_relu_)
+            throw EmuError("pack_tile: L1 accumulation into " + cb_name(cb) +
+                           (integer_cb ? " (an integer format)" : " with the packer's ReLU on") + " is not emulated");
+        numerics::unpack_tile(format, out, operand_a_.data());
+        for (size_t i = 0; i < numerics::TILE_ELEMENTS; ++i) scratch_[i] = operand_a_[i] + in[i];
+        in = scratch_.data();
+    }
+    numerics::pack_tile(format, in, out);
     ++tiles_packed_;
 }
 

@@ -64,6 +64,10 @@ public:
     // Packs DST[dst] into cb's back. out_tile_index nullopt: the next sequential
     // slot since the last push_back of that CB.
     void pack_tile(uint32_t dst, uint32_t cb, std::optional<uint32_t> out_tile_index);
+    // Packer ReLU for later pack_tile calls: negative values pack as +0 (tt-metal's ZERO_RELU).
+    void set_pack_relu(bool zero_relu) { pack_relu_ = zero_relu; }
+    // Packer L1 accumulation for later pack_tile calls: the packed value is added to the CB's tile.
+    void set_pack_l1_acc(bool enable) { pack_l1_acc_ = enable; }
     // The kernel pushed cb: its sequential pack position restarts at 0.
     void on_push_back(uint32_t cb);
 
@@ -121,6 +125,8 @@ private:
     std::unordered_map<uint32_t, uint32_t> pack_position_;
     uint64_t tile_matmuls_ = 0;
     uint64_t tiles_packed_ = 0;
+    bool pack_relu_ = false;
+    bool pack_l1_acc_ = false;
 };
 
 }  // namespace ttnn_moe::emu

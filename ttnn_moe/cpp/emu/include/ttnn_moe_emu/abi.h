@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 5;
+inline constexpr uint32_t ABI_VERSION = 7;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -21,6 +21,12 @@ inline constexpr uint32_t L1_SEMAPHORE_BASE = 0x18000;
 inline constexpr uint32_t L1_SIZE_BYTES = 1464 * 1024;
 inline constexpr uint32_t L1_SEMAPHORE_STRIDE = 16;
 inline constexpr uint32_t L1_NUM_SEMAPHORES = 16;
+// The mailboxes from a data-movement kernel to the TRISCs (ckernel::mailbox_write / mailbox_read), after
+// the semaphores: word 0 counts the compute kernel's reads (which TRISC reads next), then per TRISC
+// (UNPACK, MATH, PACK) a write count, a read count and L1_MAILBOX_DEPTH data words.
+inline constexpr uint32_t L1_MAILBOX_BASE = L1_SEMAPHORE_BASE + L1_NUM_SEMAPHORES * L1_SEMAPHORE_STRIDE;
+inline constexpr uint32_t L1_MAILBOX_DEPTH = 4;
+inline constexpr uint32_t L1_MAILBOX_WORDS = 2 + L1_MAILBOX_DEPTH;
 inline constexpr uint32_t NUM_CIRCULAR_BUFFERS = 32;  // Wormhole
 
 // Per kernel instance (one kernel on one core), owned by the runtime.
@@ -129,6 +135,10 @@ struct Services {
     void (*pack_tile)(uint32_t dst, uint32_t cb, uint32_t out_tile_index, uint32_t out_of_order);
     void (*tilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
     void (*untilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
+    // Packer ReLU (pack_relu_config): mode as tt-metal's ReluType (0 none, 1 zero, 2/3 thresholds), threshold bits.
+    void (*pack_relu_config)(uint32_t mode, uint32_t threshold);
+    // Packer L1 accumulation (pack_reconfig_l1_acc): later packs add to the tile already in the CB.
+    void (*pack_l1_acc)(uint32_t enable);
 
     // tt-fabric worker connections (emu/fabric).
     const FabricServices* fabric;

@@ -9,6 +9,8 @@
 #include "api/dataflow/dataflow_buffer.h"
 #include "api/debug/assert.h"
 #include "api/debug/dprint.h"
+#include "api/debug/waypoint.h"
+#include "ckernel.h"
 #include "emu_kernel_config.h"
 #include "internal/circular_buffer_interface.h"
 #include "ttnn_moe_emu/kernel_args.h"
@@ -28,6 +30,25 @@ enum BroadcastType : uint8_t { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
 enum class EltwiseBinaryType : uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWMAXIMUM };
 enum class EltwiseBinaryReuseDestType : uint8_t { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
 enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
+
+// The packer's ReLU modes and their configuration, as the 0.81.1 LLK defines them (llk_defs.h).
+enum class ReluType : uint8_t { NO_RELU = 0, ZERO_RELU, MIN_THRESHOLD_RELU, MAX_THRESHOLD_RELU };
+struct ReluConfig {
+    static constexpr ReluConfig none() { return {ReluType::NO_RELU}; }
+    static constexpr ReluConfig zero() { return {ReluType::ZERO_RELU}; }
+    static constexpr ReluConfig min_threshold(uint32_t t) { return {ReluType::MIN_THRESHOLD_RELU, t}; }
+    static constexpr ReluConfig max_threshold(uint32_t t) { return {ReluType::MAX_THRESHOLD_RELU, t}; }
+    static constexpr ReluConfig from_packed(uint32_t packed) {
+        return {static_cast<ReluType>(packed & 0x3), (packed >> 16) & 0xFFFF};
+    }
+    constexpr ReluType get_mode() const { return mode; }
+    constexpr uint32_t get_threshold() const { return threshold; }
+
+private:
+    constexpr ReluConfig(ReluType m, uint32_t t = 0) : mode(m), threshold(t) {}
+    ReluType mode = ReluType::NO_RELU;
+    uint32_t threshold = 0;
+};
 
 namespace emu_detail {
 inline const ttnn_moe_emu::Services& svc() {
@@ -148,6 +169,13 @@ ALWI void matmul_block(uint32_t in0_cb_id, uint32_t in1_cb_id, uint32_t in0_tile
 }
 
 // ---- eltwise binary (with broadcasts)
+// The FPU binary init of one op type (binary_ng's kernels call it directly). The op itself comes with each
+// *_tiles call; accumulating onto DST is not emulated.
+template <bool full_init, EltwiseBinaryType eltwise_binary_type>
+ALWI void binary_tiles_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false,
+                            uint32_t call_line = __builtin_LINE()) {
+    if (acc_to_dest) ttnn_moe_emu::fail("binary_tiles_init with acc_to_dest is not emulated");
+}
 ALWI void add_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {}
 ALWI void sub_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {}
 ALWI void mul_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = true, uint32_t call_line = __builtin_LINE()) {}
@@ -264,6 +292,10 @@ ALWI void unary_op_init_common(uint32_t icb, uint32_t ocb) {}
 
 // ---- pack
 ALWI void pack_init(uint32_t ocb, uint32_t call_line = __builtin_LINE()) {}
+// Packer ReLU for the following pack_tile calls (ZERO_RELU: negatives pack as 0; thresholds are not emulated).
+ALWI void pack_relu_config(const ReluConfig& config) {
+    emu_detail::svc().pack_relu_config(static_cast<uint32_t>(config.get_mode()), config.get_threshold());
+}
 template <bool out_of_order_output = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t output_tile_index = 0) {
     emu_detail::svc().pack_tile(ifrom_dst, icb, output_tile_index, out_of_order_output ? 1 : 0);
@@ -271,6 +303,49 @@ ALWI void pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t output_tile_index
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_block(uint32_t ifrom_dst, uint32_t icb, uint32_t ntiles) {
     for (uint32_t i = 0; i < ntiles; ++i) pack_tile(ifrom_dst + i, icb);
+}
+
+// Packer L1 accumulation: while on, pack_tile adds to the tile already in the output CB.
+ALWI void pack_reconfig_l1_acc(const uint32_t l1_acc_en) {
+    emu_detail::svc().pack_l1_acc(l1_acc_en);
+}
+
+// ---- pack_untilize and transpose: declared so kernels that name them build; not emulated
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool narrow_row = false,
+          uint32_t row_num_datums = 32, bool dense = false, bool configure_remap = true,
+          bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_untilize_dest_init(uint32_t ocb, uint32_t call_line = __builtin_LINE()) {
+    ttnn_moe_emu::fail("pack_untilize_dest_init: pack_untilize is not emulated");
+}
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool diagonal = false,
+          bool narrow_row = false, uint32_t row_num_datums = 32, uint32_t tile_dst_ct_offset = 0, bool dense = false>
+ALWI void pack_untilize_dest(uint32_t ocb, uint32_t block_rt_dim = 1, uint32_t block_c_index = 0,
+                             uint32_t tile_dst_rt_offset = 0) {
+    ttnn_moe_emu::fail("pack_untilize_dest: pack_untilize is not emulated");
+}
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_untilize_init(uint32_t icb, uint32_t ocb, uint32_t call_line = __builtin_LINE()) {
+    ttnn_moe_emu::fail("pack_untilize_init: pack_untilize is not emulated");
+}
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_untilize_block(uint32_t icb, uint32_t block_rt_dim, uint32_t ocb, uint32_t block_c_index = 0) {
+    ttnn_moe_emu::fail("pack_untilize_block: pack_untilize is not emulated");
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void pack_untilize_uninit(uint32_t ocb) {
+    ttnn_moe_emu::fail("pack_untilize_uninit: pack_untilize is not emulated");
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void transpose_init(uint32_t icb, uint32_t call_line = __builtin_LINE()) {
+    ttnn_moe_emu::fail("transpose_init: tile transpose is not emulated");
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void transpose_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
+    ttnn_moe_emu::fail("transpose_tile: tile transpose is not emulated");
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void transpose_block(uint32_t icb, uint32_t start_itile, uint32_t start_idst, uint32_t ntiles) {
+    ttnn_moe_emu::fail("transpose_block: tile transpose is not emulated");
 }
 
 // ---- tilize / untilize
