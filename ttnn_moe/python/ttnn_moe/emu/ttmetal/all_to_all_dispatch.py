@@ -16,6 +16,10 @@ reader_all_to_all_dispatch.cpp / writer_all_to_all_dispatch.cpp kernels on `num_
 (one token range each), their 37 compile-time args + five TensorAccessorArgs, the AXIS,
 DEST_CHIP_ID, DEST_MESH_ID and DIRECTIONS defines, CBs c_0..c_5 with the factory's sizes,
 the init and cross-device global semaphores, and one fabric connection per neighbour.
+With cluster_axis=None the factory still defines AXIS=-1 for the reader, which then takes the mesh
+row as its dispatch group: it waits for mesh_cols metadata increments instead of all devices' and
+copies only mesh_cols positions of the staged metadata, so that metadata is incomplete (the token
+rows are right). Reproduced as is, like everything the factory builds.
 Where it differs: the packet-header CB has format UInt32 (the factory says RawUInt32, which
 the emulator's programs do not name; the kernels only use its bytes), and global semaphores
 are program semaphores (see ccl_common).
