@@ -124,7 +124,7 @@ def main() -> None:
     ]
     print(
         f"{rows}x{cols} mesh, axis {axis}, {tokens} tokens per device, H={HIDDEN}, top-{TOP_K}, "
-        f"{EXPERTS_PER_DEVICE} experts per device, Linear fabric, Wormhole B0 model"
+        f"{EXPERTS_PER_DEVICE} experts per device, {links} link(s), Linear fabric, Wormhole B0 model"
     )
     print(f"{'op':48s} {'device us':>10s} {'fabric MB':>10s}")
     for name, record in zip(names, run.ops):
