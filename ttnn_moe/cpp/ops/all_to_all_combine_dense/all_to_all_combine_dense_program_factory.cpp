@@ -30,21 +30,23 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const uint32_t line_size = mesh.line_size();
     const uint32_t tokens = attrs.batch * attrs.seq;
     const uint32_t presence_stride = round_up(tokens * 4, limits.dram_alignment);
+    const uint32_t chunks = (s.hidden + kTileElements - 1) / kTileElements;
 
     const CoreCoord core{0, 0};
     const CoreRangeSet cores{{CoreRange{core, core}}};
     ProgramDescriptor program;
     program.cbs = {
         scratch_cb(cores, kCbRow, DataFormat::Float16_b, s.hidden * 2),
-        // partial row chunks fed to the compute kernel (double-buffered), its fp32
-        // accumulator and its output chunk
-        CBDescriptor{2 * kTileElements * 2,
+        // a token's partial row chunks (line_size pages per chunk) fed to the compute
+        // kernel, double-buffered: the next token's are read while it sums one; its fp32
+        // accumulator and a token's summed chunks
+        CBDescriptor{2 * line_size * chunks * kTileElements * 2,
                      cores,
                      {CBFormatDescriptor{kCbPartial, DataFormat::Float16_b, kTileElements * 2, std::nullopt}}},
         CBDescriptor{kTileElements * 4,
                      cores,
                      {CBFormatDescriptor{kCbAcc, DataFormat::Float32, kTileElements * 4, std::nullopt}}},
-        CBDescriptor{kTileElements * element_bytes(attrs.output_dtype),
+        CBDescriptor{chunks * kTileElements * element_bytes(attrs.output_dtype),
                      cores,
                      {CBFormatDescriptor{kCbOut, attrs.output_dtype, kTileElements * element_bytes(attrs.output_dtype),
                                          std::nullopt}}},
@@ -93,7 +95,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     sum.config = sum_config;
     std::vector<uint32_t> sum_args(compute_arg::kCount);
     sum_args[compute_arg::kNumTokens] = tokens;
-    sum_args[compute_arg::kNumChunks] = (s.hidden + kTileElements - 1) / kTileElements;
+    sum_args[compute_arg::kNumChunks] = chunks;
+    sum_args[compute_arg::kLineSize] = line_size;
     sum.runtime_args.emplace_back(core, std::move(sum_args));
 
     CachedProgram cached;

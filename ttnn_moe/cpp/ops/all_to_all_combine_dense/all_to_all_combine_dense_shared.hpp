@@ -49,6 +49,7 @@ namespace compute_arg {
 enum : uint32_t {
     kNumTokens,  // T
     kNumChunks,  // ceil(H / kTileElements)
+    kLineSize,   // D: cb_partial pages per chunk
     kCount,
 };
 }  // namespace compute_arg
@@ -56,9 +57,9 @@ enum : uint32_t {
 // Names of the named compile-time args: CBs and semaphores.
 namespace named_arg {
 inline constexpr const char* kCbRow = "cb_row";              // one reduced row (dataflow scratch)
-inline constexpr const char* kCbPartial = "cb_partial";      // partial chunks, dataflow -> compute
+inline constexpr const char* kCbPartial = "cb_partial";      // a token's partial chunks, dataflow -> compute
 inline constexpr const char* kCbAcc = "cb_acc";              // fp32 accumulator (compute)
-inline constexpr const char* kCbOut = "cb_out";              // summed chunks, compute -> dataflow
+inline constexpr const char* kCbOut = "cb_out";              // a token's summed chunks, compute -> dataflow
 inline constexpr const char* kCbCount = "cb_count";          // partials per chunk of the next token
 inline constexpr const char* kCbPresence = "cb_presence";    // D presence rows (dataflow scratch)
 inline constexpr const char* kCbStage = "cb_stage";          // staging of small reads and writes

@@ -10,9 +10,10 @@
 //    s % num_links.
 // 4. After every peer's increment: for each token, feed the partials[q, t] that
 //    arrived, in ascending q, to the compute kernel (sum_partials.cpp: fp32
-//    accumulation) in 1024-element chunks (a zero tile when none arrived), and write
-//    each chunk of the sum it returns (bf16 or fp32); with return_partials, absent
-//    partial rows are written as zeros. Skipping absent partials instead of adding
+//    accumulation) in 1024-element chunks (a zero tile when none arrived), all of a
+//    token's in one push read with one barrier, the next token's while the compute
+//    kernel sums this one; write the chunks of the sum it returns (bf16 or fp32) in one
+//    go; with return_partials, absent partial rows are written as zeros. Skipping absent partials instead of adding
 //    +0.0 can differ from the golden only in the sign of a zero.
 //
 // The io order, the runtime args and the named compile-time args are listed in
@@ -218,46 +219,67 @@ void push_partial_count(uint32_t count) {
     cb_push_back(cb_count, 1);
 }
 
-// The chunk's partials of token t in ascending source position (a zero tile when none
-// arrived), into cb_partial.
+// Token t's partials into cb_partial in one push of line_size pages per chunk: chunk c's i-th
+// present partial (ascending source position) at page c * line_size + i, or a zero page 0 of each
+// chunk when none arrived. Every read of the token is in flight at once and waited for once; the
+// unused pages go unread.
 template <typename Partials>
-void push_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t chunk,
-                   uint32_t elements, uint32_t present) {
+void push_token_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t present) {
+    const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
+    const uint32_t page_bytes = kTileElements * 2;
+    const uint32_t pages = a.line_size * num_chunks;
+    cb_reserve_back(cb_partial, pages);
+    const uint32_t base = get_write_ptr(cb_partial);
     if (present == 0) {
-        cb_reserve_back(cb_partial, 1);
-        moe_kernel::fill_words(get_write_ptr(cb_partial), kTileElements / 2, 0);
-        cb_push_back(cb_partial, 1);
+        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
+            moe_kernel::fill_words(base + chunk * a.line_size * page_bytes, kTileElements / 2, 0);
+        }
     }
+    uint32_t i = 0;
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (s.presence_row(q)[t] == 0) continue;
-        cb_reserve_back(cb_partial, 1);
-        noc_async_read(partials.get_noc_addr(q * a.num_tokens + t, chunk * kTileElements * 2),
-                       get_write_ptr(cb_partial), elements * 2);
-        noc_async_read_barrier();
-        cb_push_back(cb_partial, 1);
+        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
+            const uint32_t left = a.hidden - chunk * kTileElements;
+            const uint32_t elements = left < kTileElements ? left : kTileElements;
+            noc_async_read(partials.get_noc_addr(q * a.num_tokens + t, chunk * kTileElements * 2),
+                           base + (chunk * a.line_size + i) * page_bytes, elements * 2);
+        }
+        ++i;
     }
+    noc_async_read_barrier();
+    cb_push_back(cb_partial, pages);
 }
 
-// Feeds every token's received partials to the compute kernel, chunk by chunk, and
-// writes each sum it returns to the output row.
+// Token t's summed row from cb_out (one push of all its chunks) to the output.
+template <typename Output>
+void write_token_sum(const Args& a, const Output& output, uint32_t t) {
+    const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
+    const uint32_t out_bytes = a.out_element_bytes();
+    cb_wait_front(cb_out, num_chunks);
+    const uint32_t base = get_read_ptr(cb_out);
+    for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
+        const uint32_t left = a.hidden - chunk * kTileElements;
+        const uint32_t elements = left < kTileElements ? left : kTileElements;
+        noc_async_write(base + chunk * kTileElements * out_bytes,
+                        output.get_noc_addr(t, chunk * kTileElements * out_bytes), elements * out_bytes);
+    }
+    noc_async_writes_flushed();
+    cb_pop_front(cb_out, num_chunks);
+}
+
+// Feeds every token's received partials to the compute kernel and writes each sum it returns
+// to the output row. Token t + 1's partials are read while the compute kernel sums token t.
 void sum_received_partials(const Args& a, const Scratch& s) {
     const auto partials = tensor<kPartials>(a);
     const auto output = tensor<kOutput>(a);
-    const uint32_t out_bytes = a.out_element_bytes();
     moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // a zero row, for absent partials
-    for (uint32_t t = 0; t < a.num_tokens; ++t) {
-        const uint32_t present = count_present(a, s, partials, t);
-        push_partial_count(present > 0 ? present : 1);
-        for (uint32_t chunk = 0; chunk * kTileElements < a.hidden; ++chunk) {
-            const uint32_t left = a.hidden - chunk * kTileElements;
-            const uint32_t elements = left < kTileElements ? left : kTileElements;
-            push_partials(a, s, partials, t, chunk, elements, present);
-            cb_wait_front(cb_out, 1);
-            noc_async_write(get_read_ptr(cb_out), output.get_noc_addr(t, chunk * kTileElements * out_bytes),
-                            elements * out_bytes);
-            noc_async_writes_flushed();
-            cb_pop_front(cb_out, 1);
+    for (uint32_t t = 0; t <= a.num_tokens; ++t) {
+        if (t < a.num_tokens) {
+            const uint32_t present = count_present(a, s, partials, t);
+            push_partial_count(present > 0 ? present : 1);
+            push_token_partials(a, s, partials, t, present);
         }
+        if (t > 0) write_token_sum(a, output, t - 1);
     }
 }
 
