@@ -3,7 +3,8 @@
 // 1. Line barrier (every member runs this program before remote writes start).
 // 2. Each used slot s < num_slots: slot_source[s] = (q, t); the reduced row goes to
 //    partials[position, t] on the device at position q (NOC when q is this
-//    device, fabric otherwise), and presence[q][t] is set in L1.
+//    device, fabric otherwise), and presence[q][t] is set in L1. slot_source is
+//    read kSlotBatch entries at a time; each row is read while the previous one is sent.
 // 3. Presence row q goes to presence page `position` on device q as fused write +
 //    increment packets on link 0 (once they land, so has every row sent on link 0),
 //    after a flushed increment on every other link. Slot s travels on link
@@ -102,7 +103,9 @@ auto tensor(const Args& a) {
 // L1 blocks of the scratch CBs.
 struct Scratch {
     uint32_t row, presence, stage, headers;
-    uint32_t presence_stride;
+    uint32_t row_stride, presence_stride;
+    // The two reduced-row buffers.
+    uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
     volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
     // presence_row(q)[t] != 0: position q holds (after the exchange: sent) a partial of token t.
     volatile uint32_t* presence_row(uint32_t q) const { return moe_kernel::words(presence + q * presence_stride); }
@@ -112,9 +115,10 @@ Scratch reserve_scratch(const Args& a) {
     static_assert(sizeof(PACKET_HEADER_TYPE) <= kHeaderSlotBytes, "cb_headers holds one packet header");
     Scratch s;
     s.presence_stride = a.presence_stride;
-    s.row = moe_scratch::reserve(cb_row, a.row_bytes());
+    s.row_stride = align_up(a.row_bytes());
+    s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
     s.presence = moe_scratch::reserve(cb_presence, a.line_size * a.presence_stride);
-    s.stage = moe_scratch::reserve(cb_stage, kStageBytes);
+    s.stage = moe_scratch::reserve(cb_stage, kSlotBatch * moe_kernel::kDramAlign);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
     return s;
 }
@@ -143,34 +147,61 @@ void clear_presence(const Args& a, const Scratch& s) {
     }
 }
 
-// Every used slot's row to partials[position, t] on its source device q (NOC when q is
-// this device, fabric otherwise), marking presence[q][t]. Slots take turns on the links;
-// a slot naming a source outside the line or the tokens is recorded in status.
+// A slot whose row has been read into its buffer and waits to be sent.
+struct ReadSlot {
+    uint32_t slot, q, t, buffer;
+};
+
+// The read slot's row to partials[position, t] on device q (NOC when q is this device, fabric
+// on link slot % num_links otherwise), marking presence[q][t]; its buffer may be refilled after.
+template <typename Partials>
+void send_row(const Args& a, const Scratch& s, FabricLine& line, const Partials& partials, const ReadSlot& r) {
+    const uint64_t dst = partials.get_noc_addr(a.position * a.num_tokens + r.t);
+    if (r.q == a.position) {
+        noc_async_write(r.buffer, dst, a.row_bytes());
+    } else {
+        line.write(r.q, r.buffer, dst, a.row_bytes(), r.slot % a.num_links);
+    }
+    s.presence_row(r.q)[r.t] = 1;
+    noc_async_writes_flushed();
+}
+
+// Every used slot's row to partials[position, t] on its source device q. slot_source entries are
+// read kSlotBatch at a time; each row is read into one of two buffers while the previous slot's
+// row is sent from the other. A slot naming a source outside the line or the tokens is recorded
+// in status.
 void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t num_slots, uint32_t* status) {
     const auto slot_source = tensor<kSlotSource>(a);
     const auto reduced = tensor<kReduced>(a);
     const auto partials = tensor<kPartials>(a);
-    volatile uint32_t* stage = s.stage_words();
+    ReadSlot pending{};
+    bool has_pending = false;
+    uint32_t next_buffer = 0;
     for (uint32_t slot = 0; slot < num_slots; ++slot) {
-        noc_async_read(slot_source.get_noc_addr(slot), s.stage, 8);
-        noc_async_read_barrier();
-        const uint32_t q = stage[0];
-        const uint32_t t = stage[1];
+        const uint32_t entry = slot % kSlotBatch;
+        if (entry == 0) {
+            const uint32_t batch = num_slots - slot < kSlotBatch ? num_slots - slot : kSlotBatch;
+            for (uint32_t i = 0; i < batch; ++i) {
+                noc_async_read(slot_source.get_noc_addr(slot + i), s.stage + i * moe_kernel::kDramAlign, 8);
+            }
+            noc_async_read_barrier();
+        }
+        volatile uint32_t* source = moe_kernel::words(s.stage + entry * moe_kernel::kDramAlign);
+        const uint32_t q = source[0];
+        const uint32_t t = source[1];
         if (q >= a.line_size || t >= a.num_tokens) {
             if (status[kBadSlots]++ == 0) status[kFirstBadSlot] = slot;
             continue;
         }
-        noc_async_read(reduced.get_noc_addr(slot), s.row, a.row_bytes());
+        const ReadSlot read{slot, q, t, s.row_buffer(next_buffer)};
+        next_buffer ^= 1;
+        noc_async_read(reduced.get_noc_addr(slot), read.buffer, a.row_bytes());
+        if (has_pending) send_row(a, s, line, partials, pending);
         noc_async_read_barrier();
-        const uint64_t dst = partials.get_noc_addr(a.position * a.num_tokens + t);
-        if (q == a.position) {
-            noc_async_write(s.row, dst, a.row_bytes());
-        } else {
-            line.write(q, s.row, dst, a.row_bytes(), slot % a.num_links);
-        }
-        s.presence_row(q)[t] = 1;
-        noc_async_writes_flushed();  // the row buffer is refilled by the next slot
+        pending = read;
+        has_pending = true;
     }
+    if (has_pending) send_row(a, s, line, partials, pending);
 }
 
 // Presence row q to presence page `position` on device q, as fused write + increment
