@@ -106,10 +106,10 @@ def check_against_references(got, x_d, x, w_gate, w_up, counts, offsets, w_dtype
 def check_swiglu_counters(w_d, counts, kd, n):
     """2 * Kt tile matmuls per active output tile (gate and up), nothing else; one packed tile per
     output tile, plus its two partial sums after every k block but the last (blocks of the largest
-    divisor of Kt up to 8); the gate and up tiles of the active experts each read once (every expert
+    divisor of Kt up to 16); the gate and up tiles of the active experts each read once (every expert
     here has at most 8 row tiles)."""
     kt, nt = kd // 32, n // 32
-    inner_block = max(b for b in range(1, 9) if kt % b == 0)
+    inner_block = max(b for b in range(1, 17) if kt % b == 0)
     counters = ttnn.last_run_counters()
     assert counters["tile_matmuls"] == sum(row_tiles(c) for c in counts) * kt * nt * 2
     spills = 2 * (kt // inner_block - 1)

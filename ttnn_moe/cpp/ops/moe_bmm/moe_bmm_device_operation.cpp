@@ -16,7 +16,9 @@ using program::Layout;
 using program::TensorArg;
 
 constexpr uint32_t kTile = ttnn_moe::moe_bmm_shared::kTileRows;
-constexpr uint32_t kMaxInnerBlock = 8;
+// k tiles per block at most: a block is what the reader has in flight per read barrier and what
+// the compute kernel accumulates between two spills of a partial sum.
+constexpr uint32_t kMaxInnerBlock = 16;
 // Row tiles of an expert computed together at most: prefill experts have a few, and each more
 // costs two x blocks (2 x inner_block x 2 KB) of L1.
 constexpr uint32_t kMaxRowBlock = 8;

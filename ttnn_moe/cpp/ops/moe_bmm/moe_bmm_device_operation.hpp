@@ -65,7 +65,7 @@ struct Dims {
     uint32_t col_tiles = 0;      // Nt = N / 32 (of the output)
     uint32_t weight_halves = 1;  // weight column tiles per output column tile: 1, or 2 (SwiGLU gate, up)
     bool addend = false;         // each output tile starts from the addend's tile instead of 0
-    uint32_t inner_block = 0;    // k tiles per block: the largest divisor of Kt up to 8
+    uint32_t inner_block = 0;    // k tiles per block: the largest divisor of Kt up to 16
     // A core computes its share in segments: Mb' <= row_block row tiles of one expert times up to
     // output_block / Mb' of its columns, accumulated over Kt in blocks of inner_block tiles. Each
     // x tile of a segment is read once for all its columns, each weight tile once for all its rows;
