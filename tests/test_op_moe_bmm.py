@@ -117,22 +117,47 @@ def counts_column(counts):
 # ---- checks shared by the tests -------------------------------------------------------------
 
 
-def column_runs_per_core(counts: list[int], nt: int, num_cores: int) -> list[int]:
-    """Weight columns each core reads: its even share of the active tiles, ordered (expert, column,
-    row tile), holds one run of consecutive tiles per (expert, column) it touches."""
-    columns = [(l, col) for l, c in enumerate(counts) for col in range(nt) for _ in range(row_tiles(c))]
-    base, extra = divmod(len(columns), num_cores)
-    runs, first = [], 0
+MAX_ROW_BLOCK, MAX_OUTPUT_BLOCK = 8, 128  # the op's segment limits when L1 is not the constraint
+
+
+def segments_per_core(counts: list[int], nt: int, num_cores: int, x_row_tiles: int) -> list[list[tuple]]:
+    """Each core's segments (expert, first row tile, rows, first column, columns), as the op documents
+    its split: every expert's active row tiles cut into row blocks of up to Mb = min(8, row tiles of x);
+    units = one column of one row block, ordered (expert, row block, column) on the line of all active
+    tiles; the even tile shares of that line; a core takes the units starting in its share and groups
+    consecutive ones of a row block into segments of up to min(128, Mb * Nt) / rows columns."""
+    row_block = min(MAX_ROW_BLOCK, x_row_tiles)
+    output_block = min(MAX_OUTPUT_BLOCK, row_block * nt)
+    units, position = [], 0  # (start on the line, expert, first row, rows, column)
+    for l, count in enumerate(counts):
+        active = row_tiles(count)
+        for r0 in range(0, active, row_block):
+            rows = min(row_block, active - r0)
+            for col in range(nt):
+                units.append((position, l, r0, rows, col))
+                position += rows
+    base, extra = divmod(position, num_cores)
+    cores, first = [], 0
     for core in range(num_cores):
-        size = base + (1 if core < extra else 0)
-        runs.append(len(set(columns[first : first + size])))
-        first += size
-    return runs
+        end = first + base + (1 if core < extra else 0)
+        segments: list[tuple] = []
+        for start, l, r0, rows, col in units:
+            if not first <= start < end:
+                continue
+            last = segments[-1] if segments else None
+            if last and last[:3] == (l, r0, rows) and last[3] + last[4] == col and last[4] < output_block // rows:
+                segments[-1] = (l, r0, rows, last[3], last[4] + 1)
+            else:
+                segments.append((l, r0, rows, col, 1))
+        cores.append(segments)
+        first = end
+    return cores
 
 
-def check_work_counters(w_device, counts, kd, n, grid, resident=True):
-    """Exactly the active tile matmuls; weight pages read only for experts with tokens, each
-    active column once per core holding part of it (resident), or once per output tile (streamed)."""
+def check_work_counters(w_device, counts, kd, n, grid, x_device):
+    """Exactly the active tile matmuls; weight pages read only for experts with tokens, each active
+    weight tile by one core, once per row block of its expert (once when the expert has at most 8
+    active row tiles)."""
     kt, nt = kd // 32, n // 32
     counters = ttnn.last_run_counters()
     assert counters["tile_matmuls"] == sum(row_tiles(c) for c in counts) * kt * nt
@@ -143,19 +168,13 @@ def check_work_counters(w_device, counts, kd, n, grid, resident=True):
         assert traffic is None or traffic["page_reads"] == 0
         return
     assert traffic["unique_pages_read"] == active * kt * nt
-    active_bytes = active * kt * nt * w_arg.page_size
-    if not resident:  # every output tile reads its Kt weight tiles
-        assert traffic["page_reads"] == sum(row_tiles(c) for c in counts) * kt * nt
-        return
-    num_cores = grid[0] * grid[1]
-    column_bytes = kt * w_arg.page_size
-    runs = column_runs_per_core(counts, nt, num_cores)
-    assert traffic["page_reads"] == sum(runs) * kt
-    assert traffic["bytes_read"] == sum(runs) * column_bytes
-    busy_cores = sum(1 for r in runs if r > 0)
-    assert traffic["bytes_read"] <= active_bytes + (busy_cores - 1) * column_bytes
-    if num_cores == 1:
-        assert traffic["bytes_read"] == active_bytes
+    x_row_tiles = row_tiles(x_device.to_arg().shape[-2])
+    row_block = min(MAX_ROW_BLOCK, x_row_tiles)
+    assert traffic["page_reads"] == sum(math.ceil(row_tiles(c) / row_block) for c in counts) * kt * nt
+    segments = segments_per_core(counts, nt, grid[0] * grid[1], x_row_tiles)
+    assert traffic["page_reads"] == sum(cols for core in segments for *_, cols in core) * kt
+    if all(row_tiles(c) <= row_block for c in counts):
+        assert traffic["bytes_read"] == active * kt * nt * w_arg.page_size
 
 
 def check_padded(out, x, w, counts, pcc):
@@ -180,25 +199,15 @@ def check_grouped(out, x, w, counts, offsets, pcc):
         assert_pcc(expected[rows], got[rows], pcc, name="moe_bmm grouped")
 
 
-def expert_x_reads_per_core(counts: list[int], nt: int, num_cores: int) -> list[list[int]]:
-    """The experts each core's even share of the active tiles, ordered (expert, column, row tile), touches."""
-    tiles = [l for l, c in enumerate(counts) for _ in range(nt) for _ in range(row_tiles(c))]
-    base, extra = divmod(len(tiles), num_cores)
-    experts, first = [], 0
-    for core in range(num_cores):
-        size = base + (1 if core < extra else 0)
-        experts.append(sorted(set(tiles[first : first + size])))
-        first += size
-    return experts
-
-
-def check_x_read_once_per_core(x_device, counts, kd, n, grid):
-    """With resident x rows (the experts here have at most 8 active row tiles, and their rows fit
-    in L1), each core reads each expert's active x rows once, however many columns it computes."""
+def check_x_reads(x_device, counts, kd, n, grid):
+    """Each segment reads its rows' x tiles once for all its columns; here every core's columns of
+    an expert fit one segment, so each core reads each expert's active x rows it touches once."""
     kt = kd // 32
     traffic = ttnn.last_run_counters()["dram_buffers"][x_device.to_arg().address]
-    touched = expert_x_reads_per_core(counts, n // 32, grid[0] * grid[1])
-    assert traffic["bytes_read"] == sum(row_tiles(counts[l]) * kt * 2048 for core in touched for l in core)
+    segments = segments_per_core(counts, n // 32, grid[0] * grid[1], row_tiles(x_device.to_arg().shape[-2]))
+    touched = [sorted({(l, r0, rows) for l, r0, rows, *_ in core}) for core in segments]
+    assert all(len(core) == len(touched_core) for core, touched_core in zip(segments, touched))
+    assert traffic["bytes_read"] == sum(rows * kt * 2048 for core in touched for _, _, rows in core)
     assert traffic["unique_pages_read"] == sum(row_tiles(c) for c in counts) * kt
 
 
@@ -219,7 +228,7 @@ def test_padded_every_small_shape(devices, tokens, num_experts):
     x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=index, device=device)
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BF16)
-    check_work_counters(w_d, counts, kd, n, GRIDS[grid])
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid], x_d)
 
 
 @pytest.mark.parametrize("grid", GRIDS)
@@ -230,14 +239,14 @@ def test_padded_routings_on_grids(devices, routing, grid):
     x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=11, device=devices[grid])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BF16)
-    check_work_counters(w_d, counts, kd, n, GRIDS[grid])
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid], x_d)
 
 
 @pytest.mark.parametrize("layout", ["padded", "grouped"])
 @pytest.mark.parametrize("counts", [[20, 32, 0, 5], [70, 3, 96, 0]], ids=["decode", "prefill"])
 def test_expert_x_rows_are_read_once_per_core(devices, layout, counts):
     """Decode-like (one row tile per expert) and prefill-like (up to three) routing over many
-    columns: x is read once per core and expert, not once per output column."""
+    columns: x is read once per core and expert (one segment), not once per output column."""
     kd, n, grid = 256, 1024, "2x3"
     if layout == "padded":
         x, w, (x_d, w_d, counts_d, _) = make_padded(4, 96, kd, n, counts, seed=2, device=devices[grid])
@@ -247,8 +256,24 @@ def test_expert_x_rows_are_read_once_per_core(devices, layout, counts):
         x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(kd, n, counts, seed=2, device=devices[grid])
         out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
         check_grouped(out, x, w, counts, offsets, PCC_BF16)
-    check_work_counters(w_d, counts, kd, n, GRIDS[grid])
-    check_x_read_once_per_core(x_d, counts, kd, n, GRIDS[grid])
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid], x_d)
+    check_x_reads(x_d, counts, kd, n, GRIDS[grid])
+
+
+@pytest.mark.parametrize("layout", ["padded", "grouped"])
+def test_expert_beyond_one_row_block(devices, layout):
+    """An expert with 330 rows has 11 row tiles: two row blocks (8 + 3, the last partial), each
+    reading the expert's weights once; the other expert's rows stay in one."""
+    counts, kd, n, grid = [330, 40], 256, 256, "2x3"
+    if layout == "padded":
+        x, w, (x_d, w_d, counts_d, _) = make_padded(2, 352, kd, n, counts, seed=12, device=devices[grid])
+        check_padded(ttnn_moe.moe_bmm(x_d, w_d, counts_d), x, w, counts, PCC_BF16)
+    else:
+        x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(kd, n, counts, seed=12, device=devices[grid])
+        out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
+        check_grouped(out, x, w, counts, offsets, PCC_BF16)
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid], x_d)
+    assert ttnn.last_run_counters()["dram_buffers"][w_d.to_arg().address]["page_reads"] == 3 * (kd // 32) * (n // 32)
 
 
 @pytest.mark.parametrize("kd,n", [(32, 1024), (1024, 32), (1024, 1024), (256, 32)])
@@ -258,15 +283,13 @@ def test_padded_wide_inner_and_outer_dims(devices, kd, n):
     x, w, (x_d, w_d, counts_d, _) = make_padded(num_experts, tokens, kd, n, counts, seed=5, device=devices["8x8"])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BF16)
-    check_work_counters(w_d, counts, kd, n, GRIDS["8x8"])
+    check_work_counters(w_d, counts, kd, n, GRIDS["8x8"], x_d)
 
 
-@pytest.mark.parametrize(
-    "w_dtype,resident", [(ttnn.bfloat16, False), (ttnn.bfloat8_b, True)], ids=["bf16-streamed", "bfp8-resident"]
-)
-def test_weight_column_beyond_l1_is_streamed(devices, w_dtype, resident):
-    """Kd=16384: a bf16 column is 512 tiles * 2 KiB = 1 MiB, more than a core's L1, so the op
-    streams it per row tile; the bfloat8_b column (512 * 1088 B) fits and stays resident.
+@pytest.mark.parametrize("w_dtype", [ttnn.bfloat16, ttnn.bfloat8_b], ids=["bf16", "bfp8"])
+def test_weight_column_beyond_l1_is_read_once(devices, w_dtype):
+    """Kd=16384: a bf16 column is 512 tiles * 2 KiB = 1 MiB, more than a core's L1; the op goes
+    through it in k blocks with the partial sums (fp32 here) in L1, reading each weight tile once.
     fp32 accumulation: a 16384-long sum in bf16 DST would miss the PCC bar by itself."""
     num_experts, tokens, kd, n = 2, 64, 16384, 64
     counts = [64, 33]
@@ -278,7 +301,7 @@ def test_weight_column_beyond_l1_is_streamed(devices, w_dtype, resident):
     )
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, compute_kernel_config=config)
     check_padded(out, x, w, counts, PCC_BF16 if w_dtype == ttnn.bfloat16 else PCC_BFP8)
-    check_work_counters(w_d, counts, kd, n, GRIDS["2x3"], resident=resident)
+    check_work_counters(w_d, counts, kd, n, GRIDS["2x3"], x_d)
 
 
 def test_no_tokens_at_all_reads_no_weights_and_writes_zeros(devices):
@@ -286,7 +309,7 @@ def test_no_tokens_at_all_reads_no_weights_and_writes_zeros(devices):
     x, w, (x_d, w_d, counts_d, _) = make_padded(3, 64, 64, 64, counts, seed=2, device=devices["2x3"])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     assert torch.count_nonzero(ttnn.to_torch(out)) == 0
-    check_work_counters(w_d, counts, 64, 64, GRIDS["2x3"])
+    check_work_counters(w_d, counts, 64, 64, GRIDS["2x3"], x_d)
 
 
 @pytest.mark.parametrize("routing", ["uniform", "zero_experts"])
@@ -298,7 +321,7 @@ def test_padded_bfloat8_weights(devices, routing):
     )
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w, counts, PCC_BFP8)
-    check_work_counters(w_d, counts, kd, n, GRIDS["8x8"])
+    check_work_counters(w_d, counts, kd, n, GRIDS["8x8"], x_d)
 
 
 def test_compute_kernel_config_fp32_accumulation(devices):
@@ -331,7 +354,7 @@ def test_grouped_packed_input(devices, routing):
     x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(kd, n, counts, seed=42, device=devices[grid])
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
     check_grouped(out, x, w, counts, offsets, PCC_BF16)
-    check_work_counters(w_d, counts, kd, n, GRIDS[grid])
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid], x_d)
 
 
 def test_grouped_bfloat8_weights(devices):
@@ -341,7 +364,7 @@ def test_grouped_bfloat8_weights(devices):
     )
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
     check_grouped(out, x, w, counts, offsets, PCC_BFP8)
-    check_work_counters(w_d, counts, 256, 256, GRIDS["8x8"])
+    check_work_counters(w_d, counts, 256, 256, GRIDS["8x8"], x_d)
 
 
 # ---- bfloat4_b weights: against the golden on the weights as bfloat4_b stores them -----------
@@ -383,7 +406,7 @@ def test_padded_bfloat4_weights(devices, routing):
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d)
     check_padded(out, x, w_stored, counts, PCC_BFP4)
     check_error_bound(out, x, w_stored, counts, kd // 32)
-    check_work_counters(w_d, counts, kd, n, GRIDS["8x8"])
+    check_work_counters(w_d, counts, kd, n, GRIDS["8x8"], x_d)
 
 
 def test_grouped_bfloat4_weights(devices):
@@ -396,7 +419,7 @@ def test_grouped_bfloat4_weights(devices):
     out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
     check_grouped(out, x, w_stored, counts, offsets, PCC_BFP4)
     check_error_bound(out, x, w_stored, counts, kd // 32, offsets=offsets)
-    check_work_counters(w_d, counts, kd, n, GRIDS["2x3"])
+    check_work_counters(w_d, counts, kd, n, GRIDS["2x3"], x_d)
 
 
 # ---- determinism and the program cache ------------------------------------------------------

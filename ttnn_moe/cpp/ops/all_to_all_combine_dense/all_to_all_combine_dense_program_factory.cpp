@@ -4,6 +4,8 @@
 // page per peer), and after every peer's increment feeds the received partials in
 // ascending source position to a compute kernel that sums them with fp32
 // accumulation; the data-movement kernel writes the sums back.
+#include <algorithm>
+
 #include "ops/all_to_all_combine_dense/all_to_all_combine_dense_device_operation.hpp"
 #include "ops/common/tensor_checks.hpp"
 
@@ -30,26 +32,29 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const uint32_t line_size = mesh.line_size();
     const uint32_t tokens = attrs.batch * attrs.seq;
     const uint32_t presence_stride = round_up(tokens * 4, limits.dram_alignment);
+    const uint32_t chunks = (s.hidden + kTileElements - 1) / kTileElements;
 
     const CoreCoord core{0, 0};
     const CoreRangeSet cores{{CoreRange{core, core}}};
     ProgramDescriptor program;
     program.cbs = {
-        scratch_cb(cores, kCbRow, DataFormat::Float16_b, s.hidden * 2),
-        // partial row chunks fed to the compute kernel (double-buffered), its fp32
-        // accumulator and its output chunk
-        CBDescriptor{2 * kTileElements * 2,
+        // two reduced rows: one is read while the other is sent
+        scratch_cb(cores, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
+        // a token's partial row chunks (line_size pages per chunk) fed to the compute
+        // kernel, double-buffered: the next token's are read while it sums one; its fp32
+        // accumulator and a token's summed chunks
+        CBDescriptor{2 * line_size * chunks * kTileElements * 2,
                      cores,
                      {CBFormatDescriptor{kCbPartial, DataFormat::Float16_b, kTileElements * 2, std::nullopt}}},
         CBDescriptor{kTileElements * 4,
                      cores,
                      {CBFormatDescriptor{kCbAcc, DataFormat::Float32, kTileElements * 4, std::nullopt}}},
-        CBDescriptor{kTileElements * element_bytes(attrs.output_dtype),
+        CBDescriptor{chunks * kTileElements * element_bytes(attrs.output_dtype),
                      cores,
                      {CBFormatDescriptor{kCbOut, attrs.output_dtype, kTileElements * element_bytes(attrs.output_dtype),
                                          std::nullopt}}},
         scratch_cb(cores, kCbPresence, DataFormat::UInt32, line_size * presence_stride),
-        scratch_cb(cores, kCbStage, DataFormat::UInt32, kStageBytes),
+        scratch_cb(cores, kCbStage, DataFormat::UInt32, std::max(kStageBytes, kSlotBatch * limits.dram_alignment)),
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
         // partials per chunk of the next token, read by the compute kernel (read_tile_value)
         scratch_cb(cores, kCbCount, DataFormat::UInt32, limits.dram_alignment),
@@ -93,7 +98,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     sum.config = sum_config;
     std::vector<uint32_t> sum_args(compute_arg::kCount);
     sum_args[compute_arg::kNumTokens] = tokens;
-    sum_args[compute_arg::kNumChunks] = (s.hidden + kTileElements - 1) / kTileElements;
+    sum_args[compute_arg::kNumChunks] = chunks;
+    sum_args[compute_arg::kLineSize] = line_size;
     sum.runtime_args.emplace_back(core, std::move(sum_args));
 
     CachedProgram cached;

@@ -49,16 +49,17 @@ namespace compute_arg {
 enum : uint32_t {
     kNumTokens,  // T
     kNumChunks,  // ceil(H / kTileElements)
+    kLineSize,   // D: cb_partial pages per chunk
     kCount,
 };
 }  // namespace compute_arg
 
 // Names of the named compile-time args: CBs and semaphores.
 namespace named_arg {
-inline constexpr const char* kCbRow = "cb_row";              // one reduced row (dataflow scratch)
-inline constexpr const char* kCbPartial = "cb_partial";      // partial chunks, dataflow -> compute
+inline constexpr const char* kCbRow = "cb_row";              // two reduced rows (dataflow scratch)
+inline constexpr const char* kCbPartial = "cb_partial";      // a token's partial chunks, dataflow -> compute
 inline constexpr const char* kCbAcc = "cb_acc";              // fp32 accumulator (compute)
-inline constexpr const char* kCbOut = "cb_out";              // summed chunks, compute -> dataflow
+inline constexpr const char* kCbOut = "cb_out";              // a token's summed chunks, compute -> dataflow
 inline constexpr const char* kCbCount = "cb_count";          // partials per chunk of the next token
 inline constexpr const char* kCbPresence = "cb_presence";    // D presence rows (dataflow scratch)
 inline constexpr const char* kCbStage = "cb_stage";          // staging of small reads and writes
@@ -67,8 +68,11 @@ inline constexpr const char* kSemInit = "sem_init";          // peers running th
 inline constexpr const char* kSemPartials = "sem_partials";  // a peer's rows and presence landed
 }  // namespace named_arg
 
-// Staging of one slot_source entry, num_slots or the status record.
+// Staging of num_slots or the status record.
 inline constexpr uint32_t kStageBytes = 64;
+// slot_source entries read into cb_stage at a time, one per DRAM-aligned slot: the program
+// sizes cb_stage to kSlotBatch x the DRAM alignment (at least kStageBytes).
+inline constexpr uint32_t kSlotBatch = 32;
 static_assert(kStatusWords * 4 <= kStageBytes, "the status record is staged in cb_stage");
 // Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
 inline constexpr uint32_t kHeaderSlotBytes = 128;

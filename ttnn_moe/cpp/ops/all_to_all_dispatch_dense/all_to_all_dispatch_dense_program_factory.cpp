@@ -45,7 +45,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const CoreRangeSet cores{{CoreRange{core, core}}};
     ProgramDescriptor program;
     program.cbs = {
-        scratch_cb(cores, kCbRow, DataFormat::Float16_b, s.hidden * 2),
+        // two token rows: one is read while the other is sent
+        scratch_cb(cores, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
         scratch_cb(cores, kCbOwn, DataFormat::UInt32, assignments * kOwnEntryBytes),
         scratch_cb(cores, kCbCounts, DataFormat::UInt32,
                    line_size * round_up(s.num_experts * 4, limits.dram_alignment)),
@@ -54,7 +55,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         scratch_cb(cores, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
         scratch_cb(cores, kCbIdxImage, DataFormat::UInt32, s.capacity * 4),
         scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, s.capacity * 2),
-        scratch_cb(cores, kCbStage, DataFormat::UInt32, kStageBytes),
+        scratch_cb(cores, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
     };
     uint32_t l1_bytes = 0;

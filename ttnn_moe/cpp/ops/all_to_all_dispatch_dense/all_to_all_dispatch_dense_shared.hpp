@@ -70,7 +70,7 @@ enum : uint32_t {
 
 // Names of the named compile-time args: the scratch CBs and the semaphores.
 namespace named_arg {
-inline constexpr const char* kCbRow = "cb_row";                   // one token row
+inline constexpr const char* kCbRow = "cb_row";                   // two token rows
 inline constexpr const char* kCbOwn = "cb_own";                   // this device's ids, then weights
 inline constexpr const char* kCbCounts = "cb_counts";             // D count pages
 inline constexpr const char* kCbList = "cb_list";                 // one routing list
@@ -100,6 +100,9 @@ inline constexpr uint32_t kMaxExperts = 1u << kListExpertBits;
 inline constexpr uint32_t kOwnEntryBytes = 4 + 2;
 // Staging of one ids row (K <= kMaxTopK words) or the status record.
 inline constexpr uint32_t kStageBytes = kMaxTopK * 4;
+// cb_stage holds kStageSlots slots of kStageBytes: a token's ids and weights, for two tokens in
+// flight while this device's assignments are read.
+inline constexpr uint32_t kStageSlots = 4;
 static_assert(kStatusWords * 4 <= kStageBytes, "the status record is staged in cb_stage");
 // Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
 inline constexpr uint32_t kHeaderSlotBytes = 128;

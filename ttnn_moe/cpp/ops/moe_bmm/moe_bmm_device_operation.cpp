@@ -16,12 +16,16 @@ using program::Layout;
 using program::TensorArg;
 
 constexpr uint32_t kTile = ttnn_moe::moe_bmm_shared::kTileRows;
-constexpr uint32_t kMaxInnerBlock = 8;
-// Resident x row tiles per expert at most: decode experts have one or two active row tiles, and
-// each more row tile costs Kt x 2 KB of L1.
-constexpr uint32_t kMaxResidentXRows = 8;
-// The x_block word carries a pad of up to this many pages (moe_bmm_shared.hpp).
-constexpr uint32_t kMaxPadPages = 4095;
+// k tiles per block at most: a block is what the reader has in flight per read barrier and what
+// the compute kernel accumulates between two spills of a partial sum.
+constexpr uint32_t kMaxInnerBlock = 16;
+// Row tiles of an expert computed together at most: prefill experts have a few, and each more
+// costs two x blocks (2 x inner_block x 2 KB) of L1.
+constexpr uint32_t kMaxRowBlock = 8;
+// Output tiles of a segment at most: more than a core's share of an expert in the DeepSeek-V3
+// layer (w2 at prefill: ~75 tiles of three row tiles), so each core reads an expert's x once;
+// each costs weight_halves partial tiles of L1.
+constexpr uint32_t kMaxOutputBlock = 128;
 
 [[noreturn]] void fail(const std::string& message) {
     throw std::invalid_argument("moe_bmm: " + message);
@@ -64,15 +68,20 @@ uint32_t largest_divisor_up_to(uint32_t n, uint32_t limit) {
     return 1;
 }
 
-// The most x row tiles (up to kMaxResidentXRows and the rows x has) that stay in cb_x within the
-// L1 budget: an expert's x rows are then read once per core, not once per column.
-Dims with_resident_x(Dims dims, DataFormat weight_format) {
-    const uint32_t most = std::min({kMaxResidentXRows, dims.row_tiles, kMaxPadPages / dims.inner_tiles});
-    for (uint32_t rows = most; rows > 0; --rows) {
-        dims.resident_x_rows = rows;
-        if (l1_bytes_per_core(dims, weight_format) <= kL1BudgetBytes) return dims;
+// The largest row block (up to kMaxRowBlock and the rows x has) and output block (up to
+// kMaxOutputBlock and what a row block can hold) whose circular buffers fit the L1 budget;
+// row_block 0 when even one row tile and one output tile do not.
+Dims with_blocks(Dims dims, DataFormat weight_format) {
+    const uint32_t most_rows = std::min(kMaxRowBlock, dims.row_tiles);
+    for (uint32_t rows = most_rows; rows > 0; rows /= 2) {
+        const uint32_t most_tiles = std::min(kMaxOutputBlock, rows * dims.col_tiles);
+        for (uint32_t tiles = most_tiles; tiles >= rows; tiles /= 2) {
+            dims.row_block = rows;
+            dims.output_block = tiles;
+            if (l1_bytes_per_core(dims, weight_format) <= kL1BudgetBytes) return dims;
+        }
     }
-    dims.resident_x_rows = 0;
+    dims.row_block = dims.output_block = 0;
     return dims;
 }
 
@@ -149,20 +158,15 @@ Dims validate(const Attributes& attributes, const Inputs& inputs) {
         fail("core grid must be at least 1x1, got " + std::to_string(attributes.grid.x) + "x" +
              std::to_string(attributes.grid.y));
     }
-    // A resident weight column saves re-reading it per row tile; stream it only when it does not fit.
-    dims.resident_weights = true;
-    const uint32_t resident_l1 = l1_bytes_per_core(dims, inputs.w.dtype);
-    if (resident_l1 <= kL1BudgetBytes) return with_resident_x(dims, inputs.w.dtype);
-    dims.resident_weights = false;
-    const uint32_t streamed_l1 = l1_bytes_per_core(dims, inputs.w.dtype);
-    if (streamed_l1 > kL1BudgetBytes) {
-        fail("circular buffers need " + std::to_string(std::min(resident_l1, streamed_l1)) +
+    dims.fp32_partials = attributes.compute.fp32_dest_acc_en;
+    const Dims blocked = with_blocks(dims, inputs.w.dtype);
+    if (blocked.row_block == 0) {
+        dims.row_block = dims.output_block = 1;
+        fail("circular buffers need " + std::to_string(l1_bytes_per_core(dims, inputs.w.dtype)) +
              " B of L1 per core for E_l=" + std::to_string(dims.num_experts) + ", more than the " +
-             std::to_string(kL1BudgetBytes) + " B budget (resident weight column of Kt=" +
-             std::to_string(dims.inner_tiles) + " tiles: " + std::to_string(resident_l1) +
-             " B; weights streamed in blocks: " + std::to_string(streamed_l1) + " B)");
+             std::to_string(kL1BudgetBytes) + " B budget (with one row tile and one output tile per segment)");
     }
-    return with_resident_x(dims, inputs.w.dtype);
+    return blocked;
 }
 
 uint32_t l1_bytes_per_core(const Dims& dims, DataFormat weight_format) {

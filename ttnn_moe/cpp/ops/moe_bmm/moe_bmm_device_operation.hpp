@@ -65,15 +65,15 @@ struct Dims {
     uint32_t col_tiles = 0;      // Nt = N / 32 (of the output)
     uint32_t weight_halves = 1;  // weight column tiles per output column tile: 1, or 2 (SwiGLU gate, up)
     bool addend = false;         // each output tile starts from the addend's tile instead of 0
-    uint32_t inner_block = 0;    // k tiles per CB push: the largest divisor of Kt up to 8
-    // true: cb_w holds a whole weight column (Kt tiles), read once per column run of a
-    // core's share; false (the column does not fit in L1 next to the other CBs): cb_w
-    // streams inner_block-tile blocks of the column for every output tile.
-    bool resident_weights = true;
-    // R > 0: an expert with at most R active row tiles has them (R x Kt tiles) read once into cb_x
-    // per core and kept across all its column runs there, instead of re-read for every column;
-    // the largest R up to 8 whose circular buffers fit the L1 budget next to the weights' (0: none).
-    uint32_t resident_x_rows = 0;
+    uint32_t inner_block = 0;    // k tiles per block: the largest divisor of Kt up to 16
+    // A core computes its share in segments: Mb' <= row_block row tiles of one expert times up to
+    // output_block / Mb' of its columns, accumulated over Kt in blocks of inner_block tiles. Each
+    // x tile of a segment is read once for all its columns, each weight tile once for all its rows;
+    // between blocks the segment's partial sums wait in cb_partial (output_block x weight_halves
+    // tiles). The largest sizes up to 8 row tiles and 128 output tiles whose circular buffers fit.
+    uint32_t row_block = 0;
+    uint32_t output_block = 0;
+    bool fp32_partials = false;  // partial sums kept as fp32 (fp32_dest_acc_en), else bfloat16 like DST
 };
 
 struct OutputSpec {
@@ -83,9 +83,8 @@ struct OutputSpec {
 };
 
 // Checks ranks, shapes, dtypes, layouts, alignment and the L1 budget; throws
-// std::invalid_argument naming the offending value. Chooses resident weights when
-// their circular buffers fit the L1 budget, else streamed weights; raises when
-// neither fits. Then keeps as many x row tiles resident as the rest of the budget holds.
+// std::invalid_argument naming the offending value. Chooses the largest row and output
+// blocks whose circular buffers fit the L1 budget; raises when even the smallest do not.
 Dims validate(const Attributes& attributes, const Inputs& inputs);
 OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs);
 

@@ -7,13 +7,15 @@ namespace ttnn_moe::ops::moe_bmm {
 std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataFormat weight_format) {
     using program::DataFormat;
     using program::tile_size_bytes;
-    const uint32_t double_block = 2 * dims.inner_block;   // the reader fills one block while compute eats the other
     const uint32_t routing_slots = 2 * dims.num_experts;  // counts, then offsets
-    // Resident: one whole weight column (Kt tiles) stays while a core computes its row tiles.
-    // SwiGLU: the gate and the up column side by side (weight_halves of them).
-    const uint32_t w_pages = dims.weight_halves * (dims.resident_weights ? dims.inner_tiles : double_block);
-    const uint32_t x_pages =
-        ttnn_moe::moe_bmm_shared::x_ring_pages(dims.inner_tiles, dims.inner_block, dims.resident_x_rows);
+    // Two of each block: the reader fills one while the compute kernel eats the other. x: the
+    // segment's rows of one k block; w: one column's k block (gate and up side by side in SwiGLU).
+    const uint32_t x_pages = 2 * dims.row_block * dims.inner_block;
+    const uint32_t w_pages = 2 * dims.weight_halves * dims.inner_block;
+    // Partial sums of a segment's output tiles between k blocks (both products in SwiGLU), in the
+    // DST format so that spilling and reloading them changes no bit.
+    const uint32_t partial_pages = dims.output_block * dims.weight_halves;
+    const DataFormat partial_format = dims.fp32_partials ? DataFormat::Float32 : DataFormat::Float16_b;
     std::vector<CircularBuffer> cbs{
         {kCbX, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), x_pages},
         {kCbW, weight_format, tile_size_bytes(weight_format), w_pages},
@@ -23,6 +25,7 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
         {kCbZero, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 1},
         {kCbStatus, DataFormat::UInt32, ttnn_moe::moe_bmm_shared::kStatusWords * 4, 1},
         {kCbOut, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2},
+        {kCbPartial, partial_format, tile_size_bytes(partial_format), partial_pages},
     };
     if (dims.addend) cbs.push_back({kCbAddend, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2});
     return cbs;

@@ -11,15 +11,19 @@
 namespace ttnn_moe::ops::moe_bmm {
 
 // CB indices (named compile-time args of the kernels).
-constexpr uint8_t kCbX = 0;              // x tiles, bf16: an expert's resident row tiles, or two blocks
-constexpr uint8_t kCbW = 1;              // w tiles, bf16, bfloat8_b or bfloat4_b: a resident column (Kt) or two blocks
-constexpr uint8_t kCbWork = 2;           // reader -> compute: tile count, then each column run's row tiles
+constexpr uint8_t kCbX = 0;              // x tiles, bf16: two k blocks of a segment's rows
+constexpr uint8_t kCbW = 1;              // w tiles, bf16, bfloat8_b or bfloat4_b: two k blocks of one column
+constexpr uint8_t kCbWork = 2;           // reader -> compute: one word per segment, then 0
 constexpr uint8_t kCbRoutingReader = 3;  // reader's copy of counts and offsets
 constexpr uint8_t kCbRoutingWriter = 4;  // writer's copy of counts and offsets
 constexpr uint8_t kCbZero = 5;           // writer's zero tile (padded mode), or an addend tile it copies
 constexpr uint8_t kCbAddend = 6;         // the addend's tile of each output tile (with an addend only)
 constexpr uint8_t kCbStatus = 7;         // writer's status record (core 0)
 constexpr uint8_t kCbOut = 16;           // output tiles, bf16
+constexpr uint8_t kCbPartial = 24;       // partial sums between k blocks, bf16 (fp32 with fp32_dest_acc_en)
+
+// CB ids a core has (tt-metal's NUM_CIRCULAR_BUFFERS): the length of unpack_to_dest_mode.
+constexpr uint32_t kNumCircularBuffers = 32;
 
 // One routing entry per slot; a slot is as wide as the strictest DRAM read alignment
 // (64 B on Blackhole, 32 B on Wormhole), so each 4-byte entry lands at an address

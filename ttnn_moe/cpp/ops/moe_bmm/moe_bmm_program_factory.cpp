@@ -35,8 +35,8 @@ std::vector<uint32_t> common_args(const Dims& dims, uint32_t count) {
     args[common_arg::kInnerTiles] = dims.inner_tiles;
     args[common_arg::kColTiles] = dims.col_tiles;
     args[common_arg::kInnerBlock] = dims.inner_block;
-    args[common_arg::kResidentWeights] = dims.resident_weights ? 1u : 0u;
-    args[common_arg::kResidentXRows] = dims.resident_x_rows;
+    args[common_arg::kRowBlock] = dims.row_block;
+    args[common_arg::kOutputBlock] = dims.output_block;
     args[common_arg::kWeightHalves] = dims.weight_halves;
     args[common_arg::kAddend] = dims.addend ? 1u : 0u;
     return args;
@@ -114,16 +114,20 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     KernelDescriptor compute;
     compute.kernel_source = kernel_path(attributes, "compute/moe_bmm.cpp");
     compute.core_ranges = cores;
-    compute.named_compile_time_args = {{named_arg::kCbX, kCbX},
-                                       {named_arg::kCbW, kCbW},
-                                       {named_arg::kCbWork, kCbWork},
-                                       {named_arg::kCbAddend, kCbAddend},
-                                       {named_arg::kCbOut, kCbOut}};
+    compute.named_compile_time_args = {{named_arg::kCbX, kCbX},       {named_arg::kCbW, kCbW},
+                                       {named_arg::kCbWork, kCbWork}, {named_arg::kCbAddend, kCbAddend},
+                                       {named_arg::kCbOut, kCbOut},   {named_arg::kCbPartial, kCbPartial}};
     compute.common_runtime_args = common_args(dims, common_arg::kCount);
     ComputeConfigDescriptor compute_config;
     compute_config.math_fidelity = attributes.compute.math_fidelity;
     compute_config.fp32_dest_acc_en = attributes.compute.fp32_dest_acc_en;
     compute_config.math_approx_mode = attributes.compute.math_approx_mode;
+    if (dims.fp32_partials) {
+        // fp32 partial sums reload into DST unpacked straight to it: through srcA they would lose
+        // mantissa bits on hardware.
+        compute_config.unpack_to_dest_mode.assign(kNumCircularBuffers, program::UnpackToDestMode::Default);
+        compute_config.unpack_to_dest_mode[kCbPartial] = program::UnpackToDestMode::UnpackToDestFp32;
+    }
     compute.config = compute_config;
 
     program.kernels = {std::move(reader), std::move(writer), std::move(compute)};

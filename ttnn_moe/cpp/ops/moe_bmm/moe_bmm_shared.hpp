@@ -14,20 +14,19 @@ inline constexpr uint32_t kTileRows = 32;
 // The reader's and the writer's addresses follow (reader_common_arg, writer_common_arg).
 namespace common_arg {
 enum : uint32_t {
-    kNumExperts,       // E_l
-    kGrouped,          // 1: x is (M, Kd) packed by expert_offsets; 0: x is (E_l, T, Kd)
-    kRows,             // padded: T; grouped: M (logical rows of x and of the output)
-    kRowTiles,         // padded: Mt = ceil(T / 32) per expert; grouped: ceil(M / 32) in total
-    kSlotBytes,        // bytes between two routing entries in the L1 scratch (DRAM alignment)
-    kInnerTiles,       // Kt
-    kColTiles,         // Nt
-    kInnerBlock,       // k tiles per CB push (divides Kt)
-    kResidentWeights,  // 1: a column run's Kt weight tiles stay in cb_w; 0: streamed per block
-    kResidentXRows,    // R: an expert with at most R active row tiles keeps them (R x Kt tiles) in
-                       // cb_x across all its column runs; 0: x streamed in blocks per row tile
-    kWeightHalves,     // 1: out = x @ w; 2 (SwiGLU): w's column tiles alternate gate, up (2 Nt of them)
-                       // and out = silu(x @ gate) * (x @ up)
-    kAddend,           // 1: out = x @ w + addend (a tensor shaped like the output); 0: no addend
+    kNumExperts,    // E_l
+    kGrouped,       // 1: x is (M, Kd) packed by expert_offsets; 0: x is (E_l, T, Kd)
+    kRows,          // padded: T; grouped: M (logical rows of x and of the output)
+    kRowTiles,      // padded: Mt = ceil(T / 32) per expert; grouped: ceil(M / 32) in total
+    kSlotBytes,     // bytes between two routing entries in the L1 scratch (DRAM alignment)
+    kInnerTiles,    // Kt
+    kColTiles,      // Nt
+    kInnerBlock,    // k tiles per block (divides Kt): x and w arrive, and partial sums spill, per block
+    kRowBlock,      // Mb: row tiles of an expert computed together (each weight tile read once for them)
+    kOutputBlock,   // P: output tiles whose partial sums a core keeps in cb_partial (a segment's rows x cols)
+    kWeightHalves,  // 1: out = x @ w; 2 (SwiGLU): w's column tiles alternate gate, up (2 Nt of them)
+                    // and out = silu(x @ gate) * (x @ up)
+    kAddend,        // 1: out = x @ w + addend (a tensor shaped like the output); 0: no addend
     kCount,
 };
 }  // namespace common_arg
@@ -36,28 +35,12 @@ enum : uint32_t {
 inline constexpr uint32_t kPlainHalves = 1;
 inline constexpr uint32_t kSwigluHalves = 2;
 
-// Pages of cb_x: two blocks of inner_block tiles, or the resident rows (Kt tiles each) when
-// larger. Either way a multiple of inner_block, and of Kt when resident rows are on.
-constexpr uint32_t x_ring_pages(uint32_t inner_tiles, uint32_t inner_block, uint32_t resident_x_rows) {
-    return 2 * inner_block > resident_x_rows * inner_tiles ? 2 * inner_block : resident_x_rows * inner_tiles;
-}
-
-// The second word the reader sends before each column run (after its row tile count): where
-// the run's x tiles are. kStreamed: in blocks next to the matmuls, per row tile. Otherwise the
-// expert's `rows` active row tiles sit in cb_x (Kt tiles each, row after row): kKept, still
-// there from the previous run; kLoaded, pushed for this run: the compute kernel pops the
-// previous expert's rows, then `pad` filler pages the reader pushed so that the block starts at
-// the ring's base (a block never straddles the ring's end: tile indices into it do not wrap).
-// The run starts at row tile `first_row` of the block.
-// word = state | rows << kRowsShift | first_row << kFirstRowShift | pad << kPadShift.
-namespace x_block {
-enum : uint32_t { kStreamed = 0, kLoaded = 1, kKept = 2 };
-inline constexpr uint32_t kStateMask = 0xf;
-inline constexpr uint32_t kRowsShift = 4;
-inline constexpr uint32_t kFirstRowShift = 12;
-inline constexpr uint32_t kFieldMask = 0xff;
-inline constexpr uint32_t kPadShift = 20;  // pad < 4096 pages (8 rows x Kt <= 4095)
-}  // namespace x_block
+// Bits of a segment word in cb_work (reader -> compute): its row tiles and column tiles; 0 ends
+// the schedule.
+namespace segment_word {
+inline constexpr uint32_t kColsShift = 16;
+inline constexpr uint32_t kFieldMask = 0xffff;
+}  // namespace segment_word
 
 // The reader's addresses, after the shape. expert_offsets is 0 in padded mode.
 // The addend's is 0 without one.
@@ -88,9 +71,10 @@ enum : uint32_t { kRouting, kOut, kStatus, kCount };
 
 // Names of the named compile-time args (CBs).
 namespace named_arg {
-inline constexpr const char* kCbX = "cb_x";        // x tiles: an expert's resident rows or blocks
-inline constexpr const char* kCbW = "cb_w";        // w tiles: a resident column (Kt) or blocks
-inline constexpr const char* kCbWork = "cb_work";  // reader -> compute: tile count, then per run: row tiles, x block
+inline constexpr const char* kCbX = "cb_x";              // x tiles: a segment's rows, one k block at a time
+inline constexpr const char* kCbW = "cb_w";              // w tiles: one column's k block (gate, then up)
+inline constexpr const char* kCbWork = "cb_work";        // reader -> compute: one word per segment, then 0
+inline constexpr const char* kCbPartial = "cb_partial";  // compute's partial sums between k blocks
 inline constexpr const char* kCbRouting = "cb_routing";  // a dataflow kernel's copy of counts and offsets
 inline constexpr const char* kCbZero = "cb_zero";        // writer's zero tile (padded mode)
 inline constexpr const char* kCbAddend = "cb_addend";    // the addend's tile of each output tile

@@ -3,16 +3,18 @@
 // 1. Line barrier (every member runs this program before remote writes start).
 // 2. Each used slot s < num_slots: slot_source[s] = (q, t); the reduced row goes to
 //    partials[position, t] on the device at position q (NOC when q is this
-//    device, fabric otherwise), and presence[q][t] is set in L1.
+//    device, fabric otherwise), and presence[q][t] is set in L1. slot_source is
+//    read kSlotBatch entries at a time; each row is read while the previous one is sent.
 // 3. Presence row q goes to presence page `position` on device q as fused write +
 //    increment packets on link 0 (once they land, so has every row sent on link 0),
 //    after a flushed increment on every other link. Slot s travels on link
 //    s % num_links.
 // 4. After every peer's increment: for each token, feed the partials[q, t] that
 //    arrived, in ascending q, to the compute kernel (sum_partials.cpp: fp32
-//    accumulation) in 1024-element chunks (a zero tile when none arrived), and write
-//    each chunk of the sum it returns (bf16 or fp32); with return_partials, absent
-//    partial rows are written as zeros. Skipping absent partials instead of adding
+//    accumulation) in 1024-element chunks (a zero tile when none arrived), all of a
+//    token's in one push read with one barrier, the next token's while the compute
+//    kernel sums this one; write the chunks of the sum it returns (bf16 or fp32) in one
+//    go; with return_partials, absent partial rows are written as zeros. Skipping absent partials instead of adding
 //    +0.0 can differ from the golden only in the sign of a zero.
 //
 // The io order, the runtime args and the named compile-time args are listed in
@@ -101,7 +103,9 @@ auto tensor(const Args& a) {
 // L1 blocks of the scratch CBs.
 struct Scratch {
     uint32_t row, presence, stage, headers;
-    uint32_t presence_stride;
+    uint32_t row_stride, presence_stride;
+    // The two reduced-row buffers.
+    uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
     volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
     // presence_row(q)[t] != 0: position q holds (after the exchange: sent) a partial of token t.
     volatile uint32_t* presence_row(uint32_t q) const { return moe_kernel::words(presence + q * presence_stride); }
@@ -111,9 +115,10 @@ Scratch reserve_scratch(const Args& a) {
     static_assert(sizeof(PACKET_HEADER_TYPE) <= kHeaderSlotBytes, "cb_headers holds one packet header");
     Scratch s;
     s.presence_stride = a.presence_stride;
-    s.row = moe_scratch::reserve(cb_row, a.row_bytes());
+    s.row_stride = align_up(a.row_bytes());
+    s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
     s.presence = moe_scratch::reserve(cb_presence, a.line_size * a.presence_stride);
-    s.stage = moe_scratch::reserve(cb_stage, kStageBytes);
+    s.stage = moe_scratch::reserve(cb_stage, kSlotBatch * moe_kernel::kDramAlign);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
     return s;
 }
@@ -142,34 +147,61 @@ void clear_presence(const Args& a, const Scratch& s) {
     }
 }
 
-// Every used slot's row to partials[position, t] on its source device q (NOC when q is
-// this device, fabric otherwise), marking presence[q][t]. Slots take turns on the links;
-// a slot naming a source outside the line or the tokens is recorded in status.
+// A slot whose row has been read into its buffer and waits to be sent.
+struct ReadSlot {
+    uint32_t slot, q, t, buffer;
+};
+
+// The read slot's row to partials[position, t] on device q (NOC when q is this device, fabric
+// on link slot % num_links otherwise), marking presence[q][t]; its buffer may be refilled after.
+template <typename Partials>
+void send_row(const Args& a, const Scratch& s, FabricLine& line, const Partials& partials, const ReadSlot& r) {
+    const uint64_t dst = partials.get_noc_addr(a.position * a.num_tokens + r.t);
+    if (r.q == a.position) {
+        noc_async_write(r.buffer, dst, a.row_bytes());
+    } else {
+        line.write(r.q, r.buffer, dst, a.row_bytes(), r.slot % a.num_links);
+    }
+    s.presence_row(r.q)[r.t] = 1;
+    noc_async_writes_flushed();
+}
+
+// Every used slot's row to partials[position, t] on its source device q. slot_source entries are
+// read kSlotBatch at a time; each row is read into one of two buffers while the previous slot's
+// row is sent from the other. A slot naming a source outside the line or the tokens is recorded
+// in status.
 void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t num_slots, uint32_t* status) {
     const auto slot_source = tensor<kSlotSource>(a);
     const auto reduced = tensor<kReduced>(a);
     const auto partials = tensor<kPartials>(a);
-    volatile uint32_t* stage = s.stage_words();
+    ReadSlot pending{};
+    bool has_pending = false;
+    uint32_t next_buffer = 0;
     for (uint32_t slot = 0; slot < num_slots; ++slot) {
-        noc_async_read(slot_source.get_noc_addr(slot), s.stage, 8);
-        noc_async_read_barrier();
-        const uint32_t q = stage[0];
-        const uint32_t t = stage[1];
+        const uint32_t entry = slot % kSlotBatch;
+        if (entry == 0) {
+            const uint32_t batch = num_slots - slot < kSlotBatch ? num_slots - slot : kSlotBatch;
+            for (uint32_t i = 0; i < batch; ++i) {
+                noc_async_read(slot_source.get_noc_addr(slot + i), s.stage + i * moe_kernel::kDramAlign, 8);
+            }
+            noc_async_read_barrier();
+        }
+        volatile uint32_t* source = moe_kernel::words(s.stage + entry * moe_kernel::kDramAlign);
+        const uint32_t q = source[0];
+        const uint32_t t = source[1];
         if (q >= a.line_size || t >= a.num_tokens) {
             if (status[kBadSlots]++ == 0) status[kFirstBadSlot] = slot;
             continue;
         }
-        noc_async_read(reduced.get_noc_addr(slot), s.row, a.row_bytes());
+        const ReadSlot read{slot, q, t, s.row_buffer(next_buffer)};
+        next_buffer ^= 1;
+        noc_async_read(reduced.get_noc_addr(slot), read.buffer, a.row_bytes());
+        if (has_pending) send_row(a, s, line, partials, pending);
         noc_async_read_barrier();
-        const uint64_t dst = partials.get_noc_addr(a.position * a.num_tokens + t);
-        if (q == a.position) {
-            noc_async_write(s.row, dst, a.row_bytes());
-        } else {
-            line.write(q, s.row, dst, a.row_bytes(), slot % a.num_links);
-        }
-        s.presence_row(q)[t] = 1;
-        noc_async_writes_flushed();  // the row buffer is refilled by the next slot
+        pending = read;
+        has_pending = true;
     }
+    if (has_pending) send_row(a, s, line, partials, pending);
 }
 
 // Presence row q to presence page `position` on device q, as fused write + increment
@@ -218,46 +250,67 @@ void push_partial_count(uint32_t count) {
     cb_push_back(cb_count, 1);
 }
 
-// The chunk's partials of token t in ascending source position (a zero tile when none
-// arrived), into cb_partial.
+// Token t's partials into cb_partial in one push of line_size pages per chunk: chunk c's i-th
+// present partial (ascending source position) at page c * line_size + i, or a zero page 0 of each
+// chunk when none arrived. Every read of the token is in flight at once and waited for once; the
+// unused pages go unread.
 template <typename Partials>
-void push_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t chunk,
-                   uint32_t elements, uint32_t present) {
+void push_token_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t present) {
+    const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
+    const uint32_t page_bytes = kTileElements * 2;
+    const uint32_t pages = a.line_size * num_chunks;
+    cb_reserve_back(cb_partial, pages);
+    const uint32_t base = get_write_ptr(cb_partial);
     if (present == 0) {
-        cb_reserve_back(cb_partial, 1);
-        moe_kernel::fill_words(get_write_ptr(cb_partial), kTileElements / 2, 0);
-        cb_push_back(cb_partial, 1);
+        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
+            moe_kernel::fill_words(base + chunk * a.line_size * page_bytes, kTileElements / 2, 0);
+        }
     }
+    uint32_t i = 0;
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (s.presence_row(q)[t] == 0) continue;
-        cb_reserve_back(cb_partial, 1);
-        noc_async_read(partials.get_noc_addr(q * a.num_tokens + t, chunk * kTileElements * 2),
-                       get_write_ptr(cb_partial), elements * 2);
-        noc_async_read_barrier();
-        cb_push_back(cb_partial, 1);
+        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
+            const uint32_t left = a.hidden - chunk * kTileElements;
+            const uint32_t elements = left < kTileElements ? left : kTileElements;
+            noc_async_read(partials.get_noc_addr(q * a.num_tokens + t, chunk * kTileElements * 2),
+                           base + (chunk * a.line_size + i) * page_bytes, elements * 2);
+        }
+        ++i;
     }
+    noc_async_read_barrier();
+    cb_push_back(cb_partial, pages);
 }
 
-// Feeds every token's received partials to the compute kernel, chunk by chunk, and
-// writes each sum it returns to the output row.
+// Token t's summed row from cb_out (one push of all its chunks) to the output.
+template <typename Output>
+void write_token_sum(const Args& a, const Output& output, uint32_t t) {
+    const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
+    const uint32_t out_bytes = a.out_element_bytes();
+    cb_wait_front(cb_out, num_chunks);
+    const uint32_t base = get_read_ptr(cb_out);
+    for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
+        const uint32_t left = a.hidden - chunk * kTileElements;
+        const uint32_t elements = left < kTileElements ? left : kTileElements;
+        noc_async_write(base + chunk * kTileElements * out_bytes,
+                        output.get_noc_addr(t, chunk * kTileElements * out_bytes), elements * out_bytes);
+    }
+    noc_async_writes_flushed();
+    cb_pop_front(cb_out, num_chunks);
+}
+
+// Feeds every token's received partials to the compute kernel and writes each sum it returns
+// to the output row. Token t + 1's partials are read while the compute kernel sums token t.
 void sum_received_partials(const Args& a, const Scratch& s) {
     const auto partials = tensor<kPartials>(a);
     const auto output = tensor<kOutput>(a);
-    const uint32_t out_bytes = a.out_element_bytes();
     moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // a zero row, for absent partials
-    for (uint32_t t = 0; t < a.num_tokens; ++t) {
-        const uint32_t present = count_present(a, s, partials, t);
-        push_partial_count(present > 0 ? present : 1);
-        for (uint32_t chunk = 0; chunk * kTileElements < a.hidden; ++chunk) {
-            const uint32_t left = a.hidden - chunk * kTileElements;
-            const uint32_t elements = left < kTileElements ? left : kTileElements;
-            push_partials(a, s, partials, t, chunk, elements, present);
-            cb_wait_front(cb_out, 1);
-            noc_async_write(get_read_ptr(cb_out), output.get_noc_addr(t, chunk * kTileElements * out_bytes),
-                            elements * out_bytes);
-            noc_async_writes_flushed();
-            cb_pop_front(cb_out, 1);
+    for (uint32_t t = 0; t <= a.num_tokens; ++t) {
+        if (t < a.num_tokens) {
+            const uint32_t present = count_present(a, s, partials, t);
+            push_partial_count(present > 0 ? present : 1);
+            push_token_partials(a, s, partials, t, present);
         }
+        if (t > 0) write_token_sum(a, output, t - 1);
     }
 }
 

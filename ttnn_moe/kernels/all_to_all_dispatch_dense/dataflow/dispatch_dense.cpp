@@ -138,6 +138,10 @@ using Tensor = decltype(tensor<I>(std::declval<const Args&>()));
 struct Scratch {
     uint32_t row, mapping, counts, list, stage, own, tables, idx_image, weight_image, headers;
     uint32_t counts_page_bytes;  // D pages of E words, this device's at `position`
+    uint32_t row_stride;         // bytes between the two row buffers
+    uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
+    // Stage slot i (kStageBytes each, DRAM-aligned).
+    uint32_t stage_slot(uint32_t i) const { return stage + i * kStageBytes; }
     volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
     volatile uint32_t* own_ids() const { return moe_kernel::words(own); }
     volatile uint16_t* own_weights(const Args& a) const { return moe_kernel::halves(own + a.assignments() * 4); }
@@ -149,11 +153,12 @@ Scratch reserve_scratch(const Args& a) {
     static_assert(sizeof(PACKET_HEADER_TYPE) <= kHeaderSlotBytes, "cb_headers holds one packet header");
     Scratch s;
     s.counts_page_bytes = align_up(a.num_experts * 4);
-    s.row = moe_scratch::reserve(cb_row, a.row_bytes());
+    s.row_stride = align_up(a.row_bytes());
+    s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
     s.mapping = moe_scratch::reserve(cb_mapping, a.num_devices * a.mapping_element_bytes);
     s.counts = moe_scratch::reserve(cb_counts, a.line_size * s.counts_page_bytes);
     s.list = moe_scratch::reserve(cb_list, a.assignments() * kListEntryBytes);
-    s.stage = moe_scratch::reserve(cb_stage, kStageBytes);
+    s.stage = moe_scratch::reserve(cb_stage, kStageSlots * kStageBytes);
     s.own = moe_scratch::reserve(cb_own, a.assignments() * kOwnEntryBytes);
     s.tables = moe_scratch::reserve(cb_tables, kPlanTables * a.num_experts * 4);
     s.idx_image = moe_scratch::reserve(cb_idx_image, a.capacity * 4);
@@ -200,23 +205,36 @@ uint32_t map_experts_to_line(const Args& a, const Scratch& s, PlanTables& plan, 
     return line_experts;
 }
 
+// Starts reading token t's ids into stage slot 2 * (t % 2) and its weights into the next slot.
+template <typename Ids, typename Weights>
+void read_token_assignments_async(const Args& a, const Scratch& s, const Ids& ids_in, const Weights& weights_in,
+                                  uint32_t t) {
+    const uint32_t slot = 2 * (t % 2);
+    noc_async_read(ids_in.get_noc_addr(t), s.stage_slot(slot), a.top_k * 4);
+    noc_async_read(weights_in.get_noc_addr(t), s.stage_slot(slot + 1), a.top_k * 2);
+}
+
 // This device's expert ids and weights into cb_own, and its assignments per line expert
-// into its own count page; ids outside [0, E) are recorded in status.
+// into its own count page; ids outside [0, E) are recorded in status. Token t + 1's ids and
+// weights are read while token t's are taken.
 void read_own_assignments(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t line_experts,
                           uint32_t* status) {
     const auto ids_in = tensor<kIds>(a);
     const auto weights_in = tensor<kWeights>(a);
-    volatile uint32_t* stage = s.stage_words();
     volatile uint32_t* own_ids = s.own_ids();
     volatile uint16_t* own_weights = s.own_weights(a);
     volatile uint32_t* own_counts = s.counts_of(a.position);
     for (uint32_t i = 0; i < line_experts; ++i) own_counts[i] = 0;
+    if (a.num_tokens > 0) read_token_assignments_async(a, s, ids_in, weights_in, 0);
     for (uint32_t t = 0; t < a.num_tokens; ++t) {
-        noc_async_read(ids_in.get_noc_addr(t), s.stage, a.top_k * 4);
         noc_async_read_barrier();
+        if (t + 1 < a.num_tokens) read_token_assignments_async(a, s, ids_in, weights_in, t + 1);
+        volatile uint32_t* ids = moe_kernel::words(s.stage_slot(2 * (t % 2)));
+        volatile uint16_t* weights = moe_kernel::halves(s.stage_slot(2 * (t % 2) + 1));
         for (uint32_t k = 0; k < a.top_k; ++k) {
-            const uint32_t id = stage[k];
+            const uint32_t id = ids[k];
             own_ids[t * a.top_k + k] = id;
+            own_weights[t * a.top_k + k] = weights[k];
             if (id >= a.num_experts) {
                 if (status[kInvalidIds]++ == 0) {
                     status[kFirstInvalidToken] = t;
@@ -227,9 +245,6 @@ void read_own_assignments(const Args& a, const Scratch& s, const PlanTables& pla
                 own_counts[plan.line_index[id]] += 1;
             }
         }
-        noc_async_read(weights_in.get_noc_addr(t), s.stage, a.top_k * 2);
-        noc_async_read_barrier();
-        for (uint32_t k = 0; k < a.top_k; ++k) own_weights[t * a.top_k + k] = moe_kernel::halves(s.stage)[k];
     }
 }
 
@@ -283,27 +298,49 @@ void find_rows_of_token(const Args& a, const Scratch& s, PlanTables& plan, uint3
     }
 }
 
+// A token row read into its buffer, to be sent.
+struct ReadToken {
+    uint32_t t, buffer;
+    TokenRows rows;
+};
+
+// The read token's row to all its rows here (NOC) and to its first row on every remote
+// destination that keeps one of its assignments (link t % num_links); its buffer may be
+// refilled after.
+void send_token_row(const Args& a, FabricLine& line, const Tensor<kTokens>& tokens, const ReadToken& r) {
+    const uint32_t row_bytes = a.row_bytes();
+    for (uint32_t i = 0; i < r.rows.num_local; ++i) {
+        noc_async_write(r.buffer, tokens.get_noc_addr(r.rows.local[i]), row_bytes);
+    }
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        if (r.rows.first_at[q] == kNone) continue;
+        line.write(q, r.buffer, tokens.get_noc_addr(r.rows.first_at[q]), row_bytes, r.t % a.num_links);
+    }
+    noc_async_writes_flushed();
+}
+
 // Each token row, read once, to all its rows here (NOC) and to its first row on every
-// remote destination that keeps one of its assignments. Tokens take turns on the links.
+// remote destination that keeps one of its assignments. Tokens take turns on the links;
+// each row is read into one of two buffers while the previous token's is sent.
 void send_token_rows(const Args& a, const Scratch& s, PlanTables& plan, FabricLine& line) {
     const auto x = tensor<kX>(a);
     const auto tokens = tensor<kTokens>(a);
-    const uint32_t row_bytes = a.row_bytes();
-    TokenRows rows;
+    ReadToken reads[2];
+    uint32_t next = 0;
+    bool has_pending = false;
     for (uint32_t t = 0; t < a.num_tokens; ++t) {
-        find_rows_of_token(a, s, plan, t, rows);
-        if (!rows.any) continue;
-        noc_async_read(x.get_noc_addr(t), s.row, row_bytes);
+        ReadToken& read = reads[next];
+        find_rows_of_token(a, s, plan, t, read.rows);
+        if (!read.rows.any) continue;
+        read.t = t;
+        read.buffer = s.row_buffer(next);
+        noc_async_read(x.get_noc_addr(t), read.buffer, a.row_bytes());
+        if (has_pending) send_token_row(a, line, tokens, reads[next ^ 1]);
         noc_async_read_barrier();
-        for (uint32_t i = 0; i < rows.num_local; ++i) {
-            noc_async_write(s.row, tokens.get_noc_addr(rows.local[i]), row_bytes);
-        }
-        for (uint32_t q = 0; q < a.line_size; ++q) {
-            if (rows.first_at[q] == kNone) continue;
-            line.write(q, s.row, tokens.get_noc_addr(rows.first_at[q]), row_bytes, t % a.num_links);
-        }
-        noc_async_writes_flushed();  // the row buffer is refilled by the next token
+        has_pending = true;
+        next ^= 1;
     }
+    if (has_pending) send_token_row(a, line, tokens, reads[next ^ 1]);
 }
 
 // This device's assignments to position q's experts, (t, e, weight) in (t, k) order, into

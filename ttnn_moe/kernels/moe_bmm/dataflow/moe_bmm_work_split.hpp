@@ -6,18 +6,17 @@
 //
 // Tile coordinates: expert l's rows start at row tile row_tile_base(l) of x and of the
 // output (padded mode: l * Mt, its block being Mt row tiles; grouped mode:
-// expert_offsets[l] / 32). Its ACTIVE row tiles are the first ceil(count_l / 32). The active output
-// tiles of all experts, ordered (expert, column tile, row tile), are split into
-// contiguous, even shares over the cores (core i of P gets total/P tiles, the first
-// total%P cores one more).
+// expert_offsets[l] / 32). Its ACTIVE row tiles are the first ceil(count_l / 32).
 //
-// Why column-major inside an expert: consecutive tiles of a share then use the same
-// weight column w[l][:, n], so the reader loads that column once per "column run"
-// (the maximal stretch of the share with one (l, n)) and the compute kernel keeps it
-// resident while it multiplies every row tile of the run. A share may begin or end in
-// the middle of a column; that column is then read once by each core holding part of
-// it, so the weight bytes read in total are at most the active experts' bytes plus one
-// column (Kt tiles) per boundary between two cores' shares.
+// Units: each expert's active row tiles are cut into row blocks of up to Mb (common arg
+// row_block); a unit is one column tile of one row block, worth its row tiles. The units,
+// ordered (expert, row block, column), lie on a line of all active output tiles; the line is
+// split into contiguous, even shares (core i of P gets total/P tiles, the first total%P one
+// more) and a core computes the units that START in its share. So no unit is split between
+// cores: each weight column tile of a row block is read by exactly one core, once, for all the
+// block's rows. A core's consecutive units of one row block form its segments, each up to
+// output_block / rows columns: the compute kernel keeps a segment's partial sums in L1 and
+// reads each x tile of the segment once for all its columns.
 #pragma once
 
 #include <cstdint>
@@ -32,18 +31,18 @@ using namespace ttnn_moe::moe_bmm_shared;
 
 // The problem's shape, identical on every core (common runtime args, common_arg).
 struct Shape {
-    uint32_t num_experts;      // E_l
-    bool grouped;              // x is (M, Kd) packed by expert_offsets, else (E_l, T, Kd)
-    uint32_t rows;             // padded: T; grouped: M
-    uint32_t row_tiles;        // padded: per expert; grouped: in total
-    uint32_t slot_bytes;       // bytes between two routing entries in L1
-    uint32_t inner_tiles;      // Kt
-    uint32_t col_tiles;        // Nt
-    uint32_t inner_block;      // k tiles per CB push
-    bool resident_weights;     // a column run's weights stay in cb_w
-    uint32_t resident_x_rows;  // experts with at most this many active row tiles keep their x in cb_x
-    uint32_t weight_halves;    // weight column tiles per output column tile (2: SwiGLU gate, up)
-    bool addend;               // out = x @ w + addend: the addend's tile of each output tile is read too
+    uint32_t num_experts;    // E_l
+    bool grouped;            // x is (M, Kd) packed by expert_offsets, else (E_l, T, Kd)
+    uint32_t rows;           // padded: T; grouped: M
+    uint32_t row_tiles;      // padded: per expert; grouped: in total
+    uint32_t slot_bytes;     // bytes between two routing entries in L1
+    uint32_t inner_tiles;    // Kt
+    uint32_t col_tiles;      // Nt
+    uint32_t inner_block;    // k tiles per block
+    uint32_t row_block;      // Mb: row tiles of an expert per unit
+    uint32_t output_block;   // output tiles per segment at most
+    uint32_t weight_halves;  // weight column tiles per output column tile (2: SwiGLU gate, up)
+    bool addend;             // out = x @ w + addend: the addend's tile of each output tile is read too
     // Column tiles of w: gate and up alternate in SwiGLU mode.
     uint32_t weight_col_tiles() const { return weight_halves * col_tiles; }
 };
@@ -58,8 +57,8 @@ inline Shape read_shape() {
     s.inner_tiles = get_common_arg_val<uint32_t>(common_arg::kInnerTiles);
     s.col_tiles = get_common_arg_val<uint32_t>(common_arg::kColTiles);
     s.inner_block = get_common_arg_val<uint32_t>(common_arg::kInnerBlock);
-    s.resident_weights = get_common_arg_val<uint32_t>(common_arg::kResidentWeights) != 0;
-    s.resident_x_rows = get_common_arg_val<uint32_t>(common_arg::kResidentXRows);
+    s.row_block = get_common_arg_val<uint32_t>(common_arg::kRowBlock);
+    s.output_block = get_common_arg_val<uint32_t>(common_arg::kOutputBlock);
     s.weight_halves = get_common_arg_val<uint32_t>(common_arg::kWeightHalves);
     s.addend = get_common_arg_val<uint32_t>(common_arg::kAddend) != 0;
     return s;
@@ -146,8 +145,8 @@ struct RowTileRange {
 };
 
 // Walks the tiles (l, n, r) with n in [0, Nt) and r in [lo(l), hi(l)), in that order.
-// RowRange is a callable (l) -> {lo, hi}; the active set uses [0, active_row_tiles(l)),
-// the zero-fill set of the padded mode [active_row_tiles(l), Mt).
+// RowRange is a callable (l) -> {lo, hi}: the zero-fill set of the padded mode uses
+// [active_row_tiles(l), Mt).
 template <typename RowRange>
 class TileWalk {
 public:
@@ -190,13 +189,6 @@ public:
         return {expert_, row_, col_};
     }
 
-    // Tiles left in the current column run among the next `remaining` tiles of a share
-    // (the current one included): the run ends at the column's last row tile.
-    uint32_t run_length(uint32_t remaining) const {
-        const uint32_t left_in_column = rows_(expert_).hi - row_;
-        return left_in_column < remaining ? left_in_column : remaining;
-    }
-
 private:
     uint32_t tiles_of(uint32_t l) const {
         const auto range = rows_(l);
@@ -209,5 +201,49 @@ private:
     uint32_t row_ = 0;
     uint32_t col_ = 0;
 };
+
+// A segment: `rows` row tiles of expert `expert` from its active row tile `first_row` on, times
+// `cols` column tiles from `first_col` on. The compute kernel produces its output tiles column by
+// column, row tile by row tile inside a column.
+struct Segment {
+    uint32_t expert;
+    uint32_t first_row;
+    uint32_t rows;
+    uint32_t first_col;
+    uint32_t cols;
+};
+
+inline uint32_t ceil_div(uint32_t a, uint32_t b) {
+    return (a + b - 1) / b;
+}
+
+// Calls visit(segment) for each segment of core `core_index` of `num_cores`, in order.
+template <typename Visit>
+void for_each_segment(const Shape& shape, const Routing& routing, uint32_t core_index, uint32_t num_cores,
+                      Visit visit) {
+    uint32_t total = 0;
+    for (uint32_t l = 0; l < shape.num_experts; ++l) total += routing.active_row_tiles(l) * shape.col_tiles;
+    const Share share = even_share(total, core_index, num_cores);
+    const uint32_t lo = share.first, hi = share.first + share.count;
+    uint32_t base = 0;  // line position of the current row block's first unit
+    for (uint32_t l = 0; l < shape.num_experts && base < hi; ++l) {
+        const uint32_t active = routing.active_row_tiles(l);
+        for (uint32_t r0 = 0; r0 < active && base < hi; r0 += shape.row_block) {
+            const uint32_t rows = active - r0 < shape.row_block ? active - r0 : shape.row_block;
+            const uint32_t block_tiles = rows * shape.col_tiles;
+            if (base + block_tiles > lo) {
+                // Column n's unit starts at base + n * rows: those in [lo, hi) are this core's.
+                const uint32_t first = lo > base ? ceil_div(lo - base, rows) : 0;
+                const uint32_t end = ceil_div(hi - base, rows);
+                const uint32_t last = end < shape.col_tiles ? end : shape.col_tiles;
+                const uint32_t max_cols = shape.output_block / rows;
+                for (uint32_t n = first; n < last; n += max_cols) {
+                    visit(Segment{l, r0, rows, n, last - n < max_cols ? last - n : max_cols});
+                }
+            }
+            base += block_tiles;
+        }
+    }
+}
 
 }  // namespace moe_bmm

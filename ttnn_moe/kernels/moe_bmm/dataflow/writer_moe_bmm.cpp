@@ -1,5 +1,5 @@
-// moe_bmm writer: derives the same share of active output tiles as this core's reader
-// and writes the compute kernel's results to them. In padded mode it also writes zero
+// moe_bmm writer: derives the same segments as this core's reader and writes the compute
+// kernel's results to them (per segment column by column, row tile by row tile). In padded mode it also writes zero
 // tiles to its even share of the inactive row tiles of every expert's T range (row
 // tiles ceil(count_l / 32) .. Mt - 1), so the whole (E_l, T, N) output is defined; with an
 // addend (out = x @ w + addend) it copies the addend's tiles there instead.
@@ -107,20 +107,22 @@ void write_inactive_tiles(const Args& a, const Routing& routing, const Out& out)
     }
 }
 
-// The compute kernel's output tiles, in this core's share order.
+// The compute kernel's output tiles, in this core's segment order.
 template <typename Out>
 void write_active_tiles(const Args& a, const Routing& routing, const Out& out) {
-    auto active_rows = [&routing](uint32_t l) { return RowTileRange{0, routing.active_row_tiles(l)}; };
-    TileWalk walk(a.shape.num_experts, a.shape.col_tiles, active_rows);
-    const Share share = even_share(walk.total(), a.core_index, a.num_cores);
     const uint32_t tile_bytes = get_tile_size(cb_out);
-    for (uint32_t t = 0; t < share.count; ++t) {
-        const TileCoord tile = t == 0 ? walk.seek(share.first) : walk.next();
-        cb_wait_front(cb_out, 1);
-        noc_async_write(get_read_ptr(cb_out), out.get_noc_addr(output_page(a.shape, routing, tile)), tile_bytes);
-        noc_async_writes_flushed();
-        cb_pop_front(cb_out, 1);
-    }
+    for_each_segment(a.shape, routing, a.core_index, a.num_cores, [&](const Segment& seg) {
+        for (uint32_t c = 0; c < seg.cols; ++c) {
+            for (uint32_t r = 0; r < seg.rows; ++r) {
+                const TileCoord tile{seg.expert, seg.first_row + r, seg.first_col + c};
+                cb_wait_front(cb_out, 1);
+                noc_async_write(get_read_ptr(cb_out), out.get_noc_addr(output_page(a.shape, routing, tile)),
+                                tile_bytes);
+                noc_async_writes_flushed();
+                cb_pop_front(cb_out, 1);
+            }
+        }
+    });
     noc_async_write_barrier();
 }
 
