@@ -155,6 +155,15 @@ void c_untilize(uint32_t in, uint32_t n, uint32_t out) {
     time_block(in, n);
 }
 
+void c_pack_relu_config(uint32_t mode, uint32_t threshold) {
+    // tt-metal's ReluType: 0 NO_RELU, 1 ZERO_RELU, 2 MIN_THRESHOLD_RELU, 3 MAX_THRESHOLD_RELU.
+    if (mode > 1) {
+        fail("pack_relu_config with a threshold ReLU (mode " + std::to_string(mode) + ", threshold " +
+             std::to_string(threshold) + ") is not emulated");
+    }
+    engine().set_pack_relu(mode == 1);
+}
+
 }  // namespace
 
 void fill_compute_services(ttnn_moe_emu::Services& t) {
@@ -173,6 +182,7 @@ void fill_compute_services(ttnn_moe_emu::Services& t) {
     t.pack_tile = &c_pack;
     t.tilize_block = &c_tilize;
     t.untilize_block = &c_untilize;
+    t.pack_relu_config = &c_pack_relu_config;
 }
 }  // namespace services
 

@@ -32,7 +32,8 @@
 // - pack_tile rounds to the output CB's format. Without an explicit index it
 //   writes the CB's next sequential back slot (llk_pack's internal tile
 //   pointer, reset by cb_push_back); an explicit index (out-of-order pack)
-//   does not move that pointer.
+//   does not move that pointer. With the packer's ReLU on (pack_relu_config
+//   ZERO_RELU) every value with its sign bit set packs as +0.
 // - tilize_block / untilize_block manage DST themselves (they acquire and
 //   release a section per tile in tilize.h / untilize.h), so they must be
 //   called with DST free. Data passes through DST, so without
@@ -42,6 +43,7 @@
 #include "emu/compute/compute_engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <cstring>
 #include <string>
@@ -316,6 +318,10 @@ void ComputeEngine::pack_tile(uint32_t dst, uint32_t cb, std::optional<uint32_t>
         index = *out_tile_index;
     } else {
         index = pack_position_[cb]++;
+    }
+    if (pack_relu_ && slot_kind_[dst] != SlotKind::Integer) {
+        for (size_t i = 0; i < numerics::TILE_ELEMENTS; ++i) scratch_[i] = std::signbit(in[i]) ? 0.0f : in[i];
+        in = scratch_.data();
     }
     numerics::pack_tile(format, in, cbs_.back_tile(cb, index));
     ++tiles_packed_;

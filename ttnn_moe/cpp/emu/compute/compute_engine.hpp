@@ -64,6 +64,8 @@ public:
     // Packs DST[dst] into cb's back. out_tile_index nullopt: the next sequential
     // slot since the last push_back of that CB.
     void pack_tile(uint32_t dst, uint32_t cb, std::optional<uint32_t> out_tile_index);
+    // Packer ReLU for later pack_tile calls: negative values pack as +0 (tt-metal's ZERO_RELU).
+    void set_pack_relu(bool zero_relu) { pack_relu_ = zero_relu; }
     // The kernel pushed cb: its sequential pack position restarts at 0.
     void on_push_back(uint32_t cb);
 
@@ -121,6 +123,7 @@ private:
     std::unordered_map<uint32_t, uint32_t> pack_position_;
     uint64_t tile_matmuls_ = 0;
     uint64_t tiles_packed_ = 0;
+    bool pack_relu_ = false;
 };
 
 }  // namespace ttnn_moe::emu

@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 5;
+inline constexpr uint32_t ABI_VERSION = 6;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -129,6 +129,8 @@ struct Services {
     void (*pack_tile)(uint32_t dst, uint32_t cb, uint32_t out_tile_index, uint32_t out_of_order);
     void (*tilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
     void (*untilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
+    // Packer ReLU (pack_relu_config): mode as tt-metal's ReluType (0 none, 1 zero, 2/3 thresholds), threshold bits.
+    void (*pack_relu_config)(uint32_t mode, uint32_t threshold);
 
     // tt-fabric worker connections (emu/fabric).
     const FabricServices* fabric;

@@ -29,6 +29,25 @@ enum class EltwiseBinaryType : uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWMAXI
 enum class EltwiseBinaryReuseDestType : uint8_t { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
 enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
 
+// The packer's ReLU modes and their configuration, as the 0.81.1 LLK defines them (llk_defs.h).
+enum class ReluType : uint8_t { NO_RELU = 0, ZERO_RELU, MIN_THRESHOLD_RELU, MAX_THRESHOLD_RELU };
+struct ReluConfig {
+    static constexpr ReluConfig none() { return {ReluType::NO_RELU}; }
+    static constexpr ReluConfig zero() { return {ReluType::ZERO_RELU}; }
+    static constexpr ReluConfig min_threshold(uint32_t t) { return {ReluType::MIN_THRESHOLD_RELU, t}; }
+    static constexpr ReluConfig max_threshold(uint32_t t) { return {ReluType::MAX_THRESHOLD_RELU, t}; }
+    static constexpr ReluConfig from_packed(uint32_t packed) {
+        return {static_cast<ReluType>(packed & 0x3), (packed >> 16) & 0xFFFF};
+    }
+    constexpr ReluType get_mode() const { return mode; }
+    constexpr uint32_t get_threshold() const { return threshold; }
+
+private:
+    constexpr ReluConfig(ReluType m, uint32_t t = 0) : mode(m), threshold(t) {}
+    ReluType mode = ReluType::NO_RELU;
+    uint32_t threshold = 0;
+};
+
 namespace emu_detail {
 inline const ttnn_moe_emu::Services& svc() {
     return *ttnn_moe_emu::services;
@@ -148,6 +167,13 @@ ALWI void matmul_block(uint32_t in0_cb_id, uint32_t in1_cb_id, uint32_t in0_tile
 }
 
 // ---- eltwise binary (with broadcasts)
+// The FPU binary init of one op type (binary_ng's kernels call it directly). The op itself comes with each
+// *_tiles call; accumulating onto DST is not emulated.
+template <bool full_init, EltwiseBinaryType eltwise_binary_type>
+ALWI void binary_tiles_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false,
+                            uint32_t call_line = __builtin_LINE()) {
+    if (acc_to_dest) ttnn_moe_emu::fail("binary_tiles_init with acc_to_dest is not emulated");
+}
 ALWI void add_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {}
 ALWI void sub_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {}
 ALWI void mul_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = true, uint32_t call_line = __builtin_LINE()) {}
@@ -264,6 +290,10 @@ ALWI void unary_op_init_common(uint32_t icb, uint32_t ocb) {}
 
 // ---- pack
 ALWI void pack_init(uint32_t ocb, uint32_t call_line = __builtin_LINE()) {}
+// Packer ReLU for the following pack_tile calls (ZERO_RELU: negatives pack as 0; thresholds are not emulated).
+ALWI void pack_relu_config(const ReluConfig& config) {
+    emu_detail::svc().pack_relu_config(static_cast<uint32_t>(config.get_mode()), config.get_threshold());
+}
 template <bool out_of_order_output = false, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t output_tile_index = 0) {
     emu_detail::svc().pack_tile(ifrom_dst, icb, output_tile_index, out_of_order_output ? 1 : 0);

@@ -1,8 +1,13 @@
 // tt-metal 0.81.1's CircularBuffer object (data-movement side): a CB id with
 // the cb_* calls as methods, usable as a local L1 NOC endpoint (write pointer
 // as destination, read pointer as source) and as the target of
-// Noc::async_write_zeros.
+// Noc::async_write_zeros. Compute kernels get the TRISC variant
+// (ttnn_moe_emu/compute_circular_buffer.h).
 #pragma once
+
+#ifdef COMPILE_FOR_TRISC
+#include "ttnn_moe_emu/compute_circular_buffer.h"
+#else
 
 #include <cstdint>
 
@@ -46,3 +51,5 @@ struct noc_traits_t<CircularBuffer> {
         return dst.get_write_ptr() + args.offset_bytes;
     }
 };
+
+#endif  // COMPILE_FOR_TRISC
