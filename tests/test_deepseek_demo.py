@@ -21,6 +21,8 @@ def test_main_passes_and_logs_stages_histogram_counters_and_pcc(capsys):
         "ratio 1.00",
         "kernel builds",
         "emulator: fabric",
+        "the layer as device ops (14 ops, 14 mesh program launches)",
+        "host work inside forward: 0 host computations, 0 device-to-host reads",
     ):
         assert text in log
     pcc_line = next(line for line in log.splitlines() if "PCC mesh vs reference_moe" in line)
@@ -35,6 +37,15 @@ def test_run_demo_returns_pcc_load_and_shapes():
     assert int(result.expert_load.sum()) == 16 * 8  # every token reaches its 8 experts exactly once
     assert result.stage_shapes["input"] == [(4, 32)] * 32
     assert result.stage_shapes["reduce_scatter"] == [(4, 32)] * 32
+    names = [op.name for op in result.device_ops]
+    assert names[0].startswith("ttnn.all_gather") and names[-1].startswith("ttnn.reduce_scatter")
+    assert sum(name.startswith("ttnn.to_layout") for name in names) == 4 and len(names) == 14
+    assert all(op.device_programs == 32 for op in result.device_ops)
+    # The op list accounts for every tile matmul and fabric byte of the forward pass.
+    assert sum(op.tile_matmuls for op in result.device_ops) == result.counters.tile_matmuls
+    assert sum(op.fabric_bytes for op in result.device_ops) == result.counters.fabric_bytes
+    # all_gather: each of the 32 devices sends its (4, 32) slice (one tile) to the 7 others of its row.
+    assert result.device_ops[0].fabric_bytes == 32 * 7 * 2048
 
 
 def test_refuses_full_config_without_allow_large(capsys):

@@ -19,6 +19,7 @@ from models.deepseek_v3.config import mesh_shape
 from models.deepseek_v3.demo import (
     EXPERT_DTYPES,
     DemoResult,
+    _forward_recording_ops,
     _log_counters,
     _log_expert_load,
     expert_load_from_dispatch,
@@ -73,13 +74,16 @@ def run_checkpoint_demo(
 
         x_mesh = input_to_mesh(x, mesh_device)
         mesh_device.reset_counters()
-        y = output_to_torch(load.moe(x_mesh, observer=observe))  # (T, H)
+        y_mesh, device_ops = _forward_recording_ops(load.moe, x_mesh, observe)
+        y = output_to_torch(y_mesh)  # (T, H)
         counters = MeshCounters.since_reset(mesh_device)
         counts = device_values(kept["dispatch.num_routed_tokens"])  # (E_l, 1) per device
         topk_indices = torch.stack(device_values(kept["gate.topk_indices"])).reshape(
             rows * cols, -1, config.num_experts_per_tok
         )  # (R*C, B, K)
-        _log_counters(counters, counts, topk_indices, config, (rows, cols), load.moe.weights.experts_per_device)
+        _log_counters(
+            counters, counts, topk_indices, config, (rows, cols), load.moe.weights.experts_per_device, device_ops
+        )
     finally:
         ttnn.close_mesh_device(mesh_device)
     expert_load = expert_load_from_dispatch(counts, config.n_routed_experts)
@@ -89,4 +93,11 @@ def run_checkpoint_demo(
     passed, pcc = comp_pcc(reference_moe(x, load.layer, config), y, bar)
     logger.info(f"PCC mesh vs reference_moe: {pcc:.7f} ({'PASS' if passed else 'FAIL'}, bar {bar})")
     logger.info(f"peak RSS {peak_rss_bytes() / 2**20:.0f} MiB")
-    return DemoResult(pcc=pcc, passed=passed, expert_load=expert_load, stage_shapes=stage_shapes, counters=counters)
+    return DemoResult(
+        pcc=pcc,
+        passed=passed,
+        expert_load=expert_load,
+        stage_shapes=stage_shapes,
+        counters=counters,
+        device_ops=device_ops,
+    )

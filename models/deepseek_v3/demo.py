@@ -4,10 +4,12 @@
 
 Builds random weights, splits the tokens over the mesh (rows: data parallel,
 columns: tensor parallel), runs `tt.TtMoE` on an emulated mesh (our kernels in
-the Tensix emulator, ttnn's host built-ins around them), logs what every stage
-holds per device, how the tokens spread over the experts and what the emulator
-counted, and compares the result with `reference_moe`. Exits non-zero if the PCC
-is below the bar.
+the Tensix emulator, ttnn's collectives and layout conversions as device programs
+too), logs what every stage holds per device, the layer as a list of device ops
+(programs, tile matmuls, NOC and fabric bytes, modeled time), what was computed on
+or read back to the host during the forward pass (nothing), how the tokens spread
+over the experts and what the emulator counted, and compares the result with
+`reference_moe`. Exits non-zero if the PCC is below the bar.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from models.deepseek_v3.tt.emulator_counters import (
     remote_token_rows,
 )
 from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES, load_tt_moe_weights
+from models.deepseek_v3.tt.op_flow import DeviceOp, OpFlowRecorder, format_op_flow
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 from models.deepseek_v3.weights import RandomMoELayer
 
@@ -54,6 +57,7 @@ class DemoResult:
     expert_load: torch.Tensor  # (E,) assignments each expert received
     stage_shapes: dict[str, list[tuple[int, ...]]]  # stage -> per-device shape
     counters: MeshCounters
+    device_ops: list[DeviceOp]  # the forward pass as device ops, in order (emulator only)
 
 
 def weight_bytes(config: DeepseekV3MoEConfig, dtype: torch.dtype = torch.bfloat16) -> int:
@@ -93,6 +97,32 @@ class _MeshRun:
     counts_per_device: list[torch.Tensor]  # (E_l, 1) dispatch counts per device
     stage_shapes: dict[str, list[tuple[int, ...]]]
     counters: MeshCounters
+    device_ops: list[DeviceOp]
+
+
+def _forward_recording_ops(moe: TtMoE, x_mesh, observe) -> tuple[object, list[DeviceOp]]:
+    """moe(x_mesh) with `observe` as its observer; with the emulator, also the device ops it ran and
+    a log of the host work it did (host computations, device reads: none expected)."""
+    if not hasattr(ttnn, "record_runs"):  # the real ttnn: no emulator counters
+        return moe(x_mesh, observer=observe), []
+    before = ttnn.host_traffic()
+    with ttnn.record_runs() as runs:
+        recorder = OpFlowRecorder(runs)
+
+        def both(stage: str, t) -> None:
+            recorder(stage, t)
+            observe(stage, t)
+
+        y = moe(x_mesh, observer=both)
+    traffic = ttnn.host_traffic() - before
+    logger.info(f"the layer as device ops ({len(recorder.ops)} ops, {len(runs)} mesh program launches):")
+    for line in format_op_flow(recorder.ops):
+        logger.info(line)
+    logger.info(
+        f"host work inside forward: {traffic.host_computations} host computations, "
+        f"{traffic.device_reads} device-to-host reads"
+    )
+    return y, recorder.ops
 
 
 def _log_counters(
@@ -102,6 +132,7 @@ def _log_counters(
     config: DeepseekV3MoEConfig,
     mesh: tuple[int, int],
     experts_per_device: int,
+    device_ops: list[DeviceOp],
 ) -> None:
     H, I = config.hidden_size, config.moe_intermediate_size
     devices, tokens_per_device = topk_indices.shape[:2]
@@ -121,10 +152,11 @@ def _log_counters(
     )
     # Each remote (token, destination) row crosses the fabric twice: out in dispatch, back in combine.
     row_bytes = 2 * remote_token_rows(topk_indices, mesh, experts_per_device) * H * 2
+    collective_bytes = sum(op.fabric_bytes for op in device_ops if op.name.startswith("ttnn."))
     logger.info(
         f"emulator: fabric {counters.fabric_packets} packets, {counters.fabric_bytes} bytes: remote token "
-        f"rows out and back {row_bytes}, other (routing metadata and control) "
-        f"{counters.fabric_bytes - row_bytes}"
+        f"rows out and back {row_bytes}, all_gather and reduce_scatter {collective_bytes}, other (routing "
+        f"metadata and control) {counters.fabric_bytes - row_bytes - collective_bytes}"
     )
     logger.info(f"emulator: DRAM bytes read by kernels {counters.noc_bytes_read_dram}")
 
@@ -149,16 +181,17 @@ def _run_on_mesh(
 
         x_mesh = input_to_mesh(x, mesh_device)  # (B, H/C)
         mesh_device.reset_counters()
-        y = output_to_torch(moe(x_mesh, observer=observe))  # (T, H)
+        y_mesh, device_ops = _forward_recording_ops(moe, x_mesh, observe)
+        y = output_to_torch(y_mesh)  # (T, H)
         counters = MeshCounters.since_reset(mesh_device)
         counts = device_values(kept["dispatch.num_routed_tokens"])  # (E_l, 1) each
         topk_indices = torch.stack(device_values(kept["gate.topk_indices"])).reshape(
             rows * cols, -1, config.num_experts_per_tok
         )  # (R*C, B, K)
-        _log_counters(counters, counts, topk_indices, config, mesh, moe.weights.experts_per_device)
+        _log_counters(counters, counts, topk_indices, config, mesh, moe.weights.experts_per_device, device_ops)
     finally:
         ttnn.close_mesh_device(mesh_device)
-    return _MeshRun(y, counts, stage_shapes, counters)
+    return _MeshRun(y, counts, stage_shapes, counters, device_ops)
 
 
 def run_demo(
@@ -202,7 +235,14 @@ def run_demo(
     bar = LAYER_PCC_FLOOR[expert_dtype]
     passed, pcc = comp_pcc(reference_moe(x, state_dict, config), run.y, bar)
     logger.info(f"PCC mesh vs reference_moe: {pcc:.7f} ({'PASS' if passed else 'FAIL'}, bar {bar})")
-    return DemoResult(pcc=pcc, passed=passed, expert_load=load, stage_shapes=run.stage_shapes, counters=run.counters)
+    return DemoResult(
+        pcc=pcc,
+        passed=passed,
+        expert_load=load,
+        stage_shapes=run.stage_shapes,
+        counters=run.counters,
+        device_ops=run.device_ops,
+    )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

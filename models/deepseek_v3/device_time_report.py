@@ -42,7 +42,7 @@ def log_device_time(session: Profile) -> None:
     logger.info(
         f"layer: device {session.device_ns() / 1e3:.2f} us over {len(session.ops)} device ops; "
         f"with host dispatch {session.total_ns() / 1e3:.2f} us ({dispatch / 1e3:.2f} us dispatch); "
-        "the emulator's host built-ins (torch on the host) have no device time"
+        "host built-ins (torch on the host) would have no device time; the layer uses none"
     )
     top = sorted(bounds, key=lambda pair: pair[1].lower_ns, reverse=True)[:3]
     logger.info("top three bounds:")

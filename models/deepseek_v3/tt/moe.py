@@ -10,8 +10,11 @@ Two kinds of calls:
   (the routed and the shared experts, SwiGLU fused, the shared expert's down
   projection adding the routed share), local_reduce_moe_output,
   all_to_all_combine_dense;
-- ttnn's own ops (`ttnn` from `ttnn_api`; host built-ins in the emulator, the
-  real ttnn ops on hardware): all_gather, reduce_scatter, to_layout, reshape.
+- ttnn's own ops (`ttnn` from `ttnn_api`): all_gather, reduce_scatter, to_layout,
+  reshape. On hardware the real ttnn ops; in the emulator the collectives are fabric
+  line kernels and to_layout a tilize/untilize program (ttnn_moe.emu's line_ccl and
+  layout_programs), and these reshapes are views, so the whole forward pass runs on
+  the devices: nothing is computed on or read back to the host between input and output.
 
 Nothing in `forward` reads a count back to the host: every op takes its counts
 from device memory. Ops that can validate by reading back (dispatch, moe_bmm,
@@ -136,6 +139,7 @@ class TtMoE:
         #    whose experts it owns, packed by local expert in 32-row-aligned blocks; each token row
         #    crosses the fabric at most once per destination device.
         x_rows = ttnn.reshape(ttnn.to_layout(x_full, ttnn.ROW_MAJOR_LAYOUT), (1, B, H))  # (1, S=B, H) RM
+        notify("to_layout.x_rows", x_rows)
         dispatched = ttnn_moe.all_to_all_dispatch_dense(
             x_rows,
             topk_indices,
@@ -160,6 +164,7 @@ class TtMoE:
         #    tiles of each local expert are computed; idle experts' weights are not read. The first
         #    launch is SwiGLU fused: silu(tokens @ w1) * (tokens @ w3), each token tile read once.
         tokens = ttnn.to_layout(dispatched.tokens, ttnn.TILE_LAYOUT)  # (cap, H) TILE
+        notify("to_layout.tokens", tokens)
         hidden = ttnn_moe.moe_bmm(
             tokens, w.experts_w1_w3, counts, expert_offsets=offsets, activation="swiglu", strict=False
         )  # (cap, I)
@@ -174,6 +179,7 @@ class TtMoE:
         #     A slot receives at most K rows (one per top-k choice): bounding the per-core
         #     assignment lists by K keeps them in L1 at prefill capacities.
         expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)  # (cap, H) RM
+        notify("to_layout.expert_rows", expert_rows)
         reduced, self.last_reduce_row_overflow, self.last_reduce_status = ttnn_moe.local_reduce_moe_output(
             expert_rows,
             dispatched.token_idx_map,
@@ -204,6 +210,7 @@ class TtMoE:
         )  # (B, Is/C)
         notify("shared_expert.swiglu", shared_hidden)
         routed = ttnn.to_layout(ttnn.reshape(combined, (B, H)), ttnn.TILE_LAYOUT)  # (B, H) TILE
+        notify("to_layout.routed", routed)
         partial = ttnn_moe.moe_bmm(
             shared_hidden, w.shared_w2, every_row, expert_offsets=at_row_0, addend=routed, strict=False
         )  # (B, H): shared partial + routed share

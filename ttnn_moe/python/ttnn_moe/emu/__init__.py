@@ -9,10 +9,14 @@
 Device programs run through `generic_op` on the C++ emulator (`ttnn_moe._C.emu`).
 `concat`, `get_device_tensors`, `copy_host_to_device_tensor`, `dump_tensor` and
 `load_tensor` fill large tensors piece by piece from the host (host_tensors.py).
+all_gather and reduce_scatter along a mesh line run as device programs on the
+emulated fabric (line_ccl.py), to_layout between ROW_MAJOR and TILE as a device
+program (layout_programs.py), and a reshape that keeps the pages is a view.
 Everything else that computes (matmul, linear, add, mul, silu, sigmoid, topk,
-all_gather, reduce_scatter, to_layout, reshape, typecast) is a HOST BUILT-IN,
-NOT A KERNEL: torch on the host, results written back to device tensors, so
-model code written against ttnn runs here unchanged around our device ops.
+typecast, and the collectives and conversions those paths do not take) is a HOST
+BUILT-IN, NOT A KERNEL: torch on the host, results written back to device tensors,
+so model code written against ttnn runs here unchanged around our device ops.
+`host_traffic()` counts those host computations and every read of a device tensor.
 """
 
 from ttnn_moe.emu.builtins import add, linear, matmul, mul, sigmoid, silu, topk
@@ -22,6 +26,7 @@ from ttnn_moe.emu.device import Device, MeshDevice, close_device, close_mesh_dev
 from ttnn_moe.emu.fabric import FabricNodeId, Topology, setup_fabric_connection
 from ttnn_moe.emu.generic_op import generic_op, last_run_counters
 from ttnn_moe.emu.host_tensors import concat, copy_host_to_device_tensor, dump_tensor, get_device_tensors, load_tensor
+from ttnn_moe.emu.host_traffic import HostTraffic, host_traffic
 from ttnn_moe.emu.mesh import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
@@ -29,6 +34,7 @@ from ttnn_moe.emu.mesh import (
     ShardTensor2dMesh,
     ShardTensorToMesh,
 )
+from ttnn_moe.emu.run_log import record_runs
 from ttnn_moe.emu.tensor import (
     Tensor,
     allocate_tensor_on_device,
@@ -85,6 +91,9 @@ __all__ = [
     "open_mesh_device",
     "generic_op",
     "last_run_counters",
+    "HostTraffic",
+    "host_traffic",
+    "record_runs",
     "concat",
     "copy_host_to_device_tensor",
     "dump_tensor",

@@ -2,7 +2,8 @@
 
 Each reads its inputs from the device, computes with torch on the host in fp32
 (int64 for integer dtypes) device by device, and writes the result back as a new
-tensor on the same device or mesh, rounded to the output dtype. They take ttnn's
+tensor on the same device or mesh, rounded to the output dtype. Every call is counted
+in host_traffic. They take ttnn's
 signatures so model code runs unchanged; they model what ttnn computes, not how
 or how fast. Options that only steer hardware kernels (compute_kernel_config,
 program_config, core_grid) are accepted and have no effect here.
@@ -15,6 +16,7 @@ from typing import Optional, Union
 import torch
 
 from ttnn_moe.emu.host import check_tensor, compute_values, place_like, same_device
+from ttnn_moe.emu.host_traffic import host_builtin
 from ttnn_moe.emu.pages import padded_shape
 from ttnn_moe.emu.tensor import Tensor
 from ttnn_moe.emu.types import DataType, Layout, MemoryConfig, float32, uint16, uint32
@@ -53,6 +55,7 @@ def _matmul_values(a: Tensor, b: Tensor, transpose_a: bool, transpose_b: bool, o
     return results
 
 
+@host_builtin
 def matmul(
     input_tensor_a: Tensor,
     input_tensor_b: Tensor,
@@ -70,6 +73,7 @@ def matmul(
     return place_like(out, input_tensor_a, dtype=dtype, layout=Layout.TILE, memory_config=memory_config)
 
 
+@host_builtin
 def linear(
     input_tensor_a: Tensor,
     input_tensor_b: Tensor,
@@ -117,6 +121,7 @@ def _binary(op_name: str, fn, a: Tensor, b: Union[Tensor, int, float], dtype, me
     return place_like(out, a, dtype=dtype, memory_config=memory_config)
 
 
+@host_builtin
 def add(
     input_tensor_a: Tensor,
     input_tensor_b,
@@ -128,6 +133,7 @@ def add(
     return _binary("add", torch.add, input_tensor_a, input_tensor_b, dtype, memory_config)
 
 
+@host_builtin
 def mul(
     input_tensor_a: Tensor,
     input_tensor_b,
@@ -145,16 +151,19 @@ def _unary(op_name: str, fn, t: Tensor, memory_config) -> Tensor:
     return place_like([fn(x) for x in compute_values(t)], t, memory_config=memory_config)
 
 
+@host_builtin
 def silu(input_tensor: Tensor, *, memory_config: Optional[MemoryConfig] = None) -> Tensor:
     """Host built-in, not a kernel: x * sigmoid(x) in fp32."""
     return _unary("silu", torch.nn.functional.silu, input_tensor, memory_config)
 
 
+@host_builtin
 def sigmoid(input_tensor: Tensor, *, memory_config: Optional[MemoryConfig] = None) -> Tensor:
     """Host built-in, not a kernel: 1 / (1 + exp(-x)) in fp32."""
     return _unary("sigmoid", torch.sigmoid, input_tensor, memory_config)
 
 
+@host_builtin
 def topk(
     input_tensor: Tensor,
     k: int,

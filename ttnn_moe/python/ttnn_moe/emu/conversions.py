@@ -1,45 +1,75 @@
-"""Host built-ins, not kernels: to_layout, reshape, typecast.
+"""to_layout, reshape, typecast.
 
-Each reads the tensor from its device(s), converts on the host and writes a new
-tensor back to the same device or mesh (a round trip through host memory, where
-ttnn would run a device op). Values are preserved exactly except where the
-target dtype rounds (typecast to bfloat16/bfloat8_b) or rejects them (an integer
-dtype's range).
+On device: to_layout between ROW_MAJOR and TILE of an element format (rows DRAM-aligned)
+is a device program (layout_programs.py); a reshape that keeps the page contents (the
+last dim of ROW_MAJOR, the last two of TILE) is a view of the same buffers. Everything
+else is a HOST BUILT-IN, counted in host_traffic: the tensor is read from its device(s),
+converted on the host and written back as a new tensor (a round trip through host memory,
+where ttnn would run a device op). Values are preserved exactly except where the target
+dtype rounds (typecast to bfloat16/bfloat8_b) or rejects them (an integer dtype's range).
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
+import torch
+
 from ttnn_moe.emu.host import check_tensor, place_like
+from ttnn_moe.emu.host_traffic import count_host_computation, host_builtin
+from ttnn_moe.emu.layout_programs import converts_on_device, to_layout_on_device
 from ttnn_moe.emu.pages import check_layout_supports, check_shape
-from ttnn_moe.emu.tensor import Tensor, device_shards
-from ttnn_moe.emu.types import DataType, Layout, MemoryConfig, check_dtype, check_layout
+from ttnn_moe.emu.tensor import Tensor, allocate_tensor_on_device, device_shards
+from ttnn_moe.emu.types import DataType, Layout, MemoryConfig, check_dtype, check_layout, check_memory_config
 
 
 def to_layout(
     tensor: Tensor, layout: Layout, dtype: Optional[DataType] = None, memory_config: Optional[MemoryConfig] = None
 ) -> Tensor:
-    """Host built-in, not a kernel: the same values in another page layout (and optionally dtype)."""
+    """The same values in another page layout (and optionally dtype); the tensor itself when nothing changes."""
     check_tensor(tensor, "tensor")
     layout = check_layout(layout)
-    check_layout_supports(tensor.dtype if dtype is None else check_dtype(dtype), layout)
+    new_dtype = tensor.dtype if dtype is None else check_dtype(dtype)
+    check_layout_supports(new_dtype, layout)
+    if layout is tensor.layout and new_dtype is tensor.dtype and memory_config is None:
+        return tensor
+    if tensor.device() is not None and new_dtype is tensor.dtype and converts_on_device(tensor):
+        output = allocate_tensor_on_device(
+            list(tensor.shape), new_dtype, layout, tensor.device(), memory_config or tensor.memory_config()
+        )
+        return to_layout_on_device(tensor, output)
+    count_host_computation("to_layout")
     return place_like(device_shards(tensor), tensor, dtype=dtype, layout=layout, memory_config=memory_config)
 
 
+def _resolved_shape(old_shape, shape) -> list[int]:
+    """`shape` with its -1 resolved against `old_shape`, by torch's rules and errors (on the meta
+    device: no values are touched)."""
+    return list(torch.empty(tuple(old_shape), device="meta").reshape(tuple(shape)).shape)
+
+
+def _keeps_pages(tensor: Tensor, shape) -> bool:
+    kept = 1 if tensor.layout is Layout.ROW_MAJOR else 2
+    return len(shape) >= kept and len(tensor.shape) >= kept and tuple(shape[-kept:]) == tuple(tensor.shape[-kept:])
+
+
 def reshape(tensor: Tensor, shape, *, memory_config: Optional[MemoryConfig] = None) -> Tensor:
-    """Host built-in, not a kernel: the same values (row-major order) in a new logical shape; one
-    dim may be -1."""
+    """The same values (row-major order) in a new logical shape; one dim may be -1."""
     check_tensor(tensor, "tensor")
-    shards = device_shards(tensor)
     try:
-        reshaped = [shard.reshape(tuple(shape)) for shard in shards]
+        new_shape = check_shape(_resolved_shape(tensor.shape, shape))
     except (RuntimeError, TypeError) as e:
         raise ValueError(f"cannot reshape {list(tensor.shape)} to {list(shape)}") from e
-    check_shape(reshaped[0].shape)
+    if tensor.device() is not None and _keeps_pages(tensor, new_shape):
+        tensor._check_on_device()
+        config = check_memory_config(memory_config or tensor.memory_config())
+        return Tensor(new_shape, tensor.dtype, tensor.layout, config, tensor.device(), tensor._buffers)
+    count_host_computation("reshape")
+    reshaped = [shard.reshape(tuple(new_shape)) for shard in device_shards(tensor)]
     return place_like(reshaped, tensor, memory_config=memory_config)
 
 
+@host_builtin
 def typecast(tensor: Tensor, dtype: DataType, *, memory_config: Optional[MemoryConfig] = None) -> Tensor:
     """Host built-in, not a kernel: the values converted to dtype (floats to integers truncate toward
     zero; values outside an integer dtype's range are a ValueError)."""

@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as _program
 from ttnn_moe.emu.device import Device, MeshDevice
+from ttnn_moe.emu.run_log import note_run
 from ttnn_moe.emu.tensor import Tensor
 
 _last_run_counters: Optional[dict] = None
@@ -74,6 +75,7 @@ def generic_op(io_tensors: Sequence[Tensor], program_descriptor) -> Tensor:
             f"got {type(program_descriptor).__name__}"
         )
     _last_run_counters = counters
+    note_run(counters)
     return io_tensors[-1]
 
 

@@ -18,6 +18,7 @@ import torch
 from ttnn_moe._C import program as _program
 from ttnn_moe.emu import pages as _pages
 from ttnn_moe.emu.device import MeshDevice, _DeviceGroup
+from ttnn_moe.emu.host_traffic import count_device_read
 from ttnn_moe.emu.types import (
     DataType,
     Layout,
@@ -162,6 +163,7 @@ class Tensor:
         if self._device is None:
             return list(self._host_pages)
         self._check_on_device()
+        count_device_read(repr(self))
         return [chip.read(self._buffers.address, self.page_size, self.nbytes) for chip in self._device._chips]
 
 

@@ -1,0 +1,94 @@
+"""to_layout between ROW_MAJOR and TILE as a device program (kernels/layout_convert).
+
+Work is split by tile rows over the worker grid. ROW_MAJOR -> TILE: a reader gathers the
+32 row segments of a strip of tile columns, tilize_block makes the tiles, a writer stores
+them; TILE -> ROW_MAJOR the other way round (untilize_block). Values pass unchanged:
+4-byte formats go through an fp32 DST. `converts_on_device` says which tensors it takes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ttnn_moe._C import program as _program
+from ttnn_moe.emu import kernel_programs as kp
+from ttnn_moe.emu.pages import matrix_view
+from ttnn_moe.emu.tensor import Tensor
+from ttnn_moe.emu.types import TILE_SIZE, Layout
+
+_READ_STRIPS = "layout_convert/dataflow/read_row_strips.cpp"
+_WRITE_STRIPS = "layout_convert/dataflow/write_row_strips.cpp"
+_TILIZE = "layout_convert/compute/tilize_blocks.cpp"
+_UNTILIZE = "layout_convert/compute/untilize_blocks.cpp"
+_READ_PAGES = "page_copy/dataflow/read_pages.cpp"
+_WRITE_PAGES = "page_copy/dataflow/write_pages.cpp"
+
+
+def converts_on_device(t: Tensor) -> bool:
+    """Element formats whose ROW_MAJOR rows start on DRAM-aligned addresses."""
+    if t.dtype.is_block_float:
+        return False
+    row_bytes = matrix_view(t.shape)[2] * t.dtype.element_bytes
+    return row_bytes % t.device().chips[0].dram_alignment == 0
+
+
+def _block(tile_cols: int, element_bytes: int) -> int:
+    """Tile columns per strip: the most DST holds at once (8 tiles of 16 bits, 4 of 32) that divide the width."""
+    most = 8 if element_bytes <= 2 else 4
+    return max(b for b in range(1, most + 1) if tile_cols % b == 0)
+
+
+def to_layout_on_device(t: Tensor, output: Tensor) -> Tensor:
+    """output (allocated: t's shape and dtype in the other layout) <- t's values."""
+    tilize = t.layout is Layout.ROW_MAJOR
+    row_major, tiled = (t, output) if tilize else (output, t)
+    batch, rows, width = matrix_view(t.shape)
+    tile_rows, tile_cols = math.ceil(rows / TILE_SIZE), math.ceil(width / TILE_SIZE)
+    element_bytes = t.dtype.element_bytes
+    block = _block(tile_cols, element_bytes)
+    rm, tl = row_major.to_arg(), tiled.to_arg()
+    grid = t.device().compute_with_storage_grid_size()
+    ranges = [r for r in kp.split(batch * tile_rows, min(batch * tile_rows, grid.x * grid.y)) if r[1]]
+    coords = kp.worker_cores(grid, len(ranges))
+    cores = kp.cores_of(coords)
+
+    strip_args, page_args, compute_args = [], [], []
+    for (x, y), (first, count) in zip(coords, ranges):
+        core = _program.CoreCoord(x, y)
+        geometry = [element_bytes, rows, width, tile_rows, tile_cols, block, first, count]
+        strip_args.append((core, [rm.address, rm.page_size] + geometry))
+        page_args.append((core, [tl.address, tl.page_size, first * tile_cols, count * tile_cols]))
+        compute_args.append((core, [count * tile_cols // block, block]))
+
+    compute_config = _program.ComputeConfigDescriptor()
+    compute_config.fp32_dest_acc_en = element_bytes == 4
+    strips = _program.KernelDescriptor(
+        kernel_source=kp.kernel_path(_READ_STRIPS if tilize else _WRITE_STRIPS),
+        core_ranges=cores,
+        compile_time_args=kp.accessor_args(rm),
+        named_compile_time_args=[("cb_rows", 0 if tilize else 1)],
+        runtime_args=strip_args,
+        config=_program.ReaderConfigDescriptor() if tilize else _program.WriterConfigDescriptor(),
+    )
+    tile_pages = _program.KernelDescriptor(
+        kernel_source=kp.kernel_path(_WRITE_PAGES if tilize else _READ_PAGES),
+        core_ranges=cores,
+        compile_time_args=kp.accessor_args(tl),
+        named_compile_time_args=[("cb_pages", 1 if tilize else 0)],
+        runtime_args=page_args,
+        config=_program.WriterConfigDescriptor() if tilize else _program.ReaderConfigDescriptor(),
+    )
+    convert = _program.KernelDescriptor(
+        kernel_source=kp.kernel_path(_TILIZE if tilize else _UNTILIZE),
+        core_ranges=cores,
+        named_compile_time_args=[("cb_rows", 0), ("cb_tiles", 1)] if tilize else [("cb_tiles", 0), ("cb_rows", 1)],
+        runtime_args=compute_args,
+        config=compute_config,
+    )
+    tile_bytes = TILE_SIZE * TILE_SIZE * element_bytes
+    program = _program.ProgramDescriptor(
+        kernels=[strips, convert, tile_pages] if tilize else [tile_pages, convert, strips],
+        cbs=[kp.page_cb(i, 2 * block, tile_bytes, t.to_arg().dtype, cores) for i in (0, 1)],
+    )
+    kp.run_op("to_layout", [t], [output], program)
+    return output
