@@ -32,7 +32,25 @@ def _resolve(backend: str):
     raise ValueError(f"TTNN_MOE_BACKEND must be one of {BACKENDS}, got {backend!r}")
 
 
+def ttmetal_ops():
+    """Tenstorrent's own ttnn ops that run as device programs on this backend, as attributes: on
+    hardware the real `ttnn` (all of them); in the emulator the ones `ttnn_moe.emu.ttmetal` builds from
+    the 0.81.1 wheel's program factories and kernels (the wheel is fetched into the cache on first use).
+    Model code asks `hasattr(ttmetal_ops(), name)` before using one."""
+    if BACKEND == "hardware":
+        return ttnn
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from ttnn_moe.emu import ttmetal  # noqa: PLC0415
+    from ttnn_moe.emu.ttmetal import eltwise_binary  # noqa: PLC0415
+
+    from tools.tt_wheel import ensure_ttnn_wheel  # noqa: PLC0415
+
+    ttmetal.use_wheel(ensure_ttnn_wheel())
+    return SimpleNamespace(mul=eltwise_binary.mul, add=eltwise_binary.add)
+
+
 BACKEND = os.environ.get("TTNN_MOE_BACKEND", "emulator")
 ttnn = _resolve(BACKEND)
 
-__all__ = ["BACKEND", "ttnn", "ttnn_moe"]
+__all__ = ["BACKEND", "ttmetal_ops", "ttnn", "ttnn_moe"]
