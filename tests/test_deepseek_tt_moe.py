@@ -1,7 +1,8 @@
 """TtMoE (the MoE layer on emulated meshes) against the fp32 reference and transformers' DeepseekV3MoE.
 
 Every forward runs our kernels (dense dispatch, grouped moe_bmm, local reduce, dense combine) in the
-Tensix emulator, with the emulator's host built-ins around them.
+Tensix emulator, with the emulator's device programs for ttnn's collectives and layout changes around
+them.
 """
 
 import importlib

@@ -43,7 +43,7 @@ from models.deepseek_v3.tt.emulator_counters import (
 )
 from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES, load_tt_moe_weights
 from models.deepseek_v3.tt.op_flow import DeviceOp, OpFlowRecorder, format_op_flow
-from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
+from models.deepseek_v3.tt.ttnn_api import emulator, ttnn, ttnn_moe
 from models.deepseek_v3.weights import RandomMoELayer
 
 CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
@@ -103,10 +103,10 @@ class _MeshRun:
 def _forward_recording_ops(moe: TtMoE, x_mesh, observe) -> tuple[object, list[DeviceOp]]:
     """moe(x_mesh) with `observe` as its observer; with the emulator, also the device ops it ran and
     a log of the host work it did (host computations, device reads: none expected)."""
-    if not hasattr(ttnn, "record_runs"):  # the real ttnn: no emulator counters
+    if emulator is None:  # the real ttnn: no emulator counters
         return moe(x_mesh, observer=observe), []
-    before = ttnn.host_traffic()
-    with ttnn.record_runs() as runs:
+    before = emulator.host_traffic()
+    with emulator.record_runs() as runs:
         recorder = OpFlowRecorder(runs)
 
         def both(stage: str, t) -> None:
@@ -114,7 +114,7 @@ def _forward_recording_ops(moe: TtMoE, x_mesh, observe) -> tuple[object, list[De
             observe(stage, t)
 
         y = moe(x_mesh, observer=both)
-    traffic = ttnn.host_traffic() - before
+    traffic = emulator.host_traffic() - before
     logger.info(f"the layer as device ops ({len(recorder.ops)} ops, {len(runs)} mesh program launches):")
     for line in format_op_flow(recorder.ops):
         logger.info(line)

@@ -20,7 +20,7 @@ from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES
 from models.deepseek_v3.tt.op_flow import OpFlowRecorder, format_op_flow
-from models.deepseek_v3.tt.ttnn_api import ttnn
+from models.deepseek_v3.tt.ttnn_api import emulator, ttnn
 from models.deepseek_v3.tt_baseline import TtMoEBaseline
 from models.deepseek_v3.weights import RandomMoELayer
 
@@ -51,11 +51,11 @@ def run_ttmetal_demo(mesh: str, config_name: str, tokens: int, seed: int, expert
     try:
         layer = TtMoEBaseline(state_dict, config, mesh_device, expert_dtype=EXPERT_DTYPES[expert_dtype])
         x_mesh = input_to_mesh(x, mesh_device)
-        before = ttnn.host_traffic()
-        with ttnn.record_runs() as runs:
+        before = emulator.host_traffic()
+        with emulator.record_runs() as runs:
             recorder = OpFlowRecorder(runs)
             y = layer(x_mesh, observer=recorder)
-        host = ttnn.host_traffic() - before
+        host = emulator.host_traffic() - before
         y = output_to_torch(y)
     finally:
         ttnn.close_mesh_device(mesh_device)

@@ -52,5 +52,7 @@ def ttmetal_ops():
 
 BACKEND = os.environ.get("TTNN_MOE_BACKEND", "emulator")
 ttnn = _resolve(BACKEND)
+# The emulator's own instruments beyond ttnn's API (host_traffic, record_runs); None on hardware.
+emulator = ttnn if BACKEND == "emulator" else None
 
-__all__ = ["BACKEND", "ttmetal_ops", "ttnn", "ttnn_moe"]
+__all__ = ["BACKEND", "emulator", "ttmetal_ops", "ttnn", "ttnn_moe"]

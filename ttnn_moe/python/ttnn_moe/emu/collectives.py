@@ -69,6 +69,14 @@ def _output(t: Tensor, dim: int, size: int, memory_config, output_tensor: Option
     return output_tensor
 
 
+def _host_path_takes_no_output_tensor(output_tensor: Optional[Tensor], op: str) -> None:
+    if output_tensor is not None:
+        raise ValueError(
+            f"{op}: output_tensor is supported where the op runs on the fabric (a mesh line, a split along "
+            "whole pages); this call takes the host path"
+        )
+
+
 def all_gather(
     input_tensor: Tensor,
     dim: int,
@@ -93,6 +101,7 @@ def all_gather(
     if axis is not None and gather_pages(input_tensor, dim):
         out = _output(input_tensor, dim, input_tensor.shape[dim] * size, memory_config, output_tensor)
         return all_gather_on_fabric(input_tensor, out, dim, axis, num_links)
+    _host_path_takes_no_output_tensor(output_tensor, "all_gather")
     count_host_computation("all_gather")
     shards = compute_values(input_tensor)
     out = [None] * len(shards)
@@ -135,6 +144,7 @@ def reduce_scatter(
     if axis is not None and scatter_pages(input_tensor, dim, size):
         out = _output(input_tensor, dim, input_tensor.shape[dim] // size, memory_config, output_tensor)
         return reduce_scatter_on_fabric(input_tensor, out, dim, axis, num_links)
+    _host_path_takes_no_output_tensor(output_tensor, "reduce_scatter")
     count_host_computation("reduce_scatter")
     shards = compute_values(input_tensor)
     out = [None] * len(shards)

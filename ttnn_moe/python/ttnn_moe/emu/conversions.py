@@ -33,7 +33,8 @@ def to_layout(
     check_layout_supports(new_dtype, layout)
     if layout is tensor.layout and new_dtype is tensor.dtype and memory_config is None:
         return tensor
-    if tensor.device() is not None and new_dtype is tensor.dtype and converts_on_device(tensor):
+    changes_layout = layout is not tensor.layout
+    if changes_layout and tensor.device() is not None and new_dtype is tensor.dtype and converts_on_device(tensor):
         output = allocate_tensor_on_device(
             list(tensor.shape), new_dtype, layout, tensor.device(), memory_config or tensor.memory_config()
         )

@@ -10,6 +10,9 @@ from ttnn_moe._C import program as _program
 from ttnn_moe.emu.generic_op import generic_op, last_run_counters
 from ttnn_moe.profiler.session import active_profile
 
+# Kernel folders of the front end's own programs: they run only on the emulator (on hardware the
+# real ttnn ops run), so the real-ttnn matrix has no cases for them.
+EMULATOR_KERNEL_DIRS = ("ccl_line", "layout_convert", "page_copy")
 SCRATCH_PAGE_BYTES = 32  # kernels/common/dataflow/scratch.hpp: scratch CBs have 32-byte pages
 HEADER_BYTES = 128  # room for either fabric packet header (64 B in 1D, 96 B in 2D)
 
