@@ -306,6 +306,18 @@ void bind_emu(py::module_& parent) {
         },
         py::arg("name") = "", "The device-time model's parameters of an architecture (default: the current one).");
     m.def("kernel_include_dirs", []() { return KernelJit::instance().extra_include_dirs(); });
+    m.def(
+        "semaphore_l1_address",
+        [](uint32_t id) {
+            if (id >= params::L1_NUM_SEMAPHORES) {
+                throw py::value_error("semaphore id " + std::to_string(id) + " is out of range (0.." +
+                                      std::to_string(params::L1_NUM_SEMAPHORES - 1) + ")");
+            }
+            return ttnn_moe_emu::L1_SEMAPHORE_BASE + id * ttnn_moe_emu::L1_SEMAPHORE_STRIDE;
+        },
+        py::arg("id"),
+        "L1 offset of program semaphore `id`: the same on every core and device that declares it, so a kernel "
+        "can use it where tt-metal passes a global semaphore address.");
     bind_fabric(m);
 }
 

@@ -33,8 +33,9 @@ inline constexpr uint32_t NOC_ADDR_DEVICE_SHIFT = NOC_ADDR_LOCAL_BITS + 2 * NOC_
 inline constexpr uint64_t NOC_ADDR_LOCAL_MASK = (1ull << NOC_ADDR_LOCAL_BITS) - 1;
 inline constexpr uint32_t NOC_COORD_MASK = (1u << NOC_ADDR_NODE_ID_BITS) - 1;
 
-// NOC transfer alignment (Wormhole): DRAM 32 B, L1 16 B.
+// NOC transfer alignment (Wormhole noc_parameters.h): DRAM reads 32 B, DRAM writes and L1 16 B.
 inline constexpr uint32_t NOC_DRAM_ALIGNMENT = 32;
+inline constexpr uint32_t NOC_DRAM_WRITE_ALIGNMENT = 16;
 inline constexpr uint32_t NOC_L1_ALIGNMENT = 16;
 
 // NOC columns/rows that hold no worker: x = 0 and 5 carry the DRAM endpoints,

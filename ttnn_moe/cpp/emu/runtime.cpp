@@ -175,7 +175,8 @@ void Run::setup_cbs(size_t d, const ProgramDescriptor& p) {
         // The same address on every core of the range (kernels address remote CBs by their local address).
         uint32_t address = params::L1_CB_BASE;
         for (const auto& c : cores) address = std::max(address, core_at(d, c.x, c.y)->cb_top);
-        address = (address + params::L1_ALIGNMENT - 1) / params::L1_ALIGNMENT * params::L1_ALIGNMENT;
+        // tt-metal aligns every CB base to the DRAM alignment, so DRAM pages read into a CB are aligned.
+        address = (address + params::DRAM_ALIGNMENT - 1) / params::DRAM_ALIGNMENT * params::DRAM_ALIGNMENT;
         for (const auto& c : cores) {
             CoreState& core = *core_at(d, c.x, c.y);
             for (const auto& f : cb.format_descriptors) {

@@ -248,8 +248,10 @@ Endpoint resolve(uint64_t noc_addr, uint32_t size, const char* what) {
     return ep;
 }
 
-void check_alignment(const Endpoint& remote, uint64_t local_addr, const char* what) {
-    const uint32_t alignment = remote.dram ? params::NOC_DRAM_ALIGNMENT : params::NOC_L1_ALIGNMENT;
+void check_alignment(const Endpoint& remote, uint64_t local_addr, bool read, const char* what) {
+    const uint32_t alignment = !remote.dram ? params::NOC_L1_ALIGNMENT
+                               : read       ? params::NOC_DRAM_ALIGNMENT
+                                            : params::NOC_DRAM_WRITE_ALIGNMENT;
     if ((remote.local & (alignment - 1)) != (local_addr & (alignment - 1))) {
         fail(std::string(what) + ": misaligned NOC transfer: " + (remote.dram ? "DRAM" : "L1") + " address " +
              hex(remote.local) + " and local L1 address " + hex(local_addr) + " differ modulo " +
@@ -376,7 +378,7 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     services::count_call();
     CoreState& self = *t_inst->core;
     const Endpoint ep = resolve(src, size, "noc read");
-    check_alignment(ep, dst_local, "noc read");
+    check_alignment(ep, dst_local, true, "noc read");
     const uint32_t dst_offset = l1_offset(dst_local, size, "noc read destination");
     t_inst->pending_reads.push_back({dst_offset, std::vector<uint8_t>(ep.ptr, ep.ptr + size)});
     services::run().time().noc_read(*t_inst, ep.core, static_cast<int>(ep.bank), size);
@@ -396,7 +398,7 @@ void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     services::check_no_pending_read(src_offset, size, "noc write from L1 " + hex(src_local));
     const uint8_t* src = self.l1 + src_offset;
     const Endpoint ep = resolve(dst, size, "noc write");
-    check_alignment(ep, src_local, "noc write");
+    check_alignment(ep, src_local, false, "noc write");
     // A small write into L1 may be a semaphore (noc_semaphore_set_remote): its words get arrival times.
     uint32_t before[kTimedWordWrite / 4] = {};
     const bool word_update = !ep.dram && size <= kTimedWordWrite && size % 4 == 0 && ep.local % 4 == 0;

@@ -26,6 +26,8 @@ constexpr uint32_t NOC_UNICAST_WRITE = 0;
 constexpr uint32_t NOC_UNICAST_INLINE_WRITE = 1;
 constexpr uint32_t NOC_UNICAST_ATOMIC_INC = 2;
 constexpr uint32_t NOC_FUSED_UNICAST_ATOMIC_INC = 3;
+// What a packet delivers past the bytes its sender wrote into the buffer slot.
+constexpr uint8_t kStaleSlotByte = 0xA5;
 
 std::string hex(uint64_t v) {
     std::ostringstream o;
@@ -216,9 +218,15 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
         fail("fabric send on " + c.name() + ": NocSendType " + std::to_string(type) +
              " is not emulated (unicast write, inline write, atomic inc and fused write + inc are)");
     }
-    if (writes && header.payload_size != p.payload.size()) {
+    // The router forwards the header's payload size from the buffer slot. tt-metal's CCL helpers round it up
+    // to the L1 alignment past the bytes they sent; the rest of the slot holds stale bytes (a fill pattern here).
+    const size_t sent = p.payload.size();
+    const size_t rounded = (sent + params::NOC_L1_ALIGNMENT - 1) / params::NOC_L1_ALIGNMENT * params::NOC_L1_ALIGNMENT;
+    if (writes && header.payload_size > sent && header.payload_size <= rounded) {
+        p.payload.resize(header.payload_size, kStaleSlotByte);
+    } else if (writes && header.payload_size != sent) {
         fail("fabric send on " + c.name() + ": the header says " + std::to_string(header.payload_size) +
-             " payload bytes but " + std::to_string(p.payload.size()) + " were sent");
+             " payload bytes but " + std::to_string(sent) + " were sent");
     }
     if (!writes && !p.payload.empty()) {
         fail("fabric send on " + c.name() + ": a payload of " + std::to_string(p.payload.size()) + " bytes with a " +
@@ -227,6 +235,7 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
 
     std::string error;
     std::vector<Hop> hops;
+    size_t first_destination_hop = 0;  // hops[i].to is a destination for i >= this (all but a multicast's last)
     const bool mesh_2d = mesh.topology() == Topology::Mesh;
     switch (header.route) {
         case FabricRoute::Hops:
@@ -235,6 +244,17 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
             hops = header.route == FabricRoute::Hops
                        ? mesh.route_hops(c.src_chip, c.direction, header.hops, error)
                        : mesh.route_to_line_chip(c.src_chip, c.direction, header.dst_chip_id, error);
+            first_destination_hop = hops.empty() ? 0 : hops.size() - 1;
+            break;
+        case FabricRoute::LineMulticast:
+            if (mesh_2d) fail("fabric send on " + c.name() + ": a 1D multicast route on a 2D Mesh fabric");
+            if (header.hops == 0 || header.range_hops == 0) {
+                error = "a multicast must start at least one hop away and cover at least one chip (start " +
+                        std::to_string(header.hops) + ", range " + std::to_string(header.range_hops) + ")";
+            } else {
+                hops = mesh.route_hops(c.src_chip, c.direction, header.hops + header.range_hops - 1, error);
+                first_destination_hop = header.hops - 1;
+            }
             break;
         case FabricRoute::MeshDevice:
             if (!mesh_2d) fail("fabric send on " + c.name() + ": a 2D (mesh) route on a 1D fabric");
@@ -243,6 +263,7 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
                         std::to_string(mesh.mesh_id()) + " exists; routing between meshes is not emulated)";
             } else {
                 hops = mesh.route_2d(c.src_chip, c.direction, header.dst_chip_id, error);
+                first_destination_hop = hops.empty() ? 0 : hops.size() - 1;
             }
             break;
         default:
@@ -250,18 +271,24 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
             break;
     }
     if (hops.empty()) fail("fabric route error on " + c.name() + ": " + error);
-    p.dst_chip = hops.back().to;
     p.route = route_text(mesh, hops);
-    const int dst_index = run_.device_index_of(p.dst_chip);
-    if (dst_index < 0) {
-        fail("fabric send on " + c.name() + " to " + mesh.chip_name(p.dst_chip) +
-             ": that device runs no program in this run (mesh programs that talk over the fabric must run together)");
+    for (size_t i = first_destination_hop; i < hops.size(); ++i) {
+        const uint32_t chip = hops[i].to;
+        const int dst_index = run_.device_index_of(chip);
+        if (dst_index < 0) {
+            fail("fabric send on " + c.name() + " to " + mesh.chip_name(chip) +
+                 ": that device runs no program in this run (mesh programs that talk over the fabric must run "
+                 "together)");
+        }
+        p.dst_chips.push_back(chip);
+        p.dst_device_indices.push_back(static_cast<size_t>(dst_index));
     }
-    p.dst_device_index = static_cast<size_t>(dst_index);
 
     FabricTraffic& traffic = run_.counters_of(*inst.core).fabric;
     const uint64_t bytes = p.payload.size();
-    traffic.flows[{c.src_chip, p.dst_chip, c.link, inst.core->lx, inst.core->ly, type}].add(1, bytes);
+    for (const uint32_t chip : p.dst_chips) {
+        traffic.flows[{c.src_chip, chip, c.link, inst.core->lx, inst.core->ly, type}].add(1, bytes);
+    }
     for (const Hop& h : hops) traffic.links[{h.from, h.to, c.link}].add(1, bytes);
 
     std::vector<uint32_t> chips{c.src_chip};
@@ -327,7 +354,11 @@ bool FabricRun::advance(bool stalled) {
 }
 
 void FabricRun::deliver(const Connection& c, const Packet& p) {
-    Device& dev = run_.device(p.dst_device_index);
+    for (const size_t dst_device_index : p.dst_device_indices) deliver_to(c, p, dst_device_index);
+}
+
+void FabricRun::deliver_to(const Connection& c, const Packet& p, size_t dst_device_index) {
+    Device& dev = run_.device(dst_device_index);
     auto error = [&](const std::string& why) {
         throw EmuError(c.owner + ": fabric packet (" + send_type_name(p.header.noc_send_type) + ") on " + c.name() +
                        ", route " + p.route + ": " + why);
@@ -348,11 +379,12 @@ void FabricRun::deliver(const Connection& c, const Packet& p) {
                 error(std::to_string(size) + " bytes at DRAM bank " + std::to_string(bank) + " address " + hex(local) +
                       " of device " + std::to_string(dev.id()) + " are outside every allocated buffer");
             }
-            if (local % params::NOC_DRAM_ALIGNMENT != 0)
-                error("DRAM address " + hex(local) + " is not 32-byte aligned");
+            if (local % params::NOC_DRAM_WRITE_ALIGNMENT != 0)
+                error("DRAM address " + hex(local) + " is not " + std::to_string(params::NOC_DRAM_WRITE_ALIGNMENT) +
+                      "-byte aligned");
             return buf->at(static_cast<uint32_t>(bank), static_cast<uint32_t>(local));
         }
-        CoreState* core = run_.core_at_noc(p.dst_device_index, x, y);
+        CoreState* core = run_.core_at_noc(dst_device_index, x, y);
         if (!core) {
             error("NOC (" + std::to_string(x) + ", " + std::to_string(y) + ") of device " + std::to_string(dev.id()) +
                   " is no core that runs a kernel in this program");

@@ -28,8 +28,9 @@ namespace ttnn_moe::emu::fabric {
 struct Packet {
     ttnn_moe_emu::FabricPacket header;
     std::vector<uint8_t> payload;
-    size_t dst_device_index = 0;
-    uint32_t dst_chip = 0;
+    // Where it lands: one chip, or every chip of a 1D multicast's range (nearest first).
+    std::vector<size_t> dst_device_indices;
+    std::vector<uint32_t> dst_chips;
     uint64_t ready_pass = 0;
     uint64_t arrival_cycle = 0;  // in the device-time model (emu/timing)
     std::string route;           // "chip 0 (0, 0) -> chip 1 (0, 1)"
@@ -85,6 +86,7 @@ private:
     // The fabric of the mesh a device belongs to, or an error naming the device.
     const MeshFabric& mesh_of(const Instance& inst, const char* what);
     void deliver(const Connection& c, const Packet& p);
+    void deliver_to(const Connection& c, const Packet& p, size_t dst_device_index);
     uint64_t next_random();
 
     Run& run_;

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 
 #include "hostdevcommon/fabric_common.h"
@@ -58,6 +59,28 @@ struct NocUnicastAtomicIncFusedCommandHeader {
     uint32_t val;
     bool flush;
 };
+// Up to four NOC addresses one payload is cut across; chunk_size gives all but the last.
+inline constexpr size_t NOC_SCATTER_WRITE_MAX_CHUNKS = 4;
+struct NocUnicastScatterCommandHeader {
+    uint64_t noc_address[NOC_SCATTER_WRITE_MAX_CHUNKS];
+    uint16_t chunk_size[NOC_SCATTER_WRITE_MAX_CHUNKS - 1];
+    uint8_t chunk_count;
+    uint8_t chunk_encoding;
+    NocUnicastScatterCommandHeader(std::initializer_list<uint64_t> addresses,
+                                   std::initializer_list<uint16_t> chunk_sizes = {})
+        : noc_address{}, chunk_size{}, chunk_count(static_cast<uint8_t>(addresses.size())), chunk_encoding(0) {
+        size_t i = 0;
+        for (uint64_t a : addresses) noc_address[i++ % NOC_SCATTER_WRITE_MAX_CHUNKS] = a;
+        i = 0;
+        for (uint16_t c : chunk_sizes) chunk_size[i++ % (NOC_SCATTER_WRITE_MAX_CHUNKS - 1)] = c;
+    }
+};
+// 1D chip multicast: the chips start_distance_in_hops .. start + range_hops - 1 along the line.
+struct MulticastRoutingCommandHeader {
+    uint8_t start_distance_in_hops;
+    uint8_t range_hops;
+};
+static_assert(sizeof(MulticastRoutingCommandHeader) == 2);
 static_assert(sizeof(NocUnicastCommandHeader) == 8);
 static_assert(sizeof(NocUnicastInlineWriteCommandHeader) == 16);
 static_assert(sizeof(NocUnicastAtomicIncCommandHeader) == 16);
@@ -96,6 +119,17 @@ public:
     // Builders on a header in L1 (volatile), the form the fabric wrappers use.
     volatile Derived* to_chip_unicast(uint8_t distance_in_hops) volatile {
         static_cast<volatile Derived*>(this)->to_chip_unicast_impl(distance_in_hops);
+        return static_cast<volatile Derived*>(this);
+    }
+    volatile Derived* to_chip_multicast(const MulticastRoutingCommandHeader& mcast) volatile {
+        static_cast<volatile Derived*>(this)->to_chip_multicast_impl(mcast);
+        return static_cast<volatile Derived*>(this);
+    }
+    // Scatter packets are refused when sent: the builder keeps the header intact but marks the type.
+    volatile Derived* to_noc_unicast_scatter_write(const NocUnicastScatterCommandHeader&,
+                                                   size_t payload_size_bytes) volatile {
+        this->noc_send_type = NOC_UNICAST_SCATTER_WRITE;
+        this->payload_size_bytes = static_cast<uint16_t>(payload_size_bytes);
         return static_cast<volatile Derived*>(this);
     }
     volatile Derived* to_noc_unicast_write(const NocUnicastCommandHeader& cmd, size_t payload_size_bytes) volatile {
@@ -141,6 +175,10 @@ public:
         as_volatile()->to_chip_unicast(distance_in_hops);
         return derived();
     }
+    Derived& to_chip_multicast(const MulticastRoutingCommandHeader& mcast) {
+        as_volatile()->to_chip_multicast(mcast);
+        return derived();
+    }
     Derived& to_noc_unicast_write(const NocUnicastCommandHeader& cmd, size_t payload_size_bytes) {
         as_volatile()->to_noc_unicast_write(cmd, payload_size_bytes);
         return derived();
@@ -166,8 +204,9 @@ private:
 
 // 1D header: 44 B of command + 8 B of routing fields, padded to 64 B.
 struct LowLatencyRoutingFields {
-    uint32_t value;            // hop count (emulator encoding)
-    uint32_t route_buffer[1];  // [0]: destination chip id + 1 when routed by chip id, else 0
+    uint32_t value;            // hop count, or a multicast's first hop (emulator encoding)
+    uint32_t route_buffer[1];  // [0]: destination chip id + 1 when routed by chip id, MULTICAST | range, or 0
+    static constexpr uint32_t MULTICAST = 0x80000000u;
 } __attribute__((packed));
 
 struct LowLatencyPacketHeader : public PacketHeaderBase<LowLatencyPacketHeader> {
@@ -177,6 +216,10 @@ struct LowLatencyPacketHeader : public PacketHeaderBase<LowLatencyPacketHeader> 
     void to_chip_unicast_impl(uint8_t distance_in_hops) volatile {
         this->routing_fields.value = distance_in_hops;
         this->routing_fields.route_buffer[0] = 0;
+    }
+    void to_chip_multicast_impl(const MulticastRoutingCommandHeader& mcast) volatile {
+        this->routing_fields.value = mcast.start_distance_in_hops;
+        this->routing_fields.route_buffer[0] = LowLatencyRoutingFields::MULTICAST | mcast.range_hops;
     }
 };
 static_assert(sizeof(LowLatencyPacketHeader) == 64, "the 1D header is 64 B as in tt-metal 0.81.1");
@@ -204,10 +247,18 @@ struct HybridMeshPacketHeaderT : PacketHeaderBase<HybridMeshPacketHeaderT<RouteB
 
     // 2D headers route by destination ids (fabric_set_unicast_route); the hop count is unused.
     void to_chip_unicast_impl(uint8_t) volatile {}
+    // 2D multicast routes (fabric_set_mcast_route) are not emulated.
+    void to_chip_multicast_impl(const MulticastRoutingCommandHeader&) volatile {
+        ttnn_moe_emu::fail("to_chip_multicast on a 2D (HybridMesh) packet header: 2D multicast is not emulated");
+    }
 } __attribute__((packed, aligned(16)));
 
 using HybridMeshPacketHeader = HybridMeshPacketHeaderT<>;
 static_assert(sizeof(HybridMeshPacketHeader) == 96, "the 2D header is 96 B as in tt-metal 0.81.1");
+
+// The unified-data-movement variant of the 2D header. Declared for helpers that test for it; no
+// emulated build selects it as PACKET_HEADER_TYPE.
+struct UDMHybridMeshPacketHeader : HybridMeshPacketHeader {};
 
 }  // namespace tt::tt_fabric
 
@@ -261,10 +312,15 @@ FabricPacket fabric_packet_of(const volatile Header& h) {
             break;  // the runtime rejects the type by number
     }
     if constexpr (std::is_same_v<Header, tt::tt_fabric::LowLatencyPacketHeader>) {
-        const uint32_t by_chip = h.routing_fields.route_buffer[0];
-        p.route = by_chip ? FabricRoute::LineDevice : FabricRoute::Hops;
+        const uint32_t route_word = h.routing_fields.route_buffer[0];
         p.hops = h.routing_fields.value;
-        p.dst_chip_id = by_chip ? by_chip - 1 : 0;
+        if (route_word & LowLatencyRoutingFields::MULTICAST) {
+            p.route = FabricRoute::LineMulticast;
+            p.range_hops = route_word & ~LowLatencyRoutingFields::MULTICAST;
+        } else {
+            p.route = route_word ? FabricRoute::LineDevice : FabricRoute::Hops;
+            p.dst_chip_id = route_word ? route_word - 1 : 0;
+        }
     } else {
         p.route = FabricRoute::MeshDevice;
         p.dst_chip_id = h.dst_start_chip_id;

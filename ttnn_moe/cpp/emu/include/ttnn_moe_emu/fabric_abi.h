@@ -16,9 +16,10 @@ inline constexpr uint32_t FABRIC_MAX_PAYLOAD_BYTES = 4096;
 
 // How a packet header names its destination chip.
 enum class FabricRoute : uint32_t {
-    Hops = 0,        // 1D: distance along the connection's line
-    LineDevice = 1,  // 1D: a chip id on the connection's line
-    MeshDevice = 2,  // 2D: destination (mesh id, chip id)
+    Hops = 0,           // 1D: distance along the connection's line
+    LineDevice = 1,     // 1D: a chip id on the connection's line
+    MeshDevice = 2,     // 2D: destination (mesh id, chip id)
+    LineMulticast = 3,  // 1D: every chip `hops` .. `hops + range_hops - 1` along the connection's line
 };
 
 // A packet header as the kernel hands it over, decoded by the header's own type.
@@ -29,11 +30,12 @@ struct FabricPacket {
     uint64_t semaphore_noc_address;  // fused write + increment: the increment target
     uint32_t value;                  // increment value, or the inline-write word
     FabricRoute route;
-    uint32_t hops;               // FabricRoute::Hops
+    uint32_t hops;               // FabricRoute::Hops; LineMulticast: the first chip's distance
     uint32_t dst_chip_id;        // FabricRoute::LineDevice / MeshDevice
     uint32_t dst_mesh_id;        // FabricRoute::MeshDevice
     uint32_t inline_payload_l1;  // payload sent right behind the header (0: none)
     uint32_t inline_payload_bytes;
+    uint32_t range_hops;  // FabricRoute::LineMulticast: how many chips, from `hops` on
 };
 
 struct FabricServices {

@@ -2,4 +2,5 @@
 #pragma once
 
 #include "api/debug/dprint.h"
+#include "ttnn_moe_emu/ilp32.h"
 #include "ttnn_moe_emu/kernel_common.h"

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "api/alignment.h"
 #include "api/compile_time_args.h"
 #include "api/debug/assert.h"
 #include "api/debug/dprint.h"

@@ -1,7 +1,10 @@
 // Route helpers of tt-metal 0.81.1's tt_fabric_api.h for the emulator:
 // fabric_set_unicast_route for 1D headers (hops or a chip on the line) and 2D
 // headers (destination chip and mesh ids), the first-hop direction of a
-// destination, and the direction of a connection's channel.
+// destination, and the direction of a connection's channel. Like the real
+// header it brings tt::tt_fabric into the global namespace (the CCL kernel
+// helpers name WorkerToFabricEdmSender and eth_chan_directions unqualified).
+// Sparse multicast routes are declared and fail to build when instantiated.
 #pragma once
 
 #include <cstdint>
@@ -45,4 +48,11 @@ bool fabric_set_unicast_route(volatile tt_l1_ptr LowLatencyPacketHeader* packet_
     return true;
 }
 
+template <typename PacketHeaderType>
+void fabric_set_sparse_multicast_route(volatile tt_l1_ptr PacketHeaderType*, uint16_t) {
+    static_assert(!sizeof(PacketHeaderType*), "fabric_set_sparse_multicast_route: sparse multicast is not emulated");
+}
+
 }  // namespace tt::tt_fabric
+
+using namespace tt::tt_fabric;
