@@ -42,12 +42,23 @@ def ttmetal_ops():
     from types import SimpleNamespace  # noqa: PLC0415
 
     from ttnn_moe.emu import ttmetal  # noqa: PLC0415
-    from ttnn_moe.emu.ttmetal import eltwise_binary  # noqa: PLC0415
+    from ttnn_moe.emu.ttmetal import (  # noqa: PLC0415
+        all_to_all_combine,
+        all_to_all_dispatch,
+        eltwise_binary,
+        moe_expert_token_remap,
+    )
 
     from tools.tt_wheel import ensure_ttnn_wheel  # noqa: PLC0415
 
     ttmetal.use_wheel(ensure_ttnn_wheel())
-    return SimpleNamespace(mul=eltwise_binary.mul, add=eltwise_binary.add)
+    return SimpleNamespace(
+        mul=eltwise_binary.mul,
+        add=eltwise_binary.add,
+        all_to_all_dispatch=all_to_all_dispatch.all_to_all_dispatch,
+        all_to_all_combine=all_to_all_combine.all_to_all_combine,
+        moe_expert_token_remap=moe_expert_token_remap.moe_expert_token_remap,
+    )
 
 
 BACKEND = os.environ.get("TTNN_MOE_BACKEND", "emulator")

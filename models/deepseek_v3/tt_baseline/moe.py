@@ -127,6 +127,8 @@ class TtMoEBaseline:
         # 4. Dispatch down the column.
         x_rm = step("ttnn.to_layout x -> ROW_MAJOR", ttnn.to_layout(x_full, ttnn.ROW_MAJOR_LAYOUT))
         x_rm = step("ttnn.reshape x", ttnn.reshape(x_rm, (B, 1, 1, H)))
+        # Our gate's indices are uint32; tt-metal's gate writes the uint16 the dispatch takes.
+        indices = step("ttnn.typecast topk indices -> uint16 (our gate)", ttnn.typecast(indices, ttnn.uint16))
         indices = step("ttnn.reshape topk indices", ttnn.reshape(indices, (B, 1, 1, K)))
         dispatched, metadata = ops.all_to_all_dispatch(x_rm, indices, w.expert_mapping, cluster_axis=DISPATCH_AXIS)
         step("ttnn.all_to_all_dispatch", dispatched)  # (1, T, 1, H) RM, metadata (1, T, 1, K)

@@ -30,8 +30,12 @@ class TtMetalFlowOps:
         for name in FLOW_OPS:
             if name in self.on_device:
                 setattr(self, name, getattr(device_ops, name))
-            else:
+            elif hasattr(stand_ins, name):
                 setattr(self, name, self._counted(name, getattr(stand_ins, name)))
+            else:
+                raise NotImplementedError(
+                    f"ttnn.{name} has neither a device program on this backend nor a host stand-in"
+                )
 
     def _counted(self, name: str, stand_in):
         def run(*args, **kwargs):
