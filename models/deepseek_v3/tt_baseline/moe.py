@@ -7,7 +7,8 @@ The flow, per device:
  1. ttnn.all_gather over the row (axis 1): (B, H/C) -> (B, H)
  2. gate: our `ttnn_moe.moe_gate` (the same routing as `TtMoE`; tt-metal's gate is its own generic_op)
  3. top-k weights to (K, 1, B, H) TILE: to_layout, reshape, repeat (H, 1, 1, 1), permute (3, 1, 2, 0)
- 4. ttnn.all_to_all_dispatch (axis 0) of x (B, 1, 1, H) ROW_MAJOR and the indices (B, 1, 1, K):
+ 4. ttnn.all_to_all_dispatch (axis 0) of x (B, 1, 1, H) ROW_MAJOR and the indices (B, 1, 1, K) uint16
+    (our gate's are uint32: one ttnn.typecast that tt-metal's gate does not need):
     (1, R*B, 1, H) with the rows routed here, and the metadata (1, R*B, 1, K)
  5. ttnn.moe_expert_token_remap of the remap mask repeated to (1, R*B, 1, E): the sparsity
     (1, 1, R*B/32, E_l) of 32-token blocks per local expert
