@@ -1,5 +1,6 @@
 """The benchmark scripts still run (at toy sizes): a broken benchmark is found by CI, not by the next reader."""
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +39,35 @@ def test_full_scale_benchmark_prints_its_table():
     tokens, wall, rss, expert_mib, executed, needed, ratio, pcc = row[1:]
     assert tokens == "32" and float(wall) > 0 and 0 < float(rss) < 8 and float(expert_mib) > 0
     assert executed == needed and ratio == "1.00" and float(pcc) >= 0.999
+
+
+def _vs_ttmetal():
+    spec = importlib.util.spec_from_file_location("vs_ttmetal", ROOT / "benchmarks" / "vs_ttmetal.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_vs_ttmetal_tables_on_a_toy_mesh(monkeypatch):
+    """The comparison's op rows and closing lines from real runs of both layers on a 2x4 mesh."""
+    bench = _vs_ttmetal()
+    monkeypatch.setitem(bench.MESHES, "toy", (2, 4))
+    results = {impl: bench.run_case(impl, "toy", "decode", "mini", "bfloat16", 0) for impl in bench.IMPLEMENTATIONS}
+    ours, theirs = (bench.rows_of(results[impl]) for impl in bench.IMPLEMENTATIONS)
+    assert all(o.where == "device" and o.device_us > 0 for o in ours)
+    by_name = {o.name: o for o in theirs}
+    # ttnn.mul of two (K=8, 1, B=32, H=256) bf16 tensors on each of 8 devices: reads a and b, writes out.
+    weighted = by_name["ttnn.mul by topk weights"]
+    assert weighted.where == "device" and weighted.programs == 8
+    assert weighted.dram_bytes == 3 * 8 * 32 * 256 * 2 * 8
+    assert by_name["ttnn.sparse_matmul w1"].where == "host" and by_name["ttnn.sparse_matmul w1"].device_us == 0
+    assert "sparse_matmul" in results["tt-metal classic"]["host_steps"]
+    layer = bench.layer_row(theirs)
+    assert layer.where == "host" and layer.device_us == sum(o.device_us for o in theirs)
+    lines = bench.final_lines(results)
+    assert lines[-2] == "TG decode layer, ours / tt-metal classic modeled device time: nan"
+    assert lines[-1] == "TG decode layer, ours / tt-metal optimized modeled device time: nan"
+    assert "not in modeled device time" in lines[-4] and "not emulated" in lines[-3]
+    table = bench.format_ops("ours", ours)
+    assert table[-1].split()[0] == "layer" and len(table) == len(ours) + 3

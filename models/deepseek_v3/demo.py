@@ -258,6 +258,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="routed experts' weight dtype on the devices",
     )
     parser.add_argument("--allow-large", action="store_true", help="allow building weights over 4 GiB")
+    parser.add_argument(
+        "--path", choices=["ours", "ttmetal-classic"], default="ours", help="our layer or tt-metal's classic flow"
+    )
     # A checkpoint's layer instead of random weights (dimensions from its config.json).
     parser.add_argument("--checkpoint", help="safetensors checkpoint directory (official fp8 or transformers layout)")
     parser.add_argument("--layer", type=int, help="with --checkpoint: the MoE layer to run")
@@ -292,6 +295,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.checkpoint is None:
                     raise ValueError(f"--layer {args.layer} needs --checkpoint PATH")
                 result = _run_checkpoint(args)
+            elif args.path == "ttmetal-classic":
+                from models.deepseek_v3.ttmetal_demo import run_ttmetal_demo  # noqa: PLC0415
+
+                result = run_ttmetal_demo(args.mesh, args.config, args.tokens, args.seed, args.expert_dtype)
             else:
                 result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.allow_large, args.expert_dtype)
     except ValueError as error:

@@ -32,9 +32,38 @@ def _resolve(backend: str):
     raise ValueError(f"TTNN_MOE_BACKEND must be one of {BACKENDS}, got {backend!r}")
 
 
+def ttmetal_ops():
+    """Tenstorrent's own ttnn ops that run as device programs on this backend, as attributes: on
+    hardware the real `ttnn` (all of them); in the emulator the ones `ttnn_moe.emu.ttmetal` builds from
+    the 0.81.1 wheel's program factories and kernels (the wheel is fetched into the cache on first use).
+    Model code asks `hasattr(ttmetal_ops(), name)` before using one."""
+    if BACKEND == "hardware":
+        return ttnn
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from ttnn_moe.emu import ttmetal  # noqa: PLC0415
+    from ttnn_moe.emu.ttmetal import (  # noqa: PLC0415
+        all_to_all_combine,
+        all_to_all_dispatch,
+        eltwise_binary,
+        moe_expert_token_remap,
+    )
+
+    from tools.tt_wheel import ensure_ttnn_wheel  # noqa: PLC0415
+
+    ttmetal.use_wheel(ensure_ttnn_wheel())
+    return SimpleNamespace(
+        mul=eltwise_binary.mul,
+        add=eltwise_binary.add,
+        all_to_all_dispatch=all_to_all_dispatch.all_to_all_dispatch,
+        all_to_all_combine=all_to_all_combine.all_to_all_combine,
+        moe_expert_token_remap=moe_expert_token_remap.moe_expert_token_remap,
+    )
+
+
 BACKEND = os.environ.get("TTNN_MOE_BACKEND", "emulator")
 ttnn = _resolve(BACKEND)
 # The emulator's own instruments beyond ttnn's API (host_traffic, record_runs); None on hardware.
 emulator = ttnn if BACKEND == "emulator" else None
 
-__all__ = ["BACKEND", "emulator", "ttnn", "ttnn_moe"]
+__all__ = ["BACKEND", "emulator", "ttmetal_ops", "ttnn", "ttnn_moe"]
