@@ -94,3 +94,18 @@ def test_the_hardware_backend_without_the_real_ttnn_stops_with_one_clear_line():
         "demo: TTNN_MOE_BACKEND=hardware needs the real ttnn 0.81.1 with torch (Python 3.10 or 3.12, tt-metal's "
         "environment on a Tenstorrent machine) and ttnn_moe built there: No module named 'ttnn'"
     ]
+
+
+def test_a_large_layer_converts_once_then_loads_from_the_weight_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TTNN_MOE_WEIGHT_CACHE", str(tmp_path))
+    monkeypatch.setattr(demo, "LARGE_WEIGHT_BYTES", 0)  # the mini layer counts as large here
+    first = demo.run_demo("t3k", "mini", tokens=8, allow_large=True)
+    files = sorted(p.name for p in tmp_path.rglob("*.tensor"))
+    assert len(files) == 2 * 8, files  # w1_w3 and w2 of each of the 8 devices
+
+    def no_conversion(*args, **kwargs):
+        raise AssertionError("the second run converted experts instead of loading them")
+
+    monkeypatch.setattr(demo, "expert_shard_from_state_dict", lambda *a, **k: no_conversion)
+    second = demo.run_demo("t3k", "mini", tokens=8, allow_large=True)
+    assert second.pcc == first.pcc and torch.equal(second.expert_load, first.expert_load)

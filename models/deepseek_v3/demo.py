@@ -41,9 +41,10 @@ from models.deepseek_v3.tt.emulator_counters import (
     process_jit_stats,
     remote_token_rows,
 )
-from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES, load_tt_moe_weights
+from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES, expert_shard_from_state_dict, load_tt_moe_weights
 from models.deepseek_v3.tt.op_flow import DeviceOp, OpFlowRecorder, format_op_flow
 from models.deepseek_v3.tt.ttnn_api import emulator, ttnn, ttnn_moe
+from models.deepseek_v3.tt.weight_cache import ExpertWeightCache, cache_key, weight_cache_dir
 from models.deepseek_v3.weights import RandomMoELayer
 
 CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
@@ -167,8 +168,15 @@ def _run_on_mesh(
     rows, cols = mesh
     mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
     try:
-        # Expert by expert from the lazy layer: the host never holds the whole layer.
-        weights = load_tt_moe_weights(state_dict, config, mesh_device, expert_dtype=EXPERT_DTYPES[expert_dtype])
+        # Expert by expert from the lazy layer: the host never holds the whole layer. A large layer's
+        # converted experts go to the converted-weight cache, so the next run of it loads them.
+        dtype = EXPERT_DTYPES[expert_dtype]
+        source = expert_shard_from_state_dict(state_dict, dtype)
+        if weight_bytes(config) > LARGE_WEIGHT_BYTES:
+            store = ExpertWeightCache(weight_cache_dir() / cache_key(state_dict.fingerprint(), mesh, dtype))
+            logger.info(f"converted expert weights cached in {store.directory}")
+            source = store.wrap(source)
+        weights = load_tt_moe_weights(state_dict, config, mesh_device, expert_dtype=dtype, expert_source=source)
         moe = TtMoE.from_weights(weights, config, mesh_device)
         stage_shapes: dict[str, list[tuple[int, ...]]] = {}
         kept: dict[str, ttnn.Tensor] = {}

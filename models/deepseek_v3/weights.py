@@ -168,7 +168,7 @@ class RandomMoELayer(Mapping):
 
     def fingerprint(self) -> str:
         """Identity of these weights (for the converted-weight cache)."""
-        return f"random:seed{self.seed}:{self.config}:{self.dtype}"
+        return f"random-v1:seed{self.seed}:{self.config}:{self.dtype}"  # v: the generator scheme
 
 
 def random_moe_state_dict(
