@@ -323,7 +323,13 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                     << "// Generated: the emulator's entry point around one kernel source.\n"
                     << "#include \"emu_kernel_config.h\"\n"
                     << "#include \"ttnn_moe_emu/kernel_prelude.h\"\n"
-                    << "#include \"" << source_path << "\"\n"
+                    << "#include \"" << source_path
+                    << "\"\n"
+                    // Headers newer than the running extension (edited or pulled without a rebuild)
+                    // would call the wrong service slots: refuse to build instead of crashing.
+                    << "static_assert(ttnn_moe_emu::ABI_VERSION == TTNN_MOE_EMU_RUNTIME_ABI,\n"
+                    << "    \"the emulator's kernel headers do not match the built ttnn_moe extension "
+                       "(another ABI): rebuild it (bash scripts/setup.sh)\");\n"
                     << "extern \"C\" __attribute__((visibility(\"default\"))) void ttnn_moe_emu_kernel_entry(\n"
                     << "    const ttnn_moe_emu::Services* services) {\n"
                     << "    ttnn_moe_emu::services = services;\n"
@@ -345,6 +351,7 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                 // emulated L1 lives below 4 GiB); GCC accepts that narrowing cast only as a permissive extension.
                 argv.push_back("-fpermissive");
                 argv.push_back("-DKERNEL_BUILD");
+                argv.push_back("-DTTNN_MOE_EMU_RUNTIME_ABI=" + std::to_string(ttnn_moe_emu::ABI_VERSION));
                 argv.push_back("-DARCH_WORMHOLE");
                 argv.push_back("-DNOC_INDEX=" + std::to_string(s.noc_index));
                 switch (s.kind) {
