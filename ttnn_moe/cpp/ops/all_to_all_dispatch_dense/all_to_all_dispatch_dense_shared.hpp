@@ -68,6 +68,20 @@ enum : uint32_t {
 };
 }  // namespace dataflow_arg
 
+// Runtime args of the padding writer (write_padding.cpp, the core's other data-movement RISC and
+// NOC): it writes the zero padding rows of this device's blocks once the plan is laid out.
+namespace padding_arg {
+enum : uint32_t {
+    kTokensAddress,
+    kHidden,        // H
+    kNumExperts,    // E
+    kLocalExperts,  // E_l
+    kLineSize,      // D
+    kPosition,      // this device's position on the line
+    kCount,
+};
+}  // namespace padding_arg
+
 // Names of the named compile-time args: the scratch CBs and the semaphores.
 namespace named_arg {
 inline constexpr const char* kCbRow = "cb_row";                   // two token rows
@@ -80,7 +94,8 @@ inline constexpr const char* kCbIdxImage = "cb_idx_image";        // token_idx_m
 inline constexpr const char* kCbWeightImage = "cb_weight_image";  // routed_token_weights image
 inline constexpr const char* kCbStage = "cb_stage";               // staging of small reads and writes
 inline constexpr const char* kCbHeaders = "cb_headers";           // the fabric packet header
-inline constexpr const char* kSemInit = "sem_init";               // peers running this program
+inline constexpr const char* kCbZeroRow = "cb_zero_row";          // the padding writer's zero row
+inline constexpr const char* kSemInit = "sem_init";               // peers running this program, then: plan laid out
 inline constexpr const char* kSemCounts = "sem_counts";           // count packets landed
 inline constexpr const char* kSemLists = "sem_lists";             // list packets landed
 inline constexpr const char* kSemPayload = "sem_payload";         // a peer's rows and lists all landed

@@ -20,7 +20,8 @@
 // 5. Receive: after every peer's increment, walk the line's assignments to this
 //    device (the lists, in source order), write token_idx_map / weights /
 //    slot_source, and copy each remote token row from its first row to its other
-//    rows on this device (fan-out).
+//    rows on this device (fan-out). The blocks' zero padding rows are written meanwhile by
+//    write_padding.cpp on the other data-movement RISC and NOC, from the plan tables.
 // Counts and lists travel as fused write + increment packets (the routing-metadata
 // traffic class), token rows as plain writes (the payload class).
 //
@@ -44,7 +45,6 @@
 using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
 using dispatch_plan::ListEntry;
 using dispatch_plan::PlanTables;
-using dispatch_plan::round_up_tile;
 using moe_fabric::FabricLine;
 using moe_kernel::align_up;
 
@@ -499,10 +499,9 @@ uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) 
 }
 
 // Metadata outputs: slot_source zeros past the used slots, the token_idx_map and routed_token_weights
-// images, per local expert its count, offset and zero padding rows up to the block's tile
-// boundary, then num_slots.
+// images, per local expert its count and offset, then num_slots (the padding writer writes the
+// blocks' zero padding rows).
 void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t num_slots) {
-    const auto tokens = tensor<kTokens>(a);
     const auto slot_source_out = tensor<kSlotSource>(a);
     const auto counts_out = tensor<kCounts>(a);
     const auto offsets_out = tensor<kOffsets>(a);
@@ -515,7 +514,6 @@ void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uin
     noc_async_write_barrier();
     noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0), a.capacity * 4);
     noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0), a.capacity * 2);
-    moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // zero row for the padding of each block
     uint32_t local_slot = 0;
     for (uint32_t e = 0; e < a.num_experts && local_slot < a.local_experts; ++e) {
         if (plan.owner[e] != a.position) continue;
@@ -525,10 +523,6 @@ void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uin
         stage[0] = plan.offset[e];
         noc_async_write(s.stage, offsets_out.get_noc_addr(local_slot), 4);
         noc_async_write_barrier();
-        const uint32_t block_end = plan.offset[e] + round_up_tile(plan.kept[e]);
-        for (uint32_t r = plan.offset[e] + plan.kept[e]; r < block_end; ++r) {
-            noc_async_write(s.row, tokens.get_noc_addr(r), a.row_bytes());
-        }
         ++local_slot;
     }
     stage[0] = num_slots;
@@ -563,6 +557,9 @@ void kernel_main() {
     dispatch_plan::count_line_assignments(plan, args.num_experts, args.line_size, args.position,
                                           [&scratch](uint32_t q) { return scratch.counts_of(q); });
     dispatch_plan::lay_out_blocks(plan, args.num_experts, args.line_size, args.position, args.capacity, status);
+    // The padding writer (write_padding.cpp) may start: after the line barrier sem_init holds
+    // line_size - 1 and no peer increments it again.
+    noc_semaphore_set(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_init)), args.line_size);
 
     send_token_rows(args, scratch, plan, line);
     send_assignment_lists(args, scratch, plan, line);
