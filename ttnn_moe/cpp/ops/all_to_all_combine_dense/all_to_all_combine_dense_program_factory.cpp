@@ -16,9 +16,9 @@ using namespace shared;
 
 namespace {
 // CB ids (named compile-time args of the kernels).
-enum Cb : uint8_t { kCbRow, kCbPartial, kCbOut, kCbPresence, kCbStage, kCbHeaders, kCbAcc, kCbCount };
+enum Cb : uint8_t { kCbRow, kCbPartial, kCbOut, kCbPresence, kCbStage, kCbHeaders, kCbAcc, kCbCount, kCbHandoff };
 // Semaphore ids on the kernels' core.
-enum Semaphore : uint32_t { kSemInit = 0, kSemPartials = 1 };
+enum Semaphore : uint32_t { kSemInit = 0, kSemPartials = 1, kSemHandoffReady = 2, kSemHandoffDone = 3 };
 
 }  // namespace
 
@@ -58,13 +58,15 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
         // partials per chunk of the next token, read by the compute kernel (read_tile_value)
         scratch_cb(cores, kCbCount, DataFormat::UInt32, limits.dram_alignment),
+        // a token handed to the partial reader (plain L1 shared by both data-movement RISCs)
+        scratch_cb(cores, kCbHandoff, DataFormat::UInt32, limits.dram_alignment),
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
     check_l1_budget(
         kOpName, l1_bytes,
         "T=" + std::to_string(tokens) + ", H=" + std::to_string(s.hidden) + ", D=" + std::to_string(line_size));
-    for (uint32_t id : {kSemInit, kSemPartials}) {
+    for (uint32_t id : {kSemInit, kSemPartials, kSemHandoffReady, kSemHandoffDone}) {
         program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
     }
 
@@ -82,8 +84,27 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         {named_arg::kCbHeaders, kCbHeaders},
         {named_arg::kSemInit, kSemInit},
         {named_arg::kSemPartials, kSemPartials},
+        {named_arg::kCbHandoff, kCbHandoff},
+        {named_arg::kSemHandoffReady, kSemHandoffReady},
+        {named_arg::kSemHandoffDone, kSemHandoffDone},
     };
     kernel.config = WriterConfigDescriptor{};
+
+    // The partial reader on the other data-movement RISC (and NOC).
+    KernelDescriptor reader;
+    reader.kernel_source = kernels_root + "/all_to_all_combine_dense/dataflow/read_partials.cpp";
+    reader.core_ranges = cores;
+    append_runtime_page_size_accessor_args(io[kPartials], reader.compile_time_args);
+    reader.named_compile_time_args = {{named_arg::kCbHandoff, kCbHandoff},
+                                      {named_arg::kSemHandoffReady, kSemHandoffReady},
+                                      {named_arg::kSemHandoffDone, kSemHandoffDone}};
+    reader.config = ReaderConfigDescriptor{};
+    std::vector<uint32_t> reader_args(reader_arg::kCount);
+    reader_args[reader_arg::kPartialsAddress] = io[kPartials].address;
+    reader_args[reader_arg::kNumTokens] = tokens;
+    reader_args[reader_arg::kHidden] = s.hidden;
+    reader_args[reader_arg::kLineSize] = line_size;
+    reader.runtime_args.emplace_back(core, std::move(reader_args));
 
     KernelDescriptor sum;
     sum.kernel_source = kernels_root + "/all_to_all_combine_dense/compute/sum_partials.cpp";
@@ -122,6 +143,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     kernel.runtime_args.emplace_back(core, std::move(args));
     program.kernels.push_back(std::move(kernel));
     program.kernels.push_back(std::move(sum));
+    cached.address_slots.push_back({2, 0, reader_arg::kPartialsAddress, kPartials});
+    program.kernels.push_back(std::move(reader));
     cached.program = std::move(program);
     return cached;
 }

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "../common/common_shared.hpp"
+
 namespace ttnn_moe::all_to_all_combine_dense_shared {
 
 // Words of the combine_status record (1, kStatusWords), written by every device.
@@ -54,18 +56,41 @@ enum : uint32_t {
 };
 }  // namespace compute_arg
 
+// Runtime args of the partial reader (read_partials.cpp, the core's other data-movement RISC
+// and NOC): it reads a share of every token's partial rows into the block the dataflow kernel
+// reserved, so both NOCs' ports carry the partials.
+namespace reader_arg {
+enum : uint32_t {
+    kPartialsAddress,
+    kNumTokens,  // T
+    kHidden,     // H
+    kLineSize,   // D: cb_partial pages per chunk
+    kCount,
+};
+}  // namespace reader_arg
+
+// The handoff block (cb_handoff, plain L1) through which the dataflow kernel gives the partial
+// reader one token at a time: the reserved cb_partial block, the source positions whose rows
+// the reader fetches (bit q), and the page index within each chunk of the first of them.
+// sem_handoff_ready counts tokens handed over, sem_handoff_done tokens whose rows landed.
+enum HandoffWord : uint32_t { kHandoffBlock, kHandoffSources, kHandoffFirstPage, kHandoffWords };
+static_assert(common_shared::kMaxLineDevices <= 32, "a handoff names its source positions as bits of one word");
+
 // Names of the named compile-time args: CBs and semaphores.
 namespace named_arg {
-inline constexpr const char* kCbRow = "cb_row";              // two reduced rows (dataflow scratch)
-inline constexpr const char* kCbPartial = "cb_partial";      // a token's partial chunks, dataflow -> compute
-inline constexpr const char* kCbAcc = "cb_acc";              // fp32 accumulator (compute)
-inline constexpr const char* kCbOut = "cb_out";              // a token's summed chunks, compute -> dataflow
-inline constexpr const char* kCbCount = "cb_count";          // partials per chunk of the next token
-inline constexpr const char* kCbPresence = "cb_presence";    // D presence rows (dataflow scratch)
-inline constexpr const char* kCbStage = "cb_stage";          // staging of small reads and writes
-inline constexpr const char* kCbHeaders = "cb_headers";      // the fabric packet header
-inline constexpr const char* kSemInit = "sem_init";          // peers running this program
-inline constexpr const char* kSemPartials = "sem_partials";  // a peer's rows and presence landed
+inline constexpr const char* kCbRow = "cb_row";                       // two reduced rows (dataflow scratch)
+inline constexpr const char* kCbPartial = "cb_partial";               // a token's partial chunks, dataflow -> compute
+inline constexpr const char* kCbAcc = "cb_acc";                       // fp32 accumulator (compute)
+inline constexpr const char* kCbOut = "cb_out";                       // a token's summed chunks, compute -> dataflow
+inline constexpr const char* kCbCount = "cb_count";                   // partials per chunk of the next token
+inline constexpr const char* kCbPresence = "cb_presence";             // D presence rows (dataflow scratch)
+inline constexpr const char* kCbStage = "cb_stage";                   // staging of small reads and writes
+inline constexpr const char* kCbHeaders = "cb_headers";               // the fabric packet header
+inline constexpr const char* kSemInit = "sem_init";                   // peers running this program
+inline constexpr const char* kSemPartials = "sem_partials";           // a peer's rows and presence landed
+inline constexpr const char* kCbHandoff = "cb_handoff";               // a token handed to the partial reader
+inline constexpr const char* kSemHandoffReady = "sem_handoff_ready";  // tokens handed to the partial reader
+inline constexpr const char* kSemHandoffDone = "sem_handoff_done";    // tokens the partial reader finished
 }  // namespace named_arg
 
 // Staging of num_slots or the status record.

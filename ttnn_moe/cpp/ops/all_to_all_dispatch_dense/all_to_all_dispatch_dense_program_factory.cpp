@@ -24,7 +24,8 @@ enum Cb : uint8_t {
     kCbIdxImage,
     kCbWeightImage,
     kCbStage,
-    kCbHeaders
+    kCbHeaders,
+    kCbZeroRow
 };
 // Semaphore ids on the kernel's core.
 enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3 };
@@ -51,12 +52,15 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         scratch_cb(cores, kCbCounts, DataFormat::UInt32,
                    line_size * round_up(s.num_experts * 4, limits.dram_alignment)),
         scratch_cb(cores, kCbList, DataFormat::UInt32, assignments * kListEntryBytes),
-        scratch_cb(cores, kCbMapping, DataFormat::UInt32, mesh.num_devices() * s.mapping_element_bytes),
+        scratch_cb(cores, kCbMapping, DataFormat::UInt32,
+                   kMappingBatchRows * round_up(mesh.num_devices() * s.mapping_element_bytes, limits.dram_alignment)),
         scratch_cb(cores, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
         scratch_cb(cores, kCbIdxImage, DataFormat::UInt32, s.capacity * 4),
         scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, s.capacity * 2),
         scratch_cb(cores, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
+        // the padding writer's zero row
+        scratch_cb(cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
@@ -83,6 +87,23 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     kernel.config = WriterConfigDescriptor{};
 
+    // The padding writer on the other data-movement RISC (and NOC).
+    KernelDescriptor padding;
+    padding.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/write_padding.cpp";
+    padding.core_ranges = cores;
+    append_runtime_page_size_accessor_args(io[kTokens], padding.compile_time_args);
+    padding.named_compile_time_args = {
+        {named_arg::kCbTables, kCbTables}, {named_arg::kCbZeroRow, kCbZeroRow}, {named_arg::kSemInit, kSemInit}};
+    padding.config = ReaderConfigDescriptor{};
+    std::vector<uint32_t> padding_args(padding_arg::kCount);
+    padding_args[padding_arg::kTokensAddress] = io[kTokens].address;
+    padding_args[padding_arg::kHidden] = s.hidden;
+    padding_args[padding_arg::kNumExperts] = s.num_experts;
+    padding_args[padding_arg::kLocalExperts] = s.local_experts;
+    padding_args[padding_arg::kLineSize] = line_size;
+    padding_args[padding_arg::kPosition] = line.position;
+    padding.runtime_args.emplace_back(core, std::move(padding_args));
+
     CachedProgram cached;
     std::vector<uint32_t> args(dataflow_arg::kLineDevices);
     for (uint32_t i = 0; i < kNumIo; ++i) {
@@ -105,6 +126,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     append_route_args(mesh, line, fabric_node_ids, args);
     kernel.runtime_args.emplace_back(core, std::move(args));
     program.kernels.push_back(std::move(kernel));
+    cached.address_slots.push_back({1, 0, padding_arg::kTokensAddress, kTokens});
+    program.kernels.push_back(std::move(padding));
     cached.program = std::move(program);
     return cached;
 }

@@ -68,19 +68,34 @@ enum : uint32_t {
 };
 }  // namespace dataflow_arg
 
+// Runtime args of the padding writer (write_padding.cpp, the core's other data-movement RISC and
+// NOC): it writes the zero padding rows of this device's blocks once the plan is laid out.
+namespace padding_arg {
+enum : uint32_t {
+    kTokensAddress,
+    kHidden,        // H
+    kNumExperts,    // E
+    kLocalExperts,  // E_l
+    kLineSize,      // D
+    kPosition,      // this device's position on the line
+    kCount,
+};
+}  // namespace padding_arg
+
 // Names of the named compile-time args: the scratch CBs and the semaphores.
 namespace named_arg {
 inline constexpr const char* kCbRow = "cb_row";                   // two token rows
 inline constexpr const char* kCbOwn = "cb_own";                   // this device's ids, then weights
 inline constexpr const char* kCbCounts = "cb_counts";             // D count pages
 inline constexpr const char* kCbList = "cb_list";                 // one routing list
-inline constexpr const char* kCbMapping = "cb_mapping";           // one expert_mapping row
+inline constexpr const char* kCbMapping = "cb_mapping";           // kMappingBatchRows expert_mapping rows
 inline constexpr const char* kCbTables = "cb_tables";             // the plan tables
 inline constexpr const char* kCbIdxImage = "cb_idx_image";        // token_idx_map image
 inline constexpr const char* kCbWeightImage = "cb_weight_image";  // routed_token_weights image
 inline constexpr const char* kCbStage = "cb_stage";               // staging of small reads and writes
 inline constexpr const char* kCbHeaders = "cb_headers";           // the fabric packet header
-inline constexpr const char* kSemInit = "sem_init";               // peers running this program
+inline constexpr const char* kCbZeroRow = "cb_zero_row";          // the padding writer's zero row
+inline constexpr const char* kSemInit = "sem_init";               // peers running this program, then: plan laid out
 inline constexpr const char* kSemCounts = "sem_counts";           // count packets landed
 inline constexpr const char* kSemLists = "sem_lists";             // list packets landed
 inline constexpr const char* kSemPayload = "sem_payload";         // a peer's rows and lists all landed
@@ -100,9 +115,13 @@ inline constexpr uint32_t kMaxExperts = 1u << kListExpertBits;
 inline constexpr uint32_t kOwnEntryBytes = 4 + 2;
 // Staging of one ids row (K <= kMaxTopK words) or the status record.
 inline constexpr uint32_t kStageBytes = kMaxTopK * 4;
-// cb_stage holds kStageSlots slots of kStageBytes: a token's ids and weights, for two tokens in
-// flight while this device's assignments are read.
-inline constexpr uint32_t kStageSlots = 4;
+// Tokens whose ids and weights are read behind one barrier.
+inline constexpr uint32_t kTokenBatch = 16;
+// cb_stage holds kStageSlots slots of kStageBytes: a token's ids and weights, for a batch of
+// tokens in flight while this device's assignments are read.
+inline constexpr uint32_t kStageSlots = 2 * kTokenBatch;
+// expert_mapping rows read behind one barrier (cb_mapping holds them, DRAM-aligned).
+inline constexpr uint32_t kMappingBatchRows = 32;
 static_assert(kStatusWords * 4 <= kStageBytes, "the status record is staged in cb_stage");
 // Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
 inline constexpr uint32_t kHeaderSlotBytes = 128;

@@ -13,15 +13,16 @@
 //    arrived, in ascending q, to the compute kernel (sum_partials.cpp: fp32
 //    accumulation) in 1024-element chunks (a zero tile when none arrived), all of a
 //    token's in one push read with one barrier, the next token's while the compute
-//    kernel sums this one; write the chunks of the sum it returns (bf16 or fp32) in one
+//    kernel sums this one (half of a token's partials are read by read_partials.cpp on the
+//    other NOC); write the chunks of the sum it returns (bf16 or fp32) in one
 //    go; with return_partials, absent partial rows are written as zeros. Skipping absent partials instead of adding
 //    +0.0 can differ from the golden only in the sign of a zero.
 //
 // The io order, the runtime args and the named compile-time args are listed in
 // cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp; the compile-time
 // args are the 7 interleaved accessors (IsDram|RuntimePageSize) in io order.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 #include <tuple>
 
@@ -46,6 +47,9 @@ constexpr uint32_t cb_stage = get_named_compile_time_arg_val(named_arg::kCbStage
 constexpr uint32_t cb_headers = get_named_compile_time_arg_val(named_arg::kCbHeaders);
 constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit);
 constexpr uint32_t sem_partials = get_named_compile_time_arg_val(named_arg::kSemPartials);
+constexpr uint32_t cb_handoff = get_named_compile_time_arg_val(named_arg::kCbHandoff);
+constexpr uint32_t sem_handoff_ready = get_named_compile_time_arg_val(named_arg::kSemHandoffReady);
+constexpr uint32_t sem_handoff_done = get_named_compile_time_arg_val(named_arg::kSemHandoffDone);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumIo, 0>();
 
 struct Args {
@@ -102,13 +106,20 @@ auto tensor(const Args& a) {
 
 // L1 blocks of the scratch CBs.
 struct Scratch {
-    uint32_t row, presence, stage, headers;
+    uint32_t row, presence, stage, headers, handoff;
     uint32_t row_stride, presence_stride;
     // The two reduced-row buffers.
     uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
     volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
     // presence_row(q)[t] != 0: position q holds (after the exchange: sent) a partial of token t.
     volatile uint32_t* presence_row(uint32_t q) const { return moe_kernel::words(presence + q * presence_stride); }
+    volatile uint32_t* handoff_words() const { return moe_kernel::words(handoff); }
+    volatile tt_l1_ptr uint32_t* handoff_ready() const {
+        return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_ready));
+    }
+    volatile tt_l1_ptr uint32_t* handoff_done() const {
+        return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_done));
+    }
 };
 
 Scratch reserve_scratch(const Args& a) {
@@ -120,6 +131,7 @@ Scratch reserve_scratch(const Args& a) {
     s.presence = moe_scratch::reserve(cb_presence, a.line_size * a.presence_stride);
     s.stage = moe_scratch::reserve(cb_stage, kSlotBatch * moe_kernel::kDramAlign);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
+    s.handoff = moe_scratch::reserve(cb_handoff, kHandoffWords * 4);
     return s;
 }
 
@@ -252,8 +264,9 @@ void push_partial_count(uint32_t count) {
 
 // Token t's partials into cb_partial in one push of line_size pages per chunk: chunk c's i-th
 // present partial (ascending source position) at page c * line_size + i, or a zero page 0 of each
-// chunk when none arrived. Every read of the token is in flight at once and waited for once; the
-// unused pages go unread.
+// chunk when none arrived. The first present / 2 partials are read here, the others by the partial
+// reader on the other NOC (handed over through cb_handoff); the block is pushed once both halves
+// landed. The unused pages go unread.
 template <typename Partials>
 void push_token_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t present) {
     const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
@@ -266,9 +279,15 @@ void push_token_partials(const Args& a, const Scratch& s, const Partials& partia
             moe_kernel::fill_words(base + chunk * a.line_size * page_bytes, kTileElements / 2, 0);
         }
     }
+    const uint32_t own_share = present / 2;
+    uint32_t handed = 0;
     uint32_t i = 0;
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (s.presence_row(q)[t] == 0) continue;
+        if (i >= own_share) {
+            handed |= 1u << q;
+            continue;
+        }
         for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
             const uint32_t left = a.hidden - chunk * kTileElements;
             const uint32_t elements = left < kTileElements ? left : kTileElements;
@@ -277,7 +296,12 @@ void push_token_partials(const Args& a, const Scratch& s, const Partials& partia
         }
         ++i;
     }
+    s.handoff_words()[kHandoffBlock] = base;
+    s.handoff_words()[kHandoffSources] = handed;
+    s.handoff_words()[kHandoffFirstPage] = own_share;
+    noc_semaphore_set(s.handoff_ready(), t + 1);
     noc_async_read_barrier();
+    noc_semaphore_wait_min(s.handoff_done(), t + 1);
     cb_push_back(cb_partial, pages);
 }
 

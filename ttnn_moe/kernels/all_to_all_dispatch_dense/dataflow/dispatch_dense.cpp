@@ -20,7 +20,8 @@
 // 5. Receive: after every peer's increment, walk the line's assignments to this
 //    device (the lists, in source order), write token_idx_map / weights /
 //    slot_source, and copy each remote token row from its first row to its other
-//    rows on this device (fan-out).
+//    rows on this device (fan-out). The blocks' zero padding rows are written meanwhile by
+//    write_padding.cpp on the other data-movement RISC and NOC, from the plan tables.
 // Counts and lists travel as fused write + increment packets (the routing-metadata
 // traffic class), token rows as plain writes (the payload class).
 //
@@ -44,7 +45,6 @@
 using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
 using dispatch_plan::ListEntry;
 using dispatch_plan::PlanTables;
-using dispatch_plan::round_up_tile;
 using moe_fabric::FabricLine;
 using moe_kernel::align_up;
 
@@ -155,7 +155,7 @@ Scratch reserve_scratch(const Args& a) {
     s.counts_page_bytes = align_up(a.num_experts * 4);
     s.row_stride = align_up(a.row_bytes());
     s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
-    s.mapping = moe_scratch::reserve(cb_mapping, a.num_devices * a.mapping_element_bytes);
+    s.mapping = moe_scratch::reserve(cb_mapping, kMappingBatchRows * align_up(a.num_devices * a.mapping_element_bytes));
     s.counts = moe_scratch::reserve(cb_counts, a.line_size * s.counts_page_bytes);
     s.list = moe_scratch::reserve(cb_list, a.assignments() * kListEntryBytes);
     s.stage = moe_scratch::reserve(cb_stage, kStageSlots * kStageBytes);
@@ -172,32 +172,41 @@ void clear_status(uint32_t* status) {
     status[kFirstInvalidToken] = status[kFirstInvalidK] = status[kFirstInvalidId] = status[kFirstBadExpert] = kNone;
 }
 
-// The device expert e's expert_mapping row marks, or kNone when the row is not one-hot.
-uint32_t mapped_device(const Args& a, const Scratch& s, const Tensor<kMapping>& mapping, uint32_t e) {
-    noc_async_read(mapping.get_noc_addr(e), s.mapping, a.num_devices * a.mapping_element_bytes);
-    noc_async_read_barrier();
-    const uint32_t device = moe_mapping::owner_of_row(s.mapping, a.num_devices, a.mapping_element_bytes);
+// The device a mapping row in L1 marks, or kNone when the row is not one-hot.
+uint32_t mapped_device(const Args& a, uint32_t row_l1) {
+    const uint32_t device = moe_mapping::owner_of_row(row_l1, a.num_devices, a.mapping_element_bytes);
     return device == moe_mapping::kNotOneHot ? kNone : device;
 }
 
 // Owner position and line index of every expert; returns the number of line experts.
+// The mapping rows are read kMappingBatchRows at a time behind one barrier: the reads'
+// latencies overlap instead of adding up.
 uint32_t map_experts_to_line(const Args& a, const Scratch& s, PlanTables& plan, uint32_t* status) {
     const auto mapping = tensor<kMapping>(a);
+    const uint32_t row_bytes = a.num_devices * a.mapping_element_bytes;
+    const uint32_t row_stride = align_up(row_bytes);
     uint32_t experts_at[moe_fabric::kMaxLineDevices] = {};
     uint32_t line_experts = 0;
-    for (uint32_t e = 0; e < a.num_experts; ++e) {
-        const uint32_t device = mapped_device(a, s, mapping, e);
-        plan.owner[e] = kNone;
-        plan.line_index[e] = kNone;
-        if (device == kNone) {
-            if (status[kMappingErrors]++ == 0) status[kFirstBadExpert] = e;
-            continue;
-        }
-        for (uint32_t q = 0; q < a.line_size; ++q) {
-            if (a.line_devices[q] == device) {
-                plan.owner[e] = q;
-                plan.line_index[e] = line_experts++;
-                ++experts_at[q];
+    for (uint32_t first = 0; first < a.num_experts; first += kMappingBatchRows) {
+        const uint32_t rows = a.num_experts - first < kMappingBatchRows ? a.num_experts - first : kMappingBatchRows;
+        for (uint32_t r = 0; r < rows; ++r)
+            noc_async_read(mapping.get_noc_addr(first + r), s.mapping + r * row_stride, row_bytes);
+        noc_async_read_barrier();
+        for (uint32_t r = 0; r < rows; ++r) {
+            const uint32_t e = first + r;
+            const uint32_t device = mapped_device(a, s.mapping + r * row_stride);
+            plan.owner[e] = kNone;
+            plan.line_index[e] = kNone;
+            if (device == kNone) {
+                if (status[kMappingErrors]++ == 0) status[kFirstBadExpert] = e;
+                continue;
+            }
+            for (uint32_t q = 0; q < a.line_size; ++q) {
+                if (a.line_devices[q] == device) {
+                    plan.owner[e] = q;
+                    plan.line_index[e] = line_experts++;
+                    ++experts_at[q];
+                }
             }
         }
     }
@@ -205,18 +214,9 @@ uint32_t map_experts_to_line(const Args& a, const Scratch& s, PlanTables& plan, 
     return line_experts;
 }
 
-// Starts reading token t's ids into stage slot 2 * (t % 2) and its weights into the next slot.
-template <typename Ids, typename Weights>
-void read_token_assignments_async(const Args& a, const Scratch& s, const Ids& ids_in, const Weights& weights_in,
-                                  uint32_t t) {
-    const uint32_t slot = 2 * (t % 2);
-    noc_async_read(ids_in.get_noc_addr(t), s.stage_slot(slot), a.top_k * 4);
-    noc_async_read(weights_in.get_noc_addr(t), s.stage_slot(slot + 1), a.top_k * 2);
-}
-
 // This device's expert ids and weights into cb_own, and its assignments per line expert
-// into its own count page; ids outside [0, E) are recorded in status. Token t + 1's ids and
-// weights are read while token t's are taken.
+// into its own count page; ids outside [0, E) are recorded in status. Tokens are read
+// kTokenBatch at a time behind one barrier (ids in stage slot 2i, weights in 2i + 1).
 void read_own_assignments(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t line_experts,
                           uint32_t* status) {
     const auto ids_in = tensor<kIds>(a);
@@ -225,24 +225,30 @@ void read_own_assignments(const Args& a, const Scratch& s, const PlanTables& pla
     volatile uint16_t* own_weights = s.own_weights(a);
     volatile uint32_t* own_counts = s.counts_of(a.position);
     for (uint32_t i = 0; i < line_experts; ++i) own_counts[i] = 0;
-    if (a.num_tokens > 0) read_token_assignments_async(a, s, ids_in, weights_in, 0);
-    for (uint32_t t = 0; t < a.num_tokens; ++t) {
+    for (uint32_t first = 0; first < a.num_tokens; first += kTokenBatch) {
+        const uint32_t batch = a.num_tokens - first < kTokenBatch ? a.num_tokens - first : kTokenBatch;
+        for (uint32_t i = 0; i < batch; ++i) {
+            noc_async_read(ids_in.get_noc_addr(first + i), s.stage_slot(2 * i), a.top_k * 4);
+            noc_async_read(weights_in.get_noc_addr(first + i), s.stage_slot(2 * i + 1), a.top_k * 2);
+        }
         noc_async_read_barrier();
-        if (t + 1 < a.num_tokens) read_token_assignments_async(a, s, ids_in, weights_in, t + 1);
-        volatile uint32_t* ids = moe_kernel::words(s.stage_slot(2 * (t % 2)));
-        volatile uint16_t* weights = moe_kernel::halves(s.stage_slot(2 * (t % 2) + 1));
-        for (uint32_t k = 0; k < a.top_k; ++k) {
-            const uint32_t id = ids[k];
-            own_ids[t * a.top_k + k] = id;
-            own_weights[t * a.top_k + k] = weights[k];
-            if (id >= a.num_experts) {
-                if (status[kInvalidIds]++ == 0) {
-                    status[kFirstInvalidToken] = t;
-                    status[kFirstInvalidK] = k;
-                    status[kFirstInvalidId] = id;
+        for (uint32_t i = 0; i < batch; ++i) {
+            const uint32_t t = first + i;
+            volatile uint32_t* ids = moe_kernel::words(s.stage_slot(2 * i));
+            volatile uint16_t* weights = moe_kernel::halves(s.stage_slot(2 * i + 1));
+            for (uint32_t k = 0; k < a.top_k; ++k) {
+                const uint32_t id = ids[k];
+                own_ids[t * a.top_k + k] = id;
+                own_weights[t * a.top_k + k] = weights[k];
+                if (id >= a.num_experts) {
+                    if (status[kInvalidIds]++ == 0) {
+                        status[kFirstInvalidToken] = t;
+                        status[kFirstInvalidK] = k;
+                        status[kFirstInvalidId] = id;
+                    }
+                } else if (plan.owner[id] != kNone) {
+                    own_counts[plan.line_index[id]] += 1;
                 }
-            } else if (plan.owner[id] != kNone) {
-                own_counts[plan.line_index[id]] += 1;
             }
         }
     }
@@ -493,10 +499,9 @@ uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) 
 }
 
 // Metadata outputs: slot_source zeros past the used slots, the token_idx_map and routed_token_weights
-// images, per local expert its count, offset and zero padding rows up to the block's tile
-// boundary, then num_slots.
+// images, per local expert its count and offset, then num_slots (the padding writer writes the
+// blocks' zero padding rows).
 void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t num_slots) {
-    const auto tokens = tensor<kTokens>(a);
     const auto slot_source_out = tensor<kSlotSource>(a);
     const auto counts_out = tensor<kCounts>(a);
     const auto offsets_out = tensor<kOffsets>(a);
@@ -509,7 +514,6 @@ void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uin
     noc_async_write_barrier();
     noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0), a.capacity * 4);
     noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0), a.capacity * 2);
-    moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // zero row for the padding of each block
     uint32_t local_slot = 0;
     for (uint32_t e = 0; e < a.num_experts && local_slot < a.local_experts; ++e) {
         if (plan.owner[e] != a.position) continue;
@@ -519,10 +523,6 @@ void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uin
         stage[0] = plan.offset[e];
         noc_async_write(s.stage, offsets_out.get_noc_addr(local_slot), 4);
         noc_async_write_barrier();
-        const uint32_t block_end = plan.offset[e] + round_up_tile(plan.kept[e]);
-        for (uint32_t r = plan.offset[e] + plan.kept[e]; r < block_end; ++r) {
-            noc_async_write(s.row, tokens.get_noc_addr(r), a.row_bytes());
-        }
         ++local_slot;
     }
     stage[0] = num_slots;
@@ -557,6 +557,9 @@ void kernel_main() {
     dispatch_plan::count_line_assignments(plan, args.num_experts, args.line_size, args.position,
                                           [&scratch](uint32_t q) { return scratch.counts_of(q); });
     dispatch_plan::lay_out_blocks(plan, args.num_experts, args.line_size, args.position, args.capacity, status);
+    // The padding writer (write_padding.cpp) may start: after the line barrier sem_init holds
+    // line_size - 1 and no peer increments it again.
+    noc_semaphore_set(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_init)), args.line_size);
 
     send_token_rows(args, scratch, plan, line);
     send_assignment_lists(args, scratch, plan, line);
