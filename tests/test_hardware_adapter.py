@@ -115,7 +115,8 @@ def test_program_fields_all_carried_over():
     assert len(theirs.kernels) == 4 and len(theirs.cbs) == 2 and len(theirs.semaphores) == 1
 
     for k_ours, k_theirs in zip(ours.kernels, theirs.kernels):
-        assert set(k_theirs.fields) == _data_fields(pd.KernelDescriptor)
+        # Metal 2.0 bindings have no ttnn.KernelDescriptor field: the adapter refuses them (test below).
+        assert set(k_theirs.fields) == _data_fields(pd.KernelDescriptor) - {"bindings"}
         assert k_theirs.kernel_source == k_ours.kernel_source
         assert k_theirs.source_type == f"SourceType.{k_ours.source_type.name}"
         assert _ranges(k_theirs.core_ranges) == _our_ranges(k_ours.core_ranges)
@@ -157,6 +158,13 @@ def test_program_fields_all_carried_over():
     assert set(sem.fields) == _data_fields(pd.SemaphoreDescriptor)
     assert (sem.id, sem.core_type, sem.initial_value) == (3, "CoreType.ETH", 5)
     assert _ranges(sem.core_ranges) == [((1, 0), (1, 0))]
+
+
+def test_a_kernel_with_metal2_bindings_is_refused_naming_the_kernel():
+    program = _sample_program()
+    program.kernels[0].bindings = pd.KernelBindingsDescriptor(runtime_args=["first_page"])
+    with pytest.raises(ValueError, match=rf"{program.kernels[0].kernel_source}.*Metal 2.0 bindings"):
+        hardware.program_descriptor(make_fake_ttnn(), program)
 
 
 def test_no_custom_hash_leaves_field_unset():

@@ -67,6 +67,30 @@ def test_an_undeclared_device_api_is_named_and_compute_kernels_are_built_as_tris
     assert "no_such_tile_op" in result.first_error
 
 
+def test_a_metal2_kernel_gets_placeholder_bindings_for_the_names_it_uses(wheel, tmp_path):
+    body = (
+        '#include "api/dataflow/dataflow_api.h"\n'
+        '#include "api/dataflow/noc_semaphore.h"\n'
+        '#include "experimental/kernel_args.h"\n'
+        "void kernel_main() {\n"
+        "    constexpr uint32_t n = get_arg(args::num_tiles);\n"
+        "    Semaphore ready(sem::ready);\n"
+        "    const auto out = TensorAccessor(tensor::out);\n"
+        "    cb_reserve_back(dfb::in0, n);\n"
+        "}\n"
+    )
+    kernel = write_kernel(tmp_path, "reader_metal2.cpp", body)
+    undeclared = write_kernel(tmp_path, "reader_metal2_bad.cpp", body.replace("dfb::in0, n", "dfb::in0, args::n"))
+    bindings = survey.placeholder_bindings([kernel])
+    assert bindings.compile_time_values == [("num_tiles", survey.PLACEHOLDER_ARG)]
+    assert [(t.name, t.accessor_cta_offset) for t in bindings.tensors] == [("out", 0)]
+    assert (bindings.dataflow_buffers, bindings.semaphores) == ([("in0", 0)], [("ready", 0)])
+    ok, bad = survey.survey(wheel, [("test", kernel), ("test", undeclared)])
+    assert ok.parses, ok.first_error
+    # An accessor is not a value: only get_arg() reads it.
+    assert not bad.parses
+
+
 def test_every_surveyed_op_has_kernels_in_the_wheel(wheel):
     kernels = survey.wheel_kernels(wheel)
     assert {op for op, _ in kernels} == set(survey.SURVEYED_OPS)

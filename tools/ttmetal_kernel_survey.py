@@ -31,6 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ttnn_moe._C import emu
+from ttnn_moe._C import program as pd
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EMU_INCLUDE = REPO_ROOT / "ttnn_moe" / "cpp" / "emu" / "include"
 OPS_ROOT = "ttnn/cpp/ttnn/operations"
@@ -116,6 +119,7 @@ NUM_CIRCULAR_BUFFERS = 32  # Wormhole (ttnn_moe_emu/abi.h)
 FLOAT16_B = 5  # program::DataFormat::Float16_b
 _NAMED_ARG = re.compile(r'get_named_compile_time_arg_val\(\s*"([^"]+)"\s*\)')
 _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+_BINDING = re.compile(r"\b(args|dfb|sem|tensor)::([A-Za-z_]\w*)")
 _COMPUTE_HEADER = re.compile(r'#\s*include\s*[<"](api/compute/|compute_kernel_api)')
 
 
@@ -198,6 +202,26 @@ def config_header() -> str:
     )
 
 
+def placeholder_bindings(sources: list[Path]):
+    """Metal 2.0 kernels: every `args::` name a placeholder compile-time value and every `dfb::`, `sem::` and
+    `tensor::` name a binding (None when the kernel uses none). Only the op's own sources count: the emulator's
+    headers define the token types, not tokens."""
+    used: dict[str, set[str]] = {"args": set(), "dfb": set(), "sem": set(), "tensor": set()}
+    for source in sources:
+        if EMU_INCLUDE in source.parents:
+            continue
+        for space, name in _BINDING.findall(source.read_text(errors="replace")):
+            used[space].add(name)
+    if not any(used.values()):
+        return None
+    return pd.KernelBindingsDescriptor(
+        compile_time_values=[(n, PLACEHOLDER_ARG) for n in sorted(used["args"])],
+        dataflow_buffers=[(n, i) for i, n in enumerate(sorted(used["dfb"]))],
+        semaphores=[(n, i) for i, n in enumerate(sorted(used["sem"]))],
+        tensors=[pd.TensorBindingDescriptor(n, 0, 0) for n in sorted(used["tensor"])],
+    )
+
+
 def compiler() -> str:
     return os.environ.get("CXX") or "g++"
 
@@ -221,10 +245,18 @@ def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyRe
     defines = KERNEL_DEFINES.get(kernel.name, {})
     build = Path(tempfile.mkdtemp(prefix=kernel.stem + "_", dir=workdir))
     (build / "emu_kernel_config.h").write_text(config_header())
+    binding_includes = ""
+    bindings = placeholder_bindings(sources)
+    if bindings is not None:
+        args_header, bindings_header = emu.kernel_binding_headers(bindings)
+        (build / "kernel_args_generated.h").write_text(args_header)
+        (build / "kernel_bindings_generated.h").write_text(bindings_header)
+        binding_includes = '#include "kernel_args_generated.h"\n#include "kernel_bindings_generated.h"\n'
     wrapper = build / "kernel_wrapper.cpp"
     wrapper.write_text(
         '#include "emu_kernel_config.h"\n#include "ttnn_moe_emu/kernel_prelude.h"\n'
-        f'#include "{kernel}"\n'
+        + binding_includes
+        + f'#include "{kernel}"\n'
         'extern "C" void ttnn_moe_emu_kernel_entry(const ttnn_moe_emu::Services* services) {\n'
         "    ttnn_moe_emu::services = services;\n    kernel_main();\n}\n"
     )

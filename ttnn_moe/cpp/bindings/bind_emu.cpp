@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.hpp"
+#include "emu/binding_headers.hpp"
 #include "emu/device.hpp"
 #include "emu/device_params.hpp"
 #include "emu/error.hpp"
@@ -282,6 +283,13 @@ void bind_emu(py::module_& parent) {
         "set_kernel_include_dirs",
         [](std::vector<std::string> dirs) { KernelJit::instance().set_extra_include_dirs(std::move(dirs)); },
         py::arg("dirs"), "Extra include directories for kernel builds (part of the build cache key).");
+    m.def(
+        "kernel_binding_headers",
+        [](const program::KernelBindingsDescriptor& bindings) {
+            return std::make_pair(kernel_args_header(bindings), kernel_bindings_header(bindings));
+        },
+        py::arg("bindings"),
+        "The kernel_args_generated.h and kernel_bindings_generated.h the JIT writes for a Metal 2.0 kernel.");
     m.def(
         "tensor_accessor_args",
         [](uint32_t page_size, bool is_dram) {

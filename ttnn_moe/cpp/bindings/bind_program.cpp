@@ -124,6 +124,37 @@ void bind_program(py::module_& parent) {
         .def_readwrite("initial_value", &SemaphoreDescriptor::initial_value)
         .def(py::self == py::self);
 
+    py::class_<TensorBindingDescriptor>(m, "TensorBindingDescriptor")
+        .def(py::init([](std::string name, uint32_t accessor_cta_offset, uint32_t address_crta_index) {
+                 return TensorBindingDescriptor{std::move(name), accessor_cta_offset, address_crta_index};
+             }),
+             py::arg("name"), py::arg("accessor_cta_offset"), py::arg("address_crta_index"))
+        .def_readwrite("name", &TensorBindingDescriptor::name)
+        .def_readwrite("accessor_cta_offset", &TensorBindingDescriptor::accessor_cta_offset)
+        .def_readwrite("address_crta_index", &TensorBindingDescriptor::address_crta_index)
+        .def(py::self == py::self);
+
+    using NamedValues = std::vector<std::pair<std::string, uint32_t>>;
+    py::class_<KernelBindingsDescriptor>(m, "KernelBindingsDescriptor")
+        .def(py::init([](std::vector<std::string> runtime_args, std::vector<std::string> common_runtime_args,
+                         NamedValues compile_time_values, NamedValues dataflow_buffers, NamedValues semaphores,
+                         std::vector<TensorBindingDescriptor> tensors) {
+                 return KernelBindingsDescriptor{std::move(runtime_args),        std::move(common_runtime_args),
+                                                 std::move(compile_time_values), std::move(dataflow_buffers),
+                                                 std::move(semaphores),          std::move(tensors)};
+             }),
+             py::arg("runtime_args") = std::vector<std::string>{},
+             py::arg("common_runtime_args") = std::vector<std::string>{},
+             py::arg("compile_time_values") = NamedValues{}, py::arg("dataflow_buffers") = NamedValues{},
+             py::arg("semaphores") = NamedValues{}, py::arg("tensors") = std::vector<TensorBindingDescriptor>{})
+        .def_readwrite("runtime_args", &KernelBindingsDescriptor::runtime_args)
+        .def_readwrite("common_runtime_args", &KernelBindingsDescriptor::common_runtime_args)
+        .def_readwrite("compile_time_values", &KernelBindingsDescriptor::compile_time_values)
+        .def_readwrite("dataflow_buffers", &KernelBindingsDescriptor::dataflow_buffers)
+        .def_readwrite("semaphores", &KernelBindingsDescriptor::semaphores)
+        .def_readwrite("tensors", &KernelBindingsDescriptor::tensors)
+        .def(py::self == py::self);
+
     py::class_<ReaderConfigDescriptor>(m, "ReaderConfigDescriptor").def(py::init<>());
     py::class_<WriterConfigDescriptor>(m, "WriterConfigDescriptor").def(py::init<>());
     py::class_<DataMovementConfigDescriptor>(m, "DataMovementConfigDescriptor")
@@ -158,7 +189,8 @@ void bind_program(py::module_& parent) {
                        std::vector<std::pair<std::string, uint32_t>> named_compile_time_args,
                        std::vector<std::pair<std::string, std::string>> defines,
                        std::vector<std::pair<CoreCoord, std::vector<uint32_t>>> runtime_args,
-                       std::vector<uint32_t> common_runtime_args, KernelDescriptor::ConfigDescriptor config) {
+                       std::vector<uint32_t> common_runtime_args, KernelDescriptor::ConfigDescriptor config,
+                       std::optional<KernelBindingsDescriptor> bindings) {
                KernelDescriptor k;
                k.kernel_source = std::move(kernel_source);
                k.source_type = source_type;
@@ -169,6 +201,7 @@ void bind_program(py::module_& parent) {
                k.runtime_args = std::move(runtime_args);
                k.common_runtime_args = std::move(common_runtime_args);
                k.config = std::move(config);
+               k.bindings = std::move(bindings);
                return k;
            }),
            py::arg("kernel_source"), py::arg("source_type") = KernelDescriptor::SourceType::FILE_PATH,
@@ -177,7 +210,8 @@ void bind_program(py::module_& parent) {
            py::arg("defines") = std::vector<std::pair<std::string, std::string>>{},
            py::arg("runtime_args") = std::vector<std::pair<CoreCoord, std::vector<uint32_t>>>{},
            py::arg("common_runtime_args") = std::vector<uint32_t>{},
-           py::arg("config") = KernelDescriptor::ConfigDescriptor{ReaderConfigDescriptor{}})
+           py::arg("config") = KernelDescriptor::ConfigDescriptor{ReaderConfigDescriptor{}},
+           py::arg("bindings") = py::none())
         .def_readwrite("kernel_source", &KernelDescriptor::kernel_source)
         .def_readwrite("source_type", &KernelDescriptor::source_type)
         .def_readwrite("core_ranges", &KernelDescriptor::core_ranges)
@@ -187,6 +221,7 @@ void bind_program(py::module_& parent) {
         .def_readwrite("runtime_args", &KernelDescriptor::runtime_args)
         .def_readwrite("common_runtime_args", &KernelDescriptor::common_runtime_args)
         .def_readwrite("config", &KernelDescriptor::config)
+        .def_readwrite("bindings", &KernelDescriptor::bindings)
         .def("is_compute", &KernelDescriptor::is_compute)
         .def(py::self == py::self);
 

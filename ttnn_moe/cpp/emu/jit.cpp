@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "emu/binding_headers.hpp"
 #include "emu/error.hpp"
 #include "emu/process.hpp"
 
@@ -298,6 +299,7 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
         for (const auto& [n, v] : s.named_compile_time_args) h.str(n), h.u64(v);
         for (const auto& [n, v] : s.defines) h.str(n), h.str(v);
         h.str(config_header(s));
+        if (s.bindings) h.str(kernel_args_header(*s.bindings)), h.str(kernel_bindings_header(*s.bindings));
         keys[i] = h.hex();
         if (loaded_.count(keys[i]) || scheduled.count(keys[i])) continue;
         const fs::path dir = fs::path(cache) / keys[i];
@@ -319,11 +321,19 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                     s.source_is_code ? (job.dir / "kernel_source.cpp").string() : fs::absolute(s.source).string();
                 if (s.source_is_code) std::ofstream(source_path) << s.source;
                 std::ofstream(job.dir / "emu_kernel_config.h") << config_header(s);
+                // Metal 2.0 kernels see their generated argument and binding headers without including them.
+                std::string binding_includes;
+                if (s.bindings) {
+                    std::ofstream(job.dir / "kernel_args_generated.h") << kernel_args_header(*s.bindings);
+                    std::ofstream(job.dir / "kernel_bindings_generated.h") << kernel_bindings_header(*s.bindings);
+                    binding_includes =
+                        "#include \"kernel_args_generated.h\"\n#include \"kernel_bindings_generated.h\"\n";
+                }
                 std::ofstream(job.dir / "kernel_wrapper.cpp")
                     << "// Generated: the emulator's entry point around one kernel source.\n"
                     << "#include \"emu_kernel_config.h\"\n"
                     << "#include \"ttnn_moe_emu/kernel_prelude.h\"\n"
-                    << "#include \"" << source_path
+                    << binding_includes << "#include \"" << source_path
                     << "\"\n"
                     // Headers newer than the running extension (edited or pulled without a rebuild)
                     // would call the wrong service slots: refuse to build instead of crashing.

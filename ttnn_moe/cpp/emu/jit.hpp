@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <optional>
+
 #include "emu/device_params.hpp"
 #include "emu/include/ttnn_moe_emu/abi.h"
 #include "program/program_descriptor.hpp"
@@ -40,7 +42,8 @@ struct KernelBuildSpec {
     std::vector<std::pair<std::string, uint32_t>> named_compile_time_args;
     std::vector<std::pair<std::string, std::string>> defines;
     std::array<CbCompileInfo, params::MAX_CIRCULAR_BUFFERS> cbs{};
-    program::ComputeConfigDescriptor compute;  // compute kernels only
+    program::ComputeConfigDescriptor compute;                   // compute kernels only
+    std::optional<program::KernelBindingsDescriptor> bindings;  // Metal 2.0 kernels only
 };
 
 using KernelEntry = void (*)(const ttnn_moe_emu::Services*);

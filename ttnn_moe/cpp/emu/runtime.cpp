@@ -272,6 +272,7 @@ void Run::setup_kernels(size_t d, const ProgramDescriptor& p) {
             spec.compile_time_args = k.compile_time_args;
             spec.named_compile_time_args = k.named_compile_time_args;
             spec.defines = k.defines;
+            spec.bindings = k.bindings;
             if (const auto& mesh = core.device->fabric()) {
                 for (auto& define : mesh->routing_defines()) spec.defines.push_back(std::move(define));
             }
@@ -292,7 +293,7 @@ size_t Run::add_spec(KernelBuildSpec spec) {
         if (s.source == spec.source && s.source_is_code == spec.source_is_code && s.kind == spec.kind &&
             s.noc_index == spec.noc_index && s.compile_time_args == spec.compile_time_args &&
             s.named_compile_time_args == spec.named_compile_time_args && s.defines == spec.defines &&
-            s.cbs == spec.cbs && s.compute == spec.compute) {
+            s.cbs == spec.cbs && s.compute == spec.compute && s.bindings == spec.bindings) {
             return i;
         }
     }

@@ -60,6 +60,18 @@ uint64_t structural_hash(const ProgramDescriptor& program) {
         for (auto v : k.compile_time_args) h.add(v);
         for (const auto& [name, v] : k.named_compile_time_args) h.add(name), h.add(v);
         for (const auto& [name, v] : k.defines) h.add(name), h.add(v);
+        if (k.bindings) {
+            const KernelBindingsDescriptor& b = *k.bindings;
+            for (const auto& name : b.runtime_args) h.add(name);
+            h.add(b.runtime_args.size());
+            for (const auto& name : b.common_runtime_args) h.add(name);
+            h.add(b.common_runtime_args.size());
+            for (const auto* values : {&b.compile_time_values, &b.dataflow_buffers, &b.semaphores}) {
+                for (const auto& [name, v] : *values) h.add(name), h.add(v);
+                h.add(values->size());
+            }
+            for (const auto& t : b.tensors) h.add(t.name), h.add(t.accessor_cta_offset), h.add(t.address_crta_index);
+        }
         h.add(k.runtime_args.size());
         h.add(k.common_runtime_args.size());
         h.add(k.config.index());

@@ -114,6 +114,31 @@ struct ComputeConfigDescriptor {
     bool operator==(const ComputeConfigDescriptor&) const = default;
 };
 
+// A tensor a Metal 2.0 kernel binds as `tensor::name`: its accessor args start at compile-time arg
+// `accessor_cta_offset`; its base address is common runtime arg `address_crta_index` (any accessor
+// common runtime words follow it).
+struct TensorBindingDescriptor {
+    std::string name;
+    uint32_t accessor_cta_offset = 0;
+    uint32_t address_crta_index = 0;
+    bool operator==(const TensorBindingDescriptor&) const = default;
+};
+
+// The named interface of a Metal 2.0 kernel (the `*_metal2` kernels of tt-metal 0.81.1). Named runtime
+// args take the first runtime arg words in this order (positional varargs follow them), named common
+// runtime args the first common words; compile-time values are constants of the build. The JIT turns
+// this into the kernel's kernel_args_generated.h (`args::`) and kernel_bindings_generated.h (`dfb::`,
+// `sem::`, `tensor::`).
+struct KernelBindingsDescriptor {
+    std::vector<std::string> runtime_args;
+    std::vector<std::string> common_runtime_args;
+    std::vector<std::pair<std::string, uint32_t>> compile_time_values;
+    std::vector<std::pair<std::string, uint32_t>> dataflow_buffers;  // name -> CB id
+    std::vector<std::pair<std::string, uint32_t>> semaphores;        // name -> semaphore id
+    std::vector<TensorBindingDescriptor> tensors;
+    bool operator==(const KernelBindingsDescriptor&) const = default;
+};
+
 struct KernelDescriptor {
     enum class SourceType : uint8_t { FILE_PATH = 0, SOURCE_CODE = 1 };
     using CoreRuntimeArgs = std::vector<uint32_t>;
@@ -129,6 +154,7 @@ struct KernelDescriptor {
     std::vector<std::pair<CoreCoord, CoreRuntimeArgs>> runtime_args;
     CoreRuntimeArgs common_runtime_args;
     ConfigDescriptor config;
+    std::optional<KernelBindingsDescriptor> bindings;  // Metal 2.0 kernels only
 
     bool is_compute() const { return std::holds_alternative<ComputeConfigDescriptor>(config); }
     // Runtime args of one core, or nullptr when the core has none.

@@ -78,6 +78,10 @@ def _config(ttnn: Any, config: Any) -> Any:
 
 
 def kernel_descriptor(ttnn: Any, kernel: pd.KernelDescriptor) -> Any:
+    if kernel.bindings is not None:
+        raise ValueError(
+            f"kernel {kernel.kernel_source} declares Metal 2.0 bindings, which ttnn.KernelDescriptor cannot carry"
+        )
     return ttnn.KernelDescriptor(
         kernel_source=kernel.kernel_source,
         source_type=_enum_member(ttnn.KernelDescriptor.SourceType, kernel.source_type),

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "api/tensor/tensor_accessor_args.h"
+#include "api/tensor/tensor_binding_token.h"
 #include "ttnn_moe_emu/kernel_common.h"
 
 namespace tensor_accessor {
@@ -59,6 +60,10 @@ struct TensorAccessor {
     }
     TensorAccessor(const Args& args, uint32_t bank_base_address_in)
         : TensorAccessor(args, bank_base_address_in, args.get_aligned_page_size()) {}
+    // From a Metal 2.0 binding token: the base address is the token's common runtime word.
+    template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+    TensorAccessor(tensor_accessor::TensorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>)
+        : TensorAccessor(Args{}, get_common_arg_val<uint32_t>(ADDR_CRTA_OFFSET / sizeof(uint32_t))) {}
 
     uint32_t get_aligned_page_size() const { return aligned_page_size; }
     constexpr uint32_t get_bank_base_address() const { return bank_base_address; }
@@ -94,3 +99,6 @@ template <std::size_t A, std::size_t B>
 TensorAccessor(const TensorAccessorArgs<A, B>&, uint32_t) -> TensorAccessor<TensorAccessorArgs<A, B>>;
 template <std::size_t A, std::size_t B>
 TensorAccessor(const TensorAccessorArgs<A, B>&, uint32_t, uint32_t) -> TensorAccessor<TensorAccessorArgs<A, B>>;
+template <uint32_t C, uint32_t A>
+TensorAccessor(tensor_accessor::TensorBindingToken<C, A>)
+    -> TensorAccessor<typename tensor_accessor::TensorBindingToken<C, A>::args_t>;
