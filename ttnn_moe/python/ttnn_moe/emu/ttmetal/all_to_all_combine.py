@@ -73,26 +73,14 @@ def combine_program(
     local_reduce: bool,
 ) -> pd.MeshProgramDescriptor:
     view = ccl.mesh_view(mesh)
-    programs = []
-    for row in range(view.rows):
-        for col in range(view.cols):
-            program = _device_program(
-                mesh,
-                view,
-                row,
-                col,
-                x,
-                mapping,
-                metadata,
-                output,
-                axis=axis,
-                num_links=num_links,
-                topology=topology,
-                local_reduce=local_reduce,
-            )
-            coord = pd.MeshCoordinate(row, col)
-            programs.append((pd.MeshCoordinateRange(coord, coord), program))
-    return pd.MeshProgramDescriptor(programs)
+    return ccl.per_device_programs(
+        view.rows,
+        view.cols,
+        lambda row, col: _device_program(
+            mesh, view, row, col, x, mapping, metadata, output,
+            axis=axis, num_links=num_links, topology=topology, local_reduce=local_reduce,
+        ),
+    )  # fmt: skip
 
 
 def _device_program(mesh, view, row, col, x, mapping, metadata, output, *, axis, num_links, topology, local_reduce):

@@ -112,27 +112,14 @@ def dispatch_program(
 ) -> pd.MeshProgramDescriptor:
     """The factory's per-device programs (one per mesh coordinate)."""
     view = ccl.mesh_view(mesh)
-    programs = []
-    for row in range(view.rows):
-        for col in range(view.cols):
-            program = _device_program(
-                mesh,
-                view,
-                row,
-                col,
-                x,
-                indices,
-                mapping,
-                output,
-                metadata,
-                axis=axis,
-                num_links=num_links,
-                topology=topology,
-                impl=impl,
-            )
-            coord = pd.MeshCoordinate(row, col)
-            programs.append((pd.MeshCoordinateRange(coord, coord), program))
-    return pd.MeshProgramDescriptor(programs)
+    return ccl.per_device_programs(
+        view.rows,
+        view.cols,
+        lambda row, col: _device_program(
+            mesh, view, row, col, x, indices, mapping, output, metadata,
+            axis=axis, num_links=num_links, topology=topology, impl=impl,
+        ),
+    )  # fmt: skip
 
 
 def _device_program(mesh, view, row, col, x, indices, mapping, output, metadata, *, axis, num_links, topology, impl):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
@@ -174,3 +175,14 @@ def use_kernel_includes() -> None:
 def tensor_accessor_args(tensor) -> list[int]:
     """TensorAccessorArgs(buffer).append_to(...) of an interleaved DRAM tensor."""
     return list(_emu.tensor_accessor_args(tensor.page_size, True))
+
+
+def per_device_programs(rows: int, cols: int, build: Callable[[int, int], object]) -> pd.MeshProgramDescriptor:
+    """A mesh program of one device program per coordinate: build(row, col) -> ProgramDescriptor
+    (the factories specialise every device's program by its position)."""
+    programs = []
+    for row in range(rows):
+        for col in range(cols):
+            coord = pd.MeshCoordinate(row, col)
+            programs.append((pd.MeshCoordinateRange(coord, coord), build(row, col)))
+    return pd.MeshProgramDescriptor(programs)

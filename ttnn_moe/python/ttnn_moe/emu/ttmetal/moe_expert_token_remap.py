@@ -57,15 +57,13 @@ def remap_program(
     mesh, topk: Tensor, mapping: Tensor, metadata: Tensor, out_mapping: Tensor, out_reduced: Tensor, reduction_size: int
 ) -> pd.MeshProgramDescriptor:
     rows, cols = (int(v) for v in mesh.shape) if isinstance(mesh, MeshDevice) else (1, 1)
-    programs = []
-    for row in range(rows):
-        for col in range(cols):
-            program = _device_program(
-                mesh, row * cols + col, topk, mapping, metadata, out_mapping, out_reduced, reduction_size
-            )
-            coord = pd.MeshCoordinate(row, col)
-            programs.append((pd.MeshCoordinateRange(coord, coord), program))
-    return pd.MeshProgramDescriptor(programs)
+    return ccl.per_device_programs(
+        rows,
+        cols,
+        lambda row, col: _device_program(
+            mesh, row * cols + col, topk, mapping, metadata, out_mapping, out_reduced, reduction_size
+        ),
+    )
 
 
 def _device_program(mesh, flat_mesh_idx, topk, mapping, metadata, out_mapping, out_reduced, reduction_size):
