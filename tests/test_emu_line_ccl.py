@@ -116,3 +116,25 @@ def test_unaligned_splits_take_the_counted_host_path():
             ttnn.all_gather(_to_mesh(m, shards), 0, cluster_axis=1, num_links=5)
     finally:
         ttnn.close_mesh_device(m)
+
+
+def test_line_all_gather_carries_each_page_once_per_link():
+    """1x8 line, 2 pages per device: a page is multicast along each side of the line, so the link
+    from position k + 1 to k carries the pages of the 7 - k members beyond it once each (not once
+    per member they are for), plus the line barrier's increments to the members on its far side."""
+    m = ttnn.open_mesh_device(ttnn.MeshShape(1, 8), grid=(2, 2))
+    try:
+        shards = _shards(m, (32, 64), seed=60)
+        out = ttnn.all_gather(_to_mesh(m, shards), 0, cluster_axis=1)
+        for got, expected in zip(device_shards(out), golden.all_gather(shards, (1, 8), 0, 1)):
+            assert torch.equal(got, expected)
+        counters = ttnn.last_run_counters()
+    finally:
+        ttnn.close_mesh_device(m)
+    links = {(lk["from_chip"], lk["to_chip"]): lk for d in counters["devices"].values() for lk in d["timing"]["links"]}
+    page_wire = TILE_BYTES + 48 + 2 * 50  # payload, 1D header, 2 Ethernet frames of framing
+    inc_wire = 48 + 50
+    for k in range(7):
+        beyond = 7 - k  # members k + 1 .. 7 send their 2 pages towards k, and increment 0 .. k
+        assert links[(k + 1, k)]["wire_bytes"] == beyond * 2 * page_wire + beyond * (k + 1) * inc_wire
+        assert links[(k, k + 1)]["wire_bytes"] == (k + 1) * 2 * page_wire + (k + 1) * beyond * inc_wire

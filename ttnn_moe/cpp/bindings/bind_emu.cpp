@@ -68,6 +68,7 @@ py::dict device_timing_to_dict(const timing::DeviceTiming& t) {
         s["busy_cycles"] = l.busy_cycles;
         s["first_start"] = l.first_start;
         s["last_end"] = l.last_end;
+        s["last_arrival"] = l.last_arrival;
         links.append(s);
     }
     d["links"] = links;

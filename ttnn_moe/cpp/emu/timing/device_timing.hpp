@@ -38,9 +38,12 @@ struct LinkSpan {
     uint32_t link = 0;
     uint64_t packets = 0;
     uint64_t wire_bytes = 0;  // headers and Ethernet framing included
+    // Cycles the link spends transmitting: the sum of every packet's wire time (wire bytes / line
+    // rate, per packet rounded up), never the time a packet waits for the link or a buffer slot.
     uint64_t busy_cycles = 0;
     uint64_t first_start = 0;
-    uint64_t last_end = 0;
+    uint64_t last_end = 0;      // the last packet's tail leaves the link
+    uint64_t last_arrival = 0;  // and reaches the next router, one hop latency later
 };
 
 struct DeviceTiming {

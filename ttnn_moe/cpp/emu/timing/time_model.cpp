@@ -333,14 +333,18 @@ uint64_t TimeModel::fabric_send(Instance& inst, uint32_t conn, const std::vector
         start = line.earliest(ready, on_link);
         line.reserve(start, on_link);
         LinkSpan& span = link_spans_[key];
+        // The emulator may hand packets to the model out of model-time order (a later packet can take an
+        // earlier gap): the first start is the smallest, not the first one seen.
         if (span.packets == 0) {
             span.first_start = start;
             link_sender_[key] = inst.core->device_index;
         }
+        span.first_start = std::min(span.first_start, start);
         span.packets += 1;
         span.wire_bytes += wire;
         span.busy_cycles += on_link;
         span.last_end = std::max(span.last_end, start + on_link);
+        span.last_arrival = std::max(span.last_arrival, start + on_link + hop_latency);
         if (h == 0) departures.push_back(start + on_link);
         ready = start + hop_latency;  // the head reaches the next router
     }
@@ -383,7 +387,8 @@ std::vector<DeviceTiming> TimeModel::finish(const std::vector<std::unique_ptr<In
         s.to_chip = std::get<1>(key);
         s.link = std::get<2>(key);
         out[owner].links.push_back(s);
-        out[owner].duration_cycles = std::max(out[owner].duration_cycles, s.last_end);
+        // The op is done when its packets have landed, whether or not a kernel waits for them.
+        out[owner].duration_cycles = std::max(out[owner].duration_cycles, s.last_arrival);
     }
     for (auto& d : out) d.total_cycles = d.duration_cycles;
     return out;

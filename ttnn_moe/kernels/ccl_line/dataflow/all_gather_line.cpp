@@ -6,7 +6,8 @@
 //      (p / block) * (line_size * block) + position * block + p % block
 //    (block = input pages per gathered slab, so the slabs of the members interleave in
 //    position order); write it there locally over the NOC and, on every other member,
-//    as fused write + increment packets to the same page of its output.
+//    as fused write + increment packets to the same page of its output (1D: one chip
+//    multicast per side of the line, so each link carries a page once).
 // 3. Wait for every other member's increments (the same range, the same packet count),
 //    so the output is complete when the kernel ends.
 //
@@ -66,9 +67,7 @@ void send_pages(const Args& a, FabricLine& line, uint32_t page_l1) {
         const uint32_t out_page = (p / a.block) * (a.line_size * a.block) + a.position * a.block + p % a.block;
         const uint64_t out_noc = output.get_noc_addr(out_page);
         noc_async_write(page_l1, out_noc, a.page_bytes);
-        for (uint32_t q = 0; q < a.line_size; ++q) {
-            if (q != a.position) line.write_and_signal(q, page_l1, out_noc, a.page_bytes, sem_noc);
-        }
+        line.write_and_signal_all(page_l1, out_noc, a.page_bytes, sem_noc);
         noc_async_write_barrier();
     }
 }

@@ -113,6 +113,35 @@ public:
         }
     }
 
+    // write_and_signal() to every other member. 1D: one chip multicast per side (from one hop away
+    // over the members on that side), so a link carries the bytes once instead of once per member
+    // beyond it; 2D: one unicast per member. Each member still gets packets_for(bytes) increments.
+    void write_and_signal_all(uint32_t src_l1, uint64_t dst_noc_addr, uint32_t bytes, uint64_t sem_noc_addr) {
+#if defined(FABRIC_2D)
+        for (uint32_t q = 0; q < line_size_; ++q) {
+            if (q != position_) write_and_signal(q, src_l1, dst_noc_addr, bytes, sem_noc_addr);
+        }
+#else
+        for (uint32_t side = 0; side < 2; ++side) {
+            const uint8_t range = reach(side);
+            if (range == 0) continue;
+            auto& sender = senders_[side][0];
+            for (uint32_t done = 0; done < bytes; done += max_payload_) {
+                const uint32_t chunk = bytes - done < max_payload_ ? bytes - done : max_payload_;
+                const tt::tt_fabric::NocUnicastAtomicIncFusedCommandHeader command(dst_noc_addr + done, sem_noc_addr, 1,
+                                                                                   true);
+                header_->to_chip_multicast(tt::tt_fabric::MulticastRoutingCommandHeader{1, range});
+                header_->to_noc_fused_unicast_write_atomic_inc(command, chunk);
+                sender.wait_for_empty_write_slot();
+                sender.send_payload_without_header_non_blocking_from_address(src_l1 + done, chunk);
+                sender.send_payload_flush_non_blocking_from_address(
+                    static_cast<uint32_t>(reinterpret_cast<uintptr_t>(header_)), sizeof(PACKET_HEADER_TYPE));
+                noc_async_writes_flushed();
+            }
+        }
+#endif
+    }
+
     // Increments the semaphore at `sem_noc_addr` on the device at position q, after
     // every earlier write of this worker to q over `link` has landed (flush).
     void atomic_inc(uint32_t q, uint64_t sem_noc_addr, uint32_t link = 0) {
@@ -146,6 +175,18 @@ private:
         ASSERT(direction == kForward || direction == kBackward);
         ASSERT(link < num_links_);
         return &senders_[direction == kForward ? 0 : 1][link];
+    }
+    // Hops to the farthest member reached through side 0's (forward) or side 1's (backward)
+    // connections: the members on a side are the chips 1 .. that many hops away.
+    uint8_t reach(uint32_t side) const {
+        uint8_t farthest = 0;
+        for (uint32_t q = 0; q < line_size_; ++q) {
+            const uint32_t direction = route_[q] & ((1u << kHopsShift) - 1);
+            if (q != position_ && direction == (side == 0 ? kForward : kBackward) && hops(q) > farthest) {
+                farthest = hops(q);
+            }
+        }
+        return farthest;
     }
     uint8_t hops(uint32_t q) const { return static_cast<uint8_t>((route_[q] >> kHopsShift) & 0xFF); }
     uint8_t chip_id(uint32_t q) const { return static_cast<uint8_t>(node_[q] & ((1u << kMeshIdShift) - 1)); }
