@@ -6,9 +6,10 @@ the device holds E_l, with the tables streamed through L1 in chunks where they d
                                                 [--top-k 8] [--hidden 64] [--grid 8 8]
 
 Prints per op: wall time, the chunking read from the emulator's DRAM counters (prepare: column
-windows per table row; scatter: routed_tokens chunk reads; local_reduce: map scans per core), the
-program's L1 per core (its circular buffers; the ops' budget is 1 MiB) and whether the outputs
-match the goldens (indices exactly, the reduced rows by PCC).
+windows per table row; scatter: routed_tokens chunk reads; local_reduce, with the layer's bound of
+K assignments per row and without one: map scans per core), the program's L1 per core (its
+circular buffers; the ops' budget is 1 MiB) and whether the outputs match the goldens (indices
+exactly, the reduced rows by PCC).
 """
 
 from __future__ import annotations
@@ -106,24 +107,34 @@ def main() -> None:
     l1 = l1_per_core(device, "scatter_moe_input", io, _C.ops.scatter_moe_input.Attributes())
     report("scatter_moe_input", wall, f"{reads} routed_tokens chunk reads", l1, "exact" if exact else "MISMATCH")
 
-    # The expert outputs stand in for moe_bmm's: the scattered rows themselves.
-    reduced, wall = timed(
-        lambda: ttnn_moe.local_reduce_moe_output(
-            scattered.output,
-            tables.token_idx_map,
-            tables.routed_token_weights,
-            tables.num_routed_tokens,
-            num_out_rows=T,
-        )
-    )
+    # The expert outputs stand in for moe_bmm's: the scattered rows themselves. With the layer's
+    # bound (K assignments per token) and without one (lists sized by what L1 leaves).
+    want_out = golden.local_reduce_moe_output(emu.to_torch(scattered.output), idx_map, token_weights, counts, T)
     cores = min(T, args.grid[0] * args.grid[1])
     valid = int(counts.sum())
-    scans = traffic(tables.token_idx_map)["bytes_read"] / (4 * valid * cores) if valid else 0.0
-    want_out = golden.local_reduce_moe_output(emu.to_torch(scattered.output), idx_map, token_weights, counts, T)
-    _, pcc = comp_pcc(want_out, emu.to_torch(reduced.output).float())
-    io = [scattered.output, tables.token_idx_map, tables.routed_token_weights, tables.num_routed_tokens, *reduced]
-    l1 = l1_per_core(device, "local_reduce_moe_output", io, _C.ops.local_reduce_moe_output.Attributes(num_out_rows=T))
-    report("local_reduce_moe_output", wall, f"{scans:.2f} map scans per core ({cores} cores)", l1, f"PCC {pcc:.6f}")
+    reduced_bits = []
+    for bound in (K, 0):
+        reduced, wall = timed(
+            lambda bound=bound: ttnn_moe.local_reduce_moe_output(
+                scattered.output,
+                tables.token_idx_map,
+                tables.routed_token_weights,
+                tables.num_routed_tokens,
+                num_out_rows=T,
+                max_assignments_per_row=bound or None,
+            )
+        )
+        scans = traffic(tables.token_idx_map)["bytes_read"] / (4 * valid * cores) if valid else 0.0
+        got = emu.to_torch(reduced.output)
+        reduced_bits.append(got)
+        _, pcc = comp_pcc(want_out, got.float())
+        io = [scattered.output, tables.token_idx_map, tables.routed_token_weights, tables.num_routed_tokens, *reduced]
+        attributes = _C.ops.local_reduce_moe_output.Attributes(num_out_rows=T, max_assignments_per_row=bound)
+        l1 = l1_per_core(device, "local_reduce_moe_output", io, attributes)
+        name = f"local_reduce (bound {bound})" if bound else "local_reduce (no bound)"
+        report(name, wall, f"{scans:.2f} map scans per core ({cores} cores)", l1, f"PCC {pcc:.6f}")
+    same = torch.equal(*reduced_bits)
+    print(f"local_reduce with and without the bound: {'bitwise equal' if same else 'DIFFERENT BITS'}")
     emu.close_device(device)
 
 
