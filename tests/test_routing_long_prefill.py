@@ -316,6 +316,23 @@ def test_local_reduce_at_the_single_scan_limit(one_core, full_grid, offset):
     assert torch.equal(emu.to_torch(spread.output), got)
 
 
+@pytest.mark.parametrize("num_rows", [8191, 8192, 8193])
+def test_local_reduce_at_the_row_window_limit(one_core, full_grid, num_rows):
+    """One core indexes at most 8192 output rows at a time (docs/ops/local_reduce_moe_output.md):
+    one scan of the map per window, the same bits as the 8x8 grid."""
+    num_local, top_k, hidden = 8, 1, 32
+    ids = top_k_ids(num_rows, top_k, num_local, seed=num_rows)
+    counts, _, weights, idx_map = routing_tables(ids, num_local, seed=num_rows + 1)
+    y = torch.randn(num_local, num_rows, hidden, generator=torch.Generator().manual_seed(7)).bfloat16()
+    (out, overflow, _), idx_map_d = run_reduce(one_core, y, idx_map, weights, counts, num_rows)
+    assert traffic(idx_map_d)["bytes_read"] == math.ceil(num_rows / 8192) * 4 * num_rows * top_k
+    got = emu.to_torch(out)
+    assert_pcc(golden.local_reduce_moe_output(y, idx_map, weights, counts, num_rows), got.float(), name="reduced")
+    assert not emu.to_torch(overflow).any()
+    spread, _ = run_reduce(full_grid, y, idx_map, weights, counts, num_rows)
+    assert torch.equal(emu.to_torch(spread.output), got)
+
+
 def test_local_reduce_row_longer_than_the_lists(one_core):
     """Every assignment lands in one output row: fed one list-sized slice per scan, in (l, i) order."""
     num_local, num_tokens, hidden = 32, 2048, 32
@@ -336,3 +353,53 @@ def test_local_reduce_row_longer_than_the_lists(one_core):
     want = (weights.double()[valid][:, None] * y.double()[valid]).sum(dim=0)
     assert_pcc(want, got[3].double(), pcc=0.9999, name="long row")
     assert not got[[0, 1, 2, 4]].any()
+
+
+# ---- the three ops in a row at 16k tokens on one core: every table chunked
+
+
+def window_scans(row_counts: list[int], capacity: int, window_rows: int = 8192) -> int:
+    """Map scans of one core: per window of rows one, plus one per group of rows when the window's
+    assignments outgrow the lists (docs/ops/local_reduce_moe_output.md)."""
+    scans = 0
+    for begin in range(0, len(row_counts), window_rows):
+        window = row_counts[begin : begin + window_rows]
+        scans += 1 if sum(window) <= capacity else 1 + greedy_groups(window, capacity)
+    return scans
+
+
+def test_16k_prefill_through_prepare_scatter_and_local_reduce(one_core):
+    """T = 16384, top-8 over 32 local experts, one core: prepare's rows in windows, scatter's rows
+    in chunks, local_reduce's 16k rows in two windows, each outgrowing the lists."""
+    num_local, top_k, hidden = 32, 8, 32
+    ids, weights = top_k_ids(PREFILL, top_k, num_local, seed=60), random_weights(PREFILL, top_k, 61)
+    mapping = single_device_mapping(num_local)
+    tables = run_prepare(one_core, ids, weights, mapping)
+    window = prepare_window(one_core, PREFILL, top_k, num_local)
+    assert window < PREFILL
+    check_prepare_writes(tables, num_local, PREFILL, window)
+    check_prepare_tables(tables, ids, weights, mapping)
+    counts, tokens, token_weights, idx_map = golden.prepare_moe_routing_tensors(ids, weights, mapping)
+
+    x = torch.randn(PREFILL, hidden, generator=torch.Generator().manual_seed(62)).bfloat16()
+    scattered = ttnn_moe.scatter_moe_input(
+        rm(one_core, x, emu.bfloat16), tables.num_routed_tokens, tables.routed_tokens
+    )
+    reads = traffic(tables.routed_tokens)["page_reads"]
+    assert reads == scatter_chunk_reads(counts, PREFILL, [(0, num_local * PREFILL)]) > 2 * num_local
+    y = golden.scatter_moe_input(x, counts, tokens)
+    assert_equal_exact(y, emu.to_torch(scattered.output), name="scattered")
+
+    reduced = ttnn_moe.local_reduce_moe_output(
+        scattered.output,
+        tables.token_idx_map,
+        tables.routed_token_weights,
+        tables.num_routed_tokens,
+        num_out_rows=PREFILL,
+    )
+    scans = traffic(tables.token_idx_map)["bytes_read"] // (4 * PREFILL * top_k)
+    capacity = list_capacity(one_core, num_local, PREFILL, hidden, PREFILL)
+    row_counts = torch.bincount(torch.tensor(valid_rows(idx_map, counts)), minlength=PREFILL).tolist()
+    assert scans == window_scans(row_counts, capacity) > 2
+    want = golden.local_reduce_moe_output(y, idx_map, token_weights, counts, PREFILL)
+    assert_pcc(want, emu.to_torch(reduced.output).float(), pcc=0.9999, name="16k reduced")
