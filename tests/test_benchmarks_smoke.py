@@ -71,3 +71,13 @@ def test_vs_ttmetal_tables_on_a_toy_mesh(monkeypatch):
     assert "not in modeled device time" in lines[-4] and "not emulated" in lines[-3]
     table = bench.format_ops("ours", ours)
     assert table[-1].split()[0] == "layer" and len(table) == len(ours) + 3
+
+
+def test_long_prefill_benchmark_prints_its_table():
+    out = _run("benchmarks/long_prefill.py", "--tokens", "700", "--experts", "16", "--local-experts", "16")
+    lines = [line for line in out.splitlines() if line.startswith(("prepare_moe", "scatter_moe", "local_reduce ("))]
+    rows = {line.split()[0]: line for line in lines}
+    assert set(rows) == {"prepare_moe_routing_tensors", "scatter_moe_input", "local_reduce"} and len(lines) == 4
+    assert all("PCC 0.99" in line for line in lines if line.startswith("local_reduce "))
+    assert rows["prepare_moe_routing_tensors"].endswith("exact") and rows["scatter_moe_input"].endswith("exact")
+    assert "with and without the bound: bitwise equal" in out

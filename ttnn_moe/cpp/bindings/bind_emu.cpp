@@ -134,6 +134,7 @@ py::dict counters_to_dict(const Counters& c) {
         b["unique_pages_read"] = t.unique_pages_read();
         b["page_reads"] = t.page_reads;
         b["bytes_read"] = t.bytes_read;
+        b["page_writes"] = t.page_writes;
         b["bytes_written"] = t.bytes_written;
         buffers[py::int_(addr)] = b;
     }

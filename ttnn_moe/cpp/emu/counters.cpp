@@ -12,6 +12,7 @@ void DramBufferTraffic::add(const DramBufferTraffic& other) {
     if (page_read.size() < other.page_read.size()) page_read.resize(other.page_read.size(), 0);
     for (size_t i = 0; i < other.page_read.size(); ++i) page_read[i] |= other.page_read[i];
     page_reads += other.page_reads;
+    page_writes += other.page_writes;
     bytes_read += other.bytes_read;
     bytes_written += other.bytes_written;
 }

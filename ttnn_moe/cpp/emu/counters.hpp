@@ -16,6 +16,7 @@ struct DramBufferTraffic {
     std::vector<uint8_t> page_read;  // 1 where the page (interleaved index) was read at least once
     uint64_t page_reads = 0;         // page reads, a page read twice counts twice
     uint64_t bytes_read = 0;
+    uint64_t page_writes = 0;  // page writes, a page written twice (or in two pieces) counts twice
     uint64_t bytes_written = 0;
 
     uint64_t unique_pages_read() const;

@@ -264,15 +264,15 @@ constexpr uint32_t kTimedWordWrite = 16;
 
 void count_dram(Counters& c, const Endpoint& ep, uint32_t size, bool read) {
     DramBufferTraffic& t = c.dram_buffers[ep.buffer->address];
-    if (!read) {
-        t.bytes_written += size;
-        return;
-    }
-    t.bytes_read += size;
+    (read ? t.bytes_read : t.bytes_written) += size;
     if (size == 0) return;
     const uint32_t page = ep.buffer->aligned_page_size;
     const uint32_t first = (ep.bank_addr - ep.buffer->address) / page;
     const uint32_t last = (ep.bank_addr + size - 1 - ep.buffer->address) / page;
+    if (!read) {
+        t.page_writes += last - first + 1;
+        return;
+    }
     const size_t pages_total = static_cast<size_t>(ep.buffer->bank_span / page) * params::NUM_DRAM_BANKS;
     if (t.page_read.size() < pages_total) t.page_read.resize(pages_total, 0);
     for (uint32_t p = first; p <= last; ++p) {

@@ -4,7 +4,9 @@
 // row in L1 (stable, so each row's list stays in ascending l), writes each row's count of
 // assignments dropped over max_assignments_per_row to row_overflow, then feeds the compute
 // kernel per output row and 1024-element chunk: (y chunk, weight scalar) per assignment.
-// Work per core is linear in the number of assignments plus its rows.
+// Work per core is linear in the number of assignments plus its rows. The lists take the L1
+// the other scratch leaves (up to what the core can need); a core whose assignments outgrow
+// them scans the map again per group of rows that fits (the kernel's header tells how).
 // Compute: prod = y * w (bcast scalar), acc = acc + prod in fp32 CBs, last sum packed to bf16.
 // Writer: writes each finished chunk to the output row.
 // The first core's reader also writes reduce_status: map entries naming no output row,
@@ -43,6 +45,25 @@ enum Cb : uint8_t {
 CBDescriptor cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uint32_t page, uint32_t pages) {
     return CBDescriptor{page * pages, cores, {CBFormatDescriptor{index, format, page, std::nullopt}}};
 }
+
+// L1 of the two assignment lists (scan order and sorted) of `entries` entries.
+uint64_t lists_bytes(uint64_t entries, uint32_t alignment) {
+    const auto up = [alignment](uint64_t bytes) { return (bytes + alignment - 1) / alignment * alignment; };
+    return up(entries * kEntryWords * 4) + up(entries * kSortedEntryWords * 4);
+}
+
+// Entries the lists hold: every assignment a window can keep when that fits next to the fixed
+// scratch, else as many as fit, a multiple of kListGranule (so both lists fill whole aligned
+// pages); at least one granule, the kernel then scans again per group of rows.
+constexpr uint32_t kListGranule = 16;
+uint32_t assignment_list_capacity(uint64_t most_kept, uint32_t fixed_bytes, uint32_t alignment) {
+    if (fixed_bytes + lists_bytes(most_kept, alignment) <= kL1BudgetBytes) {
+        return static_cast<uint32_t>(most_kept);
+    }
+    const uint32_t room = kL1BudgetBytes > fixed_bytes ? kL1BudgetBytes - fixed_bytes : 0;
+    const uint32_t fitting = room / ((kEntryWords + kSortedEntryWords) * 4) / kListGranule * kListGranule;
+    return std::max(fitting, kListGranule);
+}
 }  // namespace
 
 CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
@@ -62,11 +83,12 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const uint32_t num_chunks = (s.hidden + kChunkElements - 1) / kChunkElements;
     const uint32_t bf16_tile = tile_size_bytes(DataFormat::Float16_b);
     const uint32_t fp32_tile = tile_size_bytes(DataFormat::Float32);
-    // A core's list holds at most rows_per_core x bound entries (the kernel drops and counts any
-    // more); without a bound it must hold every map entry.
+    const uint32_t window_rows = std::min(max_rows_per_core, kMaxWindowRows);
+    const uint32_t segment_entries = std::min(s.block_rows, kMaxSegmentEntries);
+    // A window's rows keep at most window_rows x bound entries (the kernel drops and counts any
+    // more); without a bound they can receive every map entry.
     const uint32_t row_bound = attrs.max_assignments_per_row == 0 ? s.num_entries : attrs.max_assignments_per_row;
-    const uint32_t list_capacity =
-        static_cast<uint32_t>(std::min<uint64_t>(s.num_entries, uint64_t{max_rows_per_core} * row_bound));
+    const uint64_t most_kept = std::min<uint64_t>(s.num_entries, uint64_t{window_rows} * row_bound);
 
     ProgramDescriptor program;
     program.cbs = {
@@ -78,26 +100,26 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         cb(cores, kCbOut, DataFormat::Float16_b, bf16_tile, 2),
         cb(cores, kCbCounts, DataFormat::UInt32, limits.dram_alignment, s.num_local),
         cb(cores, kCbOffsets, DataFormat::UInt32, limits.dram_alignment, s.num_local),
-        cb(cores, kCbMapSegment, DataFormat::UInt32, round_up(s.block_rows * 4, limits.dram_alignment), 1),
-        cb(cores, kCbWeightSegment, DataFormat::Float16_b, round_up(s.block_rows * 2, limits.dram_alignment), 1),
-        cb(cores, kCbEntries, DataFormat::UInt32, round_up(list_capacity * kEntryWords * 4, limits.dram_alignment), 1),
-        cb(cores, kCbSorted, DataFormat::UInt32, round_up(list_capacity * kSortedEntryWords * 4, limits.dram_alignment),
-           1),
-        cb(cores, kCbRowIndex, DataFormat::UInt32, round_up((max_rows_per_core + 1) * 4, limits.dram_alignment),
+        cb(cores, kCbMapSegment, DataFormat::UInt32, round_up(segment_entries * 4, limits.dram_alignment), 1),
+        cb(cores, kCbWeightSegment, DataFormat::Float16_b, round_up(segment_entries * 2, limits.dram_alignment), 1),
+        cb(cores, kCbRowIndex, DataFormat::UInt32, round_up((window_rows + 1) * 4, limits.dram_alignment),
            kRowIndexPages),
         cb(cores, kCbStatusStage, DataFormat::UInt32, limits.dram_alignment, 1),
         cb(cores, kCbStatus, DataFormat::UInt32, round_up(kStatusWords * 4, limits.dram_alignment), 1),
     };
-    uint32_t l1_bytes = 0;
-    for (const auto& c : program.cbs) l1_bytes += c.total_size;
-    check_l1_budget(kOpName, l1_bytes,
-                    "the assignment lists of up to " + std::to_string(list_capacity) +
-                        " entries per core (E_l=" + std::to_string(s.num_local) + ", " + std::to_string(s.block_rows) +
-                        " rows per map page, " + std::to_string(max_rows_per_core) + " output rows per core, " +
-                        (attrs.max_assignments_per_row == 0
-                             ? std::string("no max_assignments_per_row")
-                             : "max_assignments_per_row=" + std::to_string(attrs.max_assignments_per_row)) +
-                        ")");
+    uint32_t fixed_bytes = 0;
+    for (const auto& c : program.cbs) fixed_bytes += c.total_size;
+    const uint32_t list_capacity = assignment_list_capacity(most_kept, fixed_bytes, limits.dram_alignment);
+    check_l1_budget(kOpName, static_cast<uint32_t>(fixed_bytes + lists_bytes(list_capacity, limits.dram_alignment)),
+                    "E_l=" + std::to_string(s.num_local) + " experts and " + std::to_string(window_rows) +
+                        " output rows per window with assignment lists of " + std::to_string(list_capacity) +
+                        " entries");
+    // The lists take CB indices kCbEntries, kCbSorted (the list stays in index order).
+    program.cbs.insert(
+        program.cbs.begin() + kCbEntries,
+        {cb(cores, kCbEntries, DataFormat::UInt32, round_up(list_capacity * kEntryWords * 4, limits.dram_alignment), 1),
+         cb(cores, kCbSorted, DataFormat::UInt32,
+            round_up(list_capacity * kSortedEntryWords * 4, limits.dram_alignment), 1)});
 
     KernelDescriptor reader;
     reader.kernel_source = kernels_root + "/local_reduce_moe_output/dataflow/reader_gather_assignments.cpp";
@@ -164,6 +186,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         reader_args[reader_arg::kRowBound] = row_bound;
         reader_args[reader_arg::kNumOutRows] = attrs.num_out_rows;
         reader_args[reader_arg::kReportsStatus] = c == 0 ? 1u : 0u;
+        reader_args[reader_arg::kWindowRows] = window_rows;
+        reader_args[reader_arg::kSegmentEntries] = segment_entries;
         reader.runtime_args.emplace_back(selection.cores[c], std::move(reader_args));
 
         std::vector<uint32_t> compute_args(compute_arg::kCount);

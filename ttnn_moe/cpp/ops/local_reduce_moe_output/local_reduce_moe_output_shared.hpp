@@ -17,6 +17,13 @@ inline constexpr uint32_t kOffsetAlignment = 32;
 // Elements of a row chunk the compute kernel handles as one element-wise tile.
 inline constexpr uint32_t kChunkElements = 1024;
 
+// The reader takes a core's output rows in windows of at most this many (each window costs a
+// scan of the map; 8192 rows keep the per-row index at 96 KiB) and reads an expert's map
+// entries in pieces of at most kMaxSegmentEntries (a multiple of kOffsetAlignment, so every
+// piece starts DRAM-aligned): neither scratch grows with T or M.
+inline constexpr uint32_t kMaxWindowRows = 8192;
+inline constexpr uint32_t kMaxSegmentEntries = 2048;
+
 // The reader's tensors: order of its accessors' compile-time args and of its address
 // runtime args. Padded mode has no offsets tensor: that slot describes num_routed_tokens
 // and is never read.
@@ -40,10 +47,12 @@ enum : uint32_t {
     kHidden,                       // H
     kRowBegin,                     // this core's output rows [row_begin, row_end)
     kRowEnd,
-    kListCapacity,   // entries the L1 assignment lists hold
-    kRowBound,       // assignments one output row may keep
-    kNumOutRows,     // rows of the output: map entries at or past it name no row
-    kReportsStatus,  // 1 on the core that writes reduce_status
+    kListCapacity,    // entries the L1 assignment lists hold
+    kRowBound,        // assignments one output row may keep
+    kNumOutRows,      // rows of the output: map entries at or past it name no row
+    kReportsStatus,   // 1 on the core that writes reduce_status
+    kWindowRows,      // output rows indexed per window: min(rows of the core, kMaxWindowRows)
+    kSegmentEntries,  // map entries read per piece: min(T or M, kMaxSegmentEntries)
     kCount,
 };
 }  // namespace reader_arg
@@ -78,7 +87,7 @@ inline constexpr const char* kCbAcc = "cb_acc";                       // running
 inline constexpr const char* kCbOut = "cb_out";                       // finished chunk, bf16
 inline constexpr const char* kCbCounts = "cb_counts";                 // reader scratch: count of each expert
 inline constexpr const char* kCbOffsets = "cb_offsets";               // offset of each expert (grouped)
-inline constexpr const char* kCbMapSegment = "cb_map_segment";        // one expert's token_idx_map entries
+inline constexpr const char* kCbMapSegment = "cb_map_segment";        // a piece of one expert's token_idx_map entries
 inline constexpr const char* kCbWeightSegment = "cb_weight_segment";  // and their weights
 inline constexpr const char* kCbEntries = "cb_entries";               // kept assignments in scan order
 inline constexpr const char* kCbSorted = "cb_sorted";                 // the same, grouped by output row
@@ -107,7 +116,7 @@ enum StatusWord : uint32_t {
 // L1 layouts of the reader's scratch.
 inline constexpr uint32_t kEntryWords = 3;        // scan entry: row - row_begin, y page, weight bits
 inline constexpr uint32_t kSortedEntryWords = 2;  // sorted entry: y page, weight bits
-// Pages of (rows per core + 1) words each: count, start, dropped per output row.
+// Pages of (window rows + 1) words each: count, start, cursor (dropped, then rank) per output row.
 inline constexpr uint32_t kRowIndexPages = 3;
 
 }  // namespace ttnn_moe::local_reduce_moe_output_shared

@@ -9,6 +9,10 @@ namespace ttnn_moe::prepare_moe_routing_tensors_shared {
 
 inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no such (t, k) / expert" in the status record
 
+// Table rows too long for L1 are built in windows of a multiple of this many columns, so every
+// window starts DRAM-aligned in both the uint32 and the bfloat16 tables.
+inline constexpr uint32_t kWindowColumnMultiple = 32;
+
 // Tensors in io order: the 3 inputs then the 5 outputs. Runtime args 0..kNumIo-1 are
 // their buffer addresses in this order; the kernel's compile-time args are their
 // accessor args in the same order.
@@ -38,6 +42,7 @@ enum : uint32_t {
     kDeviceIndex,          // this device's column of expert_mapping (row-major mesh order)
     kNumDevices,           // D
     kMappingElementBytes,  // 2 (uint16) or 4 (uint32, int32)
+    kWindowColumns,        // table columns each local expert keeps in L1: T, or a multiple of 32 below it
     kCount,
 };
 }  // namespace dataflow_arg
@@ -48,8 +53,8 @@ inline constexpr const char* kCbMappingRows = "cb_mapping_rows";    // chunk_row
 inline constexpr const char* kCbSlotTable = "cb_slot_table";        // (E,) local slot of every expert, or kNone
 inline constexpr const char* kCbIds = "cb_ids";                     // chunk_rows rows of selected_experts
 inline constexpr const char* kCbWeights = "cb_weights";             // chunk_rows rows of routing_weights
-inline constexpr const char* kCbTokens = "cb_tokens";               // this core's routed_tokens rows
-inline constexpr const char* kCbTokenWeights = "cb_token_weights";  // this core's routed_token_weights rows
+inline constexpr const char* kCbTokens = "cb_tokens";               // a column window of this core's routed_tokens rows
+inline constexpr const char* kCbTokenWeights = "cb_token_weights";  // the same window of its routed_token_weights rows
 inline constexpr const char* kCbCounters = "cb_counters";           // (E_l,) assignments seen per local expert
 inline constexpr const char* kCbStatus = "cb_status";               // the status record
 inline constexpr const char* kCbStage = "cb_stage";                 // one aligned count word for its DRAM write

@@ -1,5 +1,6 @@
 // Program: the E_l * T output rows split contiguously over the cores. The reader
-// reads the counts and, per expert it touches, the routed_tokens row; it gathers
+// reads the counts and, per expert it touches, the routed_tokens row in chunks of at most
+// kMaxTokenChunkEntries entries; it gathers
 // x rows (or zero-fills padding rows) into a CB; the writer streams them out. The
 // first core's reader also checks every entry and writes scatter_status.
 #include <algorithm>
@@ -33,7 +34,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const auto& cores = selection.ranges;
     const uint32_t row_bytes = s.hidden * 2;
     const uint32_t row_page = round_up(row_bytes, limits.dram_alignment);
-    const uint32_t token_row_page = round_up(s.num_tokens * 4, limits.dram_alignment);
+    const uint32_t chunk_entries = std::min(s.num_tokens, kMaxTokenChunkEntries);
+    const uint32_t token_row_page = round_up(chunk_entries * 4, limits.dram_alignment);
     const uint32_t status_page = round_up(kStatusWords * 4, limits.dram_alignment);
 
     ProgramDescriptor program;
@@ -48,8 +50,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     check_l1_budget(kOpName,
                     row_page * kRowsInFlight + limits.dram_alignment * s.num_local + token_row_page + status_page,
-                    "H=" + std::to_string(s.hidden) + ", T=" + std::to_string(s.num_tokens) +
-                        ", E_l=" + std::to_string(s.num_local));
+                    "H=" + std::to_string(s.hidden) + ", E_l=" + std::to_string(s.num_local));
 
     KernelDescriptor reader;
     reader.kernel_source = kernels_root + "/scatter_moe_input/dataflow/reader_gather_rows.cpp";
@@ -85,6 +86,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         reader_args[reader_arg::kRowBegin] = begin;
         reader_args[reader_arg::kRowEnd] = end;
         reader_args[reader_arg::kReportsStatus] = c == 0 ? 1 : 0;
+        reader_args[reader_arg::kChunkEntries] = chunk_entries;
         reader.runtime_args.emplace_back(selection.cores[c], std::move(reader_args));
 
         std::vector<uint32_t> writer_args(writer_arg::kCount);

@@ -9,6 +9,11 @@ namespace ttnn_moe::scatter_moe_input_shared {
 
 inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no such entry / expert" in the status record
 
+// The reader walks a routed_tokens row front to back, so it holds at most this many of its
+// entries in L1 at a time (16 KiB): a longer row is read in chunks of it, and the scratch no
+// longer grows with T. A multiple of 32 entries, so every chunk starts DRAM-aligned.
+inline constexpr uint32_t kMaxTokenChunkEntries = 4096;
+
 // The reader's tensors: order of its accessors' compile-time args and of its address
 // runtime args (the reporting core writes scatter_status).
 enum ReaderTensor : uint32_t { kX, kCounts, kRoutedTokens, kStatus, kNumReaderTensors };
@@ -22,6 +27,7 @@ enum : uint32_t {
     kRowBegin,                       // this core's output rows [row_begin, row_end) of E_l * T
     kRowEnd,
     kReportsStatus,  // 1 on the core that checks every entry and writes scatter_status
+    kChunkEntries,   // routed_tokens entries read per chunk: min(T, kMaxTokenChunkEntries)
     kCount,
 };
 }  // namespace reader_arg
@@ -41,7 +47,7 @@ enum : uint32_t {
 namespace named_arg {
 inline constexpr const char* kCbRows = "cb_rows";           // gathered rows, reader -> writer
 inline constexpr const char* kCbCounts = "cb_counts";       // reader scratch: count of each expert
-inline constexpr const char* kCbTokenRow = "cb_token_row";  // reader scratch: one routed_tokens row
+inline constexpr const char* kCbTokenRow = "cb_token_row";  // reader scratch: one chunk of a routed_tokens row
 inline constexpr const char* kCbStatus = "cb_status";       // reader scratch: the status record
 }  // namespace named_arg
 

@@ -1,12 +1,19 @@
 // local_reduce_moe_output reader: builds this core's inverse index (output row -> its
 // assignments, ascending l) and feeds the compute kernel.
 //
-// Inverse index: one scan over every expert's valid map entries (ascending l, then i)
-// keeps the entries whose output row is in [row_begin, row_end) in an L1 list and counts
-// them per row; a stable counting sort then groups them by row. Linear in assignments.
-// The list holds list_capacity entries and a row keeps at most row_bound of its assignments
-// (the first ones in (l, i) order): any more are dropped, never written past the list, and
-// counted per row in row_overflow (written for every row of this core, 0 when it fits).
+// Inverse index: the core's rows are taken in windows of at most window_rows rows. For each
+// window one scan over every expert's valid map entries (ascending l, then i, read in pieces
+// of segment_entries) counts the entries landing in the window per row and keeps them, in
+// scan order, in an L1 list; a stable counting sort then groups them by row. Linear in
+// assignments. A row keeps at most row_bound of its assignments (the first ones in (l, i)
+// order): any more are dropped and counted per row in row_overflow (written for every row of
+// this core, 0 when it fits).
+//
+// The list holds list_capacity entries. When a window keeps more, its rows are fed in groups
+// whose lists fit: each group takes one more scan that places every kept entry directly at its
+// sorted position (the counts give each row's start). A row alone longer than the list is fed
+// one list-sized slice of its assignments per scan and H chunk. Every extra scan reads the map
+// again; the sums, and so the output bits, do not depend on how the rows were grouped.
 //
 // Feed, per output row and per 1024-element chunk of H: one (y chunk, weight scalar tile)
 // pair per assignment; a row without assignments gets one zero pair, so the compute
@@ -52,7 +59,7 @@ struct Args {
     bool grouped;
     uint32_t num_local, block_rows, hidden, row_begin, row_end, list_capacity, row_bound, num_out_rows;
     bool reports_status;
-    uint32_t num_rows() const { return row_end - row_begin; }
+    uint32_t window_rows, segment_entries;
 };
 
 Args read_args() {
@@ -68,6 +75,8 @@ Args read_args() {
     a.row_bound = get_arg_val<uint32_t>(reader_arg::kRowBound);
     a.num_out_rows = get_arg_val<uint32_t>(reader_arg::kNumOutRows);
     a.reports_status = get_arg_val<uint32_t>(reader_arg::kReportsStatus) != 0;
+    a.window_rows = get_arg_val<uint32_t>(reader_arg::kWindowRows);
+    a.segment_entries = get_arg_val<uint32_t>(reader_arg::kSegmentEntries);
     return a;
 }
 
@@ -153,17 +162,21 @@ void write_status(const Args& a) {
     noc_async_write_barrier();
 }
 
-// Per output row of this core (index r = row - row_begin): its kept assignments (count),
-// the first sorted slot of its list (start), its dropped assignments (dropped).
-struct RowIndex {
+// The rows [begin, end) of the window in hand and, per row (index r = row - begin), its kept
+// assignments (count), the first sorted slot of its list (start) and a per-row cursor: the
+// dropped assignments until row_overflow is written, then the rank of the next entry a scan
+// meets (the sort's fill position, or the placement rank).
+struct Window {
+    uint32_t begin, end;
     volatile uint32_t* count;
     volatile uint32_t* start;
-    volatile uint32_t* dropped;
+    volatile uint32_t* cursor;
+    uint32_t num_rows() const { return end - begin; }
 };
 
-// Starts reading the counts (and offsets) and clears the per-row counters; the caller
-// issues the read barrier.
-Routing start_reading_routing(const Args& a, RowIndex& rows) {
+// Reads the counts (and offsets) and reserves the per-row index; the caller issues the read
+// barrier.
+Routing start_reading_routing(const Args& a, Window& window) {
     cb_reserve_back(cb_counts, a.num_local);
     cb_reserve_back(cb_offsets, a.num_local);
     const Routing routing{get_write_ptr(cb_counts), get_write_ptr(cb_offsets)};
@@ -171,25 +184,24 @@ Routing start_reading_routing(const Args& a, RowIndex& rows) {
     if (a.grouped) read_column_async(tensor<kOffsets>(a), routing.offsets_l1, a.num_local, kDramAlign);
     cb_reserve_back(cb_row_index, kRowIndexPages);
     const uint32_t index_l1 = get_write_ptr(cb_row_index);
-    const uint32_t page_bytes = align_up((a.num_rows() + 1) * 4);
-    rows = {words(index_l1), words(index_l1 + page_bytes), words(index_l1 + 2 * page_bytes)};
-    fill_words(index_l1, a.num_rows() + 1, 0);
-    fill_words(index_l1 + 2 * page_bytes, a.num_rows() + 1, 0);
+    const uint32_t page_bytes = align_up((a.window_rows + 1) * 4);
+    window.count = words(index_l1);
+    window.start = words(index_l1 + page_bytes);
+    window.cursor = words(index_l1 + 2 * page_bytes);
     return routing;
 }
 
-// One scan over every expert's valid map entries (ascending l, then i): the entries of
-// this core's rows go to `entries` (kEntryWords each) until a row holds row_bound of them
-// or the list is full; any more are counted as dropped. Returns the entries kept.
-uint32_t scan_map_entries(const Args& a, const Routing& routing, RowIndex& rows, volatile uint32_t* entries,
-                          volatile uint32_t* status) {
+// One scan over every expert's valid map entries (ascending l, then i), calling
+// on_entry(row, y page, weight bits) for each. With a status record (the core's first scan on
+// the reporting core) it also counts misaligned blocks, clamped counts and rows past the output.
+template <typename OnEntry>
+void scan_map_entries(const Args& a, const Routing& routing, volatile uint32_t* status, OnEntry on_entry) {
     const auto idx_map = tensor<kTokenIdxMap>(a);
     const auto weights = tensor<kRoutedTokenWeights>(a);
     cb_reserve_back(cb_map_segment, 1);
     cb_reserve_back(cb_weight_segment, 1);
     const uint32_t map_l1 = get_write_ptr(cb_map_segment);
     const uint32_t weight_l1 = get_write_ptr(cb_weight_segment);
-    uint32_t num_kept = 0;
     for (uint32_t l = 0; l < a.num_local; ++l) {
         const Block block = block_of(a, routing, l);
         uint32_t count = routing.count(l);
@@ -207,58 +219,99 @@ uint32_t scan_map_entries(const Args& a, const Routing& routing, RowIndex& rows,
             }
             count = block.room;
         }
-        if (count == 0) continue;
-        noc_async_read(idx_map.get_noc_addr(block.page, block.column * 4), map_l1, count * 4);
-        noc_async_read(weights.get_noc_addr(block.page, block.column * 2), weight_l1, count * 2);
-        noc_async_read_barrier();
-        for (uint32_t i = 0; i < count; ++i) {
-            const uint32_t row = words(map_l1)[i];
-            if (status && row >= a.num_out_rows && status[kBadRows]++ == 0) {
-                status[kFirstBadExpert] = l;
-                status[kFirstBadIndex] = block.column + i;
-                status[kFirstBadRow] = row;
+        for (uint32_t first = 0; first < count; first += a.segment_entries) {
+            const uint32_t pieces = count - first < a.segment_entries ? count - first : a.segment_entries;
+            const uint32_t column = block.column + first;
+            noc_async_read(idx_map.get_noc_addr(block.page, column * 4), map_l1, pieces * 4);
+            noc_async_read(weights.get_noc_addr(block.page, column * 2), weight_l1, pieces * 2);
+            noc_async_read_barrier();
+            for (uint32_t i = 0; i < pieces; ++i) {
+                const uint32_t row = words(map_l1)[i];
+                if (status && row >= a.num_out_rows && status[kBadRows]++ == 0) {
+                    status[kFirstBadExpert] = l;
+                    status[kFirstBadIndex] = column + i;
+                    status[kFirstBadRow] = row;
+                }
+                on_entry(row, block.first_row + first + i, halves(weight_l1)[i]);
             }
-            if (row < a.row_begin || row >= a.row_end) continue;
-            const uint32_t r = row - a.row_begin;
-            if (rows.count[r] >= a.row_bound || num_kept >= a.list_capacity) {
-                ++rows.dropped[r];
-                continue;
-            }
-            entries[num_kept * kEntryWords + 0] = r;
-            entries[num_kept * kEntryWords + 1] = block.first_row + i;  // y page of this assignment
-            entries[num_kept * kEntryWords + 2] = halves(weight_l1)[i];
-            ++rows.count[r];
-            ++num_kept;
         }
     }
+}
+
+// The window's first scan: counts each row's kept assignments (at most row_bound) and dropped
+// ones, and keeps the kept entries in scan order in `entries` (kEntryWords each) while the list
+// has room. Returns the kept assignments of the window (more than the list when it overflowed).
+uint32_t count_and_collect(const Args& a, const Routing& routing, Window& window, volatile uint32_t* entries,
+                           volatile uint32_t* status) {
+    for (uint32_t r = 0; r < window.num_rows(); ++r) {
+        window.count[r] = 0;
+        window.cursor[r] = 0;
+    }
+    uint32_t num_kept = 0;
+    scan_map_entries(a, routing, status, [&](uint32_t row, uint32_t y_page, uint32_t weight) {
+        if (row < window.begin || row >= window.end) return;
+        const uint32_t r = row - window.begin;
+        if (window.count[r] >= a.row_bound) {
+            ++window.cursor[r];  // dropped
+            return;
+        }
+        ++window.count[r];
+        if (num_kept < a.list_capacity) {
+            entries[num_kept * kEntryWords + 0] = r;
+            entries[num_kept * kEntryWords + 1] = y_page;
+            entries[num_kept * kEntryWords + 2] = weight;
+        }
+        ++num_kept;
+    });
     return num_kept;
 }
 
-// Stable counting sort of the kept entries by row into `sorted` (kSortedEntryWords each):
-// row r's list starts at rows.start[r]; rows.count[r] ends as the end of that list.
-void sort_entries_by_row(const Args& a, RowIndex& rows, const volatile uint32_t* entries, uint32_t num_kept,
-                         volatile uint32_t* sorted) {
+// Each row's first slot in the window's sorted order; the cursors restart at 0.
+void start_rows(Window& window) {
     uint32_t running = 0;
-    for (uint32_t r = 0; r < a.num_rows(); ++r) {
-        rows.start[r] = running;
-        running += rows.count[r];
+    for (uint32_t r = 0; r < window.num_rows(); ++r) {
+        window.start[r] = running;
+        running += window.count[r];
+        window.cursor[r] = 0;
     }
-    for (uint32_t r = 0; r < a.num_rows(); ++r) rows.count[r] = rows.start[r];  // reused as fill cursors
+}
+
+// Stable counting sort of the collected entries by row into `sorted` (kSortedEntryWords each).
+void sort_entries_by_row(Window& window, const volatile uint32_t* entries, uint32_t num_kept,
+                         volatile uint32_t* sorted) {
     for (uint32_t e = 0; e < num_kept; ++e) {
-        const uint32_t slot = rows.count[entries[e * kEntryWords]]++;
+        const uint32_t r = entries[e * kEntryWords];
+        const uint32_t slot = window.start[r] + window.cursor[r]++;
         sorted[slot * kSortedEntryWords + 0] = entries[e * kEntryWords + 1];
         sorted[slot * kSortedEntryWords + 1] = entries[e * kEntryWords + 2];
     }
 }
 
-// row_overflow[row] = its dropped assignments, one page per row.
-void write_row_overflow(const Args& a, const RowIndex& rows) {
+// One more scan: places the kept assignments of rows [r_begin, r_end) whose rank in their row
+// lies in [rank_begin, rank_end) at sorted[start[r] - start[r_begin] + rank - rank_begin].
+void place_entries(const Args& a, const Routing& routing, Window& window, uint32_t r_begin, uint32_t r_end,
+                   uint32_t rank_begin, uint32_t rank_end, volatile uint32_t* sorted) {
+    for (uint32_t r = r_begin; r < r_end; ++r) window.cursor[r] = 0;
+    const uint32_t base = window.start[r_begin];
+    scan_map_entries(a, routing, nullptr, [&](uint32_t row, uint32_t y_page, uint32_t weight) {
+        if (row < window.begin + r_begin || row >= window.begin + r_end) return;
+        const uint32_t r = row - window.begin;
+        const uint32_t rank = window.cursor[r]++;
+        if (rank >= window.count[r] || rank < rank_begin || rank >= rank_end) return;
+        const uint32_t slot = window.start[r] - base + rank - rank_begin;
+        sorted[slot * kSortedEntryWords + 0] = y_page;
+        sorted[slot * kSortedEntryWords + 1] = weight;
+    });
+}
+
+// row_overflow[row] = its dropped assignments (the window's cursors), one page per row.
+void write_row_overflow(const Args& a, const Window& window) {
     const auto row_overflow = tensor<kRowOverflow>(a);
     cb_reserve_back(cb_status_stage, 1);
     const uint32_t stage_l1 = get_write_ptr(cb_status_stage);
-    for (uint32_t r = 0; r < a.num_rows(); ++r) {
-        words(stage_l1)[0] = rows.dropped[r];
-        noc_async_write(stage_l1, row_overflow.get_noc_addr(a.row_begin + r), 4);
+    for (uint32_t r = 0; r < window.num_rows(); ++r) {
+        words(stage_l1)[0] = window.cursor[r];
+        noc_async_write(stage_l1, row_overflow.get_noc_addr(window.begin + r), 4);
         noc_async_write_barrier();
     }
 }
@@ -285,25 +338,73 @@ void push_assignment_pair(const Y& y, const volatile uint32_t* entry, uint32_t c
     cb_push_back(cb_weight, 1);
 }
 
-// Per output row its pair count (>= 1) into cb_row_length, then per chunk of H one pair
-// per assignment in list order.
-void feed_rows(const Args& a, const RowIndex& rows, const volatile uint32_t* sorted) {
-    const auto y = tensor<kY>(a);
+// The pair count (>= 1) of a row with `length` assignments, into cb_row_length.
+void push_row_length(uint32_t length) {
+    cb_reserve_back(cb_row_length, 1);
+    words(get_write_ptr(cb_row_length))[0] = length == 0 ? 1 : length;
+    cb_push_back(cb_row_length, 1);
+}
+
+uint32_t chunk_bytes(const Args& a, uint32_t chunk) {
+    const uint32_t left = a.hidden - chunk * kChunkElements;
+    return (left < kChunkElements ? left : kChunkElements) * 2;
+}
+
+// Feeds rows [r_begin, r_end) of the window, whose lists sit in `sorted` from the first of them:
+// per row its pair count, then per chunk of H one pair per assignment in list order.
+template <typename Y>
+void feed_rows(const Args& a, const Y& y, const Window& window, uint32_t r_begin, uint32_t r_end,
+               const volatile uint32_t* sorted) {
     const uint32_t num_chunks = (a.hidden + kChunkElements - 1) / kChunkElements;
-    for (uint32_t r = 0; r < a.num_rows(); ++r) {
-        const uint32_t first = rows.start[r];
-        const uint32_t length = rows.count[r] - first;  // the cursor ended at the row's end
-        cb_reserve_back(cb_row_length, 1);
-        words(get_write_ptr(cb_row_length))[0] = length == 0 ? 1 : length;
-        cb_push_back(cb_row_length, 1);
+    for (uint32_t r = r_begin; r < r_end; ++r) {
+        const uint32_t first = window.start[r] - window.start[r_begin];
+        const uint32_t length = window.count[r];
+        push_row_length(length);
         for (uint32_t c = 0; c < num_chunks; ++c) {
-            const uint32_t left = a.hidden - c * kChunkElements;
-            const uint32_t chunk_bytes = (left < kChunkElements ? left : kChunkElements) * 2;
             if (length == 0) push_zero_pair();
             for (uint32_t j = 0; j < length; ++j) {
-                push_assignment_pair(y, sorted + (first + j) * kSortedEntryWords, c, chunk_bytes);
+                push_assignment_pair(y, sorted + (first + j) * kSortedEntryWords, c, chunk_bytes(a, c));
             }
         }
+    }
+}
+
+// Feeds the window's row r, longer than the list: per chunk of H, its assignments one
+// list-sized slice (one scan) at a time.
+template <typename Y>
+void feed_long_row(const Args& a, const Y& y, const Routing& routing, Window& window, uint32_t r,
+                   volatile uint32_t* sorted) {
+    const uint32_t num_chunks = (a.hidden + kChunkElements - 1) / kChunkElements;
+    const uint32_t length = window.count[r];
+    push_row_length(length);
+    for (uint32_t c = 0; c < num_chunks; ++c) {
+        for (uint32_t rank = 0; rank < length; rank += a.list_capacity) {
+            const uint32_t slice = length - rank < a.list_capacity ? length - rank : a.list_capacity;
+            place_entries(a, routing, window, r, r + 1, rank, rank + slice, sorted);
+            for (uint32_t j = 0; j < slice; ++j) {
+                push_assignment_pair(y, sorted + j * kSortedEntryWords, c, chunk_bytes(a, c));
+            }
+        }
+    }
+}
+
+// Feeds a window whose kept assignments outgrew the list: consecutive rows grouped while their
+// lists fit, one placement scan per group; a row alone longer than the list in slices.
+template <typename Y>
+void feed_window_in_groups(const Args& a, const Y& y, const Routing& routing, Window& window,
+                           volatile uint32_t* sorted) {
+    uint32_t r = 0;
+    while (r < window.num_rows()) {
+        if (window.count[r] > a.list_capacity) {
+            feed_long_row(a, y, routing, window, r, sorted);
+            ++r;
+            continue;
+        }
+        uint32_t end = r, held = 0;
+        while (end < window.num_rows() && held + window.count[end] <= a.list_capacity) held += window.count[end++];
+        if (held > 0) place_entries(a, routing, window, r, end, 0, a.list_capacity, sorted);
+        feed_rows(a, y, window, r, end, sorted);
+        r = end;
     }
 }
 
@@ -311,19 +412,30 @@ void feed_rows(const Args& a, const RowIndex& rows, const volatile uint32_t* sor
 
 void kernel_main() {
     const Args args = read_args();
-    RowIndex rows;
-    const Routing routing = start_reading_routing(args, rows);
+    Window window;
+    const Routing routing = start_reading_routing(args, window);
     noc_async_read_barrier();
 
     volatile uint32_t* status = start_status(args);
     if (status && args.grouped) count_overlapping_blocks(args, routing, status);
     cb_reserve_back(cb_entries, 1);
     volatile uint32_t* entries = words(get_write_ptr(cb_entries));
-    const uint32_t num_kept = scan_map_entries(args, routing, rows, entries, status);
-    if (status) write_status(args);
     cb_reserve_back(cb_sorted, 1);
     volatile uint32_t* sorted = words(get_write_ptr(cb_sorted));
-    sort_entries_by_row(args, rows, entries, num_kept, sorted);
-    write_row_overflow(args, rows);
-    feed_rows(args, rows, sorted);
+    const auto y = tensor<kY>(args);
+    for (uint32_t begin = args.row_begin; begin < args.row_end; begin += args.window_rows) {
+        window.begin = begin;
+        window.end = args.row_end - begin < args.window_rows ? args.row_end : begin + args.window_rows;
+        const uint32_t num_kept = count_and_collect(args, routing, window, entries, status);
+        if (status) write_status(args);
+        status = nullptr;  // the first scan saw every entry
+        write_row_overflow(args, window);
+        start_rows(window);
+        if (num_kept <= args.list_capacity) {
+            sort_entries_by_row(window, entries, num_kept, sorted);
+            feed_rows(args, y, window, 0, window.num_rows(), sorted);
+        } else {
+            feed_window_in_groups(args, y, routing, window, sorted);
+        }
+    }
 }

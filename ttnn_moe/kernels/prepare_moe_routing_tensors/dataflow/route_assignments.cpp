@@ -6,6 +6,11 @@
 // by ascending token, ties by ascending k. The core with reports_status also counts
 // bad ids, overflowing assignments and mapping errors, and writes routing_status.
 //
+// Each local expert keeps a window of window_columns columns of its two table rows in L1 (the
+// whole row when the factory found room for it). The scan fills a row front to back, so a full
+// window goes to DRAM at once and is reused for the next columns; at the end each row's last
+// window is written with its zero tail, and the columns after it as zeros.
+//
 // compile-time args: 8 interleaved accessors (IsDram|RuntimePageSize) in Io order; Io, the
 // runtime args (dataflow_arg), the named compile-time args and the status words:
 // cpp/ops/prepare_moe_routing_tensors/prepare_moe_routing_tensors_shared.hpp.
@@ -40,7 +45,7 @@ struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, top_k, num_experts, num_local, slot_begin, slot_end;
     bool reports_status;
-    uint32_t chunk_rows, device_index, num_devices, mapping_element_bytes;
+    uint32_t chunk_rows, device_index, num_devices, mapping_element_bytes, window_columns;
 
     uint32_t num_slots() const { return slot_end - slot_begin; }
     bool mine(uint32_t slot) const { return slot >= slot_begin && slot < slot_end; }
@@ -60,25 +65,45 @@ Args read_args() {
     a.device_index = get_arg_val<uint32_t>(dataflow_arg::kDeviceIndex);
     a.num_devices = get_arg_val<uint32_t>(dataflow_arg::kNumDevices);
     a.mapping_element_bytes = get_arg_val<uint32_t>(dataflow_arg::kMappingElementBytes);
+    a.window_columns = get_arg_val<uint32_t>(dataflow_arg::kWindowColumns);
     return a;
 }
 
-// L1 rows of this core's tables, zeroed (the padding of every row is 0), and the counters.
+// The L1 column window of each of this core's table rows, and the counters.
 struct Tables {
     uint32_t tokens_l1, token_weights_l1, tokens_stride, token_weights_stride;
     volatile uint32_t* counters;
+
+    uint32_t tokens_window(const Args& a, uint32_t slot) const {
+        return tokens_l1 + (slot - a.slot_begin) * tokens_stride;
+    }
+    uint32_t weights_window(const Args& a, uint32_t slot) const {
+        return token_weights_l1 + (slot - a.slot_begin) * token_weights_stride;
+    }
 };
 
 Tables reserve_tables(const Args& a) {
     cb_reserve_back(cb_tokens, a.num_slots());
     cb_reserve_back(cb_token_weights, a.num_slots());
     cb_reserve_back(cb_counters, 1);
-    Tables t{get_write_ptr(cb_tokens), get_write_ptr(cb_token_weights), align_up(a.num_tokens * 4),
-             align_up(a.num_tokens * 2), words(get_write_ptr(cb_counters))};
-    moe_kernel::fill_words(t.tokens_l1, a.num_slots() * t.tokens_stride / 4, 0);
-    moe_kernel::fill_halves(t.token_weights_l1, a.num_slots() * t.token_weights_stride / 2, 0);
+    Tables t{get_write_ptr(cb_tokens), get_write_ptr(cb_token_weights), align_up(a.window_columns * 4),
+             align_up(a.window_columns * 2), words(get_write_ptr(cb_counters))};
     moe_kernel::fill_words(get_write_ptr(cb_counters), a.num_local, 0);
     return t;
+}
+
+// Writes `columns` columns of slot's window to its rows of routed_tokens, token_idx_map (on
+// one line of experts the same indices) and routed_token_weights, starting at column `first`,
+// and waits, so the window can be refilled.
+template <typename TokensAccessor, typename WeightsAccessor, typename IdxMapAccessor>
+void write_window(const Args& a, const Tables& tables, uint32_t slot, uint32_t first, uint32_t columns,
+                  const TokensAccessor& tokens_out, const WeightsAccessor& token_weights_out,
+                  const IdxMapAccessor& idx_map_out) {
+    const uint32_t tokens_window = tables.tokens_window(a, slot);
+    noc_async_write(tokens_window, tokens_out.get_noc_addr(slot, first * 4), columns * 4);
+    noc_async_write(tokens_window, idx_map_out.get_noc_addr(slot, first * 4), columns * 4);
+    noc_async_write(tables.weights_window(a, slot), token_weights_out.get_noc_addr(slot, first * 2), columns * 2);
+    noc_async_write_barrier();
 }
 
 // slot_of_expert[e]: expert e's rank among this device's experts (ascending e), or kNone when
@@ -112,10 +137,19 @@ volatile uint32_t* build_slot_table(const Args& a, const Accessor& mapping, uint
     return slot_of_expert;
 }
 
-// Appends assignment (t, k) of expert slot `slot` to its table row; the reporting core
-// follows every slot's counter to find overflowing rows.
-void record_assignment(const Args& a, Tables& tables, uint32_t slot, uint32_t token, uint16_t weight,
-                       uint32_t* status) {
+// The output tables the scan writes windows into.
+template <typename TokensAccessor, typename WeightsAccessor, typename IdxMapAccessor>
+struct TableOutputs {
+    TokensAccessor tokens;
+    WeightsAccessor token_weights;
+    IdxMapAccessor idx_map;
+};
+
+// Appends assignment (t, k) of expert slot `slot` to its table row, writing the window out when
+// it fills; the reporting core follows every slot's counter to find overflowing rows.
+template <typename Outputs>
+void record_assignment(const Args& a, Tables& tables, const Outputs& out, uint32_t slot, uint32_t token,
+                       uint16_t weight, uint32_t* status) {
     if (!a.mine(slot) && !a.reports_status) return;
     const uint32_t column = tables.counters[slot]++;
     if (column >= a.num_tokens) {  // only reachable when a token picks one expert twice
@@ -123,15 +157,18 @@ void record_assignment(const Args& a, Tables& tables, uint32_t slot, uint32_t to
         return;
     }
     if (!a.mine(slot)) return;
-    const uint32_t row = slot - a.slot_begin;
-    words(tables.tokens_l1 + row * tables.tokens_stride)[column] = token;
-    halves(tables.token_weights_l1 + row * tables.token_weights_stride)[column] = weight;
+    const uint32_t in_window = column % a.window_columns;
+    words(tables.tokens_window(a, slot))[in_window] = token;
+    halves(tables.weights_window(a, slot))[in_window] = weight;
+    if (in_window + 1 == a.window_columns) {
+        write_window(a, tables, slot, column - in_window, a.window_columns, out.tokens, out.token_weights, out.idx_map);
+    }
 }
 
 // Walks the (T, K) ids and weights in row-major order, chunk_rows rows per DRAM batch.
-template <typename IdsAccessor, typename WeightsAccessor>
+template <typename IdsAccessor, typename WeightsAccessor, typename Outputs>
 void scan_assignments(const Args& a, const IdsAccessor& ids, const WeightsAccessor& weights,
-                      volatile uint32_t* slot_of_expert, Tables& tables, uint32_t* status) {
+                      volatile uint32_t* slot_of_expert, Tables& tables, const Outputs& out, uint32_t* status) {
     const uint32_t ids_stride = align_up(a.top_k * 4), weights_stride = align_up(a.top_k * 2);
     for (uint32_t t0 = 0; t0 < a.num_tokens; t0 += a.chunk_rows) {
         const uint32_t rows = a.num_tokens - t0 < a.chunk_rows ? a.num_tokens - t0 : a.chunk_rows;
@@ -157,29 +194,34 @@ void scan_assignments(const Args& a, const IdsAccessor& ids, const WeightsAccess
                     continue;
                 }
                 const uint32_t slot = slot_of_expert[id];
-                if (slot != kNone) record_assignment(a, tables, slot, t0 + r, weight_row[k], status);
+                if (slot != kNone) record_assignment(a, tables, out, slot, t0 + r, weight_row[k], status);
             }
         }
     }
 }
 
-// This core's rows out; on a single line of experts token_idx_map equals routed_tokens.
-template <typename CountsAccessor, typename TokensAccessor, typename WeightsAccessor, typename IdxMapAccessor>
-void write_tables(const Args& a, const Tables& tables, const CountsAccessor& counts_out,
-                  const TokensAccessor& tokens_out, const WeightsAccessor& token_weights_out,
-                  const IdxMapAccessor& idx_map_out) {
+// The rest of this core's rows: each row's last window (its filled columns, then zeros), the
+// windows after it as zeros, and the counts.
+template <typename CountsAccessor, typename Outputs>
+void finish_tables(const Args& a, const Tables& tables, const CountsAccessor& counts_out, const Outputs& out) {
     cb_reserve_back(cb_stage, 1);
     const uint32_t stage_l1 = get_write_ptr(cb_stage);
     for (uint32_t slot = a.slot_begin; slot < a.slot_end; ++slot) {
-        const uint32_t row = slot - a.slot_begin;
-        const uint32_t tokens_row_l1 = tables.tokens_l1 + row * tables.tokens_stride;
-        noc_async_write(tokens_row_l1, tokens_out.get_noc_addr(slot), a.num_tokens * 4);
-        noc_async_write(tokens_row_l1, idx_map_out.get_noc_addr(slot), a.num_tokens * 4);
-        noc_async_write(tables.token_weights_l1 + row * tables.token_weights_stride,
-                        token_weights_out.get_noc_addr(slot), a.num_tokens * 2);
-        noc_async_write_barrier();  // the stage word is reused per expert
-        words(stage_l1)[0] = tables.counters[slot] < a.num_tokens ? tables.counters[slot] : a.num_tokens;
+        const uint32_t filled = tables.counters[slot] < a.num_tokens ? tables.counters[slot] : a.num_tokens;
+        const uint32_t first_unwritten = filled - filled % a.window_columns;
+        uint32_t kept = filled - first_unwritten;  // filled columns of the window in L1
+        for (uint32_t first = first_unwritten; first < a.num_tokens; first += a.window_columns) {
+            const uint32_t columns = a.num_tokens - first < a.window_columns ? a.num_tokens - first : a.window_columns;
+            if (kept < columns) {
+                moe_kernel::fill_words(tables.tokens_window(a, slot) + kept * 4, columns - kept, 0);
+                moe_kernel::fill_halves(tables.weights_window(a, slot) + kept * 2, columns - kept, 0);
+            }
+            write_window(a, tables, slot, first, columns, out.tokens, out.token_weights, out.idx_map);
+            kept = 0;
+        }
+        words(stage_l1)[0] = filled;
         noc_async_write(stage_l1, counts_out.get_noc_addr(slot), 4);
+        noc_async_write_barrier();  // the stage word is reused per expert
     }
 }
 
@@ -223,10 +265,13 @@ void kernel_main() {
     const Args a = read_args();
     uint32_t status[kStatusWords] = {0, kNone, kNone, kNone, 0, kNone, 0, kNone};
     Tables tables = reserve_tables(a);
+    const auto outputs = TableOutputs<decltype(tensor<kRoutedTokens>(a)), decltype(tensor<kRoutedTokenWeights>(a)),
+                                      decltype(tensor<kTokenIdxMap>(a))>{
+        tensor<kRoutedTokens>(a), tensor<kRoutedTokenWeights>(a), tensor<kTokenIdxMap>(a)};
     volatile uint32_t* slot_of_expert = build_slot_table(a, tensor<kExpertMapping>(a), status);
-    scan_assignments(a, tensor<kSelectedExperts>(a), tensor<kRoutingWeights>(a), slot_of_expert, tables, status);
-    write_tables(a, tables, tensor<kNumRoutedTokens>(a), tensor<kRoutedTokens>(a), tensor<kRoutedTokenWeights>(a),
-                 tensor<kTokenIdxMap>(a));
+    scan_assignments(a, tensor<kSelectedExperts>(a), tensor<kRoutingWeights>(a), slot_of_expert, tables, outputs,
+                     status);
+    finish_tables(a, tables, tensor<kNumRoutedTokens>(a), outputs);
     if (a.reports_status) write_status(status, tensor<kRoutingStatus>(a));
     noc_async_write_barrier();
 }

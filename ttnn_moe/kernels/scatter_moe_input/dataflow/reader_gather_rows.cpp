@@ -2,6 +2,8 @@
 // x[routed_tokens[l, i]] when i < count_l (and the token index is in range), else a zero row.
 // The core with reports_status first checks every expert's entries and writes scatter_status:
 // token indices outside [0, T) (their rows are zero) and counts above T (acted on as T).
+// routed_tokens rows pass through L1 in chunks of chunk_entries entries, each read once when
+// the walk enters it.
 //
 // compile-time args: 4 interleaved accessors (IsDram|RuntimePageSize) in ReaderTensor order;
 // ReaderTensor, the runtime args (reader_arg), the named compile-time args and the status words:
@@ -24,13 +26,14 @@ constexpr uint32_t cb_counts = get_named_compile_time_arg_val(named_arg::kCbCoun
 constexpr uint32_t cb_token_row = get_named_compile_time_arg_val(named_arg::kCbTokenRow);
 constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumReaderTensors, 0>();
-// No routed_tokens row is in L1 yet.
-constexpr uint32_t kNoExpert = 0xFFFFFFFFu;
+// No routed_tokens chunk is in L1 yet.
+constexpr uint32_t kNoChunk = 0xFFFFFFFFu;
 
 struct Args {
     uint32_t address[kNumReaderTensors];
     uint32_t num_tokens, row_bytes, num_local, row_begin, row_end;
     bool reports_status;
+    uint32_t chunk_entries;
 };
 
 Args read_args() {
@@ -42,6 +45,7 @@ Args read_args() {
     a.row_begin = get_arg_val<uint32_t>(reader_arg::kRowBegin);
     a.row_end = get_arg_val<uint32_t>(reader_arg::kRowEnd);
     a.reports_status = get_arg_val<uint32_t>(reader_arg::kReportsStatus) != 0;
+    a.chunk_entries = get_arg_val<uint32_t>(reader_arg::kChunkEntries);
     return a;
 }
 
@@ -62,6 +66,14 @@ uint32_t page_bytes(const Args& a, uint32_t tensor) {
 template <uint32_t I>
 auto tensor(const Args& a) {
     return TensorAccessor(std::get<I>(kTensorArgs), a.address[I], page_bytes(a, I));
+}
+
+// Entries [first, first + count) of routed_tokens row l into the token-row scratch; the
+// caller keeps count <= chunk_entries.
+template <typename Tokens>
+void read_token_chunk(const Tokens& routed_tokens, uint32_t l, uint32_t first, uint32_t count, uint32_t token_row_l1) {
+    noc_async_read(routed_tokens.get_noc_addr(l, first * 4), token_row_l1, count * 4);
+    noc_async_read_barrier();
 }
 
 // Counts stay on the device: one aligned L1 slot per local expert. Returns their L1 address.
@@ -88,8 +100,8 @@ void push_row(const Args& a, const X& x, bool gather, uint32_t token) {
     cb_push_back(cb_rows, 1);
 }
 
-// Checks every expert's entries below its count (one routed_tokens row per expert through
-// the token-row scratch) and writes the counts of bad ones to scatter_status.
+// Checks every expert's entries below its count (chunk by chunk through the token-row
+// scratch) and writes the counts of bad ones to scatter_status.
 void check_and_write_status(const Args& a, uint32_t counts_l1, uint32_t token_row_l1) {
     const auto routed_tokens = tensor<kRoutedTokens>(a);
     cb_reserve_back(cb_status, 1);
@@ -106,16 +118,17 @@ void check_and_write_status(const Args& a, uint32_t counts_l1, uint32_t token_ro
             }
             count = a.num_tokens;
         }
-        if (count == 0) continue;
-        noc_async_read(routed_tokens.get_noc_addr(l), token_row_l1, count * 4);
-        noc_async_read_barrier();
-        for (uint32_t i = 0; i < count; ++i) {
-            const uint32_t token = words(token_row_l1)[i];
-            if (token < a.num_tokens) continue;
-            if (status[kBadTokens]++ == 0) {
-                status[kFirstBadExpert] = l;
-                status[kFirstBadIndex] = i;
-                status[kFirstBadToken] = token;
+        for (uint32_t first = 0; first < count; first += a.chunk_entries) {
+            const uint32_t entries = count - first < a.chunk_entries ? count - first : a.chunk_entries;
+            read_token_chunk(routed_tokens, l, first, entries, token_row_l1);
+            for (uint32_t j = 0; j < entries; ++j) {
+                const uint32_t token = words(token_row_l1)[j];
+                if (token < a.num_tokens) continue;
+                if (status[kBadTokens]++ == 0) {
+                    status[kFirstBadExpert] = l;
+                    status[kFirstBadIndex] = first + j;
+                    status[kFirstBadToken] = token;
+                }
             }
         }
     }
@@ -134,16 +147,20 @@ void kernel_main() {
     const uint32_t counts_l1 = read_counts(args);
     if (args.reports_status) check_and_write_status(args, counts_l1, token_row_l1);
 
-    uint32_t loaded_expert = kNoExpert;
+    // Chunk c of expert l is loaded_chunk = l * chunks_per_row + c.
+    const uint32_t chunks_per_row = (args.num_tokens + args.chunk_entries - 1) / args.chunk_entries;
+    uint32_t loaded_chunk = kNoChunk;
     for (uint32_t row = args.row_begin; row < args.row_end; ++row) {
         const uint32_t l = row / args.num_tokens;
         const uint32_t i = row % args.num_tokens;
+        const uint32_t first = i / args.chunk_entries * args.chunk_entries;
         const bool gather = i < column_entry(counts_l1, l, kDramAlign);
-        if (gather && loaded_expert != l) {
-            noc_async_read(routed_tokens.get_noc_addr(l), token_row_l1, args.num_tokens * 4);
-            noc_async_read_barrier();
-            loaded_expert = l;
+        if (gather && loaded_chunk != l * chunks_per_row + first / args.chunk_entries) {
+            const uint32_t left = args.num_tokens - first;
+            read_token_chunk(routed_tokens, l, first, left < args.chunk_entries ? left : args.chunk_entries,
+                             token_row_l1);
+            loaded_chunk = l * chunks_per_row + first / args.chunk_entries;
         }
-        push_row(args, x, gather, gather ? words(token_row_l1)[i] : 0);
+        push_row(args, x, gather, gather ? words(token_row_l1)[i - first] : 0);
     }
 }
