@@ -33,9 +33,10 @@ import torch
 from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
 from ttnn_moe.emu import types as emu_types
+from ttnn_moe.emu.device import MeshDevice
 from ttnn_moe.emu.generic_op import generic_op, last_run_counters
 from ttnn_moe.emu.tensor import Tensor, allocate_tensor_on_device
-from ttnn_moe.emu.ttmetal.ccl_common import cb, kernel_path, tensor_accessor_args
+from ttnn_moe.emu.ttmetal.ccl_common import cb, kernel_path, per_device_programs, tensor_accessor_args
 from ttnn_moe.emu.ttmetal.profiling import record_op
 from ttnn_moe.emu.ttmetal.wheel import wheel_root
 from ttnn_moe.emu.ttmetal.work_split import core_range_set, split_work_to_cores
@@ -306,7 +307,7 @@ def deepseek_grouped_gate(
     weights = allocate_tensor_on_device(out_shape, emu_types.bfloat16, emu_types.TILE_LAYOUT, device, config)
     indices = allocate_tensor_on_device(out_shape, emu_types.uint16, emu_types.TILE_LAYOUT, device, config)
     grid = device.compute_with_storage_grid_size()
-    program = gate_program(
+    device_program = gate_program(
         scores,
         bias,
         weights,
@@ -319,6 +320,9 @@ def deepseek_grouped_gate(
         epsilon=epsilon,
         grid=(grid.x, grid.y),
     )
+    # Every device of a mesh routes its own tokens with the same program.
+    rows, cols = (int(v) for v in device.shape) if isinstance(device, MeshDevice) else (1, 1)
+    program = per_device_programs(rows, cols, lambda row, col: device_program)
     use_kernel_includes()
     generic_op([scores, bias, weights, indices], program)
     record_op(_OP, [scores, bias], [weights, indices], program, last_run_counters())

@@ -35,4 +35,16 @@ ALWI void reduce_block(uint32_t icb, uint32_t icb_scaler, uint32_t start_itile, 
         reduce_tile<reduce_type, reduce_dim>(icb, icb_scaler, start_itile + i, itile_scaler, start_idst + i);
 }
 
+// The SFPU reduce (compute_kernel_api.h), which tt-metal's reduce helpers take for Int32 and fp32-accurate
+// inputs: declared so they build, failing when called (not emulated).
+template <PoolType pool_type, DataFormat format, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sfpu_reduce_init() {
+    ttnn_moe_emu::fail("sfpu_reduce_init: the SFPU reduce is not emulated");
+}
+template <PoolType pool_type, DataFormat format, ReduceDim reduce_dim = ReduceDim::REDUCE_COL,
+          bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sfpu_reduce(uint32_t idst, uint32_t ct_dim = 1, uint32_t rt_dim = 1) {
+    ttnn_moe_emu::fail("sfpu_reduce: the SFPU reduce is not emulated");
+}
+
 }  // namespace ckernel
