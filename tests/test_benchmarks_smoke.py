@@ -41,6 +41,15 @@ def test_full_scale_benchmark_prints_its_table():
     assert executed == needed and ratio == "1.00" and float(pcc) >= 0.999
 
 
+def test_gate_benchmark_times_both_routers():
+    out = _run("benchmarks/gate.py", "--decode-tokens", "32", "--prefill-tokens", "64")
+    rows = [line for line in out.splitlines() if line.startswith(("decode ", "prefill "))]
+    assert len(rows) == 8
+    timed = [float(r.split()[-1]) for r in rows if "not run" not in r]
+    assert len(timed) == 6 and all(us > 0 for us in timed)
+    assert sum("deepseek_grouped_gate" in r for r in rows) == 2
+
+
 def _vs_ttmetal():
     spec = importlib.util.spec_from_file_location("vs_ttmetal", ROOT / "benchmarks" / "vs_ttmetal.py")
     module = importlib.util.module_from_spec(spec)

@@ -104,3 +104,9 @@ def test_tenstorrents_unary_kernels_parse_and_the_summary_counts_them(wheel):
     assert [r.parses for r in results] == [True, True, True], [r.first_error for r in results]
     broken = survey.SurveyResult("test", Path("/x.cpp"), "x.cpp:1: boom")
     assert survey.summary([*results, broken]) == "3 of 4 kernels parse against the emulator's headers"
+
+
+def test_tenstorrents_deepseek_grouped_gate_kernels_parse(wheel):
+    gate = [(op, path) for op, path in survey.wheel_kernels(wheel) if op == "deepseek_grouped_gate"]
+    results = survey.survey(wheel, gate)
+    assert len(results) == 3 and all(r.parses for r in results), [r.first_error for r in results]

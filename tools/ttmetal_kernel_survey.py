@@ -5,7 +5,9 @@
 For every kernel file of the tt-metal 0.81.1 ops on DeepSeek-V3's MoE paths (SURVEYED_OPS), read
 from the unpacked ttnn wheel, runs a syntax-only parse with the host compiler the emulator's JIT
 uses (`$CXX`, default g++), the emulator's include tree first, the wheel's `ttnn/cpp` and
-`tt_metal/api` after it (as `ttmetal.use_wheel` sets them), and the JIT's defines (KERNEL_BUILD,
+`tt_metal/api` after it (as `ttmetal.use_wheel` sets them), then the wheel's root (tt-metal's JIT
+has the repository root on its path, and the kernel library is included as `ttnn/cpp/ttnn/...`),
+and the JIT's defines (KERNEL_BUILD,
 ARCH_WORMHOLE, NOC_INDEX, COMPILE_FOR_*; see ttnn_moe/cpp/emu/jit.cpp) over the same generated
 wrapper and `emu_kernel_config.h` (every CB bfloat16, 32x32 tiles). Prints one line per kernel,
 `parses` or the first compiler error (usually the missing header or symbol), then
@@ -87,6 +89,9 @@ SURVEYED_OPS: dict[str, list[str]] = {
         "experimental/reduction/deepseek_moe_fast_reduce_nc_fused/device/kernels",
     ],
     "deepseek_grouped_gate": ["experimental/reduction/deepseek_grouped_gate/device/kernels"],
+    # DeepSeek's fused gate matmul with SFPU top-k merges, and the prefill grouped top-k.
+    "moe_gate_mm": ["experimental/deepseek/moe/moe_gate_mm/device/kernels"],
+    "moe_grouped_topk": ["experimental/deepseek_prefill/moe_grouped_topk/device/kernels"],
 }
 
 # Defines a factory always sets for a kernel (from the real 0.81.1 runtime's builds of ttnn.mul / ttnn.add
@@ -238,7 +243,7 @@ def first_error(output: str) -> str:
 
 
 def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyResult:
-    search = [EMU_INCLUDE, wheel / "ttnn" / "cpp", wheel / "tt_metal" / "api"]
+    search = [EMU_INCLUDE, wheel / "ttnn" / "cpp", wheel / "tt_metal" / "api", wheel]
     sources = reachable_sources(kernel, search)
     named = sorted({n for s in sources for n in _NAMED_ARG.findall(s.read_text(errors="replace"))})
     kind = kernel_kind(kernel, sources)
@@ -261,7 +266,8 @@ def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyRe
         "    ttnn_moe_emu::services = services;\n    kernel_main();\n}\n"
     )
     argv = [compiler(), "-std=c++20", "-fsyntax-only", "-w", f"-I{build}", f"-I{EMU_INCLUDE}", f"-I{kernel.parent}"]
-    argv += [f"-I{wheel / 'ttnn' / 'cpp'}", f"-I{wheel / 'tt_metal' / 'api'}", "-DKERNEL_BUILD", "-DARCH_WORMHOLE"]
+    argv += [f"-I{wheel / 'ttnn' / 'cpp'}", f"-I{wheel / 'tt_metal' / 'api'}", f"-I{wheel}"]
+    argv += ["-DKERNEL_BUILD", "-DARCH_WORMHOLE"]
     argv += {
         "compute": ["-DNOC_INDEX=0", "-DCOMPILE_FOR_TRISC"],
         "NCRISC": ["-DNOC_INDEX=1", "-DCOMPILE_FOR_NCRISC"],

@@ -120,8 +120,10 @@ void c_matmul_block(uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t d
 }
 void c_binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast bcast, uint32_t a, uint32_t b, uint32_t ia,
               uint32_t ib, uint32_t dst) {
+    const bool acc =
+        instance().binary_acc_to_dest && bcast == ttnn_moe_emu::Broadcast::None && op != ttnn_moe_emu::BinaryOp::Mul;
     engine().binary_tiles(static_cast<numerics::BinaryOp>(op), static_cast<numerics::Broadcast>(bcast), a, b, ia, ib,
-                          dst);
+                          dst, acc);
     // An FPU multiply takes one pass per fidelity phase; add and sub one.
     const uint32_t phases = op == ttnn_moe_emu::BinaryOp::Mul
                                 ? timing::ArchParams::fidelity_phases(static_cast<uint32_t>(config().math_fidelity))
@@ -153,6 +155,35 @@ void c_tilize(uint32_t in, uint32_t n, uint32_t out) {
 void c_untilize(uint32_t in, uint32_t n, uint32_t out) {
     engine().untilize_block(in, n, out);
     time_block(in, n);
+}
+
+void c_transpose(uint32_t cb, uint32_t tile, uint32_t dst) {
+    engine().transpose_tile(cb, tile, dst);
+    // The unpacker transposes within faces on the way to DST and the A2D move swaps faces: a datacopy.
+    time().unpack_math(instance(), tile_bytes(cb), time().arch().datacopy_tile_cycles);
+}
+void c_binary_acc_to_dest(uint32_t enable) {
+    engine();
+    instance().binary_acc_to_dest = enable != 0;
+}
+void c_reduce(uint32_t dim, uint32_t cb, uint32_t cb_scaler, uint32_t tile, uint32_t scaler_tile, uint32_t dst) {
+    if (dim > 2) fail("reduce_tile: unknown ReduceDim " + std::to_string(dim));
+    engine().reduce_tile(static_cast<ComputeEngine::ReduceDim>(dim), cb, cb_scaler, tile, scaler_tile, dst);
+    // The FPU reduces with a matrix multiply by the scaler tile (MVMUL / GAPOOL): a tile matmul's cost.
+    const auto fidelity = static_cast<uint32_t>(config().math_fidelity);
+    time().unpack_math(instance(), tile_bytes(cb) + tile_bytes(cb_scaler), time().arch().matmul_cycles(fidelity));
+}
+// Compare-and-swap steps of each stage's network over the slab (ckernel_sfpu_topk.h): the local sort
+// runs phases 0..end_phase with phase p taking p + 1 steps, a merge one step, a rebuild logk steps.
+uint64_t topk_steps(uint32_t stage, int32_t p0, int32_t p2) {
+    if (stage == 0) return static_cast<uint64_t>(p0 + 1) * (p0 + 2) / 2;
+    if (stage == 1) return 1;
+    return static_cast<uint64_t>(p2);
+}
+void c_topk(uint32_t stage, uint32_t idst, int32_t idir, int32_t p0, int32_t p1, int32_t p2, int32_t p3) {
+    if (stage > 2) fail("topk: unknown stage " + std::to_string(stage));
+    engine().topk(static_cast<ComputeEngine::TopkStage>(stage), idst, idir, p0, p1, p2, p3);
+    time().math_only(instance(), topk_steps(stage, p0, p2) * time().arch().sfpu_topk_step_cycles);
 }
 
 void c_pack_relu_config(uint32_t mode, uint32_t threshold) {
@@ -188,6 +219,10 @@ void fill_compute_services(ttnn_moe_emu::Services& t) {
     t.untilize_block = &c_untilize;
     t.pack_relu_config = &c_pack_relu_config;
     t.pack_l1_acc = &c_pack_l1_acc;
+    t.transpose_tile = &c_transpose;
+    t.binary_acc_to_dest = &c_binary_acc_to_dest;
+    t.reduce_tile = &c_reduce;
+    t.topk = &c_topk;
 }
 }  // namespace services
 

@@ -103,8 +103,9 @@ struct Instance {
 
     std::unique_ptr<CbTileAccessImpl> cb_access;  // compute kernels only
     std::unique_ptr<ComputeEngine> compute;
-    uint32_t matmul_transpose = 0;  // set by matmul_init, used by matmul_tiles
-    timing::KernelTime time;        // its clocks in the device-time model
+    uint32_t matmul_transpose = 0;    // set by matmul_init, used by matmul_tiles
+    bool binary_acc_to_dest = false;  // set by the FPU binary inits, used by add_tiles / sub_tiles
+    timing::KernelTime time;          // its clocks in the device-time model
 };
 
 class Run {

@@ -51,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "emu/compute/topk_slab.hpp"
 #include "emu/error.hpp"
 
 namespace ttnn_moe::emu {
@@ -219,6 +220,21 @@ void ComputeEngine::copy_tile(uint32_t cb, uint32_t tile_index, uint32_t dst) {
     finish_math(dst);
 }
 
+void ComputeEngine::transpose_tile(uint32_t cb, uint32_t tile_index, uint32_t dst) {
+    require_phase(Phase::Math, "transpose_tile", "math ops run between tile_regs_acquire and tile_regs_commit");
+    float* out = dst_slot(dst, "transpose_tile");
+    const DataFormat format = tile_format(cb, "transpose_tile");
+    const bool integer = numerics::is_integer_format(format);
+    if (integer) require_integer_fits_dst(cb, format, "transpose_tile");
+    numerics::unpack_tile(format, cbs_.front_tile(cb, tile_index), scratch_.data());
+    numerics::transpose_tile(scratch_.data(), out);
+    if (integer) {
+        slot_kind_[dst] = SlotKind::Integer;
+        return;
+    }
+    finish_math(dst);
+}
+
 void ComputeEngine::accumulate_product(uint32_t dst, const float* a, const float* b) {
     require_not_integer_slot(dst, "matmul");
     numerics::matmul_tile_accumulate(a, b, dst_[dst].data());
@@ -271,15 +287,96 @@ void ComputeEngine::matmul_block(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint
 }
 
 void ComputeEngine::binary_tiles(numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t cb_a, uint32_t cb_b,
-                                 uint32_t ia, uint32_t ib, uint32_t dst) {
+                                 uint32_t ia, uint32_t ib, uint32_t dst, bool acc_to_dest) {
     require_phase(Phase::Math, "binary op", "math ops run between tile_regs_acquire and tile_regs_commit");
     float* out = dst_slot(dst, "binary op");
     const DataFormat format_a = float_tile_format(cb_a, "binary op");
     const DataFormat format_b = float_tile_format(cb_b, "binary op");
     numerics::unpack_tile(format_a, cbs_.front_tile(cb_a, ia), operand_a_.data());
     numerics::unpack_tile(format_b, cbs_.front_tile(cb_b, ib), operand_b_.data());
-    numerics::binary_tile(op, bcast, operand_a_.data(), operand_b_.data(), out);
+    if (!acc_to_dest) {
+        numerics::binary_tile(op, bcast, operand_a_.data(), operand_b_.data(), out);
+        finish_math(dst);
+        return;
+    }
+    if (op == numerics::BinaryOp::Mul || bcast != numerics::Broadcast::None)
+        throw EmuError("binary op: acc_to_dest is emulated for add and sub without broadcast only");
+    require_not_integer_slot(dst, "binary op with acc_to_dest");
+    numerics::binary_tile(op, bcast, operand_a_.data(), operand_b_.data(), scratch_.data());
+    for (size_t i = 0; i < TILE_ELEMENTS; ++i) out[i] += scratch_[i];
     finish_math(dst);
+}
+
+void ComputeEngine::reduce_tile(ReduceDim dim, uint32_t cb_a, uint32_t cb_scaler, uint32_t ia, uint32_t is,
+                                uint32_t dst) {
+    require_phase(Phase::Math, "reduce_tile", "math ops run between tile_regs_acquire and tile_regs_commit");
+    float* out = dst_slot(dst, "reduce_tile");
+    require_not_integer_slot(dst, "reduce_tile");
+    const DataFormat format_a = float_tile_format(cb_a, "reduce_tile");
+    const DataFormat format_s = float_tile_format(cb_scaler, "reduce_tile");
+    numerics::unpack_tile(format_a, cbs_.front_tile(cb_a, ia), operand_a_.data());
+    numerics::unpack_tile(format_s, cbs_.front_tile(cb_scaler, is), operand_b_.data());
+    const float* a = operand_a_.data();
+    const float* w = operand_b_.data();  // row 0: the weight of each position along the reduced dim
+    switch (dim) {
+        case ReduceDim::Row:
+            for (uint32_t r = 0; r < TILE_DIM; ++r) {
+                float sum = 0.0f;
+                for (uint32_t c = 0; c < TILE_DIM; ++c) sum += a[r * TILE_DIM + c] * w[c];
+                out[r * TILE_DIM] += sum;
+            }
+            break;
+        case ReduceDim::Col:
+            for (uint32_t c = 0; c < TILE_DIM; ++c) {
+                float sum = 0.0f;
+                for (uint32_t r = 0; r < TILE_DIM; ++r) sum += a[r * TILE_DIM + c] * w[r];
+                out[c] += sum;
+            }
+            break;
+        case ReduceDim::Scalar: {
+            float sum = 0.0f;
+            for (uint32_t i = 0; i < TILE_ELEMENTS; ++i) sum += a[i];
+            out[0] += sum * w[0];
+            break;
+        }
+    }
+    finish_math(dst);
+}
+
+void ComputeEngine::topk(TopkStage stage, uint32_t idst, int idir, int p0, int p1, int p2, int p3) {
+    require_phase(Phase::Math, "topk", "math ops run between tile_regs_acquire and tile_regs_commit");
+    for (uint32_t i = 0; i < 4; ++i) dst_slot(idst + i, "topk (a slab is DST idst .. idst+3)");
+    for (uint32_t i = 0; i < 2; ++i) {
+        if (slot_kind_[idst + i] == SlotKind::Integer)
+            throw EmuError("topk: value tile DST " + std::to_string(idst + i) + " holds integer bits");
+        if (slot_kind_[idst + 2 + i] == SlotKind::Float)
+            throw EmuError("topk: index tile DST " + std::to_string(idst + 2 + i) +
+                           " holds float values; the indices come from an integer (UInt16) CB");
+    }
+    // Index tiles hold raw bit patterns in the float storage: moved as bits, never as floats.
+    std::array<std::array<uint32_t, TILE_ELEMENTS>, 2> bits{};
+    for (uint32_t i = 0; i < 2; ++i) std::memcpy(bits[i].data(), dst_[idst + 2 + i].data(), sizeof(bits[i]));
+    const topk::Slab slab{{dst_[idst].data(), dst_[idst + 1].data()}, {bits[0].data(), bits[1].data()}};
+    try {
+        switch (stage) {
+            case TopkStage::LocalSort:
+                topk::local_sort(slab, idir, p0, p1);
+                break;
+            case TopkStage::Merge:
+                topk::merge(slab, idir, p0, p1);
+                break;
+            case TopkStage::Rebuild:
+                topk::rebuild(slab, idir, p0, p1, p2, p3 != 0);
+                break;
+        }
+    } catch (const std::invalid_argument& e) {
+        throw EmuError(e.what());
+    }
+    for (uint32_t i = 0; i < 2; ++i) {
+        std::memcpy(dst_[idst + 2 + i].data(), bits[i].data(), sizeof(bits[i]));
+        slot_kind_[idst + i] = SlotKind::Float;
+        slot_kind_[idst + 2 + i] = SlotKind::Integer;
+    }
 }
 
 void ComputeEngine::unary_tile(numerics::UnaryOp op, uint32_t dst) {

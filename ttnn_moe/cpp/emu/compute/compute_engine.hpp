@@ -48,15 +48,26 @@ public:
     void tile_regs_release();
 
     void copy_tile(uint32_t cb, uint32_t tile_index, uint32_t dst);
+    // DST[dst] = cb[tile_index] transposed (transpose_wh_tile: rows become columns); integer tiles keep their bits.
+    void transpose_tile(uint32_t cb, uint32_t tile_index, uint32_t dst);
     // DST[dst] += A @ B (B transposed when transpose_b), A = cb_a[ia], B = cb_b[ib].
     void matmul_tiles(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose_b);
     // One inner-dimension step of a block matmul, as the 0.81.1 LLK does it:
     // for r < rt_dim, c < ct_dim: DST[dst + r*ct_dim + c] += A[ia + r*kt_dim] @ B[ib + c].
     void matmul_block(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose,
                       uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim);
-    // DST[dst] = A op bcast(B) (overwrites DST, like the FPU eltwise path).
+    // DST[dst] = A op bcast(B) (overwrites DST, like the FPU eltwise path); with acc_to_dest (add and sub
+    // without broadcast, as add_tiles_init(..., acc_to_dest=true) configures it) DST[dst] += A op B.
     void binary_tiles(numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t cb_a, uint32_t cb_b, uint32_t ia,
-                      uint32_t ib, uint32_t dst);
+                      uint32_t ib, uint32_t dst, bool acc_to_dest = false);
+    // reduce_tile SUM/AVG (the scaler carries 1/N): DST[dst] += the weighted reduction of cb_a[ia] along
+    // `dim`, weights from row 0 of cb_scaler[is] (REDUCE_ROW: column 0 gets sum_c a[r][c] * w[c];
+    // REDUCE_COL: row 0 gets sum_r a[r][c] * w[r]; REDUCE_SCALAR: [0][0] gets sum a * w[0]).
+    enum class ReduceDim : uint8_t { Row, Col, Scalar };
+    void reduce_tile(ReduceDim dim, uint32_t cb_a, uint32_t cb_scaler, uint32_t ia, uint32_t is, uint32_t dst);
+    // The bitonic top-k stages on the slab at DST idst..idst+3 (topk_slab.hpp).
+    enum class TopkStage : uint8_t { LocalSort, Merge, Rebuild };
+    void topk(TopkStage stage, uint32_t idst, int idir, int p0, int p1, int p2, int p3);
     void unary_tile(numerics::UnaryOp op, uint32_t dst);
     // DST[odst] = DST[idst0] op DST[idst1] (the SFPU binary ops on DST tiles).
     void binary_dst_tiles(numerics::BinaryOp op, uint32_t idst0, uint32_t idst1, uint32_t odst);

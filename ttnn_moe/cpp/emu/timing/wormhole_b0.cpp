@@ -30,6 +30,11 @@ const ArchParams& wormhole_b0_params() {
         // D same source: a binary op loads both operands, so a group is 2 loads + the multiply + the bf16
         // round-to-nearest-even (~3 instructions) + 1 store.
         a.sfpu_binary_tile_cycles = 32 * 7;
+        // D same source: one step of the bitonic top-k (ckernel_sfpu_topk.h) compares every position of a
+        // 2-tile slab with its partner: 64 groups of 32 datums, pairs of groups with 2 value and 2 index
+        // loads, one SFPSWAP (index tracking moves the index pair too, ~2 more) and 4 stores, ~10
+        // instructions a pair: 32 x 10.
+        a.sfpu_topk_step_cycles = 32 * 10;
         // Q isa L1.md: one unpacker reads up to 4 x 128 bit = 64 B per cycle.
         a.unpack_bytes_per_cycle = 64.0;
         // Q isa L1.md: 4 packers, 128 bit per cycle each = 64 B per cycle.

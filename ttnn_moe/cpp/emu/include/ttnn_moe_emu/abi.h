@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 8;
+inline constexpr uint32_t ABI_VERSION = 9;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -139,6 +139,16 @@ struct Services {
     void (*pack_relu_config)(uint32_t mode, uint32_t threshold);
     // Packer L1 accumulation (pack_reconfig_l1_acc): later packs add to the tile already in the CB.
     void (*pack_l1_acc)(uint32_t enable);
+
+    // transpose_wh_tile: DST[dst] = cb[tile_index] transposed.
+    void (*transpose_tile)(uint32_t cb, uint32_t tile_index, uint32_t dst);
+    // The FPU binary init's acc_to_dest: later add_tiles / sub_tiles add their result to DST.
+    void (*binary_acc_to_dest)(uint32_t enable);
+    // reduce_tile (SUM / AVG) along `dim` (0 row, 1 col, 2 scalar, tt-metal's ReduceDim), accumulating into DST.
+    void (*reduce_tile)(uint32_t dim, uint32_t cb, uint32_t cb_scaler, uint32_t tile_index, uint32_t scaler_index,
+                        uint32_t dst);
+    // A bitonic top-k stage (0 local sort, 1 merge, 2 rebuild) on the DST slab at idst (api/compute/topk.h).
+    void (*topk)(uint32_t stage, uint32_t idst, int32_t idir, int32_t p0, int32_t p1, int32_t p2, int32_t p3);
 
     // tt-fabric worker connections (emu/fabric).
     const FabricServices* fabric;

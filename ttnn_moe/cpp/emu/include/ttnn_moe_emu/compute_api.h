@@ -13,6 +13,7 @@
 #include "ckernel.h"
 #include "emu_kernel_config.h"
 #include "internal/circular_buffer_interface.h"
+#include "llk_defs.h"
 #include "ttnn_moe_emu/kernel_args.h"
 #include "ttnn_moe_emu/kernel_common.h"
 
@@ -22,14 +23,23 @@
 
 constexpr bool DST_ACCUM_MODE = ttnn_moe_emu_config::fp32_dest_acc_en;
 constexpr bool APPROX = ttnn_moe_emu_config::math_approx_mode;
+constexpr int MATH_FIDELITY = static_cast<int>(ttnn_moe_emu_config::math_fidelity);
+
+// What tt-metal's JIT defines in a TRISC build and its kernel library (ttnn/cpp/ttnn/kernel_lib) reads:
+// UCK_CHLKC_MATH says DST_ACCUM_MODE is this build's (the compute context runs the MATH thread's calls
+// with the others), DST_SYNC_MODE the DST sync mode of the compute config.
+#ifndef UCK_CHLKC_MATH
+#define UCK_CHLKC_MATH 1
+#endif
+namespace ckernel {
+enum DstSync : uint8_t { SyncHalf = 0, SyncFull = 1 };
+}
+#define DST_SYNC_MODE (ttnn_moe_emu_config::dst_full_sync_en ? ckernel::DstSync::SyncFull : ckernel::DstSync::SyncHalf)
 
 namespace ckernel {
 
 enum class SrcOrder : uint8_t { Regular = 0, Reverse = 1 };
 enum BroadcastType : uint8_t { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
-enum class EltwiseBinaryType : uint8_t { ELWMUL, ELWDIV, ELWADD, ELWSUB, ELWMAXIMUM };
-enum class EltwiseBinaryReuseDestType : uint8_t { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
-enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
 
 // The packer's ReLU modes and their configuration, as the 0.81.1 LLK defines them (llk_defs.h).
 enum class ReluType : uint8_t { NO_RELU = 0, ZERO_RELU, MIN_THRESHOLD_RELU, MAX_THRESHOLD_RELU };
@@ -71,6 +81,23 @@ inline void binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast b, uint32_
     svc().binary_tiles(op, b, icb0, icb1, itile0, itile1, idst);
 }
 }  // namespace emu_detail
+
+// ---- LLK configuration calls tt-metal's kernel library makes directly. They program unpacker, math and
+// packer registers (formats, strides, the reduce packer mask); the emulator's ops carry their own
+// semantics (reduce_tile writes only the reduced row or column), so there is nothing to configure.
+enum class p_dim_stride_target : uint8_t { IGNORE = 0, FACE_ROW_MAJOR = 1, ROW_MAJOR = 2 };
+enum class PackMode : uint8_t { Default = 0 };
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE, p_dim_stride_target stride = p_dim_stride_target::IGNORE>
+ALWI void llk_unpack_reconfig_data_format_srca(uint32_t old_operand, uint32_t new_operand) {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void llk_math_reconfig_data_format_srca(uint32_t old_operand, uint32_t new_operand) {}
+template <PoolType type, ReduceDim dim>
+ALWI void llk_unpack_AB_reduce_init(uint32_t operand_a, uint32_t operand_b) {}
+template <PoolType type, ReduceDim dim, bool is_fp32_dest_acc_en, int math_fidelity>
+ALWI void llk_math_reduce_init(uint32_t operand_a, uint32_t operand_b) {}
+template <ReduceDim dim, PackMode mode = PackMode::Default>
+ALWI void llk_pack_reduce_mask_config(uint32_t operand) {}
+ALWI void llk_pack_reduce_mask_clear() {}
 
 // ---- startup, DST ownership, CBs
 template <SrcOrder src_order = SrcOrder::Regular>
@@ -170,15 +197,24 @@ ALWI void matmul_block(uint32_t in0_cb_id, uint32_t in1_cb_id, uint32_t in0_tile
 
 // ---- eltwise binary (with broadcasts)
 // The FPU binary init of one op type (binary_ng's kernels call it directly). The op itself comes with each
-// *_tiles call; accumulating onto DST is not emulated.
+// *_tiles call. acc_to_dest (add and sub: DST += A op B) stays on until the next binary init; the LLK
+// never accumulates a multiply (ELWMUL is issued with acc_to_dest 0), so mul_init clears it.
 template <bool full_init, EltwiseBinaryType eltwise_binary_type>
 ALWI void binary_tiles_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false,
                             uint32_t call_line = __builtin_LINE()) {
-    if (acc_to_dest) ttnn_moe_emu::fail("binary_tiles_init with acc_to_dest is not emulated");
+    const bool accumulates =
+        eltwise_binary_type == EltwiseBinaryType::ELWADD || eltwise_binary_type == EltwiseBinaryType::ELWSUB;
+    emu_detail::svc().binary_acc_to_dest(acc_to_dest && accumulates ? 1 : 0);
 }
-ALWI void add_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {}
-ALWI void sub_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {}
-ALWI void mul_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = true, uint32_t call_line = __builtin_LINE()) {}
+ALWI void add_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {
+    emu_detail::svc().binary_acc_to_dest(acc_to_dest ? 1 : 0);
+}
+ALWI void sub_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false, uint32_t call_line = __builtin_LINE()) {
+    emu_detail::svc().binary_acc_to_dest(acc_to_dest ? 1 : 0);
+}
+ALWI void mul_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = true, uint32_t call_line = __builtin_LINE()) {
+    emu_detail::svc().binary_acc_to_dest(0);
+}
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void add_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {
     emu_detail::binary(ttnn_moe_emu::BinaryOp::Add, ttnn_moe_emu::Broadcast::None, icb0, icb1, itile0, itile1, idst);
@@ -234,8 +270,10 @@ ALWI void mul_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_
                           uint32_t bcast_row_idx = 0) {
     emu_detail::binary(ttnn_moe_emu::BinaryOp::Mul, emu_detail::bcast_of(tBcastDim), icb0, icb1, itile0, itile1, idst);
 }
-#define EMU_NOOP_INIT(name) \
-    ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) {}
+#define EMU_NOOP_INIT(name)                                                               \
+    ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) { \
+        emu_detail::svc().binary_acc_to_dest(0);                                          \
+    }
 EMU_NOOP_INIT(add_bcast_rows_init)
 EMU_NOOP_INIT(sub_bcast_rows_init)
 EMU_NOOP_INIT(mul_bcast_rows_init)
@@ -335,17 +373,16 @@ template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_untilize_uninit(uint32_t ocb) {
     ttnn_moe_emu::fail("pack_untilize_uninit: pack_untilize is not emulated");
 }
+// ---- transpose_wh: a tile transposed on its way from a CB into DST (integer tiles keep their bits)
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void transpose_init(uint32_t icb, uint32_t call_line = __builtin_LINE()) {
-    ttnn_moe_emu::fail("transpose_init: tile transpose is not emulated");
-}
+ALWI void transpose_init(uint32_t icb, uint32_t call_line = __builtin_LINE()) {}
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void transpose_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
-    ttnn_moe_emu::fail("transpose_tile: tile transpose is not emulated");
+    emu_detail::svc().transpose_tile(icb, itile, idst);
 }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void transpose_block(uint32_t icb, uint32_t start_itile, uint32_t start_idst, uint32_t ntiles) {
-    ttnn_moe_emu::fail("transpose_block: tile transpose is not emulated");
+    for (uint32_t i = 0; i < ntiles; ++i) transpose_tile(icb, start_itile + i, start_idst + i);
 }
 
 // ---- tilize / untilize
