@@ -58,6 +58,8 @@ public:
     void binary_tiles(numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t cb_a, uint32_t cb_b, uint32_t ia,
                       uint32_t ib, uint32_t dst);
     void unary_tile(numerics::UnaryOp op, uint32_t dst);
+    // Every element of DST tile `dst` set to `value` (the SFPU fill).
+    void fill_tile(uint32_t dst, float value);
     // DST[odst] = DST[idst0] op DST[idst1] (the SFPU binary ops on DST tiles).
     void binary_dst_tiles(numerics::BinaryOp op, uint32_t idst0, uint32_t idst1, uint32_t odst);
 

@@ -30,6 +30,9 @@ const ArchParams& wormhole_b0_params() {
         // D same source: a binary op loads both operands, so a group is 2 loads + the multiply + the bf16
         // round-to-nearest-even (~3 instructions) + 1 store.
         a.sfpu_binary_tile_cycles = 32 * 7;
+        // D same source: a fill loads its constant into a register once and stores it to each group:
+        // one SFPSTORE plus the loop's address increment per 32-datum group.
+        a.sfpu_fill_tile_cycles = 32 * 2;
         // Q isa L1.md: one unpacker reads up to 4 x 128 bit = 64 B per cycle.
         a.unpack_bytes_per_cycle = 64.0;
         // Q isa L1.md: 4 packers, 128 bit per cycle each = 64 B per cycle.
