@@ -15,7 +15,8 @@ with ours / theirs ratios per layer.
 
 tt-metal steps without a device program in the emulator run as host stand-ins or host built-ins:
 their rows say `host` and their work is NOT in modeled device time (it flatters tt-metal). While any
-remain, the classic ratio is printed as nan, with the device-only part's ratio on the line before.
+remain, the classic ratio is printed as nan, with the device-only part's ratio (an upper bound of it)
+on the line before.
 The optimized tt-metal path (ttnn.experimental.all_to_all_dispatch_metadata, moe_compute,
 selective_reduce_combine, deepseek_moe_reduce_scatter) is not emulated: nan, with that reason.
 """
@@ -229,7 +230,8 @@ def final_lines(tg_decode: dict | None) -> list[str]:
             lines.append(
                 f"tt-metal classic ran partly on the host ({', '.join(host_steps) or 'host built-ins'} and "
                 f"host glue; not in modeled device time, which flatters tt-metal): ours / its device-only part "
-                f"= {device_only:.3f}, so the classic ratio is nan"
+                f"= {device_only:.3f}, an upper bound of the classic ratio (those steps' device time could only "
+                f"add to tt-metal's), so the classic ratio is nan"
             )
             classic = math.nan
         else:

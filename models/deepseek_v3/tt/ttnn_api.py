@@ -41,12 +41,16 @@ def ttmetal_ops():
         return ttnn
     from types import SimpleNamespace  # noqa: PLC0415
 
+    from ttnn_moe._C import program  # noqa: PLC0415
     from ttnn_moe.emu import ttmetal  # noqa: PLC0415
     from ttnn_moe.emu.ttmetal import (  # noqa: PLC0415
         all_to_all_combine,
         all_to_all_dispatch,
         eltwise_binary,
+        matmul,
+        matmul_config,
         moe_expert_token_remap,
+        sparse_matmul,
     )
 
     from tools.tt_wheel import ensure_ttnn_wheel  # noqa: PLC0415
@@ -58,6 +62,14 @@ def ttmetal_ops():
         all_to_all_dispatch=all_to_all_dispatch.all_to_all_dispatch,
         all_to_all_combine=all_to_all_combine.all_to_all_combine,
         moe_expert_token_remap=moe_expert_token_remap.moe_expert_token_remap,
+        sparse_matmul=sparse_matmul.sparse_matmul,
+        matmul=matmul.matmul,
+        linear=matmul.linear,
+        # The configuration types those matmuls take, named as ttnn's.
+        MatmulMultiCoreReuseMultiCast1DProgramConfig=matmul_config.MatmulMultiCoreReuseMultiCast1DProgramConfig,
+        WormholeComputeKernelConfig=matmul_config.WormholeComputeKernelConfig,
+        MathFidelity=program.MathFidelity,
+        CoreCoord=program.CoreCoord,
     )
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
+from models.deepseek_v3.tt_baseline.expert_matmul_configs import expert_compute_config, expert_program_config
 from models.deepseek_v3.tt_baseline.ttmetal_flow_ops import TtMetalFlowOps
 from models.deepseek_v3.tt_baseline.weights import ClassicMoEWeights, load_classic_weights
 
@@ -143,13 +144,25 @@ class TtMoEBaseline:
 
         # 6. The experts over the active blocks.
         tokens = step("ttnn.reshape tokens to blocks", ttnn.reshape(tokens, (1, blocks, SPARSITY_BLOCK, H)))
-        gate = step("ttnn.sparse_matmul w1", ops.sparse_matmul(tokens, w.w1, sparsity=sparsity))  # (T/32, E_l, 32, I)
-        up = step("ttnn.sparse_matmul w3", ops.sparse_matmul(tokens, w.w3, sparsity=sparsity))
+        I = config.moe_intermediate_size  # noqa: E741
+        up_config = dict(
+            sparsity=sparsity,
+            program_config=expert_program_config(ops, H, I),
+            compute_kernel_config=expert_compute_config(ops, "LoFi"),
+        )
+        gate = step("ttnn.sparse_matmul w1", ops.sparse_matmul(tokens, w.w1, **up_config))  # (T/32, E_l, 32, I)
+        up = step("ttnn.sparse_matmul w3", ops.sparse_matmul(tokens, w.w3, **up_config))
         hidden = step("ttnn.mul silu(w1) * w3", ops.mul(gate, up, input_tensor_a_activations=[SILU]))
         for intermediate in (tokens, gate, up):
             ttnn.deallocate(intermediate)
         expert_out = ops.sparse_matmul(
-            hidden, w.w2, sparsity=sparsity, is_input_a_sparse=True, is_input_b_sparse=False
+            hidden,
+            w.w2,
+            sparsity=sparsity,
+            program_config=expert_program_config(ops, I, H),
+            compute_kernel_config=expert_compute_config(ops, "HiFi2"),
+            is_input_a_sparse=True,
+            is_input_b_sparse=False,
         )  # (T/32, E_l, 32, H)
         step("ttnn.sparse_matmul w2", expert_out)
         ttnn.deallocate(hidden)
@@ -172,12 +185,12 @@ class TtMoEBaseline:
         routed = step("ttnn.sum over K", ops.sum(weighted, dim=0, keepdim=True))  # (1, 1, B, H)
 
         # 9. Shared expert, tensor parallel; its partial joins the routed share.
-        shared_gate = step("ttnn.linear shared w1", ttnn.linear(x_full, w.shared_w1))  # (B, Is/C)
-        shared_up = step("ttnn.linear shared w3", ttnn.linear(x_full, w.shared_w3))
+        shared_gate = step("ttnn.linear shared w1", ops.linear(x_full, w.shared_w1))  # (B, Is/C)
+        shared_up = step("ttnn.linear shared w3", ops.linear(x_full, w.shared_w3))
         shared_hidden = step(
             "ttnn.mul shared silu(w1) * w3", ops.mul(shared_gate, shared_up, input_tensor_a_activations=[SILU])
         )
-        shared = step("ttnn.linear shared w2", ttnn.linear(shared_hidden, w.shared_w2))  # (B, H) partial
+        shared = step("ttnn.linear shared w2", ops.linear(shared_hidden, w.shared_w2))  # (B, H) partial
         partial = step("ttnn.add routed + shared", ops.add(ttnn.reshape(routed, (B, H)), shared))
 
         # 10. Sum the row's partials; column c keeps slice c.

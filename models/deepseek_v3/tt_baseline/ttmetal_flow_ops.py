@@ -1,6 +1,7 @@
 """The tt-metal ops the classic flow calls, each resolved once: the backend's device program where it
 has one (`ttnn_api.ttmetal_ops()`; on hardware every op), else the layer's host stand-in
-(`host_standins`). `host_steps` lists, in call order, the ops that ran as stand-ins."""
+(`host_standins`). `host_steps` lists, in call order, the ops that ran as stand-ins. The configuration
+types the flow's matmuls take come from the same place."""
 
 from __future__ import annotations
 
@@ -12,12 +13,19 @@ FLOW_OPS = (
     "all_to_all_dispatch",
     "moe_expert_token_remap",
     "sparse_matmul",
+    "linear",
     "mul",
     "add",
     "all_to_all_combine",
     "repeat",
     "permute",
     "sum",
+)
+CONFIG_TYPES = (
+    "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+    "WormholeComputeKernelConfig",
+    "MathFidelity",
+    "CoreCoord",
 )
 
 
@@ -27,6 +35,8 @@ class TtMetalFlowOps:
         stand_ins = HostStandIns()
         self.on_device = {name for name in FLOW_OPS if hasattr(device_ops, name)}
         self.host_steps: list[str] = []
+        for name in CONFIG_TYPES:
+            setattr(self, name, getattr(device_ops, name))
         for name in FLOW_OPS:
             if name in self.on_device:
                 setattr(self, name, getattr(device_ops, name))

@@ -89,6 +89,7 @@ py::dict arch_params_to_dict(const timing::ArchParams& a) {
     for (size_t i = 0; i < a.sfpu_tile_cycles.size(); ++i) sfpu[unary[i]] = a.sfpu_tile_cycles[i];
     d["sfpu_tile_cycles"] = sfpu;
     d["sfpu_binary_tile_cycles"] = a.sfpu_binary_tile_cycles;
+    d["sfpu_fill_tile_cycles"] = a.sfpu_fill_tile_cycles;
     d["unpack_bytes_per_cycle"] = a.unpack_bytes_per_cycle;
     d["pack_bytes_per_cycle"] = a.pack_bytes_per_cycle;
     d["compute_call_cycles"] = a.compute_call_cycles;

@@ -1,5 +1,6 @@
 // Compute services of the kernel ABI: each compute kernel instance owns a
 // ComputeEngine that reads and writes tiles through its core's CB rings.
+#include <bit>
 #include <optional>
 #include <string>
 
@@ -195,6 +196,10 @@ void c_pack_relu_config(uint32_t mode, uint32_t threshold) {
     engine().set_pack_relu(mode == 1);
 }
 
+void c_fill(uint32_t dst, uint32_t bits) {
+    engine().fill_tile(dst, std::bit_cast<float>(bits));
+    time().math_only(instance(), time().arch().sfpu_fill_tile_cycles);
+}
 void c_pack_l1_acc(uint32_t enable) {
     engine().set_pack_l1_acc(enable != 0);
 }
@@ -223,6 +228,7 @@ void fill_compute_services(ttnn_moe_emu::Services& t) {
     t.binary_acc_to_dest = &c_binary_acc_to_dest;
     t.reduce_tile = &c_reduce;
     t.topk = &c_topk;
+    t.fill_tile = &c_fill;
 }
 }  // namespace services
 

@@ -387,6 +387,13 @@ void ComputeEngine::unary_tile(numerics::UnaryOp op, uint32_t dst) {
     finish_math(dst);
 }
 
+void ComputeEngine::fill_tile(uint32_t dst, float value) {
+    require_phase(Phase::Math, "fill", "math ops run between tile_regs_acquire and tile_regs_commit");
+    float* out = dst_slot(dst, "fill");
+    std::fill(out, out + numerics::TILE_ELEMENTS, value);
+    finish_math(dst);
+}
+
 void ComputeEngine::binary_dst_tiles(numerics::BinaryOp op, uint32_t idst0, uint32_t idst1, uint32_t odst) {
     require_phase(Phase::Math, "binary DST op", "math ops run between tile_regs_acquire and tile_regs_commit");
     const float* a = dst_slot(idst0, "binary DST op");

@@ -69,6 +69,8 @@ public:
     enum class TopkStage : uint8_t { LocalSort, Merge, Rebuild };
     void topk(TopkStage stage, uint32_t idst, int idir, int p0, int p1, int p2, int p3);
     void unary_tile(numerics::UnaryOp op, uint32_t dst);
+    // Every element of DST tile `dst` set to `value` (the SFPU fill).
+    void fill_tile(uint32_t dst, float value);
     // DST[odst] = DST[idst0] op DST[idst1] (the SFPU binary ops on DST tiles).
     void binary_dst_tiles(numerics::BinaryOp op, uint32_t idst0, uint32_t idst1, uint32_t odst);
 

@@ -24,6 +24,7 @@ struct ArchParams {
     std::array<uint32_t, 6> sfpu_tile_cycles{};
     uint32_t sfpu_binary_tile_cycles = 0;  // SFPU multiply of two DST tiles (mul_binary_tile)
     uint32_t sfpu_topk_step_cycles = 0;    // one compare-and-swap step of the bitonic top-k over a 2-tile slab
+    uint32_t sfpu_fill_tile_cycles = 0;    // SFPU fill of one DST tile with a constant (fill_tile)
     double unpack_bytes_per_cycle = 0;     // one unpacker reading L1
     double pack_bytes_per_cycle = 0;       // the packers writing L1
     uint32_t compute_call_cycles = 0;      // issue cost of one compute API call on its TRISC (LLK setup, semaphores)

@@ -35,6 +35,9 @@ const ArchParams& wormhole_b0_params() {
         // loads, one SFPSWAP (index tracking moves the index pair too, ~2 more) and 4 stores, ~10
         // instructions a pair: 32 x 10.
         a.sfpu_topk_step_cycles = 32 * 10;
+        // D same source: a fill loads its constant into a register once and stores it to each group:
+        // one SFPSTORE plus the loop's address increment per 32-datum group.
+        a.sfpu_fill_tile_cycles = 32 * 2;
         // Q isa L1.md: one unpacker reads up to 4 x 128 bit = 64 B per cycle.
         a.unpack_bytes_per_cycle = 64.0;
         // Q isa L1.md: 4 packers, 128 bit per cycle each = 64 B per cycle.

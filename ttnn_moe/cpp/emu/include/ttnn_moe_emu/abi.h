@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 9;
+inline constexpr uint32_t ABI_VERSION = 10;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -139,6 +139,8 @@ struct Services {
     void (*pack_relu_config)(uint32_t mode, uint32_t threshold);
     // Packer L1 accumulation (pack_reconfig_l1_acc): later packs add to the tile already in the CB.
     void (*pack_l1_acc)(uint32_t enable);
+    // SFPU fill (fill_tile, fill_tile_bitcast): every element of DST tile `dst` becomes the fp32 value of `bits`.
+    void (*fill_tile)(uint32_t dst, uint32_t bits);
 
     // transpose_wh_tile: DST[dst] = cb[tile_index] transposed.
     void (*transpose_tile)(uint32_t cb, uint32_t tile_index, uint32_t dst);

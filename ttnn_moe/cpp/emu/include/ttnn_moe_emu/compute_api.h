@@ -347,6 +347,10 @@ ALWI void pack_block(uint32_t ifrom_dst, uint32_t icb, uint32_t ntiles) {
 ALWI void pack_reconfig_l1_acc(const uint32_t l1_acc_en) {
     emu_detail::svc().pack_l1_acc(l1_acc_en);
 }
+// The LLK call beneath it, which the Metal 2.0 matmul compute kernel makes directly (inside PACK(...)).
+ALWI void llk_pack_reconfig_l1_acc(const uint32_t enable) {
+    pack_reconfig_l1_acc(enable);
+}
 
 // ---- pack_untilize and transpose: declared so kernels that name them build; not emulated
 template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool narrow_row = false,
