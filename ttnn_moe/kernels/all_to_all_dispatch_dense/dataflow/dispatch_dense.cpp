@@ -11,12 +11,15 @@
 //    offsets, each keeping min(total, capacity - offset) rows. The row of assignment
 //    (q, t, k) of expert e is offset[e] + its rank among e's assignments in
 //    (q, t, k) order.
-// 4. Send: each token row is read once and written once per destination device
-//    that keeps one of its assignments, to the first such row (lowest k); rows for
-//    this device go to all their rows over the NOC. Then each peer gets the list of
-//    this device's assignments to its experts, (t, e, weight) in (t, k) order, into
-//    routing_lists page `position`, and a flushed increment per link: "all my rows
-//    landed". Token t's rows travel on link t % num_links; metadata on link 0.
+// 4. Send: the tokens are split into L shares, one per row sender (this kernel is sender 0,
+//    send_rows.cpp on cores (1, 0) .. (L - 1, 0) the others, each over its own fabric link),
+//    which start once this kernel has written the send plan (per sender, the row each
+//    expert's next assignment takes) and rung their sem_go. Each token row is read once
+//    and written once per destination device that keeps one of its assignments, to the
+//    first such row (lowest k); rows for this device go to all their rows over the NOC
+//    (row_sender.hpp). Each peer gets the list of this device's assignments to its experts,
+//    (t, e, weight) in (t, k) order, into routing_lists page `position`, and from every
+//    sender, after its rows on its link, an increment: "my rows landed".
 // 5. Receive: after every peer's increment, walk the line's assignments to this
 //    device (the lists, in source order), write token_idx_map / weights /
 //    slot_source, and copy each remote token row from its first row to its other
@@ -28,8 +31,8 @@
 // The io order, the runtime args and the named compile-time args are listed in
 // cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp; the compile-time
 // args are the 14 interleaved accessors (IsDram|RuntimePageSize) in io order.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3,cb_send_plan:11,sem_go:0 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3,cb_send_plan:11,sem_go:0 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 #include <tuple>
 #include <utility>
@@ -41,6 +44,7 @@
 #include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
 #include "dispatch_plan.hpp"
+#include "row_sender.hpp"
 
 using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
 using dispatch_plan::ListEntry;
@@ -64,15 +68,18 @@ constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit
 constexpr uint32_t sem_counts = get_named_compile_time_arg_val(named_arg::kSemCounts);
 constexpr uint32_t sem_lists = get_named_compile_time_arg_val(named_arg::kSemLists);
 constexpr uint32_t sem_payload = get_named_compile_time_arg_val(named_arg::kSemPayload);
+constexpr uint32_t cb_send_plan = get_named_compile_time_arg_val(named_arg::kCbSendPlan);
+constexpr uint32_t sem_go = get_named_compile_time_arg_val(named_arg::kSemGo);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumIo, 0>();
 
 struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, top_k, hidden, num_experts, local_experts, num_devices, line_size, position, capacity,
-        max_payload, mapping_element_bytes, num_links;
+        max_payload, mapping_element_bytes, num_links, num_senders;
     uint32_t line_devices[moe_fabric::kMaxLineDevices];  // row-major mesh index of each line position
     uint32_t route_arg() const { return dataflow_arg::kLineDevices + line_size; }
-    uint32_t connection_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
+    uint32_t sender_noc_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
+    uint32_t connection_arg() const { return sender_noc_arg() + 2 * (num_senders - 1); }
     uint32_t row_bytes() const { return hidden * 2; }
     uint32_t assignments() const { return num_tokens * top_k; }
 };
@@ -92,6 +99,7 @@ Args read_args() {
     a.max_payload = get_arg_val<uint32_t>(dataflow_arg::kMaxPacketPayload);
     a.mapping_element_bytes = get_arg_val<uint32_t>(dataflow_arg::kMappingElementBytes);
     a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
+    a.num_senders = get_arg_val<uint32_t>(dataflow_arg::kNumSenders);
     for (uint32_t q = 0; q < a.line_size; ++q) {
         a.line_devices[q] = get_arg_val<uint32_t>(dataflow_arg::kLineDevices + q);
     }
@@ -136,7 +144,7 @@ using Tensor = decltype(tensor<I>(std::declval<const Args&>()));
 
 // L1 blocks of the scratch CBs.
 struct Scratch {
-    uint32_t row, mapping, counts, list, stage, own, tables, idx_image, weight_image, headers;
+    uint32_t row, mapping, counts, list, stage, own, tables, idx_image, weight_image, headers, send_plan;
     uint32_t counts_page_bytes;  // D pages of E words, this device's at `position`
     uint32_t row_stride;         // bytes between the two row buffers
     uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
@@ -164,6 +172,7 @@ Scratch reserve_scratch(const Args& a) {
     s.idx_image = moe_scratch::reserve(cb_idx_image, a.capacity * 4);
     s.weight_image = moe_scratch::reserve(cb_weight_image, a.capacity * 2);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
+    s.send_plan = moe_scratch::reserve(cb_send_plan, (kSendPlanFixedTables + a.num_senders) * a.num_experts * 4);
     return s;
 }
 
@@ -275,78 +284,51 @@ void exchange_counts(const Args& a, const Scratch& s, FabricLine& line, uint32_t
     noc_async_read_barrier();
 }
 
-// Rows of one token's kept assignments: those on this device, and per remote position
-// the first one (lowest k), else kNone.
-struct TokenRows {
-    bool any;
-    uint32_t num_local;
-    uint32_t local[kMaxTopK];
-    uint32_t first_at[moe_fabric::kMaxLineDevices];
-};
-
-void find_rows_of_token(const Args& a, const Scratch& s, PlanTables& plan, uint32_t t, TokenRows& rows) {
-    rows.any = false;
-    rows.num_local = 0;
-    for (uint32_t q = 0; q < a.line_size; ++q) rows.first_at[q] = kNone;
-    for (uint32_t k = 0; k < a.top_k; ++k) {
-        const uint32_t e = s.own_ids()[t * a.top_k + k];
-        if (!plan.in_line(e, a.num_experts)) continue;
-        const uint32_t rank = plan.before[e] + plan.running[e]++;
-        if (rank >= plan.kept[e]) continue;
-        const uint32_t row = plan.offset[e] + rank;
-        const uint32_t d = plan.owner[e];
-        rows.any = true;
-        if (d == a.position) {
-            rows.local[rows.num_local++] = row;
-        } else if (rows.first_at[d] == kNone) {
-            rows.first_at[d] = row;
+// The send plan (send_plan layout): owner and end of kept rows per expert, and per row sender
+// the row its first assignment to each expert takes. Sender s's tokens follow those of senders
+// before it, so its rows follow theirs in (t, k) order, as the plan ranks them.
+void lay_out_send_plan(const Args& a, const Scratch& s, PlanTables& plan) {
+    const uint32_t e_count = a.num_experts;
+    volatile uint32_t* send_plan = moe_kernel::words(s.send_plan);
+    for (uint32_t e = 0; e < e_count; ++e) {
+        send_plan[e] = plan.owner[e];
+        send_plan[e_count + e] = plan.offset[e] + plan.kept[e];
+        plan.running[e] = 0;
+    }
+    for (uint32_t sender = 0; sender < a.num_senders; ++sender) {
+        volatile uint32_t* next_row = send_plan + (kSendPlanFixedTables + sender) * e_count;
+        for (uint32_t e = 0; e < e_count; ++e) next_row[e] = plan.offset[e] + plan.before[e] + plan.running[e];
+        const uint32_t first = sender_first_token(sender, a.num_tokens, a.num_senders);
+        const uint32_t end = sender_first_token(sender + 1, a.num_tokens, a.num_senders);
+        for (uint32_t i = first * a.top_k; i < end * a.top_k; ++i) {
+            const uint32_t e = s.own_ids()[i];
+            if (plan.in_line(e, e_count)) ++plan.running[e];
         }
     }
 }
 
-// A token row read into its buffer, to be sent.
-struct ReadToken {
-    uint32_t t, buffer;
-    TokenRows rows;
-};
-
-// The read token's row to all its rows here (NOC) and to its first row on every remote
-// destination that keeps one of its assignments (link t % num_links); its buffer may be
-// refilled after.
-void send_token_row(const Args& a, FabricLine& line, const Tensor<kTokens>& tokens, const ReadToken& r) {
-    const uint32_t row_bytes = a.row_bytes();
-    for (uint32_t i = 0; i < r.rows.num_local; ++i) {
-        noc_async_write(r.buffer, tokens.get_noc_addr(r.rows.local[i]), row_bytes);
+// Rings sem_go on every row sender: the send plan is ready.
+void start_row_senders(const Args& a) {
+    for (uint32_t sender = 1; sender < a.num_senders; ++sender) {
+        const uint32_t x = get_arg_val<uint32_t>(a.sender_noc_arg() + 2 * (sender - 1));
+        const uint32_t y = get_arg_val<uint32_t>(a.sender_noc_arg() + 2 * (sender - 1) + 1);
+        noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(sem_go)), 1);
     }
-    for (uint32_t q = 0; q < a.line_size; ++q) {
-        if (r.rows.first_at[q] == kNone) continue;
-        line.write(q, r.buffer, tokens.get_noc_addr(r.rows.first_at[q]), row_bytes, r.t % a.num_links);
-    }
-    noc_async_writes_flushed();
 }
 
-// Each token row, read once, to all its rows here (NOC) and to its first row on every
-// remote destination that keeps one of its assignments. Tokens take turns on the links;
-// each row is read into one of two buffers while the previous token's is sent.
-void send_token_rows(const Args& a, const Scratch& s, PlanTables& plan, FabricLine& line) {
-    const auto x = tensor<kX>(a);
-    const auto tokens = tensor<kTokens>(a);
-    ReadToken reads[2];
-    uint32_t next = 0;
-    bool has_pending = false;
-    for (uint32_t t = 0; t < a.num_tokens; ++t) {
-        ReadToken& read = reads[next];
-        find_rows_of_token(a, s, plan, t, read.rows);
-        if (!read.rows.any) continue;
-        read.t = t;
-        read.buffer = s.row_buffer(next);
-        noc_async_read(x.get_noc_addr(t), read.buffer, a.row_bytes());
-        if (has_pending) send_token_row(a, line, tokens, reads[next ^ 1]);
-        noc_async_read_barrier();
-        has_pending = true;
-        next ^= 1;
-    }
-    if (has_pending) send_token_row(a, line, tokens, reads[next ^ 1]);
+// Sender 0's share of the token rows, over this kernel's own link.
+void send_own_share(const Args& a, const Scratch& s, FabricLine& line) {
+    row_sender::Share share;
+    share.first_token = 0;
+    share.end_token = sender_first_token(1, a.num_tokens, a.num_senders);
+    share.top_k = a.top_k;
+    share.num_experts = a.num_experts;
+    share.hidden = a.hidden;
+    share.position = a.position;
+    const row_sender::Buffers buffers{s.stage, s.row, s.row_stride};
+    const row_sender::SendPlan plan(s.send_plan, a.num_experts, 0);
+    row_sender::send_share(share, tensor<kX>(a), tensor<kIds>(a), tensor<kTokens>(a), line, plan, buffers,
+                           get_semaphore(sem_payload), my_x[noc_index], my_y[noc_index]);
 }
 
 // This device's assignments to position q's experts, (t, e, weight) in (t, k) order, into
@@ -364,17 +346,14 @@ uint32_t build_list_for(const Args& a, const Scratch& s, const PlanTables& plan,
     return n;
 }
 
-// To each peer its list, into routing_lists page `position`, then a flushed
-// increment per link: "all my rows and lists landed".
+// To each peer its list, into routing_lists page `position` (fused write + increment packets).
 void send_assignment_lists(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line) {
     const uint64_t list_page_noc = tensor<kRoutingLists>(a).get_noc_addr(a.position);
     const uint64_t sem_lists_noc = get_noc_addr(get_semaphore(sem_lists));
-    const uint64_t sem_payload_noc = get_noc_addr(get_semaphore(sem_payload));
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (q == a.position) continue;
         const uint32_t n = build_list_for(a, s, plan, q);
         if (n) line.write_and_signal(q, s.list, list_page_noc, n * kListEntryBytes, sem_lists_noc);
-        for (uint32_t link = 0; link < a.num_links; ++link) line.atomic_inc(q, sem_payload_noc, link);
     }
     noc_async_write_barrier();
 }
@@ -388,7 +367,7 @@ uint32_t assignments_from(const Args& a, const Scratch& s, const PlanTables& pla
     return n;
 }
 
-// Every peer's increment on every link, then every packet of its list.
+// Every peer's increments (one per link, from the sender driving it), then every packet of its list.
 void wait_for_peers(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line) {
     moe_fabric::wait_for_line(line, sem_payload, a.num_links);
     uint32_t list_packets = 0;
@@ -541,7 +520,8 @@ void write_status(const Args& a, const Scratch& s, const uint32_t* status) {
 void kernel_main() {
     const Args args = read_args();
     const Scratch scratch = reserve_scratch(args);
-    FabricLine line(args.line_size, args.position, args.num_links, args.route_arg(), scratch.headers, args.max_payload);
+    FabricLine line(args.line_size, args.position, sender_links(0, args.num_links, args.num_senders), args.route_arg(),
+                    scratch.headers, args.max_payload);
     line.open(args.connection_arg());
     uint32_t status[kStatusWords];
     clear_status(status);
@@ -561,8 +541,10 @@ void kernel_main() {
     // line_size - 1 and no peer increments it again.
     noc_semaphore_set(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_init)), args.line_size);
 
-    send_token_rows(args, scratch, plan, line);
+    lay_out_send_plan(args, scratch, plan);
+    start_row_senders(args);
     send_assignment_lists(args, scratch, plan, line);
+    send_own_share(args, scratch, line);
     wait_for_peers(args, scratch, plan, line);
     const uint32_t num_slots = receive_assignments(args, scratch, plan);
     write_metadata(args, scratch, plan, num_slots);
