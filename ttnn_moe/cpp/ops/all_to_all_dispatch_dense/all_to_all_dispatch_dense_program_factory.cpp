@@ -32,9 +32,13 @@ enum Cb : uint8_t {
     kCbHeaders,
     kCbZeroRow,
     kCbSendPlan,
+    kCbFinish,
+    kCbSlotImage,
+    kCbFanout,
+    kCbGather,
 };
 // Semaphore ids on the main core, and on the row senders' cores.
-enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3 };
+enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3, kSemGathered = 4 };
 enum SenderSemaphore : uint32_t { kSemGo = 0 };
 // Kernel indices in the program.
 enum Kernel : uint32_t { kMainKernel, kPaddingKernel, kSenderKernel };
@@ -57,10 +61,16 @@ KernelDescriptor sender_kernel(const std::vector<TensorArg>& io, const std::stri
     KernelDescriptor sender;
     sender.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/send_rows.cpp";
     sender.core_ranges = sender_cores(num_senders);
-    for (uint32_t i : {kX, kIds, kTokens}) append_runtime_page_size_accessor_args(io[i], sender.compile_time_args);
+    for (uint32_t i : {kX, kIds, kTokens, kSlotSource, kMapping, kWeights}) {
+        append_runtime_page_size_accessor_args(io[i], sender.compile_time_args);
+    }
     sender.named_compile_time_args = {
-        {named_arg::kCbRow, kCbRow},           {named_arg::kCbStage, kCbStage}, {named_arg::kCbHeaders, kCbHeaders},
-        {named_arg::kCbSendPlan, kCbSendPlan}, {named_arg::kSemGo, kSemGo},     {named_arg::kSemPayload, kSemPayload},
+        {named_arg::kCbRow, kCbRow},         {named_arg::kCbStage, kCbStage},
+        {named_arg::kCbHeaders, kCbHeaders}, {named_arg::kCbSendPlan, kCbSendPlan},
+        {named_arg::kSemGo, kSemGo},         {named_arg::kSemPayload, kSemPayload},
+        {named_arg::kCbFinish, kCbFinish},   {named_arg::kCbMapping, kCbMapping},
+        {named_arg::kCbGather, kCbGather},   {named_arg::kSemGathered, kSemGathered},
+        {named_arg::kCbTables, kCbTables},   {named_arg::kCbOwn, kCbOwn},
     };
     sender.config = WriterConfigDescriptor{};
     const CoreCoord main_noc = limits.noc_core(kOpName, {0, 0});
@@ -69,6 +79,12 @@ KernelDescriptor sender_kernel(const std::vector<TensorArg>& io, const std::stri
         args[sender_arg::kXAddress] = io[kX].address;
         args[sender_arg::kIdsAddress] = io[kIds].address;
         args[sender_arg::kTokensAddress] = io[kTokens].address;
+        args[sender_arg::kSlotSourceAddress] = io[kSlotSource].address;
+        args[sender_arg::kMappingAddress] = io[kMapping].address;
+        args[sender_arg::kWeightsAddress] = io[kWeights].address;
+        args[sender_arg::kCapacity] = s.capacity;
+        args[sender_arg::kNumDevices] = attrs.mesh.num_devices();
+        args[sender_arg::kMappingElementBytes] = s.mapping_element_bytes;
         args[sender_arg::kSender] = index;
         args[sender_arg::kNumSenders] = num_senders;
         args[sender_arg::kNumLinks] = sender_links(index, attrs.num_links, num_senders);
@@ -121,13 +137,13 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     program.cbs = {
         // two token rows: one is read while the other is sent
         scratch_cb(all_senders, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
-        scratch_cb(cores, kCbOwn, DataFormat::UInt32, assignments * kOwnEntryBytes),
+        scratch_cb(all_senders, kCbOwn, DataFormat::UInt32, assignments * kOwnEntryBytes),
         scratch_cb(cores, kCbCounts, DataFormat::UInt32,
                    line_size * round_up(s.num_experts * 4, limits.dram_alignment)),
         scratch_cb(cores, kCbList, DataFormat::UInt32, assignments * kListEntryBytes),
-        scratch_cb(cores, kCbMapping, DataFormat::UInt32,
+        scratch_cb(all_senders, kCbMapping, DataFormat::UInt32,
                    kMappingBatchRows * round_up(mesh.num_devices() * s.mapping_element_bytes, limits.dram_alignment)),
-        scratch_cb(cores, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
+        scratch_cb(all_senders, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
         scratch_cb(cores, kCbIdxImage, DataFormat::UInt32, s.capacity * 4),
         scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, s.capacity * 2),
         scratch_cb(all_senders, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
@@ -136,6 +152,11 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         scratch_cb(cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
         scratch_cb(all_senders, kCbSendPlan, DataFormat::UInt32,
                    (kSendPlanFixedTables + num_senders) * s.num_experts * 4),
+        scratch_cb(all_senders, kCbFinish, DataFormat::UInt32, kFinishBytes),
+        scratch_cb(all_senders, kCbGather, DataFormat::UInt32, kGatherBytes),
+        // the used slots' slot_source entries and the fan-out copies, for the senders' last writes
+        scratch_cb(cores, kCbSlotImage, DataFormat::UInt32, s.capacity * 8),
+        scratch_cb(cores, kCbFanout, DataFormat::UInt32, s.capacity * 8),
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
@@ -148,6 +169,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     }
     if (num_senders > 1) {
         program.semaphores.push_back(SemaphoreDescriptor{kSemGo, CoreType::WORKER, sender_cores(num_senders), 0});
+        program.semaphores.push_back(SemaphoreDescriptor{kSemGathered, CoreType::WORKER, cores, 0});
     }
 
     KernelDescriptor kernel;
@@ -155,14 +177,27 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     kernel.core_ranges = cores;
     for (uint32_t i = 0; i < kNumIo; ++i) append_runtime_page_size_accessor_args(io[i], kernel.compile_time_args);
     kernel.named_compile_time_args = {
-        {named_arg::kCbRow, kCbRow},           {named_arg::kCbOwn, kCbOwn},
-        {named_arg::kCbCounts, kCbCounts},     {named_arg::kCbList, kCbList},
-        {named_arg::kCbMapping, kCbMapping},   {named_arg::kCbTables, kCbTables},
-        {named_arg::kCbIdxImage, kCbIdxImage}, {named_arg::kCbWeightImage, kCbWeightImage},
-        {named_arg::kCbStage, kCbStage},       {named_arg::kCbHeaders, kCbHeaders},
-        {named_arg::kSemInit, kSemInit},       {named_arg::kSemCounts, kSemCounts},
-        {named_arg::kSemLists, kSemLists},     {named_arg::kSemPayload, kSemPayload},
-        {named_arg::kCbSendPlan, kCbSendPlan}, {named_arg::kSemGo, kSemGo},
+        {named_arg::kCbRow, kCbRow},
+        {named_arg::kCbOwn, kCbOwn},
+        {named_arg::kCbCounts, kCbCounts},
+        {named_arg::kCbList, kCbList},
+        {named_arg::kCbMapping, kCbMapping},
+        {named_arg::kCbTables, kCbTables},
+        {named_arg::kCbIdxImage, kCbIdxImage},
+        {named_arg::kCbWeightImage, kCbWeightImage},
+        {named_arg::kCbStage, kCbStage},
+        {named_arg::kCbHeaders, kCbHeaders},
+        {named_arg::kSemInit, kSemInit},
+        {named_arg::kSemCounts, kSemCounts},
+        {named_arg::kSemLists, kSemLists},
+        {named_arg::kSemPayload, kSemPayload},
+        {named_arg::kCbSendPlan, kCbSendPlan},
+        {named_arg::kSemGo, kSemGo},
+        {named_arg::kCbFinish, kCbFinish},
+        {named_arg::kCbSlotImage, kCbSlotImage},
+        {named_arg::kCbFanout, kCbFanout},
+        {named_arg::kCbGather, kCbGather},
+        {named_arg::kSemGathered, kSemGathered},
     };
     kernel.config = WriterConfigDescriptor{};
 
@@ -218,7 +253,10 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         for (uint32_t sender = 1; sender < num_senders; ++sender) {
             for (const auto& [arg, tensor] : {std::pair{sender_arg::kXAddress, kX},
                                               {sender_arg::kIdsAddress, kIds},
-                                              {sender_arg::kTokensAddress, kTokens}}) {
+                                              {sender_arg::kTokensAddress, kTokens},
+                                              {sender_arg::kSlotSourceAddress, kSlotSource},
+                                              {sender_arg::kMappingAddress, kMapping},
+                                              {sender_arg::kWeightsAddress, kWeights}}) {
                 cached.address_slots.push_back({kSenderKernel, sender - 1, arg, tensor});
             }
         }

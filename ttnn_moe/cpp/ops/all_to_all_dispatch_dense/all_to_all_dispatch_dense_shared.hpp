@@ -79,6 +79,9 @@ enum : uint32_t {
     kXAddress,
     kIdsAddress,
     kTokensAddress,
+    kSlotSourceAddress,
+    kMappingAddress,
+    kWeightsAddress,
     kSender,      // s in 1 .. C - 1: its tokens are [s * chunk, (s + 1) * chunk), chunk = ceil(T / C)
     kNumSenders,  // C
     kNumLinks,    // links of this core (sender_links)
@@ -89,6 +92,9 @@ enum : uint32_t {
     kLineSize,    // D
     kPosition,    // this device's position on the line
     kMaxPacketPayload,
+    kCapacity,    // rows of `tokens`: slot_source pages
+    kNumDevices,  // N, devices of the mesh (width of an expert_mapping row)
+    kMappingElementBytes,
     kMainNocX,  // NOC coordinates of the main kernel's core: its send plan, its peers' sem_payload
     kMainNocY,
     kRoutes,
@@ -145,7 +151,12 @@ inline constexpr const char* kSemCounts = "sem_counts";           // count packe
 inline constexpr const char* kSemLists = "sem_lists";             // list packets landed
 inline constexpr const char* kSemPayload = "sem_payload";         // a peer's rows and lists all landed
 inline constexpr const char* kCbSendPlan = "cb_send_plan";        // the row senders' plan (send_plan layout)
-inline constexpr const char* kSemGo = "sem_go";                   // on a row sender: the send plan is ready
+inline constexpr const char* kSemGo = "sem_go";                   // on a row sender: 1 send plan, 2 finish ready
+inline constexpr const char* kCbFinish = "cb_finish";             // the finish header and a chunk of pairs
+inline constexpr const char* kCbSlotImage = "cb_slot_image";      // main: slot_source entries of the used slots
+inline constexpr const char* kCbFanout = "cb_fanout";             // main: (from row, to row) fan-out copies
+inline constexpr const char* kCbGather = "cb_gather";             // a batch of gathered words (gather_share.hpp)
+inline constexpr const char* kSemGathered = "sem_gathered";       // main: senders whose first reads landed here
 }  // namespace named_arg
 
 // L1 layouts of the scratch CBs.
@@ -154,9 +165,20 @@ inline constexpr const char* kSemGo = "sem_go";                   // on a row se
 // (offset + before + this device's assignments to it in the tokens before s's share). A row
 // sender copies the first two and its own into the same CB of its core, at sender slot 0.
 inline constexpr uint32_t kSendPlanFixedTables = 2;
+// The finish header (cb_finish, at the same address on every sender core): what the main kernel
+// publishes for the senders' last writes (finish_share.hpp), followed by room for kFinishChunk
+// packed pairs read from an even entry (one more). Slot image and fan-out list are L1 addresses on the main core, 8 bytes an entry.
+enum FinishWord : uint32_t { kFinishNumSlots, kFinishNumFanout, kFinishSlotImage, kFinishFanout, kFinishWords };
+// slot_source pages or fan-out copies a sender handles per batch (cb_stage holds kFinishChunk
+// DRAM-aligned page slots).
+inline constexpr uint32_t kFinishChunk = 32;
+inline constexpr uint32_t kFinishBytes = kFinishWords * 4 + (kFinishChunk + 2) * 8;
 // Per-expert plan tables: owner position, line index, assignments before this source,
 // total assignments, running rank, block offset, rows kept.
 inline constexpr uint32_t kPlanTables = 7;
+// Until the plan is laid out, table `before` (the third) holds per expert the device its mapping
+// row marks (kNone when not one-hot), gathered by the row senders (gather_share.hpp).
+inline constexpr uint32_t kPlanDevicesTable = 2;
 // A routing-list entry: token (uint32), then expert | bf16 weight bits << 16.
 inline constexpr uint32_t kListEntryBytes = 8;
 inline constexpr uint32_t kListExpertBits = 16;
@@ -175,6 +197,12 @@ inline constexpr uint32_t kStageSlots = 2 * kTokenBatch;
 // expert_mapping rows read behind one barrier (cb_mapping holds them, DRAM-aligned).
 inline constexpr uint32_t kMappingBatchRows = 32;
 static_assert(kStatusWords * 4 <= kStageBytes, "the status record is staged in cb_stage");
+static_assert(kFinishChunk * 64 <= kStageSlots * kStageBytes, "cb_stage holds a chunk of DRAM-aligned page slots");
+// cb_gather: a batch's ids (kTokenBatch tokens of up to kMaxTopK), then its weights, each with room
+// to start at any offset modulo 16; a batch of mapping words fits the first part.
+inline constexpr uint32_t kGatherIdsBytes = kTokenBatch * kMaxTopK * 4 + 32;
+inline constexpr uint32_t kGatherBytes = kGatherIdsBytes + kTokenBatch * kMaxTopK * 2 + 32;
+static_assert(kMappingBatchRows * 4 + 16 <= kGatherIdsBytes, "a batch of mapping words fits cb_gather");
 // Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
 inline constexpr uint32_t kHeaderSlotBytes = 128;
 

@@ -5,8 +5,8 @@
 // all_to_all_dispatch_dense_shared.hpp): the row the next assignment to expert e from this device
 // takes, and the end of e's kept rows. Each token row is read from x once and written to all its
 // kept rows on this device (NOC) and to its first kept row (lowest k) on every remote destination
-// (fabric; the share's tokens take turns on the sender's links). The ids are read kTokenBatch
-// tokens at a time behind one barrier; a row is read into one of two buffers while the previous
+// (fabric; the share's tokens take turns on the sender's links). The ids are read from the main
+// core's cb_own (gathered there first), kTokenBatch tokens at a time; a row is read into one of two buffers while the previous
 // token's row is sent from the other. Afterwards one increment per peer and link on the main
 // core's sem_payload, behind the rows of that link: "my rows landed".
 #pragma once
@@ -51,7 +51,7 @@ struct Share {
     uint32_t row_bytes() const { return hidden * 2; }
 };
 
-// L1 the sender works in: kTokenBatch id slots of kStageBytes, two row buffers.
+// L1 the sender works in: room for kTokenBatch tokens' ids, two row buffers.
 struct Buffers {
     uint32_t ids;
     uint32_t rows;
@@ -91,22 +91,21 @@ void send_token_row(const Share& share, moe_fabric::FabricLine& line, const Toke
 }
 
 // The share's rows, then one increment of sem_payload per link on the main core of every peer.
-template <typename X, typename Ids, typename Tokens>
-void send_share(const Share& share, const X& x, const Ids& ids_in, const Tokens& tokens, moe_fabric::FabricLine& line,
-                const SendPlan& plan, const Buffers& b, uint32_t main_sem_payload_l1, uint32_t main_noc_x,
-                uint32_t main_noc_y) {
+template <typename X, typename Tokens>
+void send_share(const Share& share, const X& x, const Tokens& tokens, moe_fabric::FabricLine& line,
+                const SendPlan& plan, const Buffers& b, uint32_t main_own_ids_l1, uint32_t main_sem_payload_l1,
+                uint32_t main_noc_x, uint32_t main_noc_y) {
     TokenRows reads[2];
     uint32_t next = 0;
     bool has_pending = false;
     for (uint32_t first = share.first_token; first < share.end_token; first += kTokenBatch) {
         const uint32_t batch = share.end_token - first < kTokenBatch ? share.end_token - first : kTokenBatch;
-        for (uint32_t i = 0; i < batch; ++i) {
-            noc_async_read(ids_in.get_noc_addr(first + i), b.ids + i * kStageBytes, share.top_k * 4);
-        }
+        noc_async_read(get_noc_addr(main_noc_x, main_noc_y, main_own_ids_l1 + first * share.top_k * 4), b.ids,
+                       batch * share.top_k * 4);
         noc_async_read_barrier();
         for (uint32_t i = 0; i < batch; ++i) {
             TokenRows& read = reads[next];
-            find_rows(share, plan, moe_kernel::words(b.ids + i * kStageBytes), read);
+            find_rows(share, plan, moe_kernel::words(b.ids) + i * share.top_k, read);
             if (!read.any) continue;
             read.t = first + i;
             read.buffer = b.rows + next * b.row_stride;
