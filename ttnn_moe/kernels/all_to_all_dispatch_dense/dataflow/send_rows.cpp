@@ -109,7 +109,8 @@ void kernel_main() {
         TensorAccessor(weights_args, get_arg_val<uint32_t>(sender_arg::kWeightsAddress), align_up(share.top_k * 2)));
     noc_semaphore_inc(get_noc_addr(main_x, main_y, get_semaphore(sem_gathered)), 1);
 
-    noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 1);
+    // At least 1: the main kernel may have rung the second time already when its work is short.
+    noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 1);
     noc_async_read(get_noc_addr(main_x, main_y, plan_l1), plan_l1, kSendPlanFixedTables * table_bytes);
     noc_async_read(get_noc_addr(main_x, main_y, plan_l1 + (kSendPlanFixedTables + sender) * table_bytes),
                    plan_l1 + kSendPlanFixedTables * table_bytes, table_bytes);
