@@ -100,12 +100,16 @@ void send_share(const Share& share, const X& x, const Tokens& tokens, moe_fabric
     bool has_pending = false;
     for (uint32_t first = share.first_token; first < share.end_token; first += kTokenBatch) {
         const uint32_t batch = share.end_token - first < kTokenBatch ? share.end_token - first : kTokenBatch;
-        noc_async_read(get_noc_addr(main_noc_x, main_noc_y, main_own_ids_l1 + first * share.top_k * 4), b.ids,
-                       batch * share.top_k * 4);
+        // From the 16-byte boundary below the batch's first id: both sides of a NOC read agree
+        // modulo 16 bytes.
+        const uint32_t src = main_own_ids_l1 + first * share.top_k * 4;
+        const uint32_t skew = src % 16;
+        noc_async_read(get_noc_addr(main_noc_x, main_noc_y, src - skew), b.ids, skew + batch * share.top_k * 4);
         noc_async_read_barrier();
+        const volatile uint32_t* batch_ids = moe_kernel::words(b.ids + skew);
         for (uint32_t i = 0; i < batch; ++i) {
             TokenRows& read = reads[next];
-            find_rows(share, plan, moe_kernel::words(b.ids) + i * share.top_k, read);
+            find_rows(share, plan, batch_ids + i * share.top_k, read);
             if (!read.any) continue;
             read.t = first + i;
             read.buffer = b.rows + next * b.row_stride;
