@@ -60,6 +60,11 @@ class FakeMeshDevice:
     def compute_with_storage_grid_size(self):
         return self._grid
 
+    def worker_core_from_logical_core(self, core):
+        # Wormhole's translated coordinates: the worker cores start at (18, 18).
+        x, y = core.args
+        return FakeGrid(18 + x, 18 + y)
+
     def arch(self):
         return self._arch
 

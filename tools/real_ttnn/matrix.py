@@ -82,8 +82,10 @@ N300 = {"cluster": "wormhole_n300.yaml", "device": "n300", "mesh": [1, 2], "fabr
 T3K_LINE = {"cluster": "wormhole_t3k.yaml", "device": "t3k_1x8", "mesh": [1, 8], "fabric": "FABRIC_1D", "axis": 1}
 T3K_2X4 = {"cluster": "wormhole_t3k.yaml", "device": "t3k_2x4", "mesh": [2, 4], "fabric": "FABRIC_1D", "axis": 0}
 FABRIC_2D = {"device": "t3k_2x4_2d", "fabric": "FABRIC_2D", "topology": "Mesh"}
-DISPATCH = {"op": "all_to_all_dispatch_dense", "H": 7168, "K": 8, "S": 1}
-COMBINE = {"op": "all_to_all_combine_dense", "S": 1, "H": 7168}
+# Two links per direction: the ops then spread over two worker cores, each with its own fabric
+# connections (dispatch's row sender, combine's second core), so every kernel of the op compiles.
+DISPATCH = {"op": "all_to_all_dispatch_dense", "H": 7168, "K": 8, "S": 1, "links": 2}
+COMBINE = {"op": "all_to_all_combine_dense", "S": 1, "H": 7168, "links": 2}
 MESH_CASES = {
     "n300_dispatch_decode": {**N300, **DISPATCH, "E": 16, "B": 32},
     "n300_dispatch_prefill": {**N300, **DISPATCH, "E": 16, "B": 512},

@@ -99,6 +99,7 @@ def run(case: dict, device) -> None:
             alloc([B, S, 1, K], "bfloat16"),
             alloc([1, 1, E, case["D"]], "int32"),
             cluster_axis=case["axis"],
+            num_links=case["links"],
             strict=False,
         )
     elif op == "all_to_all_combine_dense":
@@ -112,7 +113,7 @@ def run(case: dict, device) -> None:
             seq=case["S"],
             unit_dim=True,
             capacity=case["capacity"],
-            num_links=1,
+            num_links=case["links"],
             topology=None,
         )
         ttnn.all_to_all_combine_dense(alloc([case["capacity"], case["H"]], "bfloat16"), handle, strict=False)

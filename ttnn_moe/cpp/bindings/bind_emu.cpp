@@ -222,11 +222,16 @@ void bind_emu(py::module_& parent) {
         .def_property_readonly(
             "limits",
             [](const Device& d) {
-                return program::DeviceLimits{{d.grid_x(), d.grid_y()},
-                                             params::L1_SIZE - params::L1_CB_BASE,
-                                             params::MAX_CIRCULAR_BUFFERS,
-                                             params::L1_NUM_SEMAPHORES,
-                                             params::DRAM_ALIGNMENT};
+                std::vector<program::CoreCoord> noc_cores;
+                for (uint32_t y = 0; y < d.grid_y(); ++y) {
+                    for (uint32_t x = 0; x < d.grid_x(); ++x) {
+                        const NocCoord c = d.worker_core_from_logical_core(x, y);
+                        noc_cores.push_back({c.x, c.y});
+                    }
+                }
+                return program::DeviceLimits{{d.grid_x(), d.grid_y()},     params::L1_SIZE - params::L1_CB_BASE,
+                                             params::MAX_CIRCULAR_BUFFERS, params::L1_NUM_SEMAPHORES,
+                                             params::DRAM_ALIGNMENT,       std::move(noc_cores)};
             },
             "What a program may use of this device (checked before every launch).")
         .def(

@@ -46,21 +46,32 @@ the logical worker grid, the L1 bytes free for circular buffers on each worker c
 circular buffers and semaphores a core has, and the DRAM alignment the ops stride their L1 scratch
 by. Every program is checked against it before launch.)doc")
         .def(py::init([](program::CoreCoord grid, uint32_t l1_bytes_per_core, uint32_t max_cbs_per_core,
-                         uint32_t max_semaphores_per_core, uint32_t dram_alignment) {
+                         uint32_t max_semaphores_per_core, uint32_t dram_alignment,
+                         std::vector<program::CoreCoord> worker_noc_cores) {
                  if (dram_alignment == 0 || (dram_alignment & (dram_alignment - 1)) != 0) {
                      throw std::invalid_argument("DeviceLimits.dram_alignment must be a power of two, got " +
                                                  std::to_string(dram_alignment));
                  }
-                 return DeviceLimits{grid, l1_bytes_per_core, max_cbs_per_core, max_semaphores_per_core,
-                                     dram_alignment};
+                 if (!worker_noc_cores.empty() && worker_noc_cores.size() != size_t{grid.x} * grid.y) {
+                     throw std::invalid_argument("DeviceLimits.worker_noc_cores must list the " +
+                                                 std::to_string(grid.x * grid.y) + " cores of the grid, got " +
+                                                 std::to_string(worker_noc_cores.size()));
+                 }
+                 return DeviceLimits{
+                     grid,           l1_bytes_per_core,          max_cbs_per_core, max_semaphores_per_core,
+                     dram_alignment, std::move(worker_noc_cores)};
              }),
              py::kw_only(), py::arg("grid"), py::arg("l1_bytes_per_core"), py::arg("max_cbs_per_core"),
-             py::arg("max_semaphores_per_core"), py::arg("dram_alignment"))
+             py::arg("max_semaphores_per_core"), py::arg("dram_alignment"),
+             py::arg("worker_noc_cores") = std::vector<program::CoreCoord>{},
+             "worker_noc_cores: NOC coordinates of the logical worker cores, row-major (y * grid.x + x); "
+             "ops that spread over cores need them")
         .def_readonly("grid", &DeviceLimits::grid)
         .def_readonly("l1_bytes_per_core", &DeviceLimits::l1_bytes_per_core)
         .def_readonly("max_cbs_per_core", &DeviceLimits::max_cbs_per_core)
         .def_readonly("max_semaphores_per_core", &DeviceLimits::max_semaphores_per_core)
-        .def_readonly("dram_alignment", &DeviceLimits::dram_alignment);
+        .def_readonly("dram_alignment", &DeviceLimits::dram_alignment)
+        .def_readonly("worker_noc_cores", &DeviceLimits::worker_noc_cores);
     pm.def(
         "tensor_accessor_args",
         [](const TensorArg& tensor) {

@@ -30,6 +30,19 @@ void check_in_grid(const std::string& op, const std::string& what, const CoreRan
 
 }  // namespace
 
+CoreCoord DeviceLimits::noc_core(const std::string& op, CoreCoord core) const {
+    if (core.x >= grid.x || core.y >= grid.y) {
+        throw std::invalid_argument(op + ": core " + core_str(core) + " is outside the device's " +
+                                    std::to_string(grid.x) + "x" + std::to_string(grid.y) + " worker grid");
+    }
+    if (worker_noc_cores.size() != size_t{grid.x} * grid.y) {
+        throw std::invalid_argument(op + ": the target gave no NOC coordinates of the worker cores (" +
+                                    std::to_string(worker_noc_cores.size()) + " for a " + std::to_string(grid.x) + "x" +
+                                    std::to_string(grid.y) + " grid); a program spread over cores needs them");
+    }
+    return worker_noc_cores[size_t{core.y} * grid.x + core.x];
+}
+
 void check_program_fits(const std::string& op, const ProgramDescriptor& program, const DeviceLimits& limits) {
     for (const auto& kernel : program.kernels) {
         const std::string name = kernel_name(kernel);

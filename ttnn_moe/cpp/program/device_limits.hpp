@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "program/program_descriptor.hpp"
 
@@ -19,6 +20,13 @@ struct DeviceLimits {
     // DRAM page and NOC DRAM-read alignment (Wormhole 32 B, Blackhole 64 B): L1 scratch slots that
     // receive DRAM pages are strided by it, as the kernels' NOC_DRAM_READ_ALIGNMENT_BYTES is.
     uint32_t dram_alignment = 0;
+    // NOC coordinates of every logical worker core, row-major over the grid (y * grid.x + x): what
+    // a kernel addresses another core of its program by. Empty when the target does not tell.
+    std::vector<CoreCoord> worker_noc_cores;
+
+    // The NOC coordinates of logical worker `core`; std::invalid_argument naming `op` when the
+    // target gave none or the core lies outside the grid.
+    CoreCoord noc_core(const std::string& op, CoreCoord core) const;
 };
 
 // Throws std::invalid_argument, naming `op`, the kernel / circular buffer / semaphore, the

@@ -208,13 +208,26 @@ class HardwareTarget:
             max_cbs_per_core=_MAX_CBS_OF_ARCH[arch],
             max_semaphores_per_core=_SEMAPHORES_PER_CORE,
             dram_alignment=int(self.ttnn.get_dram_alignment()),
+            worker_noc_cores=self._worker_noc_cores(mesh, int(grid.x), int(grid.y)),
         )
+
+    def _worker_noc_cores(self, mesh: Any, columns: int, rows: int) -> list[pd.CoreCoord]:
+        """The NOC coordinates kernels address the logical worker cores by, row-major."""
+        cores = []
+        for y in range(rows):
+            for x in range(columns):
+                noc = mesh.worker_core_from_logical_core(self.ttnn.CoreCoord(x, y))
+                cores.append(pd.CoreCoord(int(noc.x), int(noc.y)))
+        return cores
 
     def fabric_topology(self, mesh: Any) -> None:
         return None  # not read from the device: the op's `topology` argument decides
 
     def max_packet_payload(self, mesh: Any) -> int:
         return self._max_packet_payload
+
+    def fabric_num_links(self, mesh: Any) -> int:
+        return 1  # not read from the device: ops default to one link; pass num_links for more
 
     def _node(self, mesh: Any, coord: pd.MeshCoordinate) -> Any:
         return mesh.get_fabric_node_id(self.ttnn.MeshCoordinate(coord.row, coord.col))

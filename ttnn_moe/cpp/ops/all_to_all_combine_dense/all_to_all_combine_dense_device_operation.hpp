@@ -9,7 +9,8 @@
 //     ascending position (bitwise reproducible),
 //   partials (D, B, S, H) bf16: the rows received from each position (zero rows where a
 //     position sent nothing when return_partials is set, unspecified otherwise),
-//   presence (D, B*S) uint32 scratch: 1 where position q sent token t,
+//   presence (D*L, B*S) uint32 scratch: page q*L + (first link of core c) is 1 where core c of
+//     position q sent token t,
 //   combine_status (1, kStatusWords) uint32 (see StatusWord)
 #pragma once
 
@@ -54,8 +55,15 @@ CachedProgram create_program(const std::vector<program::TensorArg>& io, const st
                              program::MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids);
 
+// The cores the op spreads over: C = min(num_links, grid width), (0, 0) .. (C - 1, 0).
+uint32_t num_cores(const Attributes& attrs, const program::DeviceLimits& limits);
+
+// The fabric workers: the data-movement kernel on each of the C cores, the links dealt out in
+// contiguous blocks (shared::core_links): a core's semaphores hold few connections.
+std::vector<FabricWorker> fabric_workers(const Attributes& attrs, const program::DeviceLimits& limits);
+
 // The device operation (device_operation.hpp): a fabric line op.
-struct Operation : LineOperation<Attributes, &output_specs, &create_program> {
+struct Operation : LineOperation<Attributes, &output_specs, &create_program, &fabric_workers> {
     static constexpr const char* name = "all_to_all_combine_dense";
 };
 

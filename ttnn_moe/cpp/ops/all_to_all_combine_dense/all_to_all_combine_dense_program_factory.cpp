@@ -1,9 +1,11 @@
-// Program of all_to_all_combine_dense on one device, on core (0, 0): a data-movement
-// kernel sends every used slot row to (source position, token) of the partials
-// buffer on its source device, tells each peer which tokens it sent (one presence
-// page per peer), and after every peer's increment feeds the received partials in
-// ascending source position to a compute kernel that sums them with fp32
-// accumulation; the data-movement kernel writes the sums back.
+// Program of all_to_all_combine_dense on one device, spread over the cores (0, 0) .. (C - 1, 0),
+// C = min(num_links, grid width), each with its own block of the fabric links. On every core a
+// data-movement kernel sends its share of the used slot rows to (source position, token) of the
+// partials buffer on their source devices and tells each peer which tokens it sent (one presence
+// page per peer and core); once every core's received rows have landed it feeds the partials of
+// its share of the tokens, in ascending source position, to a compute kernel that sums them with
+// fp32 accumulation, and writes the sums back; a partial reader on the core's other data-movement
+// RISC reads half of them.
 #include <algorithm>
 
 #include "ops/all_to_all_combine_dense/all_to_all_combine_dense_device_operation.hpp"
@@ -16,11 +18,47 @@ using namespace shared;
 
 namespace {
 // CB ids (named compile-time args of the kernels).
-enum Cb : uint8_t { kCbRow, kCbPartial, kCbOut, kCbPresence, kCbStage, kCbHeaders, kCbAcc, kCbCount, kCbHandoff };
-// Semaphore ids on the kernels' core.
-enum Semaphore : uint32_t { kSemInit = 0, kSemPartials = 1, kSemHandoffReady = 2, kSemHandoffDone = 3 };
+enum Cb : uint8_t {
+    kCbRow,
+    kCbPartial,
+    kCbOut,
+    kCbPresence,
+    kCbStage,
+    kCbHeaders,
+    kCbAcc,
+    kCbCount,
+    kCbHandoff,
+    kCbStatus,
+};
+// Semaphore ids on the kernels' cores.
+enum Semaphore : uint32_t {
+    kSemInit = 0,
+    kSemPartials = 1,
+    kSemHandoffReady = 2,
+    kSemHandoffDone = 3,
+    kSemReady = 4,
+};
+// Kernel indices in the program.
+enum Kernel : uint32_t { kDataflowKernel, kSumKernel, kReaderKernel };
 
 }  // namespace
+
+uint32_t num_cores(const Attributes& attrs, const program::DeviceLimits& limits) {
+    return std::max(1u, std::min(attrs.num_links, limits.grid.x));
+}
+
+std::vector<FabricWorker> fabric_workers(const Attributes& attrs, const program::DeviceLimits& limits) {
+    const uint32_t cores = num_cores(attrs, limits);
+    std::vector<FabricWorker> workers;
+    for (uint32_t c = 0; c < cores; ++c) {
+        workers.push_back({kDataflowKernel,
+                           {c, 0},
+                           core_first_link(c, attrs.num_links, cores),
+                           core_links(c, attrs.num_links, cores),
+                           attrs.mesh});
+    }
+    return workers;
+}
 
 CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
                              const program::DeviceLimits& limits, const Attributes& attrs, MeshCoordinate device,
@@ -34,8 +72,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const uint32_t presence_stride = round_up(tokens * 4, limits.dram_alignment);
     const uint32_t chunks = (s.hidden + kTileElements - 1) / kTileElements;
 
-    const CoreCoord core{0, 0};
-    const CoreRangeSet cores{{CoreRange{core, core}}};
+    const uint32_t num_c = num_cores(attrs, limits);
+    const CoreRangeSet cores{{CoreRange{CoreCoord{0, 0}, CoreCoord{num_c - 1, 0}}}};
     ProgramDescriptor program;
     program.cbs = {
         // two reduced rows: one is read while the other is sent
@@ -53,20 +91,23 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                      cores,
                      {CBFormatDescriptor{kCbOut, attrs.output_dtype, kTileElements * element_bytes(attrs.output_dtype),
                                          std::nullopt}}},
-        scratch_cb(cores, kCbPresence, DataFormat::UInt32, line_size * presence_stride),
+        // D presence rows, and one page read in while they are merged
+        scratch_cb(cores, kCbPresence, DataFormat::UInt32, (line_size + 1) * presence_stride),
         scratch_cb(cores, kCbStage, DataFormat::UInt32, std::max(kStageBytes, kSlotBatch * limits.dram_alignment)),
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
         // partials per chunk of the next token, read by the compute kernel (read_tile_value)
         scratch_cb(cores, kCbCount, DataFormat::UInt32, limits.dram_alignment),
         // a token handed to the partial reader (plain L1 shared by both data-movement RISCs)
         scratch_cb(cores, kCbHandoff, DataFormat::UInt32, limits.dram_alignment),
+        // every core's status record, merged by core 0
+        scratch_cb(cores, kCbStatus, DataFormat::UInt32, num_c * kStageBytes),
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
     check_l1_budget(
         kOpName, l1_bytes,
         "T=" + std::to_string(tokens) + ", H=" + std::to_string(s.hidden) + ", D=" + std::to_string(line_size));
-    for (uint32_t id : {kSemInit, kSemPartials, kSemHandoffReady, kSemHandoffDone}) {
+    for (uint32_t id : {kSemInit, kSemPartials, kSemHandoffReady, kSemHandoffDone, kSemReady}) {
         program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
     }
 
@@ -87,6 +128,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         {named_arg::kCbHandoff, kCbHandoff},
         {named_arg::kSemHandoffReady, kSemHandoffReady},
         {named_arg::kSemHandoffDone, kSemHandoffDone},
+        {named_arg::kCbStatus, kCbStatus},
+        {named_arg::kSemReady, kSemReady},
     };
     kernel.config = WriterConfigDescriptor{};
 
@@ -99,12 +142,16 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                                       {named_arg::kSemHandoffReady, kSemHandoffReady},
                                       {named_arg::kSemHandoffDone, kSemHandoffDone}};
     reader.config = ReaderConfigDescriptor{};
-    std::vector<uint32_t> reader_args(reader_arg::kCount);
-    reader_args[reader_arg::kPartialsAddress] = io[kPartials].address;
-    reader_args[reader_arg::kNumTokens] = tokens;
-    reader_args[reader_arg::kHidden] = s.hidden;
-    reader_args[reader_arg::kLineSize] = line_size;
-    reader.runtime_args.emplace_back(core, std::move(reader_args));
+    for (uint32_t c = 0; c < num_c; ++c) {
+        std::vector<uint32_t> reader_args(reader_arg::kCount);
+        reader_args[reader_arg::kPartialsAddress] = io[kPartials].address;
+        reader_args[reader_arg::kNumTokens] = tokens;
+        reader_args[reader_arg::kFirstToken] = share_start(c, tokens, num_c);
+        reader_args[reader_arg::kEndToken] = share_start(c + 1, tokens, num_c);
+        reader_args[reader_arg::kHidden] = s.hidden;
+        reader_args[reader_arg::kLineSize] = line_size;
+        reader.runtime_args.emplace_back(CoreCoord{c, 0}, std::move(reader_args));
+    }
 
     KernelDescriptor sum;
     sum.kernel_source = kernels_root + "/all_to_all_combine_dense/compute/sum_partials.cpp";
@@ -117,33 +164,44 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     sum_config.math_fidelity = MathFidelity::HiFi4;
     sum_config.fp32_dest_acc_en = true;
     sum.config = sum_config;
-    std::vector<uint32_t> sum_args(compute_arg::kCount);
-    sum_args[compute_arg::kNumTokens] = tokens;
-    sum_args[compute_arg::kNumChunks] = chunks;
-    sum_args[compute_arg::kLineSize] = line_size;
-    sum.runtime_args.emplace_back(core, std::move(sum_args));
+    for (uint32_t c = 0; c < num_c; ++c) {
+        std::vector<uint32_t> sum_args(compute_arg::kCount);
+        sum_args[compute_arg::kNumTokens] = share_start(c + 1, tokens, num_c) - share_start(c, tokens, num_c);
+        sum_args[compute_arg::kNumChunks] = chunks;
+        sum_args[compute_arg::kLineSize] = line_size;
+        sum.runtime_args.emplace_back(CoreCoord{c, 0}, std::move(sum_args));
+    }
 
     CachedProgram cached;
-    std::vector<uint32_t> args(dataflow_arg::kRoutes);
-    for (uint32_t i = 0; i < kNumIo; ++i) {
-        cached.address_slots.push_back({0, 0, i, i});
-        args[i] = io[i].address;
+    for (uint32_t c = 0; c < num_c; ++c) {
+        std::vector<uint32_t> args(dataflow_arg::kRoutes);
+        for (uint32_t i = 0; i < kNumIo; ++i) {
+            cached.address_slots.push_back({kDataflowKernel, c, i, i});
+            args[i] = io[i].address;
+        }
+        args[dataflow_arg::kNumTokens] = tokens;
+        args[dataflow_arg::kHidden] = s.hidden;
+        args[dataflow_arg::kLineSize] = line_size;
+        args[dataflow_arg::kPosition] = line.position;
+        args[dataflow_arg::kCapacity] = s.capacity;
+        args[dataflow_arg::kMaxPacketPayload] = attrs.max_packet_payload;
+        args[dataflow_arg::kOutputIsFp32] = attrs.output_dtype == DataFormat::Float32 ? 1u : 0u;
+        args[dataflow_arg::kReturnPartials] = attrs.return_partials ? 1u : 0u;
+        args[dataflow_arg::kPresenceStride] = presence_stride;
+        args[dataflow_arg::kNumLinks] = attrs.num_links;
+        args[dataflow_arg::kCore] = c;
+        args[dataflow_arg::kNumCores] = num_c;
+        append_route_args(mesh, line, fabric_node_ids, args);
+        for (uint32_t other = 0; other < num_c; ++other) {
+            const CoreCoord noc = num_c > 1 ? limits.noc_core(kOpName, {other, 0}) : CoreCoord{0, 0};
+            args.push_back(noc.x);
+            args.push_back(noc.y);
+        }
+        kernel.runtime_args.emplace_back(CoreCoord{c, 0}, std::move(args));
+        cached.address_slots.push_back({kReaderKernel, c, reader_arg::kPartialsAddress, kPartials});
     }
-    args[dataflow_arg::kNumTokens] = tokens;
-    args[dataflow_arg::kHidden] = s.hidden;
-    args[dataflow_arg::kLineSize] = line_size;
-    args[dataflow_arg::kPosition] = line.position;
-    args[dataflow_arg::kCapacity] = s.capacity;
-    args[dataflow_arg::kMaxPacketPayload] = attrs.max_packet_payload;
-    args[dataflow_arg::kOutputIsFp32] = attrs.output_dtype == DataFormat::Float32 ? 1u : 0u;
-    args[dataflow_arg::kReturnPartials] = attrs.return_partials ? 1u : 0u;
-    args[dataflow_arg::kPresenceStride] = presence_stride;
-    args[dataflow_arg::kNumLinks] = attrs.num_links;
-    append_route_args(mesh, line, fabric_node_ids, args);
-    kernel.runtime_args.emplace_back(core, std::move(args));
     program.kernels.push_back(std::move(kernel));
     program.kernels.push_back(std::move(sum));
-    cached.address_slots.push_back({2, 0, reader_arg::kPartialsAddress, kPartials});
     program.kernels.push_back(std::move(reader));
     cached.program = std::move(program);
     return cached;

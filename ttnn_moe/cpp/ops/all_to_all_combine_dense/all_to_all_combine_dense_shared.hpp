@@ -27,9 +27,9 @@ inline constexpr uint32_t kTileElements = 1024;
 // compile-time args and its address runtime args [0, kNumIo) come in this order.
 enum Io : uint32_t { kReduced, kSlotSource, kNumSlots, kOutput, kPartials, kPresence, kStatus, kNumIo };
 
-// Runtime args of the dataflow kernel, after the addresses; the route words of the D line
-// positions (common_shared.hpp) start at kRoutes, then the fabric connection block the
-// host appends.
+// Runtime args of the dataflow kernel (one on each of the C cores (0, 0) .. (C - 1, 0)), after the
+// addresses; the route words of the D line positions (common_shared.hpp) start at kRoutes, then the
+// NOC (x, y) of the C cores, then the fabric connection block (this core's links) the host appends.
 namespace dataflow_arg {
 enum : uint32_t {
     kNumTokens = kNumIo,  // T = B*S
@@ -41,7 +41,9 @@ enum : uint32_t {
     kOutputIsFp32,        // 1: float32 output, 0: bfloat16
     kReturnPartials,      // 1: absent partial rows are written as zeros
     kPresenceStride,      // bytes between the presence rows in L1
-    kNumLinks,            // fabric links per direction
+    kNumLinks,            // L: fabric links per direction, dealt out over the cores (core_links)
+    kCore,                // c: this core's index; it sends slot share c and sums token share c
+    kNumCores,            // C
     kRoutes,
 };
 }  // namespace dataflow_arg
@@ -49,7 +51,7 @@ enum : uint32_t {
 // Runtime args of the compute kernel.
 namespace compute_arg {
 enum : uint32_t {
-    kNumTokens,  // T
+    kNumTokens,  // tokens of this core's share
     kNumChunks,  // ceil(H / kTileElements)
     kLineSize,   // D: cb_partial pages per chunk
     kCount,
@@ -62,9 +64,11 @@ enum : uint32_t {
 namespace reader_arg {
 enum : uint32_t {
     kPartialsAddress,
-    kNumTokens,  // T
-    kHidden,     // H
-    kLineSize,   // D: cb_partial pages per chunk
+    kNumTokens,   // T
+    kFirstToken,  // this core's share of the tokens: [first, end)
+    kEndToken,
+    kHidden,    // H
+    kLineSize,  // D: cb_partial pages per chunk
     kCount,
 };
 }  // namespace reader_arg
@@ -91,7 +95,23 @@ inline constexpr const char* kSemPartials = "sem_partials";           // a peer'
 inline constexpr const char* kCbHandoff = "cb_handoff";               // a token handed to the partial reader
 inline constexpr const char* kSemHandoffReady = "sem_handoff_ready";  // tokens handed to the partial reader
 inline constexpr const char* kSemHandoffDone = "sem_handoff_done";    // tokens the partial reader finished
+inline constexpr const char* kCbStatus = "cb_status";                 // on core 0: every core's status record
+inline constexpr const char* kSemReady = "sem_ready";                 // cores whose received rows all landed
 }  // namespace named_arg
+
+// Links per direction of core c when L links are dealt out over C cores (a contiguous block each,
+// the first L % C cores one more), and the first of them.
+inline constexpr uint32_t core_links(uint32_t c, uint32_t links, uint32_t cores) {
+    return links / cores + (c < links % cores ? 1 : 0);
+}
+inline constexpr uint32_t core_first_link(uint32_t c, uint32_t links, uint32_t cores) {
+    return c * (links / cores) + (c < links % cores ? c : links % cores);
+}
+// Start of share c when n items are split over C cores (ceil(n / C) each, the last ones short).
+inline constexpr uint32_t share_start(uint32_t c, uint32_t n, uint32_t cores) {
+    const uint32_t start = c * ((n + cores - 1) / cores);
+    return start < n ? start : n;
+}
 
 // Staging of num_slots or the status record.
 inline constexpr uint32_t kStageBytes = 64;

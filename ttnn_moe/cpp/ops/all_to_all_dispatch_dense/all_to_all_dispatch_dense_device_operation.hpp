@@ -32,7 +32,7 @@ inline const std::string kOpName = "all_to_all_dispatch_dense";
 struct Attributes {
     MeshGeometry mesh;
     uint32_t capacity = 0;            // rows per device; 0 = the worst case (default_capacity)
-    uint32_t num_links = 1;           // fabric links per direction: token t travels on link t % num_links
+    uint32_t num_links = 1;           // fabric links per direction, one row-sending core each
     uint32_t max_packet_payload = 0;  // bytes per fabric packet payload (the fabric's channel buffer)
     auto fields() const {
         return std::tie(mesh.rows, mesh.cols, mesh.cluster_axis, mesh.topology, capacity, num_links,
@@ -60,8 +60,13 @@ CachedProgram create_program(const std::vector<program::TensorArg>& io, const st
                              program::MeshCoordinate device,
                              const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids);
 
+// The fabric workers: the main kernel on core (0, 0) and row sender s on core (s, 0), s < C =
+// min(num_links, grid width), the links dealt out in contiguous blocks (shared::sender_links): a
+// core's semaphores hold few connections.
+std::vector<FabricWorker> fabric_workers(const Attributes& attrs, const program::DeviceLimits& limits);
+
 // The device operation (device_operation.hpp): a fabric line op.
-struct Operation : LineOperation<Attributes, &output_specs, &create_program> {
+struct Operation : LineOperation<Attributes, &output_specs, &create_program, &fabric_workers> {
     static constexpr const char* name = "all_to_all_dispatch_dense";
 };
 

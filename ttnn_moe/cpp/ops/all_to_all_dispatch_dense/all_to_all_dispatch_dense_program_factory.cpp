@@ -1,9 +1,14 @@
-// Program of all_to_all_dispatch_dense on one device: one data-movement kernel on
+// Program of all_to_all_dispatch_dense on one device: a main data-movement kernel on
 // core (0, 0) that exchanges per-expert assignment counts over the fabric, derives
-// the line's packing plan from them (identical on every member), sends each token
-// row once per remote destination device plus the list of its assignments there,
-// fans received rows out to the token's other expert blocks and writes the
-// metadata tensors. CBs serve as the kernel's L1 scratch.
+// the line's packing plan from them (identical on every member), sends the rows of its
+// share of the tokens once per remote destination device plus the list of its assignments
+// there, fans received rows out to the token's other expert blocks and writes the
+// metadata tensors. Row senders on cores (1, 0) .. (C - 1, 0), C = min(num_links, grid width),
+// send the other shares of the token rows once the plan is laid out; the links are dealt out
+// over the C cores. CBs serve as the
+// kernels' L1 scratch.
+#include <algorithm>
+
 #include "ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_device_operation.hpp"
 #include "ops/common/tensor_checks.hpp"
 
@@ -25,12 +30,93 @@ enum Cb : uint8_t {
     kCbWeightImage,
     kCbStage,
     kCbHeaders,
-    kCbZeroRow
+    kCbZeroRow,
+    kCbSendPlan,
+    kCbFinish,
+    kCbSlotImage,
+    kCbFanout,
+    kCbGather,
 };
-// Semaphore ids on the kernel's core.
-enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3 };
+// Semaphore ids on the main core, and on the row senders' cores.
+enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3, kSemGathered = 4 };
+enum SenderSemaphore : uint32_t { kSemGo = 0 };
+// Kernel indices in the program.
+enum Kernel : uint32_t { kMainKernel, kPaddingKernel, kSenderKernel };
+
+// C: one core per link, as far as the first row of the worker grid reaches.
+uint32_t num_row_senders(const Attributes& attrs, const program::DeviceLimits& limits) {
+    return std::max(1u, std::min(attrs.num_links, limits.grid.x));
+}
+
+CoreRangeSet sender_cores(uint32_t num_senders) {
+    return CoreRangeSet{{CoreRange{CoreCoord{1, 0}, CoreCoord{num_senders - 1, 0}}}};
+}
+
+// The row senders' kernel on cores (1, 0) .. (L - 1, 0) (each gets its fabric connections appended).
+KernelDescriptor sender_kernel(const std::vector<TensorArg>& io, const std::string& kernels_root,
+                               const program::DeviceLimits& limits, const Attributes& attrs, const Shapes& s,
+                               const DispatchLine& line,
+                               const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids) {
+    const uint32_t num_senders = num_row_senders(attrs, limits);
+    KernelDescriptor sender;
+    sender.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/send_rows.cpp";
+    sender.core_ranges = sender_cores(num_senders);
+    for (uint32_t i : {kX, kIds, kTokens, kSlotSource, kMapping, kWeights}) {
+        append_runtime_page_size_accessor_args(io[i], sender.compile_time_args);
+    }
+    sender.named_compile_time_args = {
+        {named_arg::kCbRow, kCbRow},         {named_arg::kCbStage, kCbStage},
+        {named_arg::kCbHeaders, kCbHeaders}, {named_arg::kCbSendPlan, kCbSendPlan},
+        {named_arg::kSemGo, kSemGo},         {named_arg::kSemPayload, kSemPayload},
+        {named_arg::kCbFinish, kCbFinish},   {named_arg::kCbMapping, kCbMapping},
+        {named_arg::kCbGather, kCbGather},   {named_arg::kSemGathered, kSemGathered},
+        {named_arg::kCbTables, kCbTables},   {named_arg::kCbOwn, kCbOwn},
+    };
+    sender.config = WriterConfigDescriptor{};
+    const CoreCoord main_noc = limits.noc_core(kOpName, {0, 0});
+    for (uint32_t index = 1; index < num_senders; ++index) {
+        std::vector<uint32_t> args(sender_arg::kRoutes);
+        args[sender_arg::kXAddress] = io[kX].address;
+        args[sender_arg::kIdsAddress] = io[kIds].address;
+        args[sender_arg::kTokensAddress] = io[kTokens].address;
+        args[sender_arg::kSlotSourceAddress] = io[kSlotSource].address;
+        args[sender_arg::kMappingAddress] = io[kMapping].address;
+        args[sender_arg::kWeightsAddress] = io[kWeights].address;
+        args[sender_arg::kCapacity] = s.capacity;
+        args[sender_arg::kNumDevices] = attrs.mesh.num_devices();
+        args[sender_arg::kMappingElementBytes] = s.mapping_element_bytes;
+        args[sender_arg::kSender] = index;
+        args[sender_arg::kNumSenders] = num_senders;
+        args[sender_arg::kNumLinks] = sender_links(index, attrs.num_links, num_senders);
+        args[sender_arg::kNumTokens] = s.tokens();
+        args[sender_arg::kTopK] = s.top_k;
+        args[sender_arg::kHidden] = s.hidden;
+        args[sender_arg::kNumExperts] = s.num_experts;
+        args[sender_arg::kLineSize] = attrs.mesh.line_size();
+        args[sender_arg::kPosition] = line.position;
+        args[sender_arg::kMaxPacketPayload] = attrs.max_packet_payload;
+        args[sender_arg::kMainNocX] = main_noc.x;
+        args[sender_arg::kMainNocY] = main_noc.y;
+        append_route_args(attrs.mesh, line, fabric_node_ids, args);
+        sender.runtime_args.emplace_back(CoreCoord{index, 0}, std::move(args));
+    }
+    return sender;
+}
 
 }  // namespace
+
+std::vector<FabricWorker> fabric_workers(const Attributes& attrs, const program::DeviceLimits& limits) {
+    const uint32_t num_senders = num_row_senders(attrs, limits);
+    std::vector<FabricWorker> workers;
+    for (uint32_t sender = 0; sender < num_senders; ++sender) {
+        workers.push_back({sender == 0 ? kMainKernel : kSenderKernel,
+                           {sender, 0},
+                           sender_first_link(sender, attrs.num_links, num_senders),
+                           sender_links(sender, attrs.num_links, num_senders),
+                           attrs.mesh});
+    }
+    return workers;
+}
 
 CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
                              const program::DeviceLimits& limits, const Attributes& attrs, MeshCoordinate device,
@@ -44,23 +130,33 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
 
     const CoreCoord core{0, 0};
     const CoreRangeSet cores{{CoreRange{core, core}}};
+    const uint32_t num_senders = num_row_senders(attrs, limits);
+    // The main core and the row senders: CBs they share sit at one address on all of them.
+    const CoreRangeSet all_senders{{CoreRange{core, CoreCoord{num_senders - 1, 0}}}};
     ProgramDescriptor program;
     program.cbs = {
         // two token rows: one is read while the other is sent
-        scratch_cb(cores, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
-        scratch_cb(cores, kCbOwn, DataFormat::UInt32, assignments * kOwnEntryBytes),
+        scratch_cb(all_senders, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
+        scratch_cb(all_senders, kCbOwn, DataFormat::UInt32, assignments * kOwnEntryBytes),
         scratch_cb(cores, kCbCounts, DataFormat::UInt32,
                    line_size * round_up(s.num_experts * 4, limits.dram_alignment)),
         scratch_cb(cores, kCbList, DataFormat::UInt32, assignments * kListEntryBytes),
-        scratch_cb(cores, kCbMapping, DataFormat::UInt32,
+        scratch_cb(all_senders, kCbMapping, DataFormat::UInt32,
                    kMappingBatchRows * round_up(mesh.num_devices() * s.mapping_element_bytes, limits.dram_alignment)),
-        scratch_cb(cores, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
+        scratch_cb(all_senders, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
         scratch_cb(cores, kCbIdxImage, DataFormat::UInt32, s.capacity * 4),
         scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, s.capacity * 2),
-        scratch_cb(cores, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
-        scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
+        scratch_cb(all_senders, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
+        scratch_cb(all_senders, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
         // the padding writer's zero row
         scratch_cb(cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
+        scratch_cb(all_senders, kCbSendPlan, DataFormat::UInt32,
+                   (kSendPlanFixedTables + num_senders) * s.num_experts * 4),
+        scratch_cb(all_senders, kCbFinish, DataFormat::UInt32, kFinishBytes),
+        scratch_cb(all_senders, kCbGather, DataFormat::UInt32, kGatherBytes),
+        // the used slots' slot_source entries and the fan-out copies, for the senders' last writes
+        scratch_cb(cores, kCbSlotImage, DataFormat::UInt32, s.capacity * 8),
+        scratch_cb(cores, kCbFanout, DataFormat::UInt32, s.capacity * 8),
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
@@ -71,19 +167,37 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     for (uint32_t id : {kSemInit, kSemCounts, kSemLists, kSemPayload}) {
         program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
     }
+    if (num_senders > 1) {
+        program.semaphores.push_back(SemaphoreDescriptor{kSemGo, CoreType::WORKER, sender_cores(num_senders), 0});
+        program.semaphores.push_back(SemaphoreDescriptor{kSemGathered, CoreType::WORKER, cores, 0});
+    }
 
     KernelDescriptor kernel;
     kernel.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/dispatch_dense.cpp";
     kernel.core_ranges = cores;
     for (uint32_t i = 0; i < kNumIo; ++i) append_runtime_page_size_accessor_args(io[i], kernel.compile_time_args);
     kernel.named_compile_time_args = {
-        {named_arg::kCbRow, kCbRow},           {named_arg::kCbOwn, kCbOwn},
-        {named_arg::kCbCounts, kCbCounts},     {named_arg::kCbList, kCbList},
-        {named_arg::kCbMapping, kCbMapping},   {named_arg::kCbTables, kCbTables},
-        {named_arg::kCbIdxImage, kCbIdxImage}, {named_arg::kCbWeightImage, kCbWeightImage},
-        {named_arg::kCbStage, kCbStage},       {named_arg::kCbHeaders, kCbHeaders},
-        {named_arg::kSemInit, kSemInit},       {named_arg::kSemCounts, kSemCounts},
-        {named_arg::kSemLists, kSemLists},     {named_arg::kSemPayload, kSemPayload},
+        {named_arg::kCbRow, kCbRow},
+        {named_arg::kCbOwn, kCbOwn},
+        {named_arg::kCbCounts, kCbCounts},
+        {named_arg::kCbList, kCbList},
+        {named_arg::kCbMapping, kCbMapping},
+        {named_arg::kCbTables, kCbTables},
+        {named_arg::kCbIdxImage, kCbIdxImage},
+        {named_arg::kCbWeightImage, kCbWeightImage},
+        {named_arg::kCbStage, kCbStage},
+        {named_arg::kCbHeaders, kCbHeaders},
+        {named_arg::kSemInit, kSemInit},
+        {named_arg::kSemCounts, kSemCounts},
+        {named_arg::kSemLists, kSemLists},
+        {named_arg::kSemPayload, kSemPayload},
+        {named_arg::kCbSendPlan, kCbSendPlan},
+        {named_arg::kSemGo, kSemGo},
+        {named_arg::kCbFinish, kCbFinish},
+        {named_arg::kCbSlotImage, kCbSlotImage},
+        {named_arg::kCbFanout, kCbFanout},
+        {named_arg::kCbGather, kCbGather},
+        {named_arg::kSemGathered, kSemGathered},
     };
     kernel.config = WriterConfigDescriptor{};
 
@@ -122,12 +236,31 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     args[dataflow_arg::kMaxPacketPayload] = attrs.max_packet_payload;
     args[dataflow_arg::kMappingElementBytes] = s.mapping_element_bytes;
     args[dataflow_arg::kNumLinks] = attrs.num_links;
+    args[dataflow_arg::kNumSenders] = num_senders;
     args.insert(args.end(), line.device_indices.begin(), line.device_indices.end());
     append_route_args(mesh, line, fabric_node_ids, args);
+    for (uint32_t sender = 1; sender < num_senders; ++sender) {
+        const CoreCoord noc = limits.noc_core(kOpName, {sender, 0});
+        args.push_back(noc.x);
+        args.push_back(noc.y);
+    }
     kernel.runtime_args.emplace_back(core, std::move(args));
     program.kernels.push_back(std::move(kernel));
-    cached.address_slots.push_back({1, 0, padding_arg::kTokensAddress, kTokens});
+    cached.address_slots.push_back({kPaddingKernel, 0, padding_arg::kTokensAddress, kTokens});
     program.kernels.push_back(std::move(padding));
+    if (num_senders > 1) {
+        program.kernels.push_back(sender_kernel(io, kernels_root, limits, attrs, s, line, fabric_node_ids));
+        for (uint32_t sender = 1; sender < num_senders; ++sender) {
+            for (const auto& [arg, tensor] : {std::pair{sender_arg::kXAddress, kX},
+                                              {sender_arg::kIdsAddress, kIds},
+                                              {sender_arg::kTokensAddress, kTokens},
+                                              {sender_arg::kSlotSourceAddress, kSlotSource},
+                                              {sender_arg::kMappingAddress, kMapping},
+                                              {sender_arg::kWeightsAddress, kWeights}}) {
+                cached.address_slots.push_back({kSenderKernel, sender - 1, arg, tensor});
+            }
+        }
+    }
     cached.program = std::move(program);
     return cached;
 }

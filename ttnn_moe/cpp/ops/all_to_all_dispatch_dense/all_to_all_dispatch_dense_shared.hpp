@@ -63,10 +63,61 @@ enum : uint32_t {
     kCapacity,             // rows of `tokens`
     kMaxPacketPayload,     // bytes per fabric packet
     kMappingElementBytes,  // 2 or 4
-    kNumLinks,             // fabric links per direction
+    kNumLinks,             // L: fabric links per direction, dealt out over the senders (sender_links)
+    kNumSenders,           // C: cores sending token rows over their own links (this one is sender 0)
     kLineDevices,
 };
 }  // namespace dataflow_arg
+// After the route words: the NOC (x, y) of row senders 1 .. C-1 (send_rows.cpp), then the fabric
+// connection block (this core's links).
+
+// Runtime args of a row sender (send_rows.cpp on cores (1, 0) .. (C - 1, 0)): once the main kernel
+// has laid out the plan it sends the rows of its share of the tokens over its own fabric links.
+// From kRoutes on: the route words of the D line positions, then the fabric connection block.
+namespace sender_arg {
+enum : uint32_t {
+    kXAddress,
+    kIdsAddress,
+    kTokensAddress,
+    kSlotSourceAddress,
+    kMappingAddress,
+    kWeightsAddress,
+    kSender,      // s in 1 .. C - 1: its tokens are [s * chunk, (s + 1) * chunk), chunk = ceil(T / C)
+    kNumSenders,  // C
+    kNumLinks,    // links of this core (sender_links)
+    kNumTokens,   // T
+    kTopK,        // K
+    kHidden,      // H
+    kNumExperts,  // E
+    kLineSize,    // D
+    kPosition,    // this device's position on the line
+    kMaxPacketPayload,
+    kCapacity,    // rows of `tokens`: slot_source pages
+    kNumDevices,  // N, devices of the mesh (width of an expert_mapping row)
+    kMappingElementBytes,
+    kMainNocX,  // NOC coordinates of the main kernel's core: its send plan, its peers' sem_payload
+    kMainNocY,
+    kRoutes,
+};
+}  // namespace sender_arg
+
+// Links per direction of sender s when L links are dealt out over C senders (a contiguous block
+// each, the first L % C senders one more); a sender's tokens take turns on its links.
+inline constexpr uint32_t sender_links(uint32_t s, uint32_t links, uint32_t senders) {
+    return links / senders + (s < links % senders ? 1 : 0);
+}
+inline constexpr uint32_t sender_first_link(uint32_t s, uint32_t links, uint32_t senders) {
+    return s * (links / senders) + (s < links % senders ? s : links % senders);
+}
+
+// First token and end of row sender s's share of T tokens among C senders.
+inline constexpr uint32_t sender_token_chunk(uint32_t tokens, uint32_t senders) {
+    return (tokens + senders - 1) / senders;
+}
+inline constexpr uint32_t sender_first_token(uint32_t s, uint32_t tokens, uint32_t senders) {
+    const uint32_t first = s * sender_token_chunk(tokens, senders);
+    return first < tokens ? first : tokens;
+}
 
 // Runtime args of the padding writer (write_padding.cpp, the core's other data-movement RISC and
 // NOC): it writes the zero padding rows of this device's blocks once the plan is laid out.
@@ -99,12 +150,35 @@ inline constexpr const char* kSemInit = "sem_init";               // peers runni
 inline constexpr const char* kSemCounts = "sem_counts";           // count packets landed
 inline constexpr const char* kSemLists = "sem_lists";             // list packets landed
 inline constexpr const char* kSemPayload = "sem_payload";         // a peer's rows and lists all landed
+inline constexpr const char* kCbSendPlan = "cb_send_plan";        // the row senders' plan (send_plan layout)
+inline constexpr const char* kSemGo = "sem_go";                   // on a row sender: 1 send plan, 2 finish ready
+inline constexpr const char* kCbFinish = "cb_finish";             // the finish header and a chunk of pairs
+inline constexpr const char* kCbSlotImage = "cb_slot_image";      // main: slot_source entries of the used slots
+inline constexpr const char* kCbFanout = "cb_fanout";             // main: (from row, to row) fan-out copies
+inline constexpr const char* kCbGather = "cb_gather";             // a batch of gathered words (gather_share.hpp)
+inline constexpr const char* kSemGathered = "sem_gathered";       // main: senders whose first reads landed here
 }  // namespace named_arg
 
 // L1 layouts of the scratch CBs.
+// The send plan, on the main core: per expert its owner position (or kNone), the end of its kept
+// rows (offset + kept), then per row sender s the row its next assignment from this device takes
+// (offset + before + this device's assignments to it in the tokens before s's share). A row
+// sender copies the first two and its own into the same CB of its core, at sender slot 0.
+inline constexpr uint32_t kSendPlanFixedTables = 2;
+// The finish header (cb_finish, at the same address on every sender core): what the main kernel
+// publishes for the senders' last writes (finish_share.hpp), followed by room for kFinishChunk
+// packed pairs read from an even entry (one more). Slot image and fan-out list are L1 addresses on the main core, 8 bytes an entry.
+enum FinishWord : uint32_t { kFinishNumSlots, kFinishNumFanout, kFinishSlotImage, kFinishFanout, kFinishWords };
+// slot_source pages or fan-out copies a sender handles per batch (cb_stage holds kFinishChunk
+// DRAM-aligned page slots).
+inline constexpr uint32_t kFinishChunk = 32;
+inline constexpr uint32_t kFinishBytes = kFinishWords * 4 + (kFinishChunk + 2) * 8;
 // Per-expert plan tables: owner position, line index, assignments before this source,
 // total assignments, running rank, block offset, rows kept.
 inline constexpr uint32_t kPlanTables = 7;
+// Until the plan is laid out, table `before` (the third) holds per expert the device its mapping
+// row marks (kNone when not one-hot), gathered by the row senders (gather_share.hpp).
+inline constexpr uint32_t kPlanDevicesTable = 2;
 // A routing-list entry: token (uint32), then expert | bf16 weight bits << 16.
 inline constexpr uint32_t kListEntryBytes = 8;
 inline constexpr uint32_t kListExpertBits = 16;
@@ -123,6 +197,12 @@ inline constexpr uint32_t kStageSlots = 2 * kTokenBatch;
 // expert_mapping rows read behind one barrier (cb_mapping holds them, DRAM-aligned).
 inline constexpr uint32_t kMappingBatchRows = 32;
 static_assert(kStatusWords * 4 <= kStageBytes, "the status record is staged in cb_stage");
+static_assert(kFinishChunk * 64 <= kStageSlots * kStageBytes, "cb_stage holds a chunk of DRAM-aligned page slots");
+// cb_gather: a batch's ids (kTokenBatch tokens of up to kMaxTopK), then its weights, each with room
+// to start at any offset modulo 16; a batch of mapping words fits the first part.
+inline constexpr uint32_t kGatherIdsBytes = kTokenBatch * kMaxTopK * 4 + 32;
+inline constexpr uint32_t kGatherBytes = kGatherIdsBytes + kTokenBatch * kMaxTopK * 2 + 32;
+static_assert(kMappingBatchRows * 4 + 16 <= kGatherIdsBytes, "a batch of mapping words fits cb_gather");
 // Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
 inline constexpr uint32_t kHeaderSlotBytes = 128;
 

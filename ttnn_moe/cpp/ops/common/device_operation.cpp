@@ -57,7 +57,7 @@ void connect_fabric_worker(program::ProgramDescriptor& program, const FabricWork
     for (const auto& neighbor : {neighbors.forward, neighbors.backward}) {
         block.push_back(neighbor ? 1 : 0);
         if (!neighbor) continue;
-        for (uint32_t link = 0; link < worker.num_links; ++link) {
+        for (uint32_t link = worker.first_link; link < worker.first_link + worker.num_links; ++link) {
             // Adds the connection's semaphores to `program` and returns its runtime args.
             const auto args = context.connect_fabric(device, *neighbor, link, &program, worker.core);
             block.insert(block.end(), args.begin(), args.end());

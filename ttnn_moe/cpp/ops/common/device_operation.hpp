@@ -9,7 +9,7 @@
 //   static std::vector<TensorArg> output_specs(const Attributes&, const std::vector<TensorArg>& inputs);
 //   static CachedProgram create_program(const Attributes&, const std::vector<TensorArg>& io,
 //                                       const MeshContext&, program::MeshCoordinate device);
-//   static std::optional<FabricWorker> fabric_worker(const Attributes&);  // fabric ops only
+//   static std::vector<FabricWorker> fabric_workers(const Attributes&, const DeviceLimits&);  // fabric ops only
 //
 // `mesh_program<Op>` returns the whole MeshProgramDescriptor (every device's program, with
 // the fabric connections of line ops appended) from the op's cache. The cache key is
@@ -59,8 +59,8 @@ struct MeshContext {
 
     auto fields() const {
         return std::tie(kernels_root, device.grid.x, device.grid.y, device.l1_bytes_per_core, device.max_cbs_per_core,
-                        device.max_semaphores_per_core, device.dram_alignment, rows, cols, topology, max_packet_payload,
-                        fabric_node_ids);
+                        device.max_semaphores_per_core, device.dram_alignment, device.worker_noc_cores, rows, cols,
+                        topology, max_packet_payload, fabric_node_ids);
     }
 };
 
@@ -78,21 +78,24 @@ enum class Placement {
     kPerDevice,              // one program per device (its position on a dispatch line)
 };
 
-// The kernel and core whose runtime args end with the fabric connection block
-// [has_forward][forward args of links 0..n-1][has_backward][backward args ...].
+// A kernel and core whose runtime args end with the fabric connection block
+// [has_forward][forward args of links first_link..first_link+num_links-1][has_backward][backward args ...].
+// An op may spread its fabric traffic over several such workers (each core has few semaphores, and
+// every connection takes some).
 struct FabricWorker {
     uint32_t kernel_index = 0;
     program::CoreCoord core{0, 0};
+    uint32_t first_link = 0;
     uint32_t num_links = 1;
     MeshGeometry line;  // the dispatch line whose neighbors the worker connects to
 };
 
 // The device operation of a fabric line op (dispatch, combine): one program per device, whose
-// worker on core (0, 0) connects to its line neighbors over tt-fabric. The op's Attributes hold
-// `mesh` (MeshGeometry; its shape and topology come from the mesh context), `max_packet_payload`
-// (from the context) and `num_links`; the op derives from this and names itself:
-//   struct Operation : LineOperation<Attributes, &output_specs, &create_program> { name = ...; };
-template <class AttributesT, auto OutputSpecs, auto CreateProgram>
+// fabric workers (FabricWorkers(attributes)) connect to their line neighbors over tt-fabric. The
+// op's Attributes hold `mesh` (MeshGeometry; its shape and topology come from the mesh context),
+// `max_packet_payload` (from the context) and `num_links`; the op derives from this and names itself:
+//   struct Operation : LineOperation<Attributes, &output_specs, &create_program, &workers> { name = ...; };
+template <class AttributesT, auto OutputSpecs, auto CreateProgram, auto FabricWorkers>
 struct LineOperation {
     static constexpr Placement placement = Placement::kPerDevice;
     using Attributes = AttributesT;
@@ -111,8 +114,8 @@ struct LineOperation {
                                         const MeshContext& context, program::MeshCoordinate device) {
         return CreateProgram(io, context.kernels_root, context.device, attributes, device, context.fabric_node_ids);
     }
-    static std::optional<FabricWorker> fabric_worker(const Attributes& attributes) {
-        return FabricWorker{0, {0, 0}, attributes.num_links, attributes.mesh};
+    static std::vector<FabricWorker> fabric_workers(const Attributes& attributes, const program::DeviceLimits& limits) {
+        return FabricWorkers(attributes, limits);
     }
 };
 
@@ -150,6 +153,10 @@ inline void add_field(ProgramKey& key, const std::vector<std::pair<uint32_t, uin
     key.add(pairs.size());
     for (const auto& [a, b] : pairs) key.add(a).add(b);
 }
+inline void add_field(ProgramKey& key, const std::vector<program::CoreCoord>& cores) {
+    key.add(cores.size());
+    for (const auto& core : cores) key.add(core.x).add(core.y);
+}
 template <class T>
     requires std::is_integral_v<T> || std::is_enum_v<T>
 void add_field(ProgramKey& key, T value) {
@@ -178,9 +185,11 @@ ProgramKey program_key(const typename Op::Attributes& attributes, const std::vec
     return key;
 }
 
-// An op sends over tt-fabric when it names the kernel that does (fabric_worker).
+// An op sends over tt-fabric when it names the kernels that do (fabric_workers).
 template <class Op>
-constexpr bool uses_fabric = requires(const typename Op::Attributes& attributes) { Op::fabric_worker(attributes); };
+constexpr bool uses_fabric = requires(const typename Op::Attributes& attributes, const program::DeviceLimits& limits) {
+    Op::fabric_workers(attributes, limits);
+};
 
 template <class Op>
 MeshProgramCache& program_cache() {
@@ -207,13 +216,15 @@ program::MeshProgramDescriptor mesh_program(const typename Op::Attributes& reque
             mesh.programs.push_back(Op::create_program(attributes, io, context, {0, 0}));
             program::check_program_fits(std::string(Op::name), mesh.programs.back().program, context.device);
         } else {
-            std::optional<FabricWorker> worker;
-            if constexpr (uses_fabric<Op>) worker = Op::fabric_worker(attributes);
+            std::vector<FabricWorker> workers;
+            if constexpr (uses_fabric<Op>) workers = Op::fabric_workers(attributes, context.device);
             for (uint32_t row = 0; row < context.rows; ++row) {
                 for (uint32_t col = 0; col < context.cols; ++col) {
                     const program::MeshCoordinate device{row, col};
                     CachedProgram program = Op::create_program(attributes, io, context, device);
-                    if (worker) detail::connect_fabric_worker(program.program, *worker, device, context);
+                    for (const auto& worker : workers) {
+                        detail::connect_fabric_worker(program.program, worker, device, context);
+                    }
                     program::check_program_fits(std::string(Op::name), program.program, context.device);
                     mesh.ranges.push_back({device, device});
                     mesh.programs.push_back(std::move(program));

@@ -1,15 +1,20 @@
-// all_to_all_combine_dense: one data-movement kernel per device (core (0, 0)).
+// all_to_all_combine_dense: this data-movement kernel runs on each of the C cores (0, 0) ..
+// (C - 1, 0) of a device, core c with its own block of the fabric links.
 //
-// 1. Line barrier (every member runs this program before remote writes start).
-// 2. Each used slot s < num_slots: slot_source[s] = (q, t); the reduced row goes to
-//    partials[position, t] on the device at position q (NOC when q is this
+// 1. Line barrier with core c of every peer (every member runs this program before remote
+//    writes start).
+// 2. Each used slot s of core c's share of [0, num_slots): slot_source[s] = (q, t); the reduced
+//    row goes to partials[position, t] on the device at position q (NOC when q is this
 //    device, fabric otherwise), and presence[q][t] is set in L1. slot_source is
 //    read kSlotBatch entries at a time; each row is read while the previous one is sent.
-// 3. Presence row q goes to presence page `position` on device q as fused write +
-//    increment packets on link 0 (once they land, so has every row sent on link 0),
-//    after a flushed increment on every other link. Slot s travels on link
-//    s % num_links.
-// 4. After every peer's increment: for each token, feed the partials[q, t] that
+// 3. Presence row q goes to presence page position * L + (core c's first link) on device q as
+//    fused write + increment packets on the core's first link (once they land, so has every row
+//    sent on it) to core c there, after a flushed increment on each of its other links (slots
+//    take turns on the core's links). Once core c of every peer has signalled, and this core's
+//    own rows and presence page have landed, the core records its status in core 0's cb_status
+//    and increments sem_ready on every core: at C, every row sent to this device has landed.
+//    Each core then merges the presence pages of every (position, core) into its presence rows.
+// 4. For each token of core c's share of the tokens: feed the partials[q, t] that
 //    arrived, in ascending q, to the compute kernel (sum_partials.cpp: fp32
 //    accumulation) in 1024-element chunks (a zero tile when none arrived), all of a
 //    token's in one push read with one barrier, the next token's while the compute
@@ -21,8 +26,8 @@
 // The io order, the runtime args and the named compile-time args are listed in
 // cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp; the compile-time
 // args are the 7 interleaved accessors (IsDram|RuntimePageSize) in io order.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3,cb_status:9,sem_ready:4 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3,cb_status:9,sem_ready:4 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 #include <tuple>
 
@@ -50,15 +55,30 @@ constexpr uint32_t sem_partials = get_named_compile_time_arg_val(named_arg::kSem
 constexpr uint32_t cb_handoff = get_named_compile_time_arg_val(named_arg::kCbHandoff);
 constexpr uint32_t sem_handoff_ready = get_named_compile_time_arg_val(named_arg::kSemHandoffReady);
 constexpr uint32_t sem_handoff_done = get_named_compile_time_arg_val(named_arg::kSemHandoffDone);
+constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
+constexpr uint32_t sem_ready = get_named_compile_time_arg_val(named_arg::kSemReady);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumIo, 0>();
 
 struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, hidden, line_size, position, capacity, max_payload;
     bool output_is_fp32, return_partials;
-    uint32_t presence_stride, num_links;
+    uint32_t presence_stride, num_links, core, num_cores;
     uint32_t route_arg() const { return dataflow_arg::kRoutes; }
-    uint32_t connection_arg() const { return dataflow_arg::kRoutes + moe_fabric::kRouteWordsPerPosition * line_size; }
+    uint32_t core_noc_arg() const { return dataflow_arg::kRoutes + moe_fabric::kRouteWordsPerPosition * line_size; }
+    uint32_t connection_arg() const { return core_noc_arg() + 2 * num_cores; }
+    uint32_t core_links() const {
+        return ttnn_moe::all_to_all_combine_dense_shared::core_links(core, num_links, num_cores);
+    }
+    // Presence page of (position q, core c') in the presence tensor.
+    uint32_t presence_page(uint32_t q, uint32_t c) const {
+        return q * num_links + core_first_link(c, num_links, num_cores);
+    }
+    // NOC address of `l1` on core c' of this device.
+    uint64_t core_noc_addr(uint32_t c, uint32_t l1) const {
+        return get_noc_addr(get_arg_val<uint32_t>(core_noc_arg() + 2 * c),
+                            get_arg_val<uint32_t>(core_noc_arg() + 2 * c + 1), l1);
+    }
     uint32_t row_bytes() const { return hidden * 2; }
     uint32_t presence_bytes() const { return num_tokens * 4; }
     uint32_t out_element_bytes() const { return output_is_fp32 ? 4 : 2; }
@@ -77,6 +97,8 @@ Args read_args() {
     a.return_partials = get_arg_val<uint32_t>(dataflow_arg::kReturnPartials) != 0;
     a.presence_stride = get_arg_val<uint32_t>(dataflow_arg::kPresenceStride);
     a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
+    a.core = get_arg_val<uint32_t>(dataflow_arg::kCore);
+    a.num_cores = get_arg_val<uint32_t>(dataflow_arg::kNumCores);
     return a;
 }
 
@@ -106,13 +128,14 @@ auto tensor(const Args& a) {
 
 // L1 blocks of the scratch CBs.
 struct Scratch {
-    uint32_t row, presence, stage, headers, handoff;
+    uint32_t row, presence, stage, headers, handoff, status;
     uint32_t row_stride, presence_stride;
     // The two reduced-row buffers.
     uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
     volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
     // presence_row(q)[t] != 0: position q holds (after the exchange: sent) a partial of token t.
     volatile uint32_t* presence_row(uint32_t q) const { return moe_kernel::words(presence + q * presence_stride); }
+    uint32_t page_in;  // where a presence page is read in before it is merged into the rows
     volatile uint32_t* handoff_words() const { return moe_kernel::words(handoff); }
     volatile tt_l1_ptr uint32_t* handoff_ready() const {
         return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_ready));
@@ -128,10 +151,12 @@ Scratch reserve_scratch(const Args& a) {
     s.presence_stride = a.presence_stride;
     s.row_stride = align_up(a.row_bytes());
     s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
-    s.presence = moe_scratch::reserve(cb_presence, a.line_size * a.presence_stride);
+    s.presence = moe_scratch::reserve(cb_presence, (a.line_size + 1) * a.presence_stride);
+    s.page_in = s.presence + a.line_size * a.presence_stride;
     s.stage = moe_scratch::reserve(cb_stage, kSlotBatch * moe_kernel::kDramAlign);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
     s.handoff = moe_scratch::reserve(cb_handoff, kHandoffWords * 4);
+    s.status = moe_scratch::reserve(cb_status, a.num_cores * kStageBytes);
     return s;
 }
 
@@ -172,13 +197,13 @@ void send_row(const Args& a, const Scratch& s, FabricLine& line, const Partials&
     if (r.q == a.position) {
         noc_async_write(r.buffer, dst, a.row_bytes());
     } else {
-        line.write(r.q, r.buffer, dst, a.row_bytes(), r.slot % a.num_links);
+        line.write(r.q, r.buffer, dst, a.row_bytes(), r.slot % line.num_links());
     }
     s.presence_row(r.q)[r.t] = 1;
     noc_async_writes_flushed();
 }
 
-// Every used slot's row to partials[position, t] on its source device q. slot_source entries are
+// Every used slot of this core's share to partials[position, t] on its source device q. slot_source entries are
 // read kSlotBatch at a time; each row is read into one of two buffers while the previous slot's
 // row is sent from the other. A slot naming a source outside the line or the tokens is recorded
 // in status.
@@ -189,10 +214,12 @@ void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t 
     ReadSlot pending{};
     bool has_pending = false;
     uint32_t next_buffer = 0;
-    for (uint32_t slot = 0; slot < num_slots; ++slot) {
-        const uint32_t entry = slot % kSlotBatch;
+    const uint32_t first = share_start(a.core, num_slots, a.num_cores);
+    const uint32_t end = share_start(a.core + 1, num_slots, a.num_cores);
+    for (uint32_t slot = first; slot < end; ++slot) {
+        const uint32_t entry = (slot - first) % kSlotBatch;
         if (entry == 0) {
-            const uint32_t batch = num_slots - slot < kSlotBatch ? num_slots - slot : kSlotBatch;
+            const uint32_t batch = end - slot < kSlotBatch ? end - slot : kSlotBatch;
             for (uint32_t i = 0; i < batch; ++i) {
                 noc_async_read(slot_source.get_noc_addr(slot + i), s.stage + i * moe_kernel::kDramAlign, 8);
             }
@@ -216,28 +243,74 @@ void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t 
     if (has_pending) send_row(a, s, line, partials, pending);
 }
 
-// Presence row q to presence page `position` on device q, as fused write + increment
-// packets on link 0 after a flushed increment on every other link; then waits for the
-// same from every peer, and reads every presence page.
+// Presence row q to this core's presence page of `position` on device q, as fused write +
+// increment packets on the core's first link after a flushed increment on each of its other links,
+// all to core c there; then waits for the same from core c of every peer.
 void exchange_presence(const Args& a, const Scratch& s, FabricLine& line) {
     const auto presence = tensor<kPresence>(a);
-    const uint64_t presence_page = presence.get_noc_addr(a.position);
+    const uint64_t presence_page = presence.get_noc_addr(a.presence_page(a.position, a.core));
     const uint64_t sem_partials_noc = get_noc_addr(get_semaphore(sem_partials));
     for (uint32_t q = 0; q < a.line_size; ++q) {
         const uint32_t row = s.presence + q * s.presence_stride;
         if (q == a.position) {
             noc_async_write(row, presence_page, a.presence_bytes());
         } else {
-            for (uint32_t link = 1; link < a.num_links; ++link) line.atomic_inc(q, sem_partials_noc, link);
+            for (uint32_t link = 1; link < line.num_links(); ++link) line.atomic_inc(q, sem_partials_noc, link);
             line.write_and_signal(q, row, presence_page, a.presence_bytes(), sem_partials_noc);
         }
     }
     noc_async_write_barrier();
-    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(a.presence_bytes()) + a.num_links - 1);
-    for (uint32_t q = 0; q < a.line_size; ++q) {
-        noc_async_read(presence.get_noc_addr(q), s.presence + q * s.presence_stride, a.presence_bytes());
+    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(a.presence_bytes()) + line.num_links() - 1);
+}
+
+// This core's status record into slot `core` of core 0's cb_status, then sem_ready on every core:
+// this core's own rows, its presence pages and everything core c of the peers sent have landed.
+// Returns once every core has done so (everything sent to this device has landed).
+void signal_ready(const Args& a, const Scratch& s, const uint32_t* status) {
+    const uint32_t slot = s.status + a.core * kStageBytes;
+    for (uint32_t w = 0; w < kStatusWords; ++w) moe_kernel::words(slot)[w] = status[w];
+    if (a.core != 0) {
+        noc_async_write(slot, a.core_noc_addr(0, slot), kStatusWords * 4);
+        noc_async_write_barrier();
     }
-    noc_async_read_barrier();
+    for (uint32_t c = 0; c < a.num_cores; ++c) {
+        if (c == a.core) {
+            noc_semaphore_inc(get_noc_addr(get_semaphore(sem_ready)), 1);
+        } else {
+            noc_semaphore_inc(a.core_noc_addr(c, get_semaphore(sem_ready)), 1);
+        }
+    }
+    noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_ready)), a.num_cores);
+}
+
+// Presence rows of the received partials: row q is the union of the pages every core of position q
+// sent (their tokens are disjoint: each slot is one (position, token) pair).
+void merge_presence(const Args& a, const Scratch& s) {
+    const auto presence = tensor<kPresence>(a);
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        volatile uint32_t* row = s.presence_row(q);
+        for (uint32_t c = 0; c < a.num_cores; ++c) {
+            const uint32_t target = c == 0 ? s.presence + q * s.presence_stride : s.page_in;
+            noc_async_read(presence.get_noc_addr(a.presence_page(q, c)), target, a.presence_bytes());
+            noc_async_read_barrier();
+            if (c == 0) continue;
+            volatile uint32_t* page = moe_kernel::words(s.page_in);
+            for (uint32_t t = 0; t < a.num_tokens; ++t) row[t] |= page[t];
+        }
+    }
+}
+
+// Core 0: the status record of the op, from every core's (counts add up; the first bad slot is
+// the lowest core's, their slot shares being in ascending order).
+void write_status(const Args& a, const Scratch& s) {
+    volatile uint32_t* merged = moe_kernel::words(s.status);
+    for (uint32_t c = 1; c < a.num_cores; ++c) {
+        volatile uint32_t* other = moe_kernel::words(s.status + c * kStageBytes);
+        if (merged[kBadSlots] == 0) merged[kFirstBadSlot] = other[kFirstBadSlot];
+        merged[kBadSlots] += other[kBadSlots];
+    }
+    noc_async_write(s.status, tensor<kStatus>(a).get_noc_addr(0), kStatusWords * 4);
+    noc_async_write_barrier();
 }
 
 // The positions that sent token t; with return_partials the others' partial rows are
@@ -268,7 +341,8 @@ void push_partial_count(uint32_t count) {
 // reader on the other NOC (handed over through cb_handoff); the block is pushed once both halves
 // landed. The unused pages go unread.
 template <typename Partials>
-void push_token_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t present) {
+void push_token_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t handed_count,
+                         uint32_t present) {
     const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
     const uint32_t page_bytes = kTileElements * 2;
     const uint32_t pages = a.line_size * num_chunks;
@@ -299,9 +373,9 @@ void push_token_partials(const Args& a, const Scratch& s, const Partials& partia
     s.handoff_words()[kHandoffBlock] = base;
     s.handoff_words()[kHandoffSources] = handed;
     s.handoff_words()[kHandoffFirstPage] = own_share;
-    noc_semaphore_set(s.handoff_ready(), t + 1);
+    noc_semaphore_set(s.handoff_ready(), handed_count);
     noc_async_read_barrier();
-    noc_semaphore_wait_min(s.handoff_done(), t + 1);
+    noc_semaphore_wait_min(s.handoff_done(), handed_count);
     cb_push_back(cb_partial, pages);
 }
 
@@ -327,21 +401,17 @@ void write_token_sum(const Args& a, const Output& output, uint32_t t) {
 void sum_received_partials(const Args& a, const Scratch& s) {
     const auto partials = tensor<kPartials>(a);
     const auto output = tensor<kOutput>(a);
+    const uint32_t first = share_start(a.core, a.num_tokens, a.num_cores);
+    const uint32_t end = share_start(a.core + 1, a.num_tokens, a.num_cores);
     moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // a zero row, for absent partials
-    for (uint32_t t = 0; t <= a.num_tokens; ++t) {
-        if (t < a.num_tokens) {
+    for (uint32_t t = first; t <= end; ++t) {
+        if (t < end) {
             const uint32_t present = count_present(a, s, partials, t);
             push_partial_count(present > 0 ? present : 1);
-            push_token_partials(a, s, partials, t, present);
+            push_token_partials(a, s, partials, t, t - first + 1, present);
         }
-        if (t > 0) write_token_sum(a, output, t - 1);
+        if (t > first) write_token_sum(a, output, t - 1);
     }
-}
-
-void write_status(const Args& a, const Scratch& s, const uint32_t* status) {
-    for (uint32_t w = 0; w < kStatusWords; ++w) s.stage_words()[w] = status[w];
-    noc_async_write(s.stage, tensor<kStatus>(a).get_noc_addr(0), kStatusWords * 4);
-    noc_async_write_barrier();
 }
 
 }  // namespace
@@ -349,7 +419,8 @@ void write_status(const Args& a, const Scratch& s, const uint32_t* status) {
 void kernel_main() {
     const Args args = read_args();
     const Scratch scratch = reserve_scratch(args);
-    FabricLine line(args.line_size, args.position, args.num_links, args.route_arg(), scratch.headers, args.max_payload);
+    FabricLine line(args.line_size, args.position, args.core_links(), args.route_arg(), scratch.headers,
+                    args.max_payload);
     line.open(args.connection_arg());
     uint32_t status[kStatusWords];
     clear_status(status);
@@ -359,7 +430,9 @@ void kernel_main() {
     moe_fabric::line_barrier(line, sem_init);
     send_slot_rows(args, scratch, line, num_slots, status);
     exchange_presence(args, scratch, line);
+    signal_ready(args, scratch, status);
+    merge_presence(args, scratch);
     sum_received_partials(args, scratch);
-    write_status(args, scratch, status);
+    if (args.core == 0) write_status(args, scratch);
     line.close();
 }

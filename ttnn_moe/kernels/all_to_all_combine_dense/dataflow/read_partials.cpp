@@ -1,9 +1,9 @@
 // all_to_all_combine_dense's partial reader: the core's second data-movement RISC, on the other
-// NOC. For every token, in order, it waits until combine_dense.cpp hands the token over
-// (sem_handoff_ready > t), reads the partial rows of the source positions named in the handoff
+// NOC. For every token of its core's share [first, end), in order, it waits until combine_dense.cpp
+// hands the token over (sem_handoff_ready > t - first), reads the partial rows of the source positions named in the handoff
 // block into the cb_partial block reserved there (chunk c of the i-th of them at page
 // c * line_size + first_page + i), waits for them to land and reports the token done
-// (sem_handoff_done = t + 1). The dataflow kernel reads the other partials meanwhile and pushes
+// (sem_handoff_done = t - first + 1). The dataflow kernel reads the other partials meanwhile and pushes
 // the block once both halves landed, so each token's partial bytes cross two NOC ports.
 //
 // Runtime args: all_to_all_combine_dense_shared.hpp (reader_arg); the compile-time args are the
@@ -35,8 +35,10 @@ void kernel_main() {
         reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_ready));
     volatile tt_l1_ptr uint32_t* done = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_done));
 
-    for (uint32_t t = 0; t < num_tokens; ++t) {
-        noc_semaphore_wait_min(ready, t + 1);
+    const uint32_t first = get_arg_val<uint32_t>(reader_arg::kFirstToken);
+    const uint32_t end = get_arg_val<uint32_t>(reader_arg::kEndToken);
+    for (uint32_t t = first; t < end; ++t) {
+        noc_semaphore_wait_min(ready, t - first + 1);
         const uint32_t block = handoff[kHandoffBlock];
         const uint32_t sources = handoff[kHandoffSources];
         uint32_t i = handoff[kHandoffFirstPage];
@@ -51,6 +53,6 @@ void kernel_main() {
             ++i;
         }
         noc_async_read_barrier();
-        noc_semaphore_set(done, t + 1);
+        noc_semaphore_set(done, t - first + 1);
     }
 }

@@ -1,8 +1,10 @@
 // all_to_all_dispatch_dense: one data-movement kernel per device (core (0, 0)).
 //
-// 1. Reads expert_mapping into the owner position of each expert on this line (or
-//    none) and each line expert's index among the line's experts (ascending e). An
-//    owner's blocks follow its experts' ascending ids (their local slots).
+// 1. The C row senders (this kernel first) read a share each of expert_mapping and of this
+//    device's ids and weights into this core's L1 (gather_share.hpp); from them the owner
+//    position of each expert on this line (or none) and each line expert's index among the
+//    line's experts (ascending e). An owner's blocks follow its experts' ascending ids (their
+//    local slots).
 // 2. Line barrier, then the counts exchange: this device's assignments per line
 //    expert (one routing_counts page) go to page `position` of every line member.
 // 3. Packing plan, identical on every member because it reads the same count pages:
@@ -11,12 +13,15 @@
 //    offsets, each keeping min(total, capacity - offset) rows. The row of assignment
 //    (q, t, k) of expert e is offset[e] + its rank among e's assignments in
 //    (q, t, k) order.
-// 4. Send: each token row is read once and written once per destination device
-//    that keeps one of its assignments, to the first such row (lowest k); rows for
-//    this device go to all their rows over the NOC. Then each peer gets the list of
-//    this device's assignments to its experts, (t, e, weight) in (t, k) order, into
-//    routing_lists page `position`, and a flushed increment per link: "all my rows
-//    landed". Token t's rows travel on link t % num_links; metadata on link 0.
+// 4. Send: the tokens are split into L shares, one per row sender (this kernel is sender 0,
+//    send_rows.cpp on cores (1, 0) .. (L - 1, 0) the others, each over its own fabric link),
+//    which start once this kernel has written the send plan (per sender, the row each
+//    expert's next assignment takes) and rung their sem_go. Each token row is read once
+//    and written once per destination device that keeps one of its assignments, to the
+//    first such row (lowest k); rows for this device go to all their rows over the NOC
+//    (row_sender.hpp). Each peer gets the list of this device's assignments to its experts,
+//    (t, e, weight) in (t, k) order, into routing_lists page `position`, and from every
+//    sender, after its rows on its link, an increment: "my rows landed".
 // 5. Receive: after every peer's increment, walk the line's assignments to this
 //    device (the lists, in source order), write token_idx_map / weights /
 //    slot_source, and copy each remote token row from its first row to its other
@@ -28,8 +33,8 @@
 // The io order, the runtime args and the named compile-time args are listed in
 // cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp; the compile-time
 // args are the 14 interleaved accessors (IsDram|RuntimePageSize) in io order.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3,cb_send_plan:11,sem_go:0,cb_finish:12,cb_slot_image:13,cb_fanout:14,cb_gather:15,sem_gathered:4 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3,cb_send_plan:11,sem_go:0,cb_finish:12,cb_slot_image:13,cb_fanout:14,cb_gather:15,sem_gathered:4 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 #include <tuple>
 #include <utility>
@@ -41,6 +46,9 @@
 #include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
 #include "dispatch_plan.hpp"
+#include "finish_share.hpp"
+#include "gather_share.hpp"
+#include "row_sender.hpp"
 
 using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
 using dispatch_plan::ListEntry;
@@ -64,15 +72,23 @@ constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit
 constexpr uint32_t sem_counts = get_named_compile_time_arg_val(named_arg::kSemCounts);
 constexpr uint32_t sem_lists = get_named_compile_time_arg_val(named_arg::kSemLists);
 constexpr uint32_t sem_payload = get_named_compile_time_arg_val(named_arg::kSemPayload);
+constexpr uint32_t cb_send_plan = get_named_compile_time_arg_val(named_arg::kCbSendPlan);
+constexpr uint32_t sem_go = get_named_compile_time_arg_val(named_arg::kSemGo);
+constexpr uint32_t cb_finish = get_named_compile_time_arg_val(named_arg::kCbFinish);
+constexpr uint32_t cb_slot_image = get_named_compile_time_arg_val(named_arg::kCbSlotImage);
+constexpr uint32_t cb_fanout = get_named_compile_time_arg_val(named_arg::kCbFanout);
+constexpr uint32_t cb_gather = get_named_compile_time_arg_val(named_arg::kCbGather);
+constexpr uint32_t sem_gathered = get_named_compile_time_arg_val(named_arg::kSemGathered);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumIo, 0>();
 
 struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, top_k, hidden, num_experts, local_experts, num_devices, line_size, position, capacity,
-        max_payload, mapping_element_bytes, num_links;
+        max_payload, mapping_element_bytes, num_links, num_senders;
     uint32_t line_devices[moe_fabric::kMaxLineDevices];  // row-major mesh index of each line position
     uint32_t route_arg() const { return dataflow_arg::kLineDevices + line_size; }
-    uint32_t connection_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
+    uint32_t sender_noc_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
+    uint32_t connection_arg() const { return sender_noc_arg() + 2 * (num_senders - 1); }
     uint32_t row_bytes() const { return hidden * 2; }
     uint32_t assignments() const { return num_tokens * top_k; }
 };
@@ -92,6 +108,7 @@ Args read_args() {
     a.max_payload = get_arg_val<uint32_t>(dataflow_arg::kMaxPacketPayload);
     a.mapping_element_bytes = get_arg_val<uint32_t>(dataflow_arg::kMappingElementBytes);
     a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
+    a.num_senders = get_arg_val<uint32_t>(dataflow_arg::kNumSenders);
     for (uint32_t q = 0; q < a.line_size; ++q) {
         a.line_devices[q] = get_arg_val<uint32_t>(dataflow_arg::kLineDevices + q);
     }
@@ -136,7 +153,8 @@ using Tensor = decltype(tensor<I>(std::declval<const Args&>()));
 
 // L1 blocks of the scratch CBs.
 struct Scratch {
-    uint32_t row, mapping, counts, list, stage, own, tables, idx_image, weight_image, headers;
+    uint32_t row, mapping, counts, list, stage, own, tables, idx_image, weight_image, headers, send_plan;
+    uint32_t finish, slot_image, fanout, gather;
     uint32_t counts_page_bytes;  // D pages of E words, this device's at `position`
     uint32_t row_stride;         // bytes between the two row buffers
     uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
@@ -164,6 +182,11 @@ Scratch reserve_scratch(const Args& a) {
     s.idx_image = moe_scratch::reserve(cb_idx_image, a.capacity * 4);
     s.weight_image = moe_scratch::reserve(cb_weight_image, a.capacity * 2);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
+    s.send_plan = moe_scratch::reserve(cb_send_plan, (kSendPlanFixedTables + a.num_senders) * a.num_experts * 4);
+    s.finish = moe_scratch::reserve(cb_finish, kFinishBytes);
+    s.slot_image = moe_scratch::reserve(cb_slot_image, a.capacity * 8);
+    s.fanout = moe_scratch::reserve(cb_fanout, a.capacity * 8);
+    s.gather = moe_scratch::reserve(cb_gather, kGatherBytes);
     return s;
 }
 
@@ -172,41 +195,49 @@ void clear_status(uint32_t* status) {
     status[kFirstInvalidToken] = status[kFirstInvalidK] = status[kFirstInvalidId] = status[kFirstBadExpert] = kNone;
 }
 
-// The device a mapping row in L1 marks, or kNone when the row is not one-hot.
-uint32_t mapped_device(const Args& a, uint32_t row_l1) {
-    const uint32_t device = moe_mapping::owner_of_row(row_l1, a.num_devices, a.mapping_element_bytes);
-    return device == moe_mapping::kNotOneHot ? kNone : device;
+// Share 0 of the first reads (gather_share.hpp: the mapping rows' devices into plan table
+// kPlanDevicesTable, the ids and weights into cb_own), then every row sender's share.
+void gather_first_reads(const Args& a, const Scratch& s) {
+    const gather_share::Where where{0,
+                                    a.num_senders,
+                                    a.num_experts,
+                                    a.num_devices,
+                                    a.mapping_element_bytes,
+                                    a.num_tokens,
+                                    a.top_k,
+                                    my_x[noc_index],
+                                    my_y[noc_index],
+                                    s.tables + kPlanDevicesTable * a.num_experts * 4,
+                                    s.own,
+                                    s.own + a.assignments() * 4,
+                                    s.mapping,
+                                    s.stage,
+                                    s.gather};
+    gather_share::read_share(where, tensor<kMapping>(a), tensor<kIds>(a), tensor<kWeights>(a));
+    if (a.num_senders > 1) {
+        noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_gathered)),
+                               a.num_senders - 1);
+    }
 }
 
-// Owner position and line index of every expert; returns the number of line experts.
-// The mapping rows are read kMappingBatchRows at a time behind one barrier: the reads'
-// latencies overlap instead of adding up.
-uint32_t map_experts_to_line(const Args& a, const Scratch& s, PlanTables& plan, uint32_t* status) {
-    const auto mapping = tensor<kMapping>(a);
-    const uint32_t row_bytes = a.num_devices * a.mapping_element_bytes;
-    const uint32_t row_stride = align_up(row_bytes);
+// Owner position and line index of every expert, from the device its mapping row marks; returns
+// the number of line experts.
+uint32_t map_experts_to_line(const Args& a, PlanTables& plan, uint32_t* status) {
     uint32_t experts_at[moe_fabric::kMaxLineDevices] = {};
     uint32_t line_experts = 0;
-    for (uint32_t first = 0; first < a.num_experts; first += kMappingBatchRows) {
-        const uint32_t rows = a.num_experts - first < kMappingBatchRows ? a.num_experts - first : kMappingBatchRows;
-        for (uint32_t r = 0; r < rows; ++r)
-            noc_async_read(mapping.get_noc_addr(first + r), s.mapping + r * row_stride, row_bytes);
-        noc_async_read_barrier();
-        for (uint32_t r = 0; r < rows; ++r) {
-            const uint32_t e = first + r;
-            const uint32_t device = mapped_device(a, s.mapping + r * row_stride);
-            plan.owner[e] = kNone;
-            plan.line_index[e] = kNone;
-            if (device == kNone) {
-                if (status[kMappingErrors]++ == 0) status[kFirstBadExpert] = e;
-                continue;
-            }
-            for (uint32_t q = 0; q < a.line_size; ++q) {
-                if (a.line_devices[q] == device) {
-                    plan.owner[e] = q;
-                    plan.line_index[e] = line_experts++;
-                    ++experts_at[q];
-                }
+    for (uint32_t e = 0; e < a.num_experts; ++e) {
+        const uint32_t device = plan.before[e];
+        plan.owner[e] = kNone;
+        plan.line_index[e] = kNone;
+        if (device == kNone) {
+            if (status[kMappingErrors]++ == 0) status[kFirstBadExpert] = e;
+            continue;
+        }
+        for (uint32_t q = 0; q < a.line_size; ++q) {
+            if (a.line_devices[q] == device) {
+                plan.owner[e] = q;
+                plan.line_index[e] = line_experts++;
+                ++experts_at[q];
             }
         }
     }
@@ -214,42 +245,22 @@ uint32_t map_experts_to_line(const Args& a, const Scratch& s, PlanTables& plan, 
     return line_experts;
 }
 
-// This device's expert ids and weights into cb_own, and its assignments per line expert
-// into its own count page; ids outside [0, E) are recorded in status. Tokens are read
-// kTokenBatch at a time behind one barrier (ids in stage slot 2i, weights in 2i + 1).
-void read_own_assignments(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t line_experts,
-                          uint32_t* status) {
-    const auto ids_in = tensor<kIds>(a);
-    const auto weights_in = tensor<kWeights>(a);
-    volatile uint32_t* own_ids = s.own_ids();
-    volatile uint16_t* own_weights = s.own_weights(a);
+// This device's assignments per line expert into its own count page; ids outside [0, E) are
+// recorded in status.
+void count_own_assignments(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t line_experts,
+                           uint32_t* status) {
     volatile uint32_t* own_counts = s.counts_of(a.position);
     for (uint32_t i = 0; i < line_experts; ++i) own_counts[i] = 0;
-    for (uint32_t first = 0; first < a.num_tokens; first += kTokenBatch) {
-        const uint32_t batch = a.num_tokens - first < kTokenBatch ? a.num_tokens - first : kTokenBatch;
-        for (uint32_t i = 0; i < batch; ++i) {
-            noc_async_read(ids_in.get_noc_addr(first + i), s.stage_slot(2 * i), a.top_k * 4);
-            noc_async_read(weights_in.get_noc_addr(first + i), s.stage_slot(2 * i + 1), a.top_k * 2);
-        }
-        noc_async_read_barrier();
-        for (uint32_t i = 0; i < batch; ++i) {
-            const uint32_t t = first + i;
-            volatile uint32_t* ids = moe_kernel::words(s.stage_slot(2 * i));
-            volatile uint16_t* weights = moe_kernel::halves(s.stage_slot(2 * i + 1));
-            for (uint32_t k = 0; k < a.top_k; ++k) {
-                const uint32_t id = ids[k];
-                own_ids[t * a.top_k + k] = id;
-                own_weights[t * a.top_k + k] = weights[k];
-                if (id >= a.num_experts) {
-                    if (status[kInvalidIds]++ == 0) {
-                        status[kFirstInvalidToken] = t;
-                        status[kFirstInvalidK] = k;
-                        status[kFirstInvalidId] = id;
-                    }
-                } else if (plan.owner[id] != kNone) {
-                    own_counts[plan.line_index[id]] += 1;
-                }
+    for (uint32_t i = 0; i < a.assignments(); ++i) {
+        const uint32_t id = s.own_ids()[i];
+        if (id >= a.num_experts) {
+            if (status[kInvalidIds]++ == 0) {
+                status[kFirstInvalidToken] = i / a.top_k;
+                status[kFirstInvalidK] = i % a.top_k;
+                status[kFirstInvalidId] = id;
             }
+        } else if (plan.owner[id] != kNone) {
+            own_counts[plan.line_index[id]] += 1;
         }
     }
 }
@@ -275,78 +286,51 @@ void exchange_counts(const Args& a, const Scratch& s, FabricLine& line, uint32_t
     noc_async_read_barrier();
 }
 
-// Rows of one token's kept assignments: those on this device, and per remote position
-// the first one (lowest k), else kNone.
-struct TokenRows {
-    bool any;
-    uint32_t num_local;
-    uint32_t local[kMaxTopK];
-    uint32_t first_at[moe_fabric::kMaxLineDevices];
-};
-
-void find_rows_of_token(const Args& a, const Scratch& s, PlanTables& plan, uint32_t t, TokenRows& rows) {
-    rows.any = false;
-    rows.num_local = 0;
-    for (uint32_t q = 0; q < a.line_size; ++q) rows.first_at[q] = kNone;
-    for (uint32_t k = 0; k < a.top_k; ++k) {
-        const uint32_t e = s.own_ids()[t * a.top_k + k];
-        if (!plan.in_line(e, a.num_experts)) continue;
-        const uint32_t rank = plan.before[e] + plan.running[e]++;
-        if (rank >= plan.kept[e]) continue;
-        const uint32_t row = plan.offset[e] + rank;
-        const uint32_t d = plan.owner[e];
-        rows.any = true;
-        if (d == a.position) {
-            rows.local[rows.num_local++] = row;
-        } else if (rows.first_at[d] == kNone) {
-            rows.first_at[d] = row;
+// The send plan (send_plan layout): owner and end of kept rows per expert, and per row sender
+// the row its first assignment to each expert takes. Sender s's tokens follow those of senders
+// before it, so its rows follow theirs in (t, k) order, as the plan ranks them.
+void lay_out_send_plan(const Args& a, const Scratch& s, PlanTables& plan) {
+    const uint32_t e_count = a.num_experts;
+    volatile uint32_t* send_plan = moe_kernel::words(s.send_plan);
+    for (uint32_t e = 0; e < e_count; ++e) {
+        send_plan[e] = plan.owner[e];
+        send_plan[e_count + e] = plan.offset[e] + plan.kept[e];
+        plan.running[e] = 0;
+    }
+    for (uint32_t sender = 0; sender < a.num_senders; ++sender) {
+        volatile uint32_t* next_row = send_plan + (kSendPlanFixedTables + sender) * e_count;
+        for (uint32_t e = 0; e < e_count; ++e) next_row[e] = plan.offset[e] + plan.before[e] + plan.running[e];
+        const uint32_t first = sender_first_token(sender, a.num_tokens, a.num_senders);
+        const uint32_t end = sender_first_token(sender + 1, a.num_tokens, a.num_senders);
+        for (uint32_t i = first * a.top_k; i < end * a.top_k; ++i) {
+            const uint32_t e = s.own_ids()[i];
+            if (plan.in_line(e, e_count)) ++plan.running[e];
         }
     }
 }
 
-// A token row read into its buffer, to be sent.
-struct ReadToken {
-    uint32_t t, buffer;
-    TokenRows rows;
-};
-
-// The read token's row to all its rows here (NOC) and to its first row on every remote
-// destination that keeps one of its assignments (link t % num_links); its buffer may be
-// refilled after.
-void send_token_row(const Args& a, FabricLine& line, const Tensor<kTokens>& tokens, const ReadToken& r) {
-    const uint32_t row_bytes = a.row_bytes();
-    for (uint32_t i = 0; i < r.rows.num_local; ++i) {
-        noc_async_write(r.buffer, tokens.get_noc_addr(r.rows.local[i]), row_bytes);
+// Rings sem_go on every row sender: first the send plan is ready, then the finish header.
+void ring_row_senders(const Args& a) {
+    for (uint32_t sender = 1; sender < a.num_senders; ++sender) {
+        const uint32_t x = get_arg_val<uint32_t>(a.sender_noc_arg() + 2 * (sender - 1));
+        const uint32_t y = get_arg_val<uint32_t>(a.sender_noc_arg() + 2 * (sender - 1) + 1);
+        noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(sem_go)), 1);
     }
-    for (uint32_t q = 0; q < a.line_size; ++q) {
-        if (r.rows.first_at[q] == kNone) continue;
-        line.write(q, r.buffer, tokens.get_noc_addr(r.rows.first_at[q]), row_bytes, r.t % a.num_links);
-    }
-    noc_async_writes_flushed();
 }
 
-// Each token row, read once, to all its rows here (NOC) and to its first row on every
-// remote destination that keeps one of its assignments. Tokens take turns on the links;
-// each row is read into one of two buffers while the previous token's is sent.
-void send_token_rows(const Args& a, const Scratch& s, PlanTables& plan, FabricLine& line) {
-    const auto x = tensor<kX>(a);
-    const auto tokens = tensor<kTokens>(a);
-    ReadToken reads[2];
-    uint32_t next = 0;
-    bool has_pending = false;
-    for (uint32_t t = 0; t < a.num_tokens; ++t) {
-        ReadToken& read = reads[next];
-        find_rows_of_token(a, s, plan, t, read.rows);
-        if (!read.rows.any) continue;
-        read.t = t;
-        read.buffer = s.row_buffer(next);
-        noc_async_read(x.get_noc_addr(t), read.buffer, a.row_bytes());
-        if (has_pending) send_token_row(a, line, tokens, reads[next ^ 1]);
-        noc_async_read_barrier();
-        has_pending = true;
-        next ^= 1;
-    }
-    if (has_pending) send_token_row(a, line, tokens, reads[next ^ 1]);
+// Sender 0's share of the token rows, over this kernel's own link.
+void send_own_share(const Args& a, const Scratch& s, FabricLine& line) {
+    row_sender::Share share;
+    share.first_token = 0;
+    share.end_token = sender_first_token(1, a.num_tokens, a.num_senders);
+    share.top_k = a.top_k;
+    share.num_experts = a.num_experts;
+    share.hidden = a.hidden;
+    share.position = a.position;
+    const row_sender::Buffers buffers{s.stage, s.row, s.row_stride};
+    const row_sender::SendPlan plan(s.send_plan, a.num_experts, 0);
+    row_sender::send_share(share, tensor<kX>(a), tensor<kTokens>(a), line, plan, buffers, s.own,
+                           get_semaphore(sem_payload), my_x[noc_index], my_y[noc_index]);
 }
 
 // This device's assignments to position q's experts, (t, e, weight) in (t, k) order, into
@@ -364,17 +348,14 @@ uint32_t build_list_for(const Args& a, const Scratch& s, const PlanTables& plan,
     return n;
 }
 
-// To each peer its list, into routing_lists page `position`, then a flushed
-// increment per link: "all my rows and lists landed".
+// To each peer its list, into routing_lists page `position` (fused write + increment packets).
 void send_assignment_lists(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line) {
     const uint64_t list_page_noc = tensor<kRoutingLists>(a).get_noc_addr(a.position);
     const uint64_t sem_lists_noc = get_noc_addr(get_semaphore(sem_lists));
-    const uint64_t sem_payload_noc = get_noc_addr(get_semaphore(sem_payload));
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (q == a.position) continue;
         const uint32_t n = build_list_for(a, s, plan, q);
         if (n) line.write_and_signal(q, s.list, list_page_noc, n * kListEntryBytes, sem_lists_noc);
-        for (uint32_t link = 0; link < a.num_links; ++link) line.atomic_inc(q, sem_payload_noc, link);
     }
     noc_async_write_barrier();
 }
@@ -388,7 +369,7 @@ uint32_t assignments_from(const Args& a, const Scratch& s, const PlanTables& pla
     return n;
 }
 
-// Every peer's increment on every link, then every packet of its list.
+// Every peer's increments (one per link, from the sender driving it), then every packet of its list.
 void wait_for_peers(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line) {
     moe_fabric::wait_for_line(line, sem_payload, a.num_links);
     uint32_t list_packets = 0;
@@ -405,8 +386,7 @@ void wait_for_peers(const Args& a, const Scratch& s, const PlanTables& plan, Fab
 // in L1 as rows are taken.
 class Slots {
 public:
-    Slots(const Args& a, const Scratch& s, PlanTables& plan)
-        : a_(a), s_(s), plan_(plan), tokens_(tensor<kTokens>(a)), slot_source_(tensor<kSlotSource>(a)) {}
+    Slots(const Args& a, const Scratch& s, PlanTables& plan) : a_(a), s_(s), plan_(plan) {}
 
     // The next assignment to expert e in line order: its row while the block keeps it.
     void take(uint32_t e, uint16_t weight) {
@@ -417,39 +397,36 @@ public:
         ++num_rows_;
     }
 
-    // Closes pair (q, t): its slot in the rows taken, its slot_source entry, and the fan-out
-    // of a remote token row from its first row to the others.
+    // Closes pair (q, t): its slot in the rows taken, its slot_source entry in the slot image, and
+    // the fan-out copies of a remote token row from its first row to the others (written by the
+    // row senders, finish_share.hpp).
     void close_pair(uint32_t q, uint32_t t) {
         if (num_rows_ == 0) return;
         const uint32_t slot = num_slots_++;
         for (uint32_t i = 0; i < num_rows_; ++i) moe_kernel::words(s_.idx_image)[rows_[i]] = slot;
-        volatile uint32_t* stage = s_.stage_words();
-        stage[0] = q;
-        stage[1] = t;
-        noc_async_write(s_.stage, slot_source_.get_noc_addr(slot), 8);
-        noc_async_writes_flushed();
-        if (q != a_.position && num_rows_ > 1) {
-            noc_async_read(tokens_.get_noc_addr(rows_[0]), s_.row, a_.row_bytes());
-            noc_async_read_barrier();
+        moe_kernel::words(s_.slot_image)[2 * slot] = q;
+        moe_kernel::words(s_.slot_image)[2 * slot + 1] = t;
+        if (q != a_.position) {
             for (uint32_t i = 1; i < num_rows_; ++i) {
-                noc_async_write(s_.row, tokens_.get_noc_addr(rows_[i]), a_.row_bytes());
+                moe_kernel::words(s_.fanout)[2 * num_fanout_] = rows_[0];
+                moe_kernel::words(s_.fanout)[2 * num_fanout_ + 1] = rows_[i];
+                ++num_fanout_;
             }
-            noc_async_writes_flushed();
         }
         num_rows_ = 0;
     }
 
     uint32_t count() const { return num_slots_; }
+    uint32_t fanout_count() const { return num_fanout_; }
 
 private:
     const Args& a_;
     const Scratch& s_;
     PlanTables& plan_;
-    Tensor<kTokens> tokens_;
-    Tensor<kSlotSource> slot_source_;
     uint32_t rows_[kMaxTopK];
     uint32_t num_rows_ = 0;
     uint32_t num_slots_ = 0;
+    uint32_t num_fanout_ = 0;
 };
 
 void take_own_assignments(const Args& a, const Scratch& s, const PlanTables& plan, Slots& slots) {
@@ -483,6 +460,7 @@ void take_list_of(const Args& a, const Scratch& s, const PlanTables& plan, uint3
 
 // The line's assignments to this device in source order (own ones from cb_own,
 // a peer's from its list); returns the number of slots.
+// The finish header: the used slots, the fan-out copies, where both lie in this core's L1.
 uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) {
     moe_kernel::fill_words(s.idx_image, a.capacity, 0);
     moe_kernel::fill_halves(s.weight_image, a.capacity, 0);
@@ -495,36 +473,45 @@ uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) 
             take_list_of(a, s, plan, q, slots);
         }
     }
+    volatile uint32_t* header = moe_kernel::words(s.finish);
+    header[kFinishNumSlots] = slots.count();
+    header[kFinishNumFanout] = slots.fanout_count();
+    header[kFinishSlotImage] = s.slot_image;
+    header[kFinishFanout] = s.fanout;
     return slots.count();
 }
 
-// Metadata outputs: slot_source zeros past the used slots, the token_idx_map and routed_token_weights
-// images, per local expert its count and offset, then num_slots (the padding writer writes the
-// blocks' zero padding rows).
+// Share 0 of slot_source and of the fan-out copies (the row senders write the others).
+void write_finish_share(const Args& a, const Scratch& s) {
+    const finish_share::Where where{
+        0,        a.num_senders, a.capacity, a.row_bytes(), my_x[noc_index], my_y[noc_index],
+        s.finish, s.stage,       s.row,      s.row_stride};
+    finish_share::write_share(where, tensor<kSlotSource>(a), tensor<kTokens>(a));
+}
+
+// Metadata outputs: the token_idx_map and routed_token_weights images, per local expert its count
+// and offset, then num_slots (the padding writer writes the blocks' zero padding rows, the row
+// senders slot_source and the fan-out copies).
 void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t num_slots) {
-    const auto slot_source_out = tensor<kSlotSource>(a);
     const auto counts_out = tensor<kCounts>(a);
     const auto offsets_out = tensor<kOffsets>(a);
     volatile uint32_t* stage = s.stage_words();
-    stage[0] = 0;
-    stage[1] = 0;
-    for (uint32_t slot = num_slots; slot < a.capacity; ++slot) {
-        noc_async_write(s.stage, slot_source_out.get_noc_addr(slot), 8);
-    }
-    noc_async_write_barrier();
     noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0), a.capacity * 4);
     noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0), a.capacity * 2);
+    // Count and offset of local slot l staged in stage slots 2 (l % kTokenBatch) and + 1, a batch
+    // of kTokenBatch experts behind one barrier.
     uint32_t local_slot = 0;
     for (uint32_t e = 0; e < a.num_experts && local_slot < a.local_experts; ++e) {
         if (plan.owner[e] != a.position) continue;
-        stage[0] = plan.kept[e];
-        noc_async_write(s.stage, counts_out.get_noc_addr(local_slot), 4);
-        noc_async_write_barrier();
-        stage[0] = plan.offset[e];
-        noc_async_write(s.stage, offsets_out.get_noc_addr(local_slot), 4);
-        noc_async_write_barrier();
+        const uint32_t in_batch = local_slot % kTokenBatch;
+        moe_kernel::words(s.stage_slot(2 * in_batch))[0] = plan.kept[e];
+        moe_kernel::words(s.stage_slot(2 * in_batch + 1))[0] = plan.offset[e];
+        noc_async_write(s.stage_slot(2 * in_batch), counts_out.get_noc_addr(local_slot), 4);
+        noc_async_write(s.stage_slot(2 * in_batch + 1), offsets_out.get_noc_addr(local_slot), 4);
+        if (in_batch == kTokenBatch - 1) noc_async_write_barrier();
         ++local_slot;
     }
+    noc_async_write_barrier();
     stage[0] = num_slots;
     noc_async_write(s.stage, tensor<kNumSlots>(a).get_noc_addr(0), 4);
     noc_async_write_barrier();
@@ -541,14 +528,16 @@ void write_status(const Args& a, const Scratch& s, const uint32_t* status) {
 void kernel_main() {
     const Args args = read_args();
     const Scratch scratch = reserve_scratch(args);
-    FabricLine line(args.line_size, args.position, args.num_links, args.route_arg(), scratch.headers, args.max_payload);
+    FabricLine line(args.line_size, args.position, sender_links(0, args.num_links, args.num_senders), args.route_arg(),
+                    scratch.headers, args.max_payload);
     line.open(args.connection_arg());
     uint32_t status[kStatusWords];
     clear_status(status);
     PlanTables plan(scratch.tables, args.num_experts);
 
-    const uint32_t line_experts = map_experts_to_line(args, scratch, plan, status);
-    read_own_assignments(args, scratch, plan, line_experts, status);
+    gather_first_reads(args, scratch);
+    const uint32_t line_experts = map_experts_to_line(args, plan, status);
+    count_own_assignments(args, scratch, plan, line_experts, status);
     // Every member runs this program before anyone writes into another's buffers.
     moe_fabric::line_barrier(line, sem_init);
     exchange_counts(args, scratch, line, line_experts);
@@ -561,10 +550,14 @@ void kernel_main() {
     // line_size - 1 and no peer increments it again.
     noc_semaphore_set(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_init)), args.line_size);
 
-    send_token_rows(args, scratch, plan, line);
+    lay_out_send_plan(args, scratch, plan);
+    ring_row_senders(args);
     send_assignment_lists(args, scratch, plan, line);
+    send_own_share(args, scratch, line);
     wait_for_peers(args, scratch, plan, line);
     const uint32_t num_slots = receive_assignments(args, scratch, plan);
+    ring_row_senders(args);
+    write_finish_share(args, scratch);
     write_metadata(args, scratch, plan, num_slots);
     write_status(args, scratch, status);
     line.close();

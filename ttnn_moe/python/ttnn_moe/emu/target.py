@@ -55,6 +55,9 @@ class EmulatorTarget:
     def max_packet_payload(self, mesh: Any) -> int:
         return int(emu_fabric.fabric_max_payload_size)
 
+    def fabric_num_links(self, mesh: Any) -> int:
+        return int(self._fabric_mesh(mesh).fabric_num_links)
+
     def fabric_node_ids(self, mesh: Any) -> list[tuple[int, int]]:
         rows, cols = self.mesh_shape(mesh)
         fabric = self._fabric_mesh(mesh)

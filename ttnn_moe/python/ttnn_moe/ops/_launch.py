@@ -41,6 +41,8 @@ class Target(Protocol):
 
     def max_packet_payload(self, mesh: Any) -> int: ...
 
+    def fabric_num_links(self, mesh: Any) -> int: ...  # links per direction between line neighbours
+
     def fabric_node_ids(self, mesh: Any) -> list[tuple[int, int]]: ...
 
     def setup_fabric_connection(

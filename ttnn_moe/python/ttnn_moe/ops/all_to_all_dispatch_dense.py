@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from ttnn_moe import _C
 from ttnn_moe.ops._arguments import require_bool, require_int
-from ttnn_moe.ops._launch import launch
+from ttnn_moe.ops._launch import common_target_and_mesh, launch
 from ttnn_moe.ops._readback import read_device_words
 
 _OP = "all_to_all_dispatch_dense"
@@ -61,7 +61,7 @@ def all_to_all_dispatch_dense(
     *,
     cluster_axis: int,
     capacity: int | None = None,
-    num_links: int = 1,
+    num_links: int | None = None,
     topology: Any = None,
     memory_config: Any = None,
     output_tensors: Any = None,
@@ -79,7 +79,9 @@ def all_to_all_dispatch_dense(
 
     capacity: rows per device (multiple of 32); None = the worst case for distinct experts.
     topology: ttnn.Topology (Linear, Ring, Mesh) or None for the mesh fabric's own.
-    num_links: fabric links per direction (1..4); token t's rows travel on link t % num_links.
+    num_links: fabric links per direction (1..4), each driven by its own worker core sending one
+    share of the tokens; None = every link the mesh's fabric has (the emulator's; one on hardware,
+    where it is not read from the device), at most one per core of the worker grid's first row.
     output_tensors: preallocated outputs in the order tokens, num_routed_tokens, expert_offsets,
     token_idx_map, routed_token_weights, slot_source, num_slots, dispatch_status (entries may be None).
     strict: after the op, read every device's dispatch_status (a validation sync, outside
@@ -87,10 +89,14 @@ def all_to_all_dispatch_dense(
     With strict=False overflowing rows are dropped and counted in dispatch_status.
     """
     require_int(_OP, "cluster_axis", cluster_axis, minimum=0, maximum=1)
-    require_int(_OP, "num_links", num_links, minimum=1)
     if capacity is not None:
         require_int(_OP, "capacity", capacity, minimum=1)
     require_bool(_OP, "strict", strict)
+    if num_links is None:
+        target, mesh = common_target_and_mesh(_OP, {"x": x})
+        # One row-sending core per link, from the first row of the worker grid.
+        num_links = min(target.fabric_num_links(mesh), int(target.device_limits(mesh).grid.x))
+    require_int(_OP, "num_links", num_links, minimum=1)
     outputs = launch(
         _OP,
         {"x": x, "topk_indices": topk_indices, "topk_weights": topk_weights, "expert_mapping": expert_mapping},

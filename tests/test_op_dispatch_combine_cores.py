@@ -1,0 +1,109 @@
+"""Dense dispatch and combine spread over one worker core per fabric link: results against the torch
+goldens, which core drives which link, and the status records merged over the cores."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from test_op_dispatch_combine import (
+    HIDDEN,
+    TOPOLOGY,
+    check_dispatch,
+    fabric_bytes_by_type,
+    make_inputs,
+    to_mesh,
+    unique_remote_pairs,
+)
+from ttnn_moe.emu.tensor import device_shards, from_shards
+
+import ttnn_moe
+from ttnn_moe import emu, golden
+
+
+def open_mesh(shape, grid_columns):
+    mesh = emu.open_mesh_device(emu.MeshShape(*shape), grid=(grid_columns, 1))
+    mesh._mesh.fabric_topology = TOPOLOGY["Linear"]
+    return mesh
+
+
+def payload_links_by_core(counters):
+    """{worker core: links it sent token payload (plain writes) over}."""
+    links = {}
+    for flow in counters["fabric"]["flows"]:
+        if flow["type"] == "write":
+            links.setdefault(tuple(flow["core"]), set()).add(flow["link"])
+    return links
+
+
+@pytest.mark.parametrize(
+    "grid_columns, num_links, cores",
+    [
+        (4, 4, {(0, 0): {0}, (1, 0): {1}, (2, 0): {2}, (3, 0): {3}}),
+        (2, 3, {(0, 0): {0, 1}, (1, 0): {2}}),  # fewer cores than links: the first takes two
+    ],
+)
+def test_each_core_drives_its_own_links_and_the_results_match_the_golden(grid_columns, num_links, cores):
+    shape, axis, batch, seq = (4, 2), 0, 1, 21  # 21 tokens: shares of 6, 6, 6, 3 (or 11, 10)
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=21)
+    mesh = open_mesh(shape, grid_columns)
+    out = ttnn_moe.all_to_all_dispatch_dense(
+        *to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis, num_links=num_links
+    )
+    counters = emu.last_run_counters()
+    capacity = out.tokens.shape[0]
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=capacity)
+    check_dispatch(out, expected)
+    assert payload_links_by_core(counters) == cores
+    assert fabric_bytes_by_type(counters)["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
+
+    g = torch.Generator().manual_seed(5)
+    reduced = [torch.randn(capacity, HIDDEN, generator=g).to(torch.bfloat16) for _ in xs]
+    want = golden.all_to_all_combine_dense(
+        reduced, [e.slot_source for e in expected], [e.num_slots for e in expected], shape, axis, batch, seq
+    )
+    reduced_mesh = from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    combined = ttnn_moe.all_to_all_combine_dense(reduced_mesh, out.handle, output_dtype="float32")
+    assert payload_links_by_core(emu.last_run_counters()) == cores
+    for d, got in enumerate(device_shards(combined.output)):
+        assert torch.equal(got, want[d]), f"device {d}"
+
+
+def test_dispatch_defaults_to_every_fabric_link_the_grid_has_a_core_for():
+    shape, axis = (4, 2), 0
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", 1, 8, seed=22)
+    mesh = open_mesh(shape, 8)
+    mesh._mesh.set_fabric_num_links(3)
+    out = ttnn_moe.all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+    assert out.handle.num_links == 3
+    assert set(payload_links_by_core(emu.last_run_counters())) <= {(0, 0), (1, 0), (2, 0)}
+    narrow = open_mesh(shape, 2)  # the grid's first row has two cores
+    out = ttnn_moe.all_to_all_dispatch_dense(*to_mesh(narrow, xs, ids, ws, mapping), cluster_axis=axis)
+    assert out.handle.num_links == 2
+
+
+def test_combine_merges_every_cores_status_record():
+    # Bad slots in the shares of cores 1 and 3 (slots 3 and 9 of 12: shares of 3): the record counts
+    # both and names the first.
+    shape, axis = (4, 2), 0
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", 1, 6, seed=23)
+    mesh = open_mesh(shape, 4)
+    out = ttnn_moe.all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis, num_links=4)
+    capacity = out.tokens.shape[0]
+    reduced = from_shards(
+        [torch.zeros(capacity, HIDDEN, dtype=torch.bfloat16)] * 8, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh
+    )
+    sources = [torch.zeros(capacity, 2, dtype=torch.int32) for _ in range(8)]
+    sources[5][3] = torch.tensor([0, 6])  # token 6 of 6 is outside the tokens
+    sources[5][9] = torch.tensor([7, 0])  # position 7 is outside the line of 4
+    handle = dataclasses.replace(
+        out.handle,
+        slot_source=from_shards(sources, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
+        num_slots=from_shards([torch.tensor([12], dtype=torch.int32)] * 8, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
+    )
+    result = ttnn_moe.all_to_all_combine_dense(reduced, handle, strict=False)
+    records = [[int(v) & 0xFFFFFFFF for v in s.reshape(-1)] for s in device_shards(result.combine_status)]
+    none = 0xFFFFFFFF
+    assert records[5] == [2, 3, 0, 0, 0, 0, 0, 0]
+    assert all(r == [0, none, 0, 0, 0, 0, 0, 0] for d, r in enumerate(records) if d != 5)

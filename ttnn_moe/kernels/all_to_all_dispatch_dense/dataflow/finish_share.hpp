@@ -1,0 +1,96 @@
+// The last writes of all_to_all_dispatch_dense, shared by the row senders (core c of C does share c):
+// the slot_source pages (one NOC write each, so `capacity` writes in all) and the fan-out copies of
+// remote token rows from their first row on this device to their other rows. The main kernel
+// (dispatch_dense.cpp) walks the line's assignments, leaves the slot_source entries of the used
+// slots (packed (position, token) pairs) and the fan-out copies ((from row, to row) pairs) in its
+// L1, publishes where in the finish header (cb_finish, FinishWord) and rings sem_go a second time.
+#pragma once
+
+#include <cstdint>
+
+#include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
+#include "../../common/l1_scratch.hpp"
+#include "api/dataflow/dataflow_api.h"
+
+namespace finish_share {
+
+using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
+
+// Reads entries [first, first + n) of the main core's packed pairs at `image` into `packed`; returns
+// the L1 address of entry `first` there (the read starts at an even entry: both sides of a NOC
+// read agree modulo 16 bytes).
+inline uint32_t read_pairs(uint32_t main_x, uint32_t main_y, uint32_t image, uint32_t first, uint32_t n,
+                           uint32_t packed) {
+    const uint32_t even = first & ~1u;
+    noc_async_read(get_noc_addr(main_x, main_y, image + even * 8), packed, (first + n - even) * 8);
+    noc_async_read_barrier();
+    return packed + (first - even) * 8;
+}
+
+inline uint32_t share_start(uint32_t c, uint32_t n, uint32_t cores) {
+    const uint32_t start = c * ((n + cores - 1) / cores);
+    return start < n ? start : n;
+}
+
+struct Where {
+    uint32_t core, num_cores, capacity, row_bytes;
+    uint32_t main_x, main_y;
+    uint32_t finish;      // cb_finish on this core (the header at the same address on the main core)
+    uint32_t page_stage;  // kFinishChunk DRAM-aligned slots for single slot_source pages
+    uint32_t rows;        // two token rows
+    uint32_t row_stride;
+};
+
+// Share `core` of the slot_source pages (the used slots' entries, zeros past num_slots) and of the
+// fan-out copies. The main core's finish block must hold the header.
+template <typename SlotSource, typename Tokens>
+void write_share(const Where& w, const SlotSource& slot_source, const Tokens& tokens) {
+    volatile uint32_t* local = moe_kernel::words(w.finish);
+    noc_async_read(get_noc_addr(w.main_x, w.main_y, w.finish), w.finish, kFinishWords * 4);
+    noc_async_read_barrier();
+    const uint32_t num_slots = local[kFinishNumSlots];
+    const uint32_t num_fanout = local[kFinishNumFanout];
+    const uint32_t slot_image = local[kFinishSlotImage];
+    const uint32_t fanout = local[kFinishFanout];
+    const uint32_t packed = w.finish + kFinishWords * 4;  // kFinishChunk + 1 packed pairs
+
+    const uint32_t first_page = share_start(w.core, w.capacity, w.num_cores);
+    const uint32_t end_page = share_start(w.core + 1, w.capacity, w.num_cores);
+    for (uint32_t page = first_page; page < end_page; page += kFinishChunk) {
+        const uint32_t n = end_page - page < kFinishChunk ? end_page - page : kFinishChunk;
+        const uint32_t used_end = num_slots < page + n ? num_slots : page + n;
+        const uint32_t pairs =
+            used_end > page ? read_pairs(w.main_x, w.main_y, slot_image, page, used_end - page, packed) : packed;
+        for (uint32_t i = 0; i < n; ++i) {
+            volatile uint32_t* entry = moe_kernel::words(w.page_stage + i * moe_kernel::kDramAlign);
+            const bool used = page + i < num_slots;
+            entry[0] = used ? moe_kernel::words(pairs)[2 * i] : 0;
+            entry[1] = used ? moe_kernel::words(pairs)[2 * i + 1] : 0;
+            noc_async_write(w.page_stage + i * moe_kernel::kDramAlign, slot_source.get_noc_addr(page + i), 8);
+        }
+        noc_async_write_barrier();
+    }
+
+    const uint32_t first_copy = share_start(w.core, num_fanout, w.num_cores);
+    const uint32_t end_copy = share_start(w.core + 1, num_fanout, w.num_cores);
+    for (uint32_t copy = first_copy; copy < end_copy; copy += kFinishChunk) {
+        const uint32_t n = end_copy - copy < kFinishChunk ? end_copy - copy : kFinishChunk;
+        const uint32_t pairs = read_pairs(w.main_x, w.main_y, fanout, copy, n, packed);
+        // Copy i's row is read into buffer i % 2 while copy i - 1's is written from the other.
+        for (uint32_t i = 0; i <= n; ++i) {
+            if (i < n) {
+                const uint32_t from = moe_kernel::words(pairs)[2 * i];
+                noc_async_read(tokens.get_noc_addr(from), w.rows + (i % 2) * w.row_stride, w.row_bytes);
+            }
+            if (i > 0) {
+                const uint32_t to = moe_kernel::words(pairs)[2 * (i - 1) + 1];
+                noc_async_write(w.rows + ((i - 1) % 2) * w.row_stride, tokens.get_noc_addr(to), w.row_bytes);
+            }
+            noc_async_read_barrier();
+            noc_async_writes_flushed();
+        }
+    }
+    noc_async_write_barrier();
+}
+
+}  // namespace finish_share
