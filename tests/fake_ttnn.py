@@ -63,6 +63,11 @@ class FakeMeshDevice:
     def arch(self):
         return self._arch
 
+    def worker_core_from_logical_core(self, core):
+        """Wormhole's NOC 0 layout: worker columns skip x = 0 and 5, rows skip y = 0 and 6."""
+        x, y = core.args
+        return FakeGrid(x + 1 + (x >= 4), y + 1 + (y >= 5))
+
 
 class FakeTensor:
     """What the hardware backend reads of a ttnn.Tensor."""

@@ -243,6 +243,9 @@ def test_device_limits_come_from_the_device():
     wormhole = backend.device_limits(FakeMeshDevice(grid=(8, 8)))
     assert (wormhole.grid.x, wormhole.grid.y, wormhole.l1_bytes_per_core) == (8, 8, 1463968)
     assert (wormhole.max_cbs_per_core, wormhole.max_semaphores_per_core) == (32, 16)
+    # the device's worker_core_from_logical_core, one coordinate per grid column and row
+    assert list(wormhole.worker_noc_x) == [1, 2, 3, 4, 6, 7, 8, 9]
+    assert list(wormhole.worker_noc_y) == [1, 2, 3, 4, 5, 7, 8, 9]
     blackhole = backend.device_limits(FakeMeshDevice(grid=(13, 10), arch="Arch.BLACKHOLE"))
     assert (blackhole.grid.x, blackhole.grid.y, blackhole.max_cbs_per_core) == (13, 10, 64)
     with pytest.raises(ValueError, match="got QUASAR"):

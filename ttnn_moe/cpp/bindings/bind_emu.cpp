@@ -219,11 +219,18 @@ void bind_emu(py::module_& parent) {
         .def_property_readonly(
             "limits",
             [](const Device& d) {
-                return program::DeviceLimits{{d.grid_x(), d.grid_y()},
+                program::DeviceLimits limits{{d.grid_x(), d.grid_y()},
                                              params::L1_SIZE - params::L1_CB_BASE,
                                              params::MAX_CIRCULAR_BUFFERS,
                                              params::L1_NUM_SEMAPHORES,
                                              params::DRAM_ALIGNMENT};
+                for (uint32_t x = 0; x < d.grid_x(); ++x) {
+                    limits.worker_noc_x.push_back(d.worker_core_from_logical_core(x, 0).x);
+                }
+                for (uint32_t y = 0; y < d.grid_y(); ++y) {
+                    limits.worker_noc_y.push_back(d.worker_core_from_logical_core(0, y).y);
+                }
+                return limits;
             },
             "What a program may use of this device (checked before every launch).")
         .def(

@@ -43,24 +43,38 @@ void bind_ops(py::module_& parent) {
     using program::DeviceLimits;
     py::class_<DeviceLimits>(pm, "DeviceLimits", R"doc(What one device holds, as its target reads it from the device:
 the logical worker grid, the L1 bytes free for circular buffers on each worker core, the
-circular buffers and semaphores a core has, and the DRAM alignment the ops stride their L1 scratch
-by. Every program is checked against it before launch.)doc")
+circular buffers and semaphores a core has, the DRAM alignment the ops stride their L1 scratch
+by, and the NOC coordinates of the grid's columns and rows (worker_core_from_logical_core), which
+multicasting kernels address other cores by (empty when not given). Every program is checked
+against it before launch.)doc")
         .def(py::init([](program::CoreCoord grid, uint32_t l1_bytes_per_core, uint32_t max_cbs_per_core,
-                         uint32_t max_semaphores_per_core, uint32_t dram_alignment) {
+                         uint32_t max_semaphores_per_core, uint32_t dram_alignment, std::vector<uint32_t> worker_noc_x,
+                         std::vector<uint32_t> worker_noc_y) {
                  if (dram_alignment == 0 || (dram_alignment & (dram_alignment - 1)) != 0) {
                      throw std::invalid_argument("DeviceLimits.dram_alignment must be a power of two, got " +
                                                  std::to_string(dram_alignment));
                  }
-                 return DeviceLimits{grid, l1_bytes_per_core, max_cbs_per_core, max_semaphores_per_core,
-                                     dram_alignment};
+                 const bool given = !worker_noc_x.empty() || !worker_noc_y.empty();
+                 if (given && (worker_noc_x.size() != grid.x || worker_noc_y.size() != grid.y)) {
+                     throw std::invalid_argument(
+                         "DeviceLimits.worker_noc_x and worker_noc_y must hold one coordinate per grid column (" +
+                         std::to_string(grid.x) + ") and row (" + std::to_string(grid.y) + "), got " +
+                         std::to_string(worker_noc_x.size()) + " and " + std::to_string(worker_noc_y.size()));
+                 }
+                 return DeviceLimits{
+                     grid,           l1_bytes_per_core,       max_cbs_per_core,       max_semaphores_per_core,
+                     dram_alignment, std::move(worker_noc_x), std::move(worker_noc_y)};
              }),
              py::kw_only(), py::arg("grid"), py::arg("l1_bytes_per_core"), py::arg("max_cbs_per_core"),
-             py::arg("max_semaphores_per_core"), py::arg("dram_alignment"))
+             py::arg("max_semaphores_per_core"), py::arg("dram_alignment"),
+             py::arg("worker_noc_x") = std::vector<uint32_t>{}, py::arg("worker_noc_y") = std::vector<uint32_t>{})
         .def_readonly("grid", &DeviceLimits::grid)
         .def_readonly("l1_bytes_per_core", &DeviceLimits::l1_bytes_per_core)
         .def_readonly("max_cbs_per_core", &DeviceLimits::max_cbs_per_core)
         .def_readonly("max_semaphores_per_core", &DeviceLimits::max_semaphores_per_core)
-        .def_readonly("dram_alignment", &DeviceLimits::dram_alignment);
+        .def_readonly("dram_alignment", &DeviceLimits::dram_alignment)
+        .def_readonly("worker_noc_x", &DeviceLimits::worker_noc_x)
+        .def_readonly("worker_noc_y", &DeviceLimits::worker_noc_y);
     pm.def(
         "tensor_accessor_args",
         [](const TensorArg& tensor) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "program/program_descriptor.hpp"
 
@@ -19,6 +20,11 @@ struct DeviceLimits {
     // DRAM page and NOC DRAM-read alignment (Wormhole 32 B, Blackhole 64 B): L1 scratch slots that
     // receive DRAM pages are strided by it, as the kernels' NOC_DRAM_READ_ALIGNMENT_BYTES is.
     uint32_t dram_alignment = 0;
+    // NOC coordinates kernels address a worker core by (tt-metal's worker_core_from_logical_core):
+    // x of each logical grid column, y of each logical grid row (the mapping is per column and per
+    // row on every chip). Empty when the target does not give them; ops that multicast need them.
+    std::vector<uint32_t> worker_noc_x;
+    std::vector<uint32_t> worker_noc_y;
 };
 
 // Throws std::invalid_argument, naming `op`, the kernel / circular buffer / semaphore, the

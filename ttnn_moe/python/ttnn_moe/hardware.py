@@ -202,12 +202,16 @@ class HardwareTarget:
         arch = str(mesh.arch()).split(".")[-1]
         if arch not in _MAX_CBS_OF_ARCH:
             raise ValueError(f"ttnn_moe ops support {sorted(_MAX_CBS_OF_ARCH)} devices, got {arch}")
+        # The NOC coordinates kernels address the worker cores by: one per grid column and row.
+        noc = lambda x, y: mesh.worker_core_from_logical_core(self.ttnn.CoreCoord(x, y))  # noqa: E731
         return pd.DeviceLimits(
             grid=pd.CoreCoord(int(grid.x), int(grid.y)),
             l1_bytes_per_core=int(self.ttnn.get_max_worker_l1_unreserved_size()),
             max_cbs_per_core=_MAX_CBS_OF_ARCH[arch],
             max_semaphores_per_core=_SEMAPHORES_PER_CORE,
             dram_alignment=int(self.ttnn.get_dram_alignment()),
+            worker_noc_x=[int(noc(x, 0).x) for x in range(int(grid.x))],
+            worker_noc_y=[int(noc(0, y).y) for y in range(int(grid.y))],
         )
 
     def fabric_topology(self, mesh: Any) -> None:

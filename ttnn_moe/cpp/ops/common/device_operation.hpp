@@ -59,8 +59,8 @@ struct MeshContext {
 
     auto fields() const {
         return std::tie(kernels_root, device.grid.x, device.grid.y, device.l1_bytes_per_core, device.max_cbs_per_core,
-                        device.max_semaphores_per_core, device.dram_alignment, rows, cols, topology, max_packet_payload,
-                        fabric_node_ids);
+                        device.max_semaphores_per_core, device.dram_alignment, device.worker_noc_x, device.worker_noc_y,
+                        rows, cols, topology, max_packet_payload, fabric_node_ids);
     }
 };
 
@@ -145,6 +145,10 @@ inline void add_field(ProgramKey& key, const std::string& value) {
 }
 inline void add_field(ProgramKey& key, const program::TensorArg& value) {
     key.add(value);
+}
+inline void add_field(ProgramKey& key, const std::vector<uint32_t>& values) {
+    key.add(values.size());
+    for (const uint32_t v : values) key.add(v);
 }
 inline void add_field(ProgramKey& key, const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
     key.add(pairs.size());
