@@ -60,13 +60,13 @@ class FakeMeshDevice:
     def compute_with_storage_grid_size(self):
         return self._grid
 
-    def worker_core_from_logical_core(self, core):
-        # Wormhole's translated coordinates: the worker cores start at (18, 18).
-        x, y = core.args
-        return FakeGrid(18 + x, 18 + y)
-
     def arch(self):
         return self._arch
+
+    def worker_core_from_logical_core(self, core):
+        """Wormhole's NOC 0 layout: worker columns skip x = 0 and 5, rows skip y = 0 and 6."""
+        x, y = core.args
+        return FakeGrid(x + 1 + (x >= 4), y + 1 + (y >= 5))
 
 
 class FakeTensor:

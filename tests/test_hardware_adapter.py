@@ -243,6 +243,9 @@ def test_device_limits_come_from_the_device():
     wormhole = backend.device_limits(FakeMeshDevice(grid=(8, 8)))
     assert (wormhole.grid.x, wormhole.grid.y, wormhole.l1_bytes_per_core) == (8, 8, 1463968)
     assert (wormhole.max_cbs_per_core, wormhole.max_semaphores_per_core) == (32, 16)
+    # the device's worker_core_from_logical_core for every core, row-major
+    noc_cores = [(c.x, c.y) for c in wormhole.worker_noc_cores]
+    assert noc_cores == [(x, y) for y in [1, 2, 3, 4, 5, 7, 8, 9] for x in [1, 2, 3, 4, 6, 7, 8, 9]]
     blackhole = backend.device_limits(FakeMeshDevice(grid=(13, 10), arch="Arch.BLACKHOLE"))
     assert (blackhole.grid.x, blackhole.grid.y, blackhole.max_cbs_per_core) == (13, 10, 64)
     with pytest.raises(ValueError, match="got QUASAR"):

@@ -199,16 +199,36 @@ def check_grouped(out, x, w, counts, offsets, pcc):
         assert_pcc(expected[rows], got[rows], pcc, name="moe_bmm grouped")
 
 
+def x_reads(segments: list[list[tuple]]) -> tuple[list[int], dict[tuple, int]]:
+    """How x leaves DRAM, as the op documents its sharing: the cores whose segments all lie in one
+    row block share round j of it (their j-th segments): one read per round, multicast to the round's
+    other cores; a core with segments of two row blocks reads x for each of its segments itself.
+    Returns the rows of each such solo read and the number of cores of each shared round
+    (expert, first row, rows, j)."""
+    solo, rounds = [], {}
+    for core in segments:
+        if len({(l, r0) for l, r0, *_ in core}) > 1:
+            solo += [rows for _, _, rows, *_ in core]
+            continue
+        for j, (l, r0, rows, *_) in enumerate(core):
+            rounds[(l, r0, rows, j)] = rounds.get((l, r0, rows, j), 0) + 1
+    return solo, rounds
+
+
 def check_x_reads(x_device, counts, kd, n, grid):
-    """Each segment reads its rows' x tiles once for all its columns; here every core's columns of
-    an expert fit one segment, so each core reads each expert's active x rows it touches once."""
+    """x leaves DRAM once per round of a row block (the round's first core reads it and multicasts
+    it into the other cores' cb_x), and once per segment of a core straddling two row blocks. The
+    multicasts write each x block, and a 4-byte flag per k block, into every other core of a round."""
     kt = kd // 32
-    traffic = ttnn.last_run_counters()["dram_buffers"][x_device.to_arg().address]
+    inner_block = max(d for d in range(1, 17) if kt % d == 0)
+    counters = ttnn.last_run_counters()
+    traffic = counters["dram_buffers"][x_device.to_arg().address]
     segments = segments_per_core(counts, n // 32, grid[0] * grid[1], row_tiles(x_device.to_arg().shape[-2]))
-    touched = [sorted({(l, r0, rows) for l, r0, rows, *_ in core}) for core in segments]
-    assert all(len(core) == len(touched_core) for core, touched_core in zip(segments, touched))
-    assert traffic["bytes_read"] == sum(rows * kt * 2048 for core in touched for _, _, rows in core)
+    solo, rounds = x_reads(segments)
+    assert traffic["bytes_read"] == (sum(solo) + sum(rows for _, _, rows, _ in rounds)) * kt * 2048
     assert traffic["unique_pages_read"] == sum(row_tiles(c) for c in counts) * kt
+    block_bytes = {key: key[2] * kt * 2048 + 4 * (kt // inner_block) for key in rounds}
+    assert counters["noc_bytes_written_l1"] == sum((cores - 1) * block_bytes[key] for key, cores in rounds.items())
 
 
 # ---- padded mode ----------------------------------------------------------------------------
@@ -244,9 +264,10 @@ def test_padded_routings_on_grids(devices, routing, grid):
 
 @pytest.mark.parametrize("layout", ["padded", "grouped"])
 @pytest.mark.parametrize("counts", [[20, 32, 0, 5], [70, 3, 96, 0]], ids=["decode", "prefill"])
-def test_expert_x_rows_are_read_once_per_core(devices, layout, counts):
+def test_expert_x_rows_are_shared_by_multicast(devices, layout, counts):
     """Decode-like (one row tile per expert) and prefill-like (up to three) routing over many
-    columns: x is read once per core and expert (one segment), not once per output column."""
+    columns on 6 cores: the cores of one row block get its x rows by one DRAM read and a multicast;
+    only a core straddling two row blocks reads its rows itself; never once per output column."""
     kd, n, grid = 256, 1024, "2x3"
     if layout == "padded":
         x, w, (x_d, w_d, counts_d, _) = make_padded(4, 96, kd, n, counts, seed=2, device=devices[grid])
@@ -258,6 +279,80 @@ def test_expert_x_rows_are_read_once_per_core(devices, layout, counts):
         check_grouped(out, x, w, counts, offsets, PCC_BF16)
     check_work_counters(w_d, counts, kd, n, GRIDS[grid], x_d)
     check_x_reads(x_d, counts, kd, n, GRIDS[grid])
+
+
+def test_row_block_wider_than_a_segment_shares_x_per_round(devices):
+    """8 row tiles x 160 columns on 6 cores: each core's ~26 columns of the row block take two
+    segments (16 columns of partial sums at most), so the block's x is multicast in two rounds,
+    each read from DRAM once."""
+    counts, kd, n, grid = [256], 64, 5120, "2x3"
+    x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(kd, n, counts, seed=14, device=devices[grid])
+    check_grouped(ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d), x, w, counts, offsets, PCC_BF16)
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid], x_d)
+    segments = segments_per_core(counts, n // 32, 6, row_tiles(x_d.to_arg().shape[-2]))
+    assert max(x_reads(segments)[1][(0, 0, 8, j)] for j in (0, 1)) == 6  # two rounds of all 6 cores
+    check_x_reads(x_d, counts, kd, n, GRIDS[grid])
+
+
+def test_x_shared_by_cores_that_are_not_consecutive(devices):
+    """3 row tiles x 32 columns on 64 cores: 1.5 output tiles per core, so only every other core
+    starts a unit; the sender multicasts to runs of receivers spread over the grid's rows."""
+    counts, kd, n, grid = [70], 128, 1024, "8x8"
+    x, w, (x_d, w_d, counts_d, _) = make_padded(1, 96, kd, n, counts, seed=15, device=devices[grid])
+    check_padded(ttnn_moe.moe_bmm(x_d, w_d, counts_d), x, w, counts, PCC_BF16)
+    check_work_counters(w_d, counts, kd, n, GRIDS[grid], x_d)
+    segments = segments_per_core(counts, n // 32, 64, row_tiles(96))
+    idle = [core for core, segs in enumerate(segments) if not segs]
+    assert idle and idle[0] < 63 and any(segments[c] for c in range(idle[0] + 1, 64))  # gaps inside the round
+    check_x_reads(x_d, counts, kd, n, GRIDS[grid])
+
+
+@pytest.mark.parametrize("kd", [96, 544, 1024], ids=["one-k-block", "17-k-blocks", "2-k-blocks"])
+def test_sharing_x_changes_no_bit(devices, kd):
+    """One core computing everything (no x shared) and 6 or 64 cores (x multicast between them, an
+    odd or even number of k blocks per segment) give bitwise the same output."""
+    counts = routed_counts("skewed", 4, 200, seed=16)
+    outputs = []
+    for grid in GRIDS:
+        x, w, offsets, (x_d, w_d, counts_d, offsets_d) = make_grouped(kd, 256, counts, seed=17, device=devices[grid])
+        out = ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d)
+        check_x_reads(x_d, counts, kd, 256, GRIDS[grid])
+        check_grouped(out, x, w, counts, offsets, PCC_BF16)
+        outputs.append(ttnn.to_torch(out))
+    for other in outputs[1:]:
+        assert torch.equal(outputs[0].view(torch.int16), other.view(torch.int16))
+
+
+def test_a_device_without_noc_coordinates_is_refused(devices):
+    """The x multicast addresses cores by the device's NOC coordinates: a target that gives none
+    gets a ValueError naming them, before anything runs."""
+    limits = devices["2x3"].device_limits()
+    bare = _C.program.DeviceLimits(
+        grid=limits.grid,
+        l1_bytes_per_core=limits.l1_bytes_per_core,
+        max_cbs_per_core=limits.max_cbs_per_core,
+        max_semaphores_per_core=limits.max_semaphores_per_core,
+        dram_alignment=limits.dram_alignment,
+    )
+    context = _C.ops.MeshContext(kernels_root=str(ttnn_moe.paths.kernels_dir()), device=bare)
+    _, _, (x_d, w_d, counts_d, _) = make_padded(2, 32, 64, 64, [3, 0], seed=18, device=devices["2x3"])
+    inputs = [x_d.to_arg(), w_d.to_arg(), counts_d.to_arg()]
+    op = _C.ops.moe_bmm
+    attributes = op.Attributes()
+    outputs = op.output_specs(attributes, inputs, context)
+    with pytest.raises(
+        ValueError, match=r"moe_bmm: the target gave no NOC coordinates of the worker cores \(0 for a 2x3 grid\)"
+    ):
+        op.program(attributes, inputs + list(outputs), context)
+    with pytest.raises(ValueError, match=r"worker_noc_cores must list the 6 cores of the grid, got 2"):
+        _C.program.DeviceLimits(
+            grid=limits.grid,
+            l1_bytes_per_core=limits.l1_bytes_per_core,
+            max_cbs_per_core=limits.max_cbs_per_core,
+            max_semaphores_per_core=limits.max_semaphores_per_core,
+            dram_alignment=limits.dram_alignment,
+            worker_noc_cores=[_C.program.CoreCoord(1, 1), _C.program.CoreCoord(2, 1)],
+        )
 
 
 @pytest.mark.parametrize("layout", ["padded", "grouped"])

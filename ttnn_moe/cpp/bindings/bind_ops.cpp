@@ -43,8 +43,10 @@ void bind_ops(py::module_& parent) {
     using program::DeviceLimits;
     py::class_<DeviceLimits>(pm, "DeviceLimits", R"doc(What one device holds, as its target reads it from the device:
 the logical worker grid, the L1 bytes free for circular buffers on each worker core, the
-circular buffers and semaphores a core has, and the DRAM alignment the ops stride their L1 scratch
-by. Every program is checked against it before launch.)doc")
+circular buffers and semaphores a core has, the DRAM alignment the ops stride their L1 scratch
+by, and the NOC coordinates of the grid's columns and rows (worker_core_from_logical_core), which
+multicasting kernels address other cores by (empty when not given). Every program is checked
+against it before launch.)doc")
         .def(py::init([](program::CoreCoord grid, uint32_t l1_bytes_per_core, uint32_t max_cbs_per_core,
                          uint32_t max_semaphores_per_core, uint32_t dram_alignment,
                          std::vector<program::CoreCoord> worker_noc_cores) {

@@ -461,6 +461,7 @@ void svc_noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t size, 
     services::count_call();
     CoreState& self = *t_inst->core;
     const uint32_t src_off = l1_offset(src_local, size, "noc multicast source");
+    services::check_no_pending_read(src_off, size, "noc multicast from L1 " + hex(src_local));
     if (((mcast & params::NOC_ADDR_LOCAL_MASK) & (params::NOC_L1_ALIGNMENT - 1)) !=
         (src_local & (params::NOC_L1_ALIGNMENT - 1))) {
         fail("noc multicast: misaligned NOC transfer between " + hex(src_local) + " and " +
@@ -474,6 +475,8 @@ void svc_noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t size, 
     timing::TimeModel& time = services::run().time();
     // Snapshot first: the source may be one of the destinations (loopback).
     const std::vector<uint8_t> data(self.l1 + src_off, self.l1 + src_off + size);
+    // The source stays in flight, as a unicast write's does, until the writes are flushed.
+    t_inst->unflushed_writes.emplace_back(src_off, size);
     for (const auto& [core, off] : targets) cores.push_back(core);
     time.noc_multicast(*t_inst, cores, size);
     for (const auto& [core, off] : targets) {

@@ -149,6 +149,10 @@ inline void add_field(ProgramKey& key, const std::string& value) {
 inline void add_field(ProgramKey& key, const program::TensorArg& value) {
     key.add(value);
 }
+inline void add_field(ProgramKey& key, const std::vector<uint32_t>& values) {
+    key.add(values.size());
+    for (const uint32_t v : values) key.add(v);
+}
 inline void add_field(ProgramKey& key, const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
     key.add(pairs.size());
     for (const auto& [a, b] : pairs) key.add(a).add(b);

@@ -221,10 +221,10 @@ std::vector<TensorArg> Operation::output_specs(const Attributes& attributes, con
 }
 
 CachedProgram Operation::create_program(const Attributes& attributes, const std::vector<TensorArg>& io,
-                                        const MeshContext&, program::MeshCoordinate) {
+                                        const MeshContext& context, program::MeshCoordinate) {
     if (io.size() < 5) fail("io tensors are the inputs then the 2 outputs, got " + std::to_string(io.size()));
-    return moe_bmm::create_program(attributes, inputs_from(attributes, io, io.size() - 2), io[io.size() - 2],
-                                   io.back());
+    return moe_bmm::create_program(attributes, inputs_from(attributes, io, io.size() - 2), io[io.size() - 2], io.back(),
+                                   context.device);
 }
 
 }  // namespace ttnn_moe::ops::moe_bmm

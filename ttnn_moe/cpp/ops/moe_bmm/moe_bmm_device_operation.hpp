@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ops/common/device_operation.hpp"
+#include "program/device_limits.hpp"
 #include "program/program_descriptor.hpp"
 #include "program/tensor_arg.hpp"
 
@@ -93,9 +94,10 @@ uint32_t l1_bytes_per_core(const Dims& dims, program::DataFormat weight_format);
 
 // The program for `output` (allocated from output_spec) and the (1, kStatusWords) bmm_status
 // record, built on a miss of the op's program cache; io tensor order: x, w, num_routed_tokens,
-// [expert_offsets,] [addend,] output, bmm_status.
+// [expert_offsets,] [addend,] output, bmm_status. The reader multicasts x blocks to the cores
+// sharing them, addressed by the NOC coordinates of `device`'s worker grid.
 CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const program::TensorArg& output,
-                             const program::TensorArg& status);
+                             const program::TensorArg& status, const program::DeviceLimits& device);
 
 // The device operation (device_operation.hpp): one program everywhere; inputs are
 // [x, w, num_routed_tokens] (padded) or [x, w, num_routed_tokens, expert_offsets] (grouped), then the

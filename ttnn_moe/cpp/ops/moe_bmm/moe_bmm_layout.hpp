@@ -22,6 +22,10 @@ constexpr uint8_t kCbStatus = 7;         // writer's status record (core 0)
 constexpr uint8_t kCbOut = 16;           // output tiles, bf16
 constexpr uint8_t kCbPartial = 24;       // partial sums between k blocks, bf16 (fp32 with fp32_dest_acc_en)
 
+// Semaphore ids of the x multicast handshake (moe_bmm_x_sharing.hpp), on every core.
+constexpr uint32_t kSemXReady = 0;  // x sender: receivers ready for the next x block
+constexpr uint32_t kSemXValid = 1;  // x receiver: the block has landed
+
 // CB ids a core has (tt-metal's NUM_CIRCULAR_BUFFERS): the length of unpack_to_dest_mode.
 constexpr uint32_t kNumCircularBuffers = 32;
 

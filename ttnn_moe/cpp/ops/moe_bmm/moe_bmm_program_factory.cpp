@@ -56,6 +56,19 @@ std::vector<std::pair<program::CoreCoord, std::vector<uint32_t>>> core_index_arg
     return args;
 }
 
+// The reader's common args: the shape, its address slots, the grid's size and the NOC coordinates
+// of its columns and rows (reader_common_arg).
+std::vector<uint32_t> reader_common_args(const Dims& dims, const program::CoreCoord& grid,
+                                         const program::DeviceLimits& device) {
+    std::vector<uint32_t> args = common_args(dims, reader_common_arg::kCount);
+    args[reader_common_arg::kGridCols] = grid.x;
+    args[reader_common_arg::kGridRows] = grid.y;
+    // The NOC x of a column and y of a row are the same for every core of it on every chip.
+    for (uint32_t x = 0; x < grid.x; ++x) args.push_back(device.noc_core("moe_bmm", {x, 0}).x);
+    for (uint32_t y = 0; y < grid.y; ++y) args.push_back(device.noc_core("moe_bmm", {0, y}).y);
+    return args;
+}
+
 std::string kernel_path(const Attributes& attributes, const char* relative) {
     return attributes.kernels_dir + "/moe_bmm/" + relative;
 }
@@ -63,7 +76,7 @@ std::string kernel_path(const Attributes& attributes, const char* relative) {
 }  // namespace
 
 CachedProgram create_program(const Attributes& attributes, const Inputs& inputs, const TensorArg& output,
-                             const TensorArg& status) {
+                             const TensorArg& status, const program::DeviceLimits& device) {
     const Dims dims = validate(attributes, inputs);
     const CoreRangeSet cores{{{{0, 0}, {attributes.grid.x - 1, attributes.grid.y - 1}}}};
 
@@ -82,6 +95,10 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
             cb.page_size * cb.pages, cores, {CBFormatDescriptor{cb.index, cb.format, cb.page_size, std::nullopt}}});
     }
 
+    for (const uint32_t id : {kSemXReady, kSemXValid}) {
+        program.semaphores.push_back(program::SemaphoreDescriptor{id, program::CoreType::WORKER, cores, 0});
+    }
+
     KernelDescriptor reader;
     reader.kernel_source = kernel_path(attributes, "dataflow/reader_moe_bmm.cpp");
     reader.core_ranges = cores;
@@ -92,8 +109,10 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
                                       {named_arg::kCbW, kCbW},
                                       {named_arg::kCbWork, kCbWork},
                                       {named_arg::kCbRouting, kCbRoutingReader},
-                                      {named_arg::kCbAddend, kCbAddend}};
-    reader.common_runtime_args = common_args(dims, reader_common_arg::kCount);
+                                      {named_arg::kCbAddend, kCbAddend},
+                                      {named_arg::kSemXReady, kSemXReady},
+                                      {named_arg::kSemXValid, kSemXValid}};
+    reader.common_runtime_args = reader_common_args(dims, attributes.grid, device);
     reader.runtime_args = core_index_args(cores);
     reader.config = program::ReaderConfigDescriptor{};
 

@@ -42,10 +42,21 @@ inline constexpr uint32_t kColsShift = 16;
 inline constexpr uint32_t kFieldMask = 0xffff;
 }  // namespace segment_word
 
-// The reader's addresses, after the shape. expert_offsets is 0 in padded mode.
-// The addend's is 0 without one.
+// The reader's addresses, after the shape (expert_offsets is 0 in padded mode, the addend's 0 without
+// one), then the core grid: its columns and rows, and from kCount on the NOC x coordinate of each grid
+// column followed by the NOC y coordinate of each grid row (the x multicast addresses the other
+// cores by them).
 namespace reader_common_arg {
-enum : uint32_t { kXAddr = common_arg::kCount, kWAddr, kCountsAddr, kOffsetsAddr, kAddendAddr, kCount };
+enum : uint32_t {
+    kXAddr = common_arg::kCount,
+    kWAddr,
+    kCountsAddr,
+    kOffsetsAddr,
+    kAddendAddr,
+    kGridCols,
+    kGridRows,
+    kCount
+};
 }  // namespace reader_common_arg
 
 // The writer's addresses, after the shape. expert_offsets is 0 in padded mode, the addend's 0
@@ -69,17 +80,19 @@ namespace writer_tensor {
 enum : uint32_t { kRouting, kOut, kStatus, kCount };
 }  // namespace writer_tensor
 
-// Names of the named compile-time args (CBs).
+// Names of the named compile-time args (CBs and semaphores).
 namespace named_arg {
-inline constexpr const char* kCbX = "cb_x";              // x tiles: a segment's rows, one k block at a time
-inline constexpr const char* kCbW = "cb_w";              // w tiles: one column's k block (gate, then up)
-inline constexpr const char* kCbWork = "cb_work";        // reader -> compute: one word per segment, then 0
-inline constexpr const char* kCbPartial = "cb_partial";  // compute's partial sums between k blocks
-inline constexpr const char* kCbRouting = "cb_routing";  // a dataflow kernel's copy of counts and offsets
-inline constexpr const char* kCbZero = "cb_zero";        // writer's zero tile (padded mode)
-inline constexpr const char* kCbAddend = "cb_addend";    // the addend's tile of each output tile
-inline constexpr const char* kCbStatus = "cb_status";    // writer's status record (core 0)
-inline constexpr const char* kCbOut = "cb_out";          // output tiles
+inline constexpr const char* kCbX = "cb_x";               // x tiles: a segment's rows, one k block at a time
+inline constexpr const char* kCbW = "cb_w";               // w tiles: one column's k block (gate, then up)
+inline constexpr const char* kCbWork = "cb_work";         // reader -> compute: one word per segment, then 0
+inline constexpr const char* kCbPartial = "cb_partial";   // compute's partial sums between k blocks
+inline constexpr const char* kCbRouting = "cb_routing";   // a dataflow kernel's copy of counts and offsets
+inline constexpr const char* kCbZero = "cb_zero";         // writer's zero tile (padded mode)
+inline constexpr const char* kCbAddend = "cb_addend";     // the addend's tile of each output tile
+inline constexpr const char* kCbStatus = "cb_status";     // writer's status record (core 0)
+inline constexpr const char* kCbOut = "cb_out";           // output tiles
+inline constexpr const char* kSemXReady = "sem_x_ready";  // x sender: receivers ready for the next x block
+inline constexpr const char* kSemXValid = "sem_x_valid";  // x receiver: the block has landed
 }  // namespace named_arg
 
 inline constexpr uint32_t kNone = 0xFFFFFFFFu;  // "no such expert" in the status record

@@ -16,6 +16,10 @@
 // (up), both spilled between blocks; after the last block silu(DST 0) * DST 1 on the SFPU, in DST,
 // and only that product is packed.
 //
+// Every segment's first x block is in slot 0 of cb_x's two (the reader multicasts x blocks to the
+// same slot of every core sharing them): when the blocks so far are odd, the reader pushes an unread
+// block first, which this kernel pops unread.
+//
 // Common runtime args (common_arg: Kt, inner_block, row_block, weight_halves, addend) and the
 // named compile-time args: cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
@@ -119,11 +123,20 @@ void pack_to(uint32_t cb, uint32_t pages) {
     cb_push_back(cb, pages);
 }
 
-// One segment of `rows` row tiles by `cols` columns.
-void compute_segment(const Args& a, uint32_t rows, uint32_t cols) {
+// Pops the unread block the reader pushes to start the next segment in slot 0 of cb_x.
+void align_x_ring(const Args& a, uint32_t& x_blocks) {
+    if (x_blocks % 2 == 0) return;
+    cb_wait_front(cb_x, a.row_block * a.inner_block);
+    cb_pop_front(cb_x, a.row_block * a.inner_block);
+    ++x_blocks;
+}
+
+// One segment of `rows` row tiles by `cols` columns; x_blocks counts the x blocks consumed.
+void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_blocks) {
     const uint32_t x_pages = a.row_block * a.inner_block;
     const uint32_t w_pages = a.weight_halves * a.inner_block;
-    for (uint32_t k0 = 0; k0 < a.inner_tiles; k0 += a.inner_block) {
+    align_x_ring(a, x_blocks);
+    for (uint32_t k0 = 0; k0 < a.inner_tiles; k0 += a.inner_block, ++x_blocks) {
         const bool first = k0 == 0, last = k0 + a.inner_block == a.inner_tiles;
         cb_wait_front(cb_x, x_pages);
         for (uint32_t c = 0; c < cols; ++c) {
@@ -156,7 +169,8 @@ void kernel_main() {
     const Args args = read_args();
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_x, cb_w, cb_out);
     matmul_init(cb_x, cb_w);
+    uint32_t x_blocks = 0;
     for (uint32_t word = receive_word(); word != 0; word = receive_word()) {
-        compute_segment(args, word & segment_word::kFieldMask, word >> segment_word::kColsShift);
+        compute_segment(args, word & segment_word::kFieldMask, word >> segment_word::kColsShift, x_blocks);
     }
 }

@@ -127,6 +127,14 @@ inline Share even_share(uint32_t total, uint32_t core_index, uint32_t num_cores)
     return {core_index * base + (core_index < extra ? core_index : extra), base + (core_index < extra ? 1u : 0u)};
 }
 
+// The core whose even share of `total` items holds item `item` (< total): the inverse of even_share.
+inline uint32_t share_owner(uint32_t total, uint32_t item, uint32_t num_cores) {
+    const uint32_t base = total / num_cores;
+    const uint32_t extra = total % num_cores;
+    const uint32_t long_items = extra * (base + 1);  // the first `extra` cores hold one item more
+    return item < long_items ? item / (base + 1) : extra + (item - long_items) / base;
+}
+
 // One output tile: expert, row tile inside the expert's block, column tile.
 struct TileCoord {
     uint32_t expert;
@@ -204,44 +212,73 @@ private:
 
 // A segment: `rows` row tiles of expert `expert` from its active row tile `first_row` on, times
 // `cols` column tiles from `first_col` on. The compute kernel produces its output tiles column by
-// column, row tile by row tile inside a column.
+// column, row tile by row tile inside a column. `line_base` is the line position of the row block's
+// first unit, `prev_rows` the rows of the row block before it on the line (0 for the first), and
+// `round` the segment's index among this core's segments of its row block: cores computing the same
+// round of a row block share its x blocks (moe_bmm_x_sharing.hpp).
 struct Segment {
     uint32_t expert;
     uint32_t first_row;
     uint32_t rows;
     uint32_t first_col;
     uint32_t cols;
+    uint32_t line_base;
+    uint32_t prev_rows;
+    uint32_t round;
 };
 
 inline uint32_t ceil_div(uint32_t a, uint32_t b) {
     return (a + b - 1) / b;
 }
 
+// All active output tiles: the length of the line.
+inline uint32_t active_tiles(const Shape& shape, const Routing& routing) {
+    uint32_t total = 0;
+    for (uint32_t l = 0; l < shape.num_experts; ++l) total += routing.active_row_tiles(l) * shape.col_tiles;
+    return total;
+}
+
+// Columns [first, last) of a row block of `rows` row tiles at line position `base` whose units start
+// in `share` (column n's unit starts at base + n * rows); empty (first == last) when none does.
+struct ColumnRange {
+    uint32_t first;
+    uint32_t last;
+};
+inline ColumnRange share_columns(const Share& share, uint32_t base, uint32_t rows, uint32_t col_tiles) {
+    const uint32_t lo = share.first, hi = share.first + share.count;
+    if (hi <= base) return {0, 0};
+    const uint32_t first = lo > base ? ceil_div(lo - base, rows) : 0;
+    const uint32_t end = ceil_div(hi - base, rows);
+    const uint32_t last = end < col_tiles ? end : col_tiles;
+    return first < last ? ColumnRange{first, last} : ColumnRange{0, 0};
+}
+
+// Columns of a segment at most: the segment's partial sums (rows x columns) fit cb_partial.
+inline uint32_t max_segment_cols(const Shape& shape, uint32_t rows) {
+    return shape.output_block / rows;
+}
+
 // Calls visit(segment) for each segment of core `core_index` of `num_cores`, in order.
 template <typename Visit>
 void for_each_segment(const Shape& shape, const Routing& routing, uint32_t core_index, uint32_t num_cores,
                       Visit visit) {
-    uint32_t total = 0;
-    for (uint32_t l = 0; l < shape.num_experts; ++l) total += routing.active_row_tiles(l) * shape.col_tiles;
-    const Share share = even_share(total, core_index, num_cores);
-    const uint32_t lo = share.first, hi = share.first + share.count;
-    uint32_t base = 0;  // line position of the current row block's first unit
+    const Share share = even_share(active_tiles(shape, routing), core_index, num_cores);
+    const uint32_t hi = share.first + share.count;
+    uint32_t base = 0;       // line position of the current row block's first unit
+    uint32_t prev_rows = 0;  // rows of the row block before it
     for (uint32_t l = 0; l < shape.num_experts && base < hi; ++l) {
         const uint32_t active = routing.active_row_tiles(l);
         for (uint32_t r0 = 0; r0 < active && base < hi; r0 += shape.row_block) {
             const uint32_t rows = active - r0 < shape.row_block ? active - r0 : shape.row_block;
-            const uint32_t block_tiles = rows * shape.col_tiles;
-            if (base + block_tiles > lo) {
-                // Column n's unit starts at base + n * rows: those in [lo, hi) are this core's.
-                const uint32_t first = lo > base ? ceil_div(lo - base, rows) : 0;
-                const uint32_t end = ceil_div(hi - base, rows);
-                const uint32_t last = end < shape.col_tiles ? end : shape.col_tiles;
-                const uint32_t max_cols = shape.output_block / rows;
-                for (uint32_t n = first; n < last; n += max_cols) {
-                    visit(Segment{l, r0, rows, n, last - n < max_cols ? last - n : max_cols});
-                }
+            const ColumnRange cols = share_columns(share, base, rows, shape.col_tiles);
+            const uint32_t max_cols = max_segment_cols(shape, rows);
+            uint32_t round = 0;
+            for (uint32_t n = cols.first; n < cols.last; n += max_cols, ++round) {
+                const uint32_t seg_cols = cols.last - n < max_cols ? cols.last - n : max_cols;
+                visit(Segment{l, r0, rows, n, seg_cols, base, prev_rows, round});
             }
-            base += block_tiles;
+            base += rows * shape.col_tiles;
+            prev_rows = rows;
         }
     }
 }

@@ -7,28 +7,33 @@
 //
 // Per segment, for each k block [k0, k0 + inner_block) of Kt:
 //   x: the segment's rows x inner_block x tiles into cb_x in one push of row_block x inner_block
-//      pages (row after row; rows past the expert's count zeroed), read once for all the
-//      segment's columns;
+//      pages (row after row; rows past the expert's count zeroed), once for all the segment's
+//      columns: read from DRAM by the round's sender and multicast to the other cores of the round
+//      (moe_bmm_x_sharing.hpp), which only receive it;
 //   w: for each column of the segment, its inner_block weight tiles into cb_w in one push (SwiGLU,
 //      common arg weight_halves = 2: the gate's column tile 2n, then the up's 2n + 1), read once
 //      for all the segment's rows.
 // The compute kernel keeps the segment's partial sums between blocks, so every weight tile a core
-// reads is read once per row block and every x tile once per segment.
+// reads is read once per row block and every x tile leaves DRAM once per round of its row block
+// (once per segment on a core whose share straddles two row blocks).
+// Every segment's first x block goes to slot 0 of cb_x's two (align_x_ring), as the multicast needs.
 // Addend (common arg addend = 1): during the first k block, the addend's tile of each output tile
 // (in the compute kernel's order: column by column, row tile by row tile) goes to cb_addend right
 // after its column's weights; the compute kernel starts the tile's sum from it.
 //
 // Compile-time args: TensorAccessorArgs of x, w, num_routed_tokens (reader_tensor order).
-// Common runtime args (common_arg, then reader_common_arg), per-core runtime args
-// (core_arg) and the named compile-time args: cpp/ops/moe_bmm/moe_bmm_shared.hpp.
+// Common runtime args (common_arg, then reader_common_arg and the grid's NOC coordinates),
+// per-core runtime args (core_arg) and the named compile-time args (CBs, semaphores):
+// cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
-// conformance: kind=dataflow ct_args=2,2048,2,2048,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6 formats=2:uint32,3:uint32 label=bf16-weights
-// conformance: kind=dataflow ct_args=2,2048,2,1088,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6 formats=1:bfloat8_b,2:uint32,3:uint32 label=bfp8-weights
+// conformance: kind=dataflow ct_args=2,2048,2,2048,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=2:uint32,3:uint32 label=bf16-weights
+// conformance: kind=dataflow ct_args=2,2048,2,1088,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=1:bfloat8_b,2:uint32,3:uint32 label=bfp8-weights
 #include <cstdint>
 #include <tuple>
 
 #include "api/dataflow/dataflow_api.h"
 #include "moe_bmm_work_split.hpp"
+#include "moe_bmm_x_sharing.hpp"
 
 using namespace moe_bmm;
 
@@ -39,12 +44,15 @@ constexpr uint32_t cb_w = get_named_compile_time_arg_val(named_arg::kCbW);
 constexpr uint32_t cb_work = get_named_compile_time_arg_val(named_arg::kCbWork);
 constexpr uint32_t cb_routing = get_named_compile_time_arg_val(named_arg::kCbRouting);
 constexpr uint32_t cb_addend = get_named_compile_time_arg_val(named_arg::kCbAddend);
+constexpr uint32_t sem_x_ready = get_named_compile_time_arg_val(named_arg::kSemXReady);
+constexpr uint32_t sem_x_valid = get_named_compile_time_arg_val(named_arg::kSemXValid);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<reader_tensor::kCount, 0>();
 
 struct Args {
     Shape shape;
     uint32_t x_addr, w_addr, counts_addr, offsets_addr, addend_addr;
     uint32_t core_index, num_cores;
+    Grid grid;
 };
 
 Args read_args() {
@@ -57,6 +65,8 @@ Args read_args() {
     a.addend_addr = get_common_arg_val<uint32_t>(reader_common_arg::kAddendAddr);
     a.core_index = get_arg_val<uint32_t>(core_arg::kCoreIndex);
     a.num_cores = get_arg_val<uint32_t>(core_arg::kNumCores);
+    a.grid = Grid{get_common_arg_val<uint32_t>(reader_common_arg::kGridCols),
+                  get_common_arg_val<uint32_t>(reader_common_arg::kGridRows), reader_common_arg::kCount};
     return a;
 }
 
@@ -96,15 +106,11 @@ void read_tiles_async_at(uint32_t l1, uint32_t cb, const Tensor& tensor, uint32_
     }
 }
 
-// The segment's rows x inner_block x tiles of k block k0 into cb_x; rows past the expert's count
-// are zeroed. Every push is row_block x inner_block pages, however many rows the segment has, so
-// that a block never straddles the end of the ring (the pages past the segment's rows go unread).
+// The segment's rows x inner_block x tiles of k block k0 from DRAM to `l1` (a cb_x slot); rows past
+// the expert's count are zeroed.
 template <typename X>
-void read_x_block(const Shape& shape, const X& x, const Routing& routing, const Segment& seg, uint32_t k0) {
+void read_x_rows(const Shape& shape, const X& x, const Routing& routing, const Segment& seg, uint32_t k0, uint32_t l1) {
     const uint32_t tile_bytes = get_tile_size(cb_x);
-    const uint32_t pages = shape.row_block * shape.inner_block;
-    cb_reserve_back(cb_x, pages);
-    const uint32_t l1 = get_write_ptr(cb_x);
     for (uint32_t r = 0; r < seg.rows; ++r) {
         const uint32_t first_page = (routing.row_tile_base(seg.expert) + seg.first_row + r) * shape.inner_tiles + k0;
         read_tiles_async_at(l1 + r * shape.inner_block * tile_bytes, cb_x, x, first_page, 1, shape.inner_block);
@@ -115,7 +121,38 @@ void read_x_block(const Shape& shape, const X& x, const Routing& routing, const 
         const uint32_t last = l1 + (seg.rows - 1) * shape.inner_block * tile_bytes;
         for (uint32_t j = 0; j < shape.inner_block; ++j) zero_bf16_tile_rows(last + j * tile_bytes, last_rows);
     }
+}
+
+// The segment's x block k0 into cb_x: read (and multicast by the round's sender) or received. Every
+// push is row_block x inner_block pages, however many rows the segment has, so that a block never
+// straddles the end of the ring (the pages past the segment's rows go unread).
+template <typename X>
+void x_block(const Args& a, const X& x, const Routing& routing, const Segment& seg, const XRound& round, uint32_t k0) {
+    const Shape& shape = a.shape;
+    const uint32_t pages = shape.row_block * shape.inner_block;
+    const XSemaphores sem{static_cast<uint32_t>(get_semaphore(sem_x_ready)),
+                          static_cast<uint32_t>(get_semaphore(sem_x_valid))};
+    cb_reserve_back(cb_x, pages);
+    const uint32_t l1 = get_write_ptr(cb_x);
+    if (round.sender() != a.core_index) {
+        receive_x_block(a.grid, round, sem);
+    } else {
+        read_x_rows(shape, x, routing, seg, k0, l1);
+        if (round.receivers() > 0) {
+            multicast_x_block(a.grid, round, sem, l1, seg.rows * shape.inner_block * get_tile_size(cb_x));
+        }
+    }
     cb_push_back(cb_x, pages);
+}
+
+// Starts the next segment in slot 0 of cb_x's two: an unread block fills slot 1 when the previous
+// segments pushed an odd number of blocks (the compute kernel pops it the same way).
+void align_x_ring(const Shape& shape, uint32_t& x_blocks) {
+    if (x_blocks % 2 == 0) return;
+    const uint32_t pages = shape.row_block * shape.inner_block;
+    cb_reserve_back(cb_x, pages);
+    cb_push_back(cb_x, pages);
+    ++x_blocks;
 }
 
 // Weight tiles [k0, k0 + inner_block) of output column `col` of `expert` into cb_w: each half's
@@ -156,10 +193,14 @@ void kernel_main() {
     const auto addend = TensorAccessor(std::get<reader_tensor::kX>(kTensorArgs), args.addend_addr);
 
     const Routing routing(load_routing(cb_routing, counts, offsets, shape), shape);
+    const uint32_t total = active_tiles(shape, routing);
+    uint32_t x_blocks = 0;
     for_each_segment(shape, routing, args.core_index, args.num_cores, [&](const Segment& seg) {
         send_word(seg.rows | seg.cols << segment_word::kColsShift);
-        for (uint32_t k0 = 0; k0 < shape.inner_tiles; k0 += shape.inner_block) {
-            read_x_block(shape, x, routing, seg, k0);
+        align_x_ring(shape, x_blocks);
+        const XRound round(shape, total, args.num_cores, args.core_index, seg);
+        for (uint32_t k0 = 0; k0 < shape.inner_tiles; k0 += shape.inner_block, ++x_blocks) {
+            x_block(args, x, routing, seg, round, k0);
             for (uint32_t c = 0; c < seg.cols; ++c) {
                 read_w_block(shape, w, seg.expert, seg.first_col + c, k0);
                 if (!shape.addend || k0 > 0) continue;
