@@ -232,7 +232,7 @@ void bind_emu(py::module_& parent) {
             "allocate", [](Device& d, uint64_t size, uint32_t page) { return d.dram().allocate(size, page); },
             py::arg("size_bytes"), py::arg("page_size"), "Allocates an interleaved DRAM buffer; returns its address.")
         .def(
-            "deallocate", [](Device& d, uint32_t address) { d.dram().deallocate(address); }, py::arg("address"))
+            "deallocate", [](Device& d, uint32_t address) { d.deallocate(address); }, py::arg("address"))
         .def("write", &write_buffer, py::arg("address"), py::arg("page_size"), py::arg("data"),
              "Writes pages (in page order) into an interleaved DRAM buffer.")
         .def("read", &read_buffer, py::arg("address"), py::arg("page_size"), py::arg("nbytes"),
