@@ -5,11 +5,13 @@
 One TtMoE on an emulated mesh runs `--steps` decode steps, each on fresh random tokens (so the
 routing, the counts per expert and the dispatch plan change every step). Every `--report-every`
 steps it prints: the process's resident memory now and at its peak, the ops' program-cache hits
-and misses so far, the emulator's live DRAM buffers and their bytes over the mesh, and the wall
-time per step. After warm-up, a flat resident memory and a constant buffer count say nothing
-accumulates. Then the steps named by `--check-steps` are run again in a fresh process, which
-must give bitwise the same output: a step's result depends on its inputs alone, not on the
-steps before it.
+and misses so far, the emulator's live DRAM buffers and their bytes over the mesh, the state it
+keeps between runs (kernel builds loaded, L1 pool slots in use, the DRAM buffers its cumulative
+per-device counters track), and the wall time per step. After warm-up, a flat resident memory and
+constant buffer and state counts say nothing accumulates; the summary line gives the growth from
+the first report after warm-up to the last. Then the steps named by `--check-steps` are run again
+in a fresh process, which must give bitwise the same output: a step's result depends on its
+inputs alone, not on the steps before it.
 """
 
 from __future__ import annotations
@@ -72,6 +74,14 @@ def emulator_dram(mesh_device) -> tuple[int, int]:
     return sum(c.dram_buffers for c in chips), sum(c.dram_occupied_bytes for c in chips)
 
 
+def emulator_state(mesh_device) -> tuple[int, int, int]:
+    """Kernel builds loaded, L1 slots in use (none between runs), DRAM buffers the devices' cumulative
+    counters hold traffic records of."""
+    state = ttnn_moe._C.emu.runtime_state()
+    counted = sum(len(c.counters()["dram_buffers"]) for c in mesh_device.chip_mesh.devices())
+    return int(state["kernels_loaded"]), int(state["l1_slots"]) - int(state["l1_slots_free"]), counted
+
+
 def run_steps(args: argparse.Namespace, steps: list[int], report: bool) -> dict[int, str]:
     """Runs the given steps on one layer; returns each step's output digest."""
     rows, cols = mesh_shape(args.mesh)
@@ -79,6 +89,7 @@ def run_steps(args: argparse.Namespace, steps: list[int], report: bool) -> dict[
     state_dict = random_moe_state_dict(config, args.seed)
     mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
     digests = {}
+    reports = []
     try:
         layer = TtMoE(state_dict, config, mesh_device)
         del state_dict
@@ -92,16 +103,35 @@ def run_steps(args: argparse.Namespace, steps: list[int], report: bool) -> dict[
             if report and (done % args.report_every == 0 or done == len(steps)):
                 hits, misses = program_cache_totals()
                 buffers, dram_bytes = emulator_dram(mesh_device)
+                kernels, slots_in_use, counted = emulator_state(mesh_device)
                 per_step = (time.perf_counter() - start) / done
+                reports.append((resident_mib(), peak_mib(), hits, misses, buffers, kernels, slots_in_use, counted))
                 print(
                     f"step {step + 1:5d}: RSS {resident_mib():8.1f} MiB (peak {peak_mib():8.1f}), "
                     f"program cache {hits} hits / {misses} misses ({hits / max(1, hits + misses):.1%}), "
-                    f"emulator DRAM {buffers} buffers {dram_bytes / 2**20:.1f} MiB, {per_step:.3f} s/step",
+                    f"emulator DRAM {buffers} buffers {dram_bytes / 2**20:.1f} MiB, "
+                    f"state {kernels} kernels loaded, {slots_in_use} L1 slots in use, {counted} counted buffers, "
+                    f"{per_step:.3f} s/step",
                     flush=True,
                 )
     finally:
         ttnn.close_mesh_device(mesh_device)
+    if len(reports) >= 3:
+        summarize(reports)
     return digests
+
+
+def summarize(reports: list[tuple]) -> None:
+    """Growth from the second report (the first is warm-up: builds, first allocations) to the last."""
+    first, last = reports[1], reports[-1]
+    hits, misses = last[2] - first[2], last[3] - first[3]
+    print(
+        f"after warm-up: RSS {last[0] - first[0]:+.1f} MiB, peak {last[1] - first[1]:+.1f} MiB, "
+        f"program cache {hits} hits / {misses} misses ({hits / max(1, hits + misses):.1%}), "
+        f"DRAM buffers {last[4] - first[4]:+d}, kernels loaded {last[5] - first[5]:+d}, "
+        f"L1 slots in use {last[6] - first[6]:+d}, counted buffers {last[7] - first[7]:+d}",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -177,7 +177,6 @@ GATE_KW = {"n_group": 2, "topk_group": 1, "top_k": 2, "routed_scaling_factor": 2
 
 
 def gate(env: Env, strict: bool, **given: Any) -> Any:
-    del strict  # the gate reads nothing the host could not check
     d = env.device
     args = {
         "x": _tile(d, torch.ones(T, 64)),
@@ -185,8 +184,14 @@ def gate(env: Env, strict: bool, **given: Any) -> Any:
         "e_score_correction_bias": _rm(d, torch.zeros(8), emu.float32),
     }
     args.update({k: v(d) if callable(v) else v for k, v in given.items() if k in args})
-    kwargs = {**GATE_KW, **{k: v for k, v in given.items() if k not in args}}
+    kwargs = {**GATE_KW, "strict": strict, **{k: v for k, v in given.items() if k not in args}}
     return ttnn_moe.moe_gate(*args.values(), **kwargs)
+
+
+def _with(t: torch.Tensor, index: tuple[int, ...], value: float) -> torch.Tensor:
+    t = t.clone()
+    t[index] = value
+    return t
 
 
 def _u32(rows: list) -> Callable[[Any], Any]:
@@ -837,5 +842,35 @@ CASES: list[Case] = [
         lambda e, s: gate(e, s, e_score_correction_bias=lambda d: _rm(d, torch.zeros(7), emu.float32)),
         ValueError,
         "moe_gate: e_score_correction_bias (7,) must have E=8 entries, one per row of gate_weight",
+    ),
+    Case(
+        _G,
+        "x[2, 5] NaN (every score of token 2 NaN)",
+        lambda e, s: gate(e, s, x=lambda d: _tile(d, _with(torch.ones(T, 64), (2, 5), float("nan")))),
+        ValueError,
+        "moe_gate: token 2 has a NaN score (expert 0, score + bias; a NaN or infinity in x, gate_weight or the bias)"
+        " (1 such tokens)",
+        counted=_status("gate_status", kNanTokens=1, kFirstNanToken=2, kFirstNanExpert=0),
+    ),
+    Case(
+        _G,
+        "x[1, 0] = inf, x[1, 1] = -inf (inf - inf in token 1's dot products)",
+        lambda e, s: gate(
+            e, s, x=lambda d: _tile(d, _with(_with(torch.ones(T, 64), (1, 0), float("inf")), (1, 1), float("-inf")))
+        ),
+        ValueError,
+        "moe_gate: token 1 has a NaN score (expert 0",
+        counted=_status("gate_status", kNanTokens=1, kFirstNanToken=1, kFirstNanExpert=0),
+    ),
+    Case(
+        _G,
+        "e_score_correction_bias[5] NaN",
+        lambda e, s: gate(
+            e, s, e_score_correction_bias=lambda d: _rm(d, _with(torch.zeros(8), (5,), float("nan")), emu.float32)
+        ),
+        ValueError,
+        "moe_gate: token 0 has a NaN score (expert 5, score + bias; a NaN or infinity in x, gate_weight or the bias)"
+        " (4 such tokens)",
+        counted=_status("gate_status", kNanTokens=4, kFirstNanToken=0, kFirstNanExpert=5),
     ),
 ]

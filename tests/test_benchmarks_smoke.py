@@ -30,6 +30,8 @@ def test_soak_benchmark_reports_memory_cache_and_a_bitwise_rerun():
     assert len(reports) == 2 and all("RSS" in r and "program cache" in r and "emulator DRAM" in r for r in reports)
     buffers = {r.split("emulator DRAM ")[1].split(" buffers")[0] for r in reports}
     assert len(buffers) == 1, f"the live DRAM buffers changed between reports: {reports}"
+    states = {tuple(r.split(" state ")[1].split(", ")[:3]) for r in reports}
+    assert len(states) == 1 and all("0 L1 slots in use" in r for r in reports), reports
     assert "fresh process, steps [0, 3]: 2 of 2 bitwise equal" in out
 
 

@@ -66,7 +66,7 @@ def test_gate_routes_each_mesh_row_like_the_reference_gate(weights):
     try:
         moe = TtMoE(weights, CONFIG, mesh_device)
         x_full = emu.all_gather(input_to_mesh(x, mesh_device), dim=1, cluster_axis=1)  # (B, H)
-        indices, gate_weights = ttnn_moe.moe_gate(
+        indices, gate_weights, _ = ttnn_moe.moe_gate(
             x_full,
             moe.weights.gate_weight,
             moe.weights.gate_bias,

@@ -301,3 +301,27 @@ def test_preallocated_outputs_are_written_and_checked(device):
     wrong = ttnn.from_torch(torch.zeros(T, 6), dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
     with pytest.raises(ValueError, match=r"moe_gate: output_tensors\[0\] is \[20, 6\] uint32 ROW_MAJOR, the op writes"):
         run_gate(device, x, gate_weight, bias, output_tensors=[wrong], **routing)
+
+
+def test_nan_scores_are_counted_per_row_tile_and_strict_names_the_first_token(device):
+    """T = 100 tokens over 4 row tiles (split over the grid's cores): NaNs in tokens 40, 65 and 66
+    (x) and a clean last tile. gate_status has a row per tile; the other tokens route like the
+    golden; strict mode raises naming token 40 and the total."""
+    x, gate_weight, bias = gate_inputs(100, 64, 16, seed=11)
+    nan_tokens = [40, 65, 66]
+    x[nan_tokens, 3] = float("nan")
+    routing = ROUTINGS["4groups_top6"]
+    out = run_gate(device, x, gate_weight, bias, strict=False, **routing)
+    status = ttnn.to_torch(out.gate_status).to(torch.int64)
+    words = ttnn_moe._C.ops.moe_gate.StatusWord
+    none = int(ttnn_moe._C.ops.moe_gate.NONE)
+    assert tuple(status.shape) == (4, 3)
+    expected = [[0, none, none], [1, 40, 0], [2, 65, 0], [0, none, none]]
+    order = [int(words.kNanTokens), int(words.kFirstNanToken), int(words.kFirstNanExpert)]
+    assert status[:, order].tolist() == expected
+    clean = [t for t in range(100) if t not in nan_tokens]
+    want_ids, _ = golden.moe_gate(x[clean], gate_weight, bias, **routing)
+    got_ids = ttnn.to_torch(out.topk_indices).reshape(100, -1)[clean].to(torch.int32)
+    assert_equal_exact(want_ids, got_ids, "topk_indices of the tokens without NaN")
+    with pytest.raises(ValueError, match=r"moe_gate: token 40 has a NaN score \(expert 0, .*\(3 such tokens\)"):
+        run_gate(device, x, gate_weight, bias, **routing)

@@ -17,7 +17,7 @@ Two kinds of calls:
   the devices: nothing is computed on or read back to the host between input and output.
 
 Nothing in `forward` reads a count back to the host: every op takes its counts
-from device memory. Ops that can validate by reading back (dispatch, moe_bmm,
+from device memory. Ops that can validate by reading back (gate, dispatch, moe_bmm,
 local reduce, combine) get strict=False; their device-side status (e.g. dispatch_status) is
 kept on the device for a caller that wants to check it outside the hot path.
 """
@@ -82,11 +82,13 @@ class TtMoE:
         self.mesh_device = mesh_device
         self.capacity = capacity
         self.weights: TtMoEWeights = weights
+        self.last_gate_status: Optional[ttnn.Tensor] = None  # (ceil(B/32), 3) uint32 per device, see 2
         self.last_dispatch_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see dispatch
         self.last_reduce_row_overflow: Optional[ttnn.Tensor] = None  # (cap, 1) uint32 per device, see 5a
         self.last_reduce_status: Optional[ttnn.Tensor] = None  # (1, 12) uint32 per device, see 5a
         self.last_combine_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see 5b
         self._all_rows: dict[int, tuple[ttnn.Tensor, ttnn.Tensor]] = {}  # B -> shared expert's routing, see 6
+        self._block_rows: dict[int, tuple[ttnn.Tensor, ttnn.Tensor]] = {}  # B -> dispatched rows, expert output
 
     def _every_row(self, rows: int) -> tuple[ttnn.Tensor, ttnn.Tensor]:
         """moe_bmm routing of one expert taking all `rows` rows of x: counts [[rows]], offsets [[0]]
@@ -99,6 +101,28 @@ class TtMoE:
                 for value in (rows, 0)
             )
         return self._all_rows[rows]
+
+    def _block_row_buffers(self, batch: int) -> tuple[ttnn.Tensor, ttnn.Tensor]:
+        """Dispatch's token rows (cap, H) ROW_MAJOR and the routed experts' output (cap, H) TILE, zeroed
+        once per batch size and written by every step. Dispatch writes only its blocks' rows and
+        moe_bmm only their tiles, but the layout conversions between them read every row: reused
+        buffers hold zeros or an earlier step's rows there, never memory nothing wrote (which a
+        device would hold after a fresh allocation)."""
+        if batch not in self._block_rows:
+            rows, cols = tuple(self.mesh_device.shape)
+            config = self.config
+            capacity = self.capacity or ttnn_moe._C.ops.all_to_all_dispatch_dense.default_capacity(
+                tokens_per_device=batch,
+                top_k=config.num_experts_per_tok,
+                line_size=rows,
+                local_experts=config.n_routed_experts // (rows * cols),
+            )
+            shape = ttnn.Shape([capacity, config.hidden_size])
+            self._block_rows[batch] = tuple(
+                ttnn.full(shape, 0.0, dtype=ttnn.bfloat16, layout=layout, device=self.mesh_device)
+                for layout in (ttnn.ROW_MAJOR_LAYOUT, ttnn.TILE_LAYOUT)
+            )
+        return self._block_rows[batch]
 
     def forward(self, x: ttnn.Tensor, observer: Optional[StageObserver] = None) -> ttnn.Tensor:
         """x per device (B, H/C) bfloat16 TILE -> per device (B, H/C) bfloat16 TILE.
@@ -122,7 +146,7 @@ class TtMoE:
 
         # 2. Route [kernel]: sigmoid scores, group-limited top-k; identical on the devices of a row,
         #    since their x is. The outputs are (1, B, K): dispatch's (batch 1, sequence B, K).
-        topk_indices, topk_weights = ttnn_moe.moe_gate(
+        topk_indices, topk_weights, self.last_gate_status = ttnn_moe.moe_gate(
             x_full,
             w.gate_weight,
             w.gate_bias,
@@ -131,7 +155,8 @@ class TtMoE:
             top_k=config.num_experts_per_tok,
             routed_scaling_factor=config.routed_scaling_factor,
             norm_topk_prob=config.norm_topk_prob,
-        )  # (1, B, K) each
+            strict=False,
+        )  # (1, B, K) each; the status stays on the device
         notify("gate.topk_indices", topk_indices)
         notify("gate.topk_weights", topk_weights)
 
@@ -140,6 +165,7 @@ class TtMoE:
         #    crosses the fabric at most once per destination device.
         x_rows = ttnn.reshape(ttnn.to_layout(x_full, ttnn.ROW_MAJOR_LAYOUT), (1, B, H))  # (1, S=B, H) RM
         notify("to_layout.x_rows", x_rows)
+        token_rows, expert_out = self._block_row_buffers(B)
         dispatched = ttnn_moe.all_to_all_dispatch_dense(
             x_rows,
             topk_indices,
@@ -147,6 +173,7 @@ class TtMoE:
             w.expert_mapping,
             cluster_axis=DISPATCH_AXIS,
             capacity=self.capacity,
+            output_tensors=[token_rows, None, None, None, None],
             strict=False,
         )
         ttnn.deallocate(x_rows)
@@ -169,7 +196,9 @@ class TtMoE:
             tokens, w.experts_w1_w3, counts, expert_offsets=offsets, activation="swiglu", strict=False
         )  # (cap, I)
         notify("experts.swiglu", hidden)
-        expert_out = ttnn_moe.moe_bmm(hidden, w.experts_w2, counts, expert_offsets=offsets, strict=False)  # (cap, H)
+        expert_out = ttnn_moe.moe_bmm(
+            hidden, w.experts_w2, counts, expert_offsets=offsets, output_tensor=expert_out, strict=False
+        )  # (cap, H)
         for intermediate in (tokens, hidden):
             ttnn.deallocate(intermediate)
         notify("experts.w2", expert_out)

@@ -108,7 +108,7 @@ class TtMoEBaseline:
 
         # 1-2. Gather the row's hidden slices; route.
         x_full = step("ttnn.all_gather", ttnn.all_gather(x, dim=1, cluster_axis=TP_AXIS))  # (B, H)
-        indices, weights = ttnn_moe.moe_gate(
+        indices, weights, _ = ttnn_moe.moe_gate(
             x_full,
             w.gate_weight,
             w.gate_bias,
@@ -117,7 +117,8 @@ class TtMoEBaseline:
             top_k=K,
             routed_scaling_factor=config.routed_scaling_factor,
             norm_topk_prob=config.norm_topk_prob,
-        )  # (1, B, K) each
+            strict=False,
+        )  # (1, B, K) each; the NaN-token status is not read
         step("moe_gate", indices)
 
         # 3. The top-k weights broadcast over the hidden dim, one (1, B, H) plane per choice.

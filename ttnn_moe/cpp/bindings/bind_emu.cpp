@@ -13,6 +13,8 @@
 #include "emu/error.hpp"
 #include "emu/include/ttnn_moe_emu/fabric_abi.h"
 #include "emu/jit.hpp"
+#include "emu/l1_pool.hpp"
+#include "emu/poison.hpp"
 #include "emu/runtime.hpp"
 #include "emu/timing/time_model.hpp"
 #include "program/device_limits.hpp"
@@ -238,7 +240,7 @@ void bind_emu(py::module_& parent) {
             "allocate", [](Device& d, uint64_t size, uint32_t page) { return d.dram().allocate(size, page); },
             py::arg("size_bytes"), py::arg("page_size"), "Allocates an interleaved DRAM buffer; returns its address.")
         .def(
-            "deallocate", [](Device& d, uint32_t address) { d.dram().deallocate(address); }, py::arg("address"))
+            "deallocate", [](Device& d, uint32_t address) { d.deallocate(address); }, py::arg("address"))
         .def("write", &write_buffer, py::arg("address"), py::arg("page_size"), py::arg("data"),
              "Writes pages (in page order) into an interleaved DRAM buffer.")
         .def("read", &read_buffer, py::arg("address"), py::arg("page_size"), py::arg("nbytes"),
@@ -288,6 +290,17 @@ void bind_emu(py::module_& parent) {
         },
         "Kernel builds (compiler runs) and cache hits of this process.");
     m.def(
+        "runtime_state",
+        []() {
+            py::dict d;
+            d["kernels_loaded"] = KernelJit::instance().loaded_count();
+            d["l1_slots"] = L1Pool::instance().num_slots();
+            d["l1_slots_free"] = L1Pool::instance().num_free();
+            return d;
+        },
+        "What the emulator keeps between runs: loaded kernel builds and the L1 pool's slots (all free between "
+        "runs).");
+    m.def(
         "set_kernel_include_dirs",
         [](std::vector<std::string> dirs) { KernelJit::instance().set_extra_include_dirs(std::move(dirs)); },
         py::arg("dirs"), "Extra include directories for kernel builds (part of the build cache key).");
@@ -322,6 +335,11 @@ void bind_emu(py::module_& parent) {
         },
         py::arg("name") = "", "The device-time model's parameters of an architecture (default: the current one).");
     m.def("kernel_include_dirs", []() { return KernelJit::instance().extra_include_dirs(); });
+    m.def(
+        "set_poison", [](bool on) { poison::set_enabled(on); }, py::arg("on"),
+        "Poison mode (TTNN_MOE_POISON=1 at start-up): L1 and DRAM taken from now on hold a fill pattern, and a "
+        "kernel's read of bytes nothing wrote raises EmulatorError naming the kernel, core, address and buffer.");
+    m.def("poison", []() { return poison::enabled(); }, "Whether poison mode is on.");
     m.def(
         "semaphore_l1_address",
         [](uint32_t id) {

@@ -18,9 +18,33 @@ public:
     explicit CbTileAccessImpl(CoreState& core) : core_(core) {}
 
     const uint8_t* front_tile(uint32_t cb, uint32_t tile_index) override {
-        return at(cb, state(cb).rd, tile_index, "read");
+        uint8_t* tile = at(cb, state(cb).rd, tile_index, "read");
+        check_written(cb, tile, tile_index, "unpacking tile ");
+        return tile;
     }
-    uint8_t* back_tile(uint32_t cb, uint32_t tile_index) override { return at(cb, state(cb).wr, tile_index, "write"); }
+    const uint8_t* front_tile_bytes(uint32_t cb, uint32_t tile_index, const ByteRange* ranges, size_t count) override {
+        uint8_t* tile = at(cb, state(cb).rd, tile_index, "read");
+        if (!core_.l1_shadow) return tile;
+        const uint32_t offset = static_cast<uint32_t>(tile - core_.l1);
+        for (size_t i = 0; i < count; ++i) {
+            services::check_written_l1(
+                core_, offset + ranges[i].offset, ranges[i].size,
+                "unpacking the broadcast part of tile " + std::to_string(tile_index) + " of CB " + std::to_string(cb));
+        }
+        return tile;
+    }
+    uint8_t* back_tile(uint32_t cb, uint32_t tile_index) override {
+        uint8_t* tile = at(cb, state(cb).wr, tile_index, "write");
+        if (core_.l1_shadow) {
+            services::mark_written_l1(core_, static_cast<uint32_t>(tile - core_.l1), state(cb).page_size);
+        }
+        return tile;
+    }
+    uint8_t* accumulated_tile(uint32_t cb, uint32_t tile_index) override {
+        uint8_t* tile = at(cb, state(cb).wr, tile_index, "write");
+        check_written(cb, tile, tile_index, "accumulating (pack_reconfig_l1_acc) into tile ");
+        return back_tile(cb, tile_index);
+    }
     program::DataFormat format(uint32_t cb) override { return state(cb).format; }
     uint32_t tile_size(uint32_t cb) override { return state(cb).page_size; }
 
@@ -37,6 +61,11 @@ private:
                            "-byte ring: the device does not wrap tile indices around a CB");
         }
         return core_.l1 + s.base + offset;
+    }
+    void check_written(uint32_t cb, const uint8_t* tile, uint32_t tile_index, const char* what) {
+        if (!core_.l1_shadow) return;
+        services::check_written_l1(core_, static_cast<uint32_t>(tile - core_.l1), state(cb).page_size,
+                                   what + std::to_string(tile_index) + " of CB " + std::to_string(cb));
     }
     CoreState& core_;
 };

@@ -26,6 +26,12 @@ public:
     uint32_t grid_x() const { return grid_x_; }
     uint32_t grid_y() const { return grid_y_; }
     Dram& dram() { return dram_; }
+    // Frees a DRAM buffer and forgets its traffic record: a later buffer at the same address is
+    // another tensor, and records of freed buffers would otherwise pile up over a long run.
+    void deallocate(uint32_t address) {
+        dram_.deallocate(address);
+        counters_.dram_buffers.erase(address);
+    }
 
     // Worker NOC coordinates (physical-like: the DRAM columns and the
     // ethernet rows are skipped) <-> logical core coordinates.

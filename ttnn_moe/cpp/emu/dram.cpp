@@ -8,6 +8,7 @@
 
 #include "emu/device_params.hpp"
 #include "emu/error.hpp"
+#include "emu/poison.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -19,6 +20,7 @@ uint64_t round_up(uint64_t v, uint64_t a) {
 
 DramBuffer::~DramBuffer() {
     if (storage) munmap(storage, static_cast<size_t>(params::NUM_DRAM_BANKS) * bank_span);
+    poison::unmap_shadow(shadow, static_cast<size_t>(params::NUM_DRAM_BANKS) * bank_span);
 }
 
 uint32_t Dram::allocate(uint64_t size_bytes, uint32_t page_size) {
@@ -53,6 +55,11 @@ uint32_t Dram::allocate(uint64_t size_bytes, uint32_t page_size) {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED) throw EmuError("DRAM allocate: cannot map " + std::to_string(span * 12) + " bytes");
     buf->storage = static_cast<uint8_t*>(mem);
+    if (poison::enabled()) {
+        const size_t bytes = static_cast<size_t>(params::NUM_DRAM_BANKS) * span;
+        poison::fill(buf->storage, bytes);
+        buf->shadow = poison::map_shadow(bytes);
+    }
     const uint32_t address = buf->address;
     buffers_.emplace(address, std::move(buf));
     return address;
@@ -115,8 +122,10 @@ void for_each_page(DramBuffer& buf, uint32_t address, uint32_t page_size, size_t
 void Dram::write_pages(uint32_t address, uint32_t page_size, const uint8_t* data, size_t nbytes) {
     DramBuffer& buf = buffer_at(address);
     const size_t pages = checked_pages(buf, page_size, nbytes, "device write");
-    for_each_page(buf, address, page_size, pages,
-                  [&](size_t i, uint8_t* page) { std::memcpy(page, data + i * page_size, page_size); });
+    for_each_page(buf, address, page_size, pages, [&](size_t i, uint8_t* page) {
+        std::memcpy(page, data + i * page_size, page_size);
+        poison::mark(buf.shadow_of(page), page_size);
+    });
 }
 
 void Dram::read_pages(uint32_t address, uint32_t page_size, uint8_t* data, size_t nbytes) {

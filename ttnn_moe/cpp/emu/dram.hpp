@@ -21,6 +21,7 @@ struct DramBuffer {
     uint32_t num_pages = 0;
     uint32_t bank_span = 0;      // bytes this buffer occupies in each bank
     uint8_t* storage = nullptr;  // NUM_DRAM_BANKS * bank_span bytes, bank-major
+    uint8_t* shadow = nullptr;   // poison mode: a byte per storage byte, set where written (emu/poison.hpp)
 
     DramBuffer() = default;
     DramBuffer(const DramBuffer&) = delete;
@@ -31,6 +32,8 @@ struct DramBuffer {
     uint8_t* at(uint32_t bank, uint32_t addr) const {
         return storage + static_cast<size_t>(bank) * bank_span + (addr - address);
     }
+    // The shadow of a storage pointer, or nullptr when the buffer is not tracked.
+    uint8_t* shadow_of(const uint8_t* p) const { return shadow ? shadow + (p - storage) : nullptr; }
 };
 
 class Dram {

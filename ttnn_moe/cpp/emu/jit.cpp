@@ -220,6 +220,11 @@ JitStats KernelJit::stats() {
     return stats_;
 }
 
+size_t KernelJit::loaded_count() {
+    std::lock_guard lock(mutex_);
+    return loaded_.size();
+}
+
 std::string KernelJit::cache_dir() {
     if (const char* env = std::getenv("TTNN_MOE_CACHE"); env && *env) return std::string(env) + "/emu_kernels";
     const char* home = std::getenv("HOME");

@@ -69,6 +69,8 @@ public:
     std::vector<KernelEntry> load(const std::vector<KernelBuildSpec>& specs, JitStats& stats);
 
     JitStats stats();
+    // Kernel builds loaded into this process (one per distinct build hash).
+    size_t loaded_count();
 
 private:
     KernelJit() = default;

@@ -6,6 +6,7 @@
 
 #include "emu/device_params.hpp"
 #include "emu/error.hpp"
+#include "emu/poison.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -79,8 +80,14 @@ void L1Pool::release(const std::vector<uint32_t>& slots) {
     for (auto it = slots.rbegin(); it != slots.rend(); ++it) {
         // Drops the pages: untouched memory costs nothing, the next user reads zeros.
         madvise(slot_base(*it), params::L1_SIZE, MADV_DONTNEED);
+        if (shadows_) madvise(shadow(*it), params::L1_SIZE, MADV_DONTNEED);
         free_.push_back(*it);
     }
+}
+
+uint8_t* L1Pool::shadow(uint32_t slot) {
+    if (!shadows_) shadows_ = poison::map_shadow(static_cast<size_t>(num_slots_) * params::L1_SIZE);
+    return shadows_ + static_cast<size_t>(slot) * params::L1_SIZE;
 }
 
 bool L1Pool::locate(uint64_t host_addr, uint32_t& slot, uint32_t& offset) const {

@@ -20,6 +20,8 @@ public:
     void release(const std::vector<uint32_t>& slots);
 
     uint8_t* slot_base(uint32_t slot) const { return base_ + static_cast<uint64_t>(slot) * stride_; }
+    // Poison mode: the shadow of a slot's L1 (emu/poison.hpp), clear when acquired.
+    uint8_t* shadow(uint32_t slot);
     uint32_t num_slots() const { return num_slots_; }
     uint32_t num_free() const { return static_cast<uint32_t>(free_.size()); }
 
@@ -31,6 +33,7 @@ private:
     uint8_t* base_ = nullptr;
     uint64_t stride_ = 0;
     uint32_t num_slots_ = 0;
+    uint8_t* shadows_ = nullptr;  // num_slots_ * L1 size, mapped on first use
     std::vector<uint32_t> free_;  // a stack: lowest slot index on top
 };
 

@@ -53,7 +53,8 @@ struct CoreState {
     NocCoord noc;
     uint32_t slot = 0;
     uint8_t* l1 = nullptr;
-    uint32_t l1_host = 0;  // the host address of l1 (below 4 GiB)
+    uint32_t l1_host = 0;          // the host address of l1 (below 4 GiB)
+    uint8_t* l1_shadow = nullptr;  // poison mode: which L1 bytes were written (emu/poison.hpp)
     std::array<CbState, params::MAX_CIRCULAR_BUFFERS> cbs{};
     uint32_t cb_top = params::L1_CB_BASE;
     std::vector<CbAllocation> cb_allocations;

@@ -14,6 +14,7 @@
 #include "emu/fiber.hpp"
 #include "emu/jit.hpp"
 #include "emu/l1_pool.hpp"
+#include "emu/poison.hpp"
 #include "emu/run_state.hpp"
 #include "emu/services.hpp"
 
@@ -118,6 +119,7 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
     size_t next_slot = 0;
     for (size_t d = 0; d < programs.size(); ++d) {
         Device& dev = *programs[d].device;
+        const size_t first_core = cores_.size();
         for (const auto& c : device_cores[d]) {
             auto core = std::make_unique<CoreState>();
             core->device = &dev;
@@ -132,6 +134,14 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
             cores_.push_back(std::move(core));
         }
         setup_cbs(d, *programs[d].program);
+        if (poison::enabled()) {
+            // What a program may touch: semaphores, mailboxes and its CBs, all below the CB top.
+            for (size_t i = first_core; i < cores_.size(); ++i) {
+                CoreState& core = *cores_[i];
+                core.l1_shadow = L1Pool::instance().shadow(core.slot);
+                poison::fill(core.l1, core.cb_top);
+            }
+        }
         setup_semaphores(d, *programs[d].program);
         setup_kernels(d, *programs[d].program);
     }
@@ -225,6 +235,8 @@ void Run::setup_semaphores(size_t d, const ProgramDescriptor& p) {
             auto* word =
                 reinterpret_cast<uint32_t*>(core.l1 + params::L1_SEMAPHORE_BASE + s.id * params::L1_SEMAPHORE_STRIDE);
             *word = s.initial_value;
+            if (core.l1_shadow)
+                poison::mark(core.l1_shadow + params::L1_SEMAPHORE_BASE + s.id * params::L1_SEMAPHORE_STRIDE, 4);
         }
     }
 }

@@ -10,6 +10,7 @@
 #include "emu/error.hpp"
 #include "emu/fabric/services.hpp"
 #include "emu/l1_pool.hpp"
+#include "emu/poison.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -63,6 +64,7 @@ void complete_pending_reads() {
     Instance& self = instance();
     for (const auto& read : self.pending_reads) {
         std::memcpy(self.core->l1 + read.dst_offset, read.data.data(), read.data.size());
+        mark_written_l1(*self.core, read.dst_offset, static_cast<uint32_t>(read.data.size()));
     }
     self.pending_reads.clear();
 }
@@ -259,6 +261,22 @@ void check_alignment(const Endpoint& remote, uint64_t local_addr, bool read, con
     }
 }
 
+// Poison mode: fails when a NOC transfer's source bytes were never written; marks its destination written.
+void check_source(const Endpoint& ep, uint32_t size, const std::string& what) {
+    if (ep.dram) {
+        services::check_written_dram(*ep.buffer, ep.bank, ep.bank_addr, size, what);
+    } else {
+        services::check_written_l1(*ep.core, static_cast<uint32_t>(ep.ptr - ep.core->l1), size, what);
+    }
+}
+void mark_destination(const Endpoint& ep, uint32_t size) {
+    if (ep.dram) {
+        poison::mark(ep.buffer->shadow_of(ep.ptr), size);
+    } else {
+        services::mark_written_l1(*ep.core, static_cast<uint32_t>(ep.ptr - ep.core->l1), size);
+    }
+}
+
 // NOC writes up to this size into L1 record arrival times per word (semaphores set remotely).
 constexpr uint32_t kTimedWordWrite = 16;
 
@@ -379,6 +397,7 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     CoreState& self = *t_inst->core;
     const Endpoint ep = resolve(src, size, "noc read");
     check_alignment(ep, dst_local, true, "noc read");
+    if (poison::enabled()) check_source(ep, size, "noc read from " + hex(src));
     const uint32_t dst_offset = l1_offset(dst_local, size, "noc read destination");
     t_inst->pending_reads.push_back({dst_offset, std::vector<uint8_t>(ep.ptr, ep.ptr + size)});
     services::run().time().noc_read(*t_inst, ep.core, static_cast<int>(ep.bank), size);
@@ -396,6 +415,7 @@ void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     CoreState& self = *t_inst->core;
     const uint32_t src_offset = l1_offset(src_local, size, "noc write source");
     services::check_no_pending_read(src_offset, size, "noc write from L1 " + hex(src_local));
+    if (poison::enabled()) services::check_written_l1(self, src_offset, size, "noc write from L1 " + hex(src_local));
     const uint8_t* src = self.l1 + src_offset;
     const Endpoint ep = resolve(dst, size, "noc write");
     check_alignment(ep, src_local, false, "noc write");
@@ -404,6 +424,7 @@ void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     const bool word_update = !ep.dram && size <= kTimedWordWrite && size % 4 == 0 && ep.local % 4 == 0;
     if (word_update) std::memcpy(before, ep.ptr, size);
     std::memmove(ep.ptr, src, size);
+    mark_destination(ep, size);
     t_inst->unflushed_writes.emplace_back(src_offset, size);
     timing::TimeModel& time = services::run().time();
     time.noc_write(*t_inst, ep.core, static_cast<int>(ep.bank), size);
@@ -467,6 +488,7 @@ void svc_noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t size, 
         fail("noc multicast: misaligned NOC transfer between " + hex(src_local) + " and " +
              hex(mcast & params::NOC_ADDR_LOCAL_MASK));
     }
+    if (poison::enabled()) services::check_written_l1(self, src_off, size, "noc multicast from L1 " + hex(src_local));
     Counters& c = services::run().counters_of(self);
     std::vector<std::pair<CoreState*, uint32_t>> targets;
     for_each_mcast_core(mcast, size, num_dests, include_src != 0, "noc multicast",
@@ -486,6 +508,7 @@ void svc_noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t size, 
         uint32_t before[kTimedWordWrite / 4] = {};
         if (word_update) std::memcpy(before, dst, size);
         std::memmove(dst, data.data(), size);
+        services::mark_written_l1(*core, off, size);
         c.noc_bytes_written_l1 += size;
         if (word_update) {
             const auto* words = reinterpret_cast<const volatile uint32_t*>(dst);
@@ -506,6 +529,7 @@ void svc_noc_atomic_inc(uint64_t dst, uint32_t incr) {
     services::count_call();
     const Endpoint ep = resolve(dst, 4, "noc_semaphore_inc");
     uint32_t* word = semaphore_word(ep, "noc_semaphore_inc");
+    if (poison::enabled()) check_source(ep, 4, "noc_semaphore_inc of " + hex(dst));
     const uint32_t before = *word;
     *word += incr;
     services::run().time().noc_word_update(*t_inst, *ep.core, word, before, *word);
@@ -516,6 +540,7 @@ void svc_noc_atomic_inc_multicast(uint64_t mcast, uint32_t incr, uint32_t num_de
     for_each_mcast_core(mcast, 4, num_dests, false, "noc_semaphore_inc_multicast", [&](CoreState& core, uint32_t off) {
         if (off % 4 != 0) fail("noc_semaphore_inc_multicast: address is not 4-byte aligned");
         auto* word = reinterpret_cast<uint32_t*>(core.l1 + off);
+        if (poison::enabled()) services::check_written_l1(core, off, 4, "noc_semaphore_inc_multicast");
         const uint32_t before = *word;
         *word += incr;
         services::run().time().noc_word_update(*t_inst, core, word, before, *word);
@@ -530,7 +555,10 @@ void svc_noc_inline_write(uint64_t dst, uint32_t value, uint32_t byte_enable) {
     uint8_t bytes[4];
     std::memcpy(bytes, &value, 4);
     for (int i = 0; i < 4; ++i) {
-        if (byte_enable & (1u << i)) ep.ptr[i] = bytes[i];
+        if (byte_enable & (1u << i)) {
+            ep.ptr[i] = bytes[i];
+            if (poison::enabled()) mark_destination(Endpoint{ep.dram, ep.ptr + i, 0, ep.buffer, ep.core}, 1);
+        }
     }
     if (ep.core && reinterpret_cast<uintptr_t>(ep.ptr) % 4 == 0) {
         const auto* word = reinterpret_cast<const volatile uint32_t*>(ep.ptr);

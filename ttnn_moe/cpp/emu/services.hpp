@@ -35,6 +35,14 @@ void refresh_cb_view(uint32_t cb, const CbState& state);
 void complete_pending_reads();
 void check_no_pending_read(uint32_t offset, uint32_t size, const std::string& what);
 
+// Poison mode (emu/poison.hpp, poison_checks.cpp): `what` reads [offset, offset + size) of a
+// core's L1, or `size` bytes at a DRAM buffer's bank address; fails naming the first byte nothing
+// wrote, its address and the CB, semaphore or buffer holding it. No-ops on untracked memory.
+void check_written_l1(const CoreState& core, uint32_t offset, uint32_t size, const std::string& what);
+void check_written_dram(const DramBuffer& buffer, uint32_t bank, uint32_t bank_addr, uint32_t size,
+                        const std::string& what);
+void mark_written_l1(const CoreState& core, uint32_t offset, uint32_t size);
+
 // Fills the compute entries of the table (compute_services.cpp).
 void fill_compute_services(ttnn_moe_emu::Services& table);
 

@@ -38,6 +38,13 @@ inline void fill_halves(uint32_t l1_addr, uint32_t count, uint16_t value) {
     for (uint32_t i = 0; i < count; ++i) h[i] = value;
 }
 
+// A row chunk of `bytes` read into a page the compute kernel processes as a whole tile of
+// `page_bytes`: the tail is zeroed rather than left as whatever L1 held (a NaN there would only
+// reach lanes the writer drops, but the unpacker reads it).
+inline void zero_page_tail(uint32_t page_l1, uint32_t bytes, uint32_t page_bytes) {
+    if (bytes < page_bytes) fill_halves(page_l1 + bytes, (page_bytes - bytes) / 2, 0);
+}
+
 // Starts reading entries [0, count) of a (count, 1) uint32 ROW_MAJOR table (one
 // 4-byte page per entry, e.g. num_routed_tokens or expert_offsets) into L1: entry l
 // lands at l1_addr + l * slot_bytes. The caller issues the read barrier.

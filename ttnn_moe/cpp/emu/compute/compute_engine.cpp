@@ -188,6 +188,7 @@ const uint8_t* ComputeEngine::front_span(uint32_t cb, size_t bytes, const char* 
     const uint32_t page = cbs_.tile_size(cb);
     const size_t pages = (bytes + page - 1) / page;
     const uint8_t* first = cbs_.front_tile(cb, 0);
+    for (size_t p = 1; p + 1 < pages; ++p) cbs_.front_tile(cb, static_cast<uint32_t>(p));  // each page is read
     if (pages > 1 && cbs_.front_tile(cb, static_cast<uint32_t>(pages - 1)) != first + (pages - 1) * page)
         throw EmuError(std::string(op) + ": the " + std::to_string(pages) + " pages read from " + cb_name(cb) +
                        " wrap around the end of its ring (the hardware unpacker reads them as one contiguous block)");
@@ -198,6 +199,7 @@ uint8_t* ComputeEngine::back_span(uint32_t cb, uint32_t first_page, size_t bytes
     const uint32_t page = cbs_.tile_size(cb);
     const size_t pages = (bytes + page - 1) / page;
     uint8_t* first = cbs_.back_tile(cb, first_page);
+    for (size_t p = 1; p + 1 < pages; ++p) cbs_.back_tile(cb, static_cast<uint32_t>(first_page + p));  // written
     if (pages > 1 && cbs_.back_tile(cb, static_cast<uint32_t>(first_page + pages - 1)) != first + (pages - 1) * page)
         throw EmuError(std::string(op) + ": the " + std::to_string(pages) + " pages written to " + cb_name(cb) +
                        " wrap around the end of its ring (the hardware packer writes them as one contiguous block)");
@@ -293,7 +295,7 @@ void ComputeEngine::binary_tiles(numerics::BinaryOp op, numerics::Broadcast bcas
     const DataFormat format_a = float_tile_format(cb_a, "binary op");
     const DataFormat format_b = float_tile_format(cb_b, "binary op");
     numerics::unpack_tile(format_a, cbs_.front_tile(cb_a, ia), operand_a_.data());
-    numerics::unpack_tile(format_b, cbs_.front_tile(cb_b, ib), operand_b_.data());
+    numerics::unpack_tile(format_b, broadcast_operand(format_b, bcast, cb_b, ib), operand_b_.data());
     if (!acc_to_dest) {
         numerics::binary_tile(op, bcast, operand_a_.data(), operand_b_.data(), out);
         finish_math(dst);
@@ -379,6 +381,27 @@ void ComputeEngine::topk(TopkStage stage, uint32_t idst, int idir, int p0, int p
     }
 }
 
+const uint8_t* ComputeEngine::broadcast_operand(DataFormat format, numerics::Broadcast bcast, uint32_t cb,
+                                                uint32_t tile_index) {
+    using numerics::Broadcast;
+    const uint32_t datum = format == DataFormat::Float16_b ? 2 : format == DataFormat::Float32 ? 4 : 0;
+    if (bcast == Broadcast::None || datum == 0) return cbs_.front_tile(cb, tile_index);
+    // The unpacker reads what is broadcast: element (0, 0), row 0 (faces 0 and 1) or column 0 (faces 0 and 2).
+    constexpr uint32_t face = 16 * 16, row = 16;
+    std::array<ByteRange, 2 * row> ranges{};
+    size_t count = 0;
+    if (bcast == Broadcast::Scalar) {
+        ranges[count++] = {0, datum};
+    } else if (bcast == Broadcast::Row) {
+        ranges[count++] = {0, row * datum};
+        ranges[count++] = {face * datum, row * datum};
+    } else {
+        for (uint32_t f : {0u, 2u})
+            for (uint32_t r = 0; r < row; ++r) ranges[count++] = {(f * face + r * row) * datum, datum};
+    }
+    return cbs_.front_tile_bytes(cb, tile_index, ranges.data(), count);
+}
+
 void ComputeEngine::unary_tile(numerics::UnaryOp op, uint32_t dst) {
     require_phase(Phase::Math, "unary op", "math ops run between tile_regs_acquire and tile_regs_commit");
     float* inout = dst_slot(dst, "unary op");
@@ -429,7 +452,7 @@ void ComputeEngine::pack_tile(uint32_t dst, uint32_t cb, std::optional<uint32_t>
         for (size_t i = 0; i < numerics::TILE_ELEMENTS; ++i) scratch_[i] = std::signbit(in[i]) ? 0.0f : in[i];
         in = scratch_.data();
     }
-    uint8_t* out = cbs_.back_tile(cb, index);
+    uint8_t* out = pack_l1_acc_ ? cbs_.accumulated_tile(cb, index) : cbs_.back_tile(cb, index);
     if (pack_l1_acc_) {
         if (integer_cb || pack_relu_)
             throw EmuError("pack_tile: L1 accumulation into " + cb_name(cb) +

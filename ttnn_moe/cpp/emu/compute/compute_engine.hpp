@@ -25,10 +25,23 @@ namespace ttnn_moe::emu {
 // The emulator's circular buffers as the compute engine sees them. Tile
 // indices are relative to the CB's read pointer (front) or write pointer
 // (back), exactly like the tile_index arguments of the compute API.
+struct ByteRange {
+    uint32_t offset;
+    uint32_t size;
+};
+
 struct CbTileAccess {
     virtual ~CbTileAccess() = default;
     virtual const uint8_t* front_tile(uint32_t cb, uint32_t tile_index) = 0;
     virtual uint8_t* back_tile(uint32_t cb, uint32_t tile_index) = 0;
+    // A front tile of which only `count` byte ranges {offset, size} are read (a broadcast operand);
+    // the emulator checks those were written.
+    virtual const uint8_t* front_tile_bytes(uint32_t cb, uint32_t tile_index, const ByteRange* ranges, size_t count) {
+        (void)ranges, (void)count;
+        return front_tile(cb, tile_index);
+    }
+    // A back tile the packer reads before writing (L1 accumulation); the emulator checks it was written.
+    virtual uint8_t* accumulated_tile(uint32_t cb, uint32_t tile_index) { return back_tile(cb, tile_index); }
     virtual program::DataFormat format(uint32_t cb) = 0;
     virtual uint32_t tile_size(uint32_t cb) = 0;
 };
@@ -115,6 +128,8 @@ private:
     const uint8_t* front_span(uint32_t cb, size_t bytes, const char* op);
     uint8_t* back_span(uint32_t cb, uint32_t first_page, size_t bytes, const char* op);
     void unpack_b_operand(program::DataFormat format, uint32_t cb, uint32_t tile_index, bool transpose, float* out);
+    const uint8_t* broadcast_operand(program::DataFormat format, numerics::Broadcast bcast, uint32_t cb,
+                                     uint32_t tile_index);
     void accumulate_product(uint32_t dst, const float* a, const float* b);
     // Marks a DST tile as float and rounds it to what DST holds (bf16 without fp32_dest_acc_en).
     void finish_math(uint32_t dst);

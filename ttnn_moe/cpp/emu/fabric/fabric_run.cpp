@@ -8,6 +8,7 @@
 #include "emu/error.hpp"
 #include "emu/fabric/connection_args.hpp"
 #include "emu/l1_pool.hpp"
+#include "emu/poison.hpp"
 #include "emu/run_state.hpp"
 #include "emu/services.hpp"
 
@@ -183,6 +184,7 @@ void FabricRun::send_payload(Instance& inst, uint32_t conn, uint32_t src_l1_addr
     }
     const uint32_t offset = local_l1_offset(*inst.core, src_l1_addr, size, "fabric payload source");
     services::check_no_pending_read(offset, size, "fabric send of a payload from L1");
+    services::check_written_l1(*inst.core, offset, size, "fabric send of a payload from L1");
     c.payload.assign(inst.core->l1 + offset, inst.core->l1 + offset + size);
     c.pending_payload = true;
 }
@@ -206,6 +208,7 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
         }
         const uint32_t offset =
             local_l1_offset(*inst.core, header.inline_payload_l1, header.inline_payload_bytes, "fabric payload source");
+        services::check_written_l1(*inst.core, offset, header.inline_payload_bytes, "fabric send of a payload from L1");
         p.payload.assign(inst.core->l1 + offset, inst.core->l1 + offset + header.inline_payload_bytes);
     } else if (c.pending_payload) {
         p.payload = std::move(c.payload);
@@ -221,6 +224,7 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
     // The router forwards the header's payload size from the buffer slot. tt-metal's CCL helpers round it up
     // to the L1 alignment past the bytes they sent; the rest of the slot holds stale bytes (a fill pattern here).
     const size_t sent = p.payload.size();
+    p.sent_bytes = sent;
     const size_t rounded = (sent + params::NOC_L1_ALIGNMENT - 1) / params::NOC_L1_ALIGNMENT * params::NOC_L1_ALIGNMENT;
     if (writes && header.payload_size > sent && header.payload_size <= rounded) {
         p.payload.resize(header.payload_size, kStaleSlotByte);
@@ -364,7 +368,9 @@ void FabricRun::deliver_to(const Connection& c, const Packet& p, size_t dst_devi
                        ", route " + p.route + ": " + why);
     };
     // The destination bytes of a NOC address on the destination device.
-    auto target = [&](uint64_t noc_addr, uint32_t size, bool semaphore) -> uint8_t* {
+    // The destination bytes of a NOC address on the destination device; its first `written` bytes are
+    // recorded as written (poison mode).
+    auto target = [&](uint64_t noc_addr, uint32_t size, bool semaphore, size_t written) -> uint8_t* {
         const uint32_t x = static_cast<uint32_t>(noc_addr >> params::NOC_ADDR_LOCAL_BITS) & params::NOC_COORD_MASK;
         const uint32_t y =
             static_cast<uint32_t>(noc_addr >> (params::NOC_ADDR_LOCAL_BITS + params::NOC_ADDR_NODE_ID_BITS)) &
@@ -382,7 +388,9 @@ void FabricRun::deliver_to(const Connection& c, const Packet& p, size_t dst_devi
             if (local % params::NOC_DRAM_WRITE_ALIGNMENT != 0)
                 error("DRAM address " + hex(local) + " is not " + std::to_string(params::NOC_DRAM_WRITE_ALIGNMENT) +
                       "-byte aligned");
-            return buf->at(static_cast<uint32_t>(bank), static_cast<uint32_t>(local));
+            uint8_t* at = buf->at(static_cast<uint32_t>(bank), static_cast<uint32_t>(local));
+            poison::mark(buf->shadow_of(at), written);
+            return at;
         }
         CoreState* core = run_.core_at_noc(dst_device_index, x, y);
         if (!core) {
@@ -400,20 +408,22 @@ void FabricRun::deliver_to(const Connection& c, const Packet& p, size_t dst_devi
             }
         }
         if (semaphore && offset % 4 != 0) error("semaphore address " + hex(local) + " is not 4-byte aligned");
+        services::mark_written_l1(*core, offset, static_cast<uint32_t>(written));
         return core->l1 + offset;
     };
     auto increment = [&](uint64_t addr, uint32_t value) {
-        uint32_t* word = reinterpret_cast<uint32_t*>(target(addr, 4, true));
+        uint32_t* word = reinterpret_cast<uint32_t*>(target(addr, 4, true, 4));
         const uint32_t before = *word;
         *word += value;
         run_.time().record_word(word, before, *word, p.arrival_cycle);
     };
     switch (p.header.noc_send_type) {
         case NOC_UNICAST_WRITE:
-            std::memcpy(target(p.header.noc_address, p.payload.size(), false), p.payload.data(), p.payload.size());
+            std::memcpy(target(p.header.noc_address, p.payload.size(), false, p.sent_bytes), p.payload.data(),
+                        p.payload.size());
             break;
         case NOC_UNICAST_INLINE_WRITE: {
-            uint8_t* at = target(p.header.noc_address, 4, false);
+            uint8_t* at = target(p.header.noc_address, 4, false, 4);
             uint32_t before = 0;
             std::memcpy(&before, at, 4);
             std::memcpy(at, &p.header.value, 4);
@@ -428,7 +438,8 @@ void FabricRun::deliver_to(const Connection& c, const Packet& p, size_t dst_devi
             break;
         case NOC_FUSED_UNICAST_ATOMIC_INC:
             // The data lands before the increment that announces it.
-            std::memcpy(target(p.header.noc_address, p.payload.size(), false), p.payload.data(), p.payload.size());
+            std::memcpy(target(p.header.noc_address, p.payload.size(), false, p.sent_bytes), p.payload.data(),
+                        p.payload.size());
             increment(p.header.semaphore_noc_address, p.header.value);
             break;
         default:

@@ -28,6 +28,7 @@ namespace ttnn_moe::emu::fabric {
 struct Packet {
     ttnn_moe_emu::FabricPacket header;
     std::vector<uint8_t> payload;
+    size_t sent_bytes = 0;  // of payload, what the sender wrote; the rest is a buffer slot's stale bytes
     // Where it lands: one chip, or every chip of a 1D multicast's range (nearest first).
     std::vector<size_t> dst_device_indices;
     std::vector<uint32_t> dst_chips;

@@ -135,6 +135,7 @@ std::vector<CircularBuffer> circular_buffers(const Dims& d, const Attributes& a)
         {kCbBiased, DataFormat::Float32, bias_bytes, 1},
         {kCbIndices, DataFormat::UInt32, kTileRows * round_up(a.top_k * 4, kStagingAlignment), 1},
         {kCbWeights, DataFormat::Float16_b, kTileRows * round_up(a.top_k * 2, kStagingAlignment), 1},
+        {kCbStatus, DataFormat::UInt32, round_up(moe_gate_shared::kStatusWords * 4, kStagingAlignment), 1},
     };
 }
 
@@ -143,6 +144,7 @@ std::vector<TensorArg> Operation::output_specs(const Attributes& attributes, con
     return {
         row_major_spec({1, d.num_tokens, attributes.top_k}, DataFormat::UInt32),
         row_major_spec({1, d.num_tokens, attributes.top_k}, DataFormat::Float16_b),
+        row_major_spec({d.row_tiles, moe_gate_shared::kStatusWords}, DataFormat::UInt32),
     };
 }
 

@@ -2,7 +2,8 @@
 //
 // inputs : x (T, H) TILE bfloat16, gate_weight (E, H) TILE bfloat16|float32 (nn.Linear layout),
 //          e_score_correction_bias (E,) ROW_MAJOR float32; all DRAM interleaved
-// outputs: topk_indices (1, T, K) uint32, topk_weights (1, T, K) bfloat16, ROW_MAJOR: the
+// outputs: topk_indices (1, T, K) uint32, topk_weights (1, T, K) bfloat16, ROW_MAJOR, and the
+//          gate_status record (ceil(T/32), 3) uint32 (moe_gate_shared::StatusWord); the first two are the
 //          (B=1, S=T, K) all_to_all_dispatch_dense takes, and (T, K) for prepare_moe_routing_tensors
 //          (leading 1s are dropped there)
 // scores = sigmoid(x @ gate_weight^T) in fp32; experts chosen on scores + bias within the
@@ -56,7 +57,7 @@ struct Dims {
 Dims validate(const Attributes& attributes, const std::vector<program::TensorArg>& inputs);
 
 // CB indices (named compile-time args of the kernels).
-enum Cb : uint8_t { kCbX, kCbW, kCbScores, kCbBias, kCbBiased, kCbIndices, kCbWeights };
+enum Cb : uint8_t { kCbX, kCbW, kCbScores, kCbBias, kCbBiased, kCbIndices, kCbWeights, kCbStatus };
 
 // The circular buffers of every core (validation checks their L1 total, the factory creates them).
 struct CircularBuffer {
@@ -67,7 +68,7 @@ struct CircularBuffer {
 };
 std::vector<CircularBuffer> circular_buffers(const Dims& dims, const Attributes& attributes);
 
-// io = the 3 inputs then the 2 outputs (moe_gate_shared::Io).
+// io = the 3 inputs then the 3 outputs (moe_gate_shared::Io).
 CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io);
 
 // The device operation (device_operation.hpp): one program for every device, each routing its own x.

@@ -20,7 +20,7 @@ using namespace moe_gate_shared;
 
 CachedProgram create_program(const Attributes& attributes, const std::vector<TensorArg>& io) {
     if (io.size() != kNumIo) {
-        throw std::invalid_argument(kOpName + ": io tensors are the 3 inputs then the 2 outputs, got " +
+        throw std::invalid_argument(kOpName + ": io tensors are the 3 inputs then the 3 outputs, got " +
                                     std::to_string(io.size()));
     }
     const Dims d = validate(attributes, {io.begin(), io.begin() + kTopkIndices});
@@ -58,14 +58,12 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
     KernelDescriptor writer;
     writer.kernel_source = root + "dataflow/writer_topk.cpp";
     writer.core_ranges = cores;
-    for (uint32_t i : {kBias, kTopkIndices, kTopkWeights}) {
+    for (uint32_t i : {kBias, kTopkIndices, kTopkWeights, kGateStatus}) {
         append_runtime_page_size_accessor_args(io[i], writer.compile_time_args);
     }
-    writer.named_compile_time_args = {{named_arg::kCbScores, kCbScores},
-                                      {named_arg::kCbBias, kCbBias},
-                                      {named_arg::kCbBiased, kCbBiased},
-                                      {named_arg::kCbIndices, kCbIndices},
-                                      {named_arg::kCbWeights, kCbWeights}};
+    writer.named_compile_time_args = {{named_arg::kCbScores, kCbScores},   {named_arg::kCbBias, kCbBias},
+                                      {named_arg::kCbBiased, kCbBiased},   {named_arg::kCbIndices, kCbIndices},
+                                      {named_arg::kCbWeights, kCbWeights}, {named_arg::kCbStatus, kCbStatus}};
     writer.config = WriterConfigDescriptor{};
 
     const uint32_t reader_kernel = 0, writer_kernel = 2;  // program.kernels order: reader, compute, writer
@@ -106,6 +104,8 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
         w[writer_arg::kTopK] = attributes.top_k;
         w[writer_arg::kNormalize] = attributes.norm_topk_prob ? 1u : 0u;
         w[writer_arg::kScalingBits] = attributes.routed_scaling_factor_bits;
+        w[writer_arg::kStatusAddr] = io[kGateStatus].address;
+        w[writer_arg::kStatusPageBytes] = aligned_page_size(io[kGateStatus]);
         writer.runtime_args.emplace_back(selection.cores[c], std::move(w));
 
         cached.address_slots.push_back({reader_kernel, c, reader_arg::kXAddr, kX});
@@ -113,6 +113,7 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
         cached.address_slots.push_back({writer_kernel, c, writer_arg::kBiasAddr, kBias});
         cached.address_slots.push_back({writer_kernel, c, writer_arg::kIndicesAddr, kTopkIndices});
         cached.address_slots.push_back({writer_kernel, c, writer_arg::kWeightsAddr, kTopkWeights});
+        cached.address_slots.push_back({writer_kernel, c, writer_arg::kStatusAddr, kGateStatus});
     }
     program.kernels = {std::move(reader), std::move(compute), std::move(writer)};
     return cached;

@@ -22,7 +22,15 @@ void bind(py::module_& ops) {
 
 inputs: [x (T, H) TILE bfloat16, gate_weight (E, H) TILE bfloat16|float32,
 e_score_correction_bias (E,) ROW_MAJOR float32];
-outputs: topk_indices (1, T, K) uint32, topk_weights (1, T, K) bfloat16, ROW_MAJOR.)doc");
+outputs: topk_indices (1, T, K) uint32, topk_weights (1, T, K) bfloat16, ROW_MAJOR, gate_status
+(ceil(T/32), STATUS_WORDS) uint32, a row per 32-token tile indexed by StatusWord.)doc");
+    namespace shared = moe_gate_shared;
+    py::enum_<shared::StatusWord>(m, "StatusWord", py::arithmetic(), "Words of a gate_status row.")
+        .value("kNanTokens", shared::kNanTokens)
+        .value("kFirstNanToken", shared::kFirstNanToken)
+        .value("kFirstNanExpert", shared::kFirstNanExpert);
+    m.attr("STATUS_WORDS") = static_cast<uint32_t>(shared::kStatusWords);
+    m.attr("NONE") = shared::kNone;
     py::class_<Attributes>(m, "Attributes")
         .def(py::init([](uint32_t n_group, uint32_t topk_group, uint32_t top_k, bool norm_topk_prob,
                          float routed_scaling_factor) {

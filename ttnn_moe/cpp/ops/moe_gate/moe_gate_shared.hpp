@@ -13,8 +13,15 @@ inline constexpr uint32_t kTileRows = 32;
 inline constexpr uint32_t kMaxGroups = 32;
 inline constexpr uint32_t kMaxTopK = 32;
 
-// Tensors in io order: the 3 inputs then the 2 outputs.
-enum Io : uint32_t { kX, kGateWeight, kBias, kTopkIndices, kTopkWeights, kNumIo };
+// Tensors in io order: the 3 inputs then the 3 outputs.
+enum Io : uint32_t { kX, kGateWeight, kBias, kTopkIndices, kTopkWeights, kGateStatus, kNumIo };
+
+// Words of a row of the (ceil(T/32), kStatusWords) uint32 gate_status record, one row per token row
+// tile (the writer of that tile fills it, so no core waits for another): the row tile's tokens with
+// a NaN among their biased scores (score + bias), and the first such token and its first NaN
+// expert. kNone: no such token.
+inline constexpr uint32_t kNone = 0xFFFFFFFFu;
+enum StatusWord : uint32_t { kNanTokens, kFirstNanToken, kFirstNanExpert, kStatusWords };
 
 // Per-core runtime args of the reader: addresses, then this core's row tiles and the shape.
 namespace reader_arg {
@@ -53,6 +60,8 @@ enum : uint32_t {
     kTopK,         // K
     kNormalize,    // 1: weights divided by their sum (norm_topk_prob)
     kScalingBits,  // routed_scaling_factor, fp32 bits
+    kStatusAddr,   // gate_status
+    kStatusPageBytes,
     kCount,
 };
 }  // namespace writer_arg
@@ -66,6 +75,7 @@ inline constexpr const char* kCbBias = "cb_bias";        // writer scratch: the 
 inline constexpr const char* kCbBiased = "cb_biased";    // writer scratch: one token's biased scores
 inline constexpr const char* kCbIndices = "cb_indices";  // writer staging: 32 rows of K uint32
 inline constexpr const char* kCbWeights = "cb_weights";  // writer staging: 32 rows of K bf16
+inline constexpr const char* kCbStatus = "cb_status";    // writer staging: one row of gate_status
 }  // namespace named_arg
 
 }  // namespace ttnn_moe::moe_gate_shared

@@ -365,8 +365,9 @@ void push_token_partials(const Args& a, const Scratch& s, const Partials& partia
         for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
             const uint32_t left = a.hidden - chunk * kTileElements;
             const uint32_t elements = left < kTileElements ? left : kTileElements;
-            noc_async_read(partials.get_noc_addr(q * a.num_tokens + t, chunk * kTileElements * 2),
-                           base + (chunk * a.line_size + i) * page_bytes, elements * 2);
+            const uint32_t page = base + (chunk * a.line_size + i) * page_bytes;
+            noc_async_read(partials.get_noc_addr(q * a.num_tokens + t, chunk * kTileElements * 2), page, elements * 2);
+            moe_kernel::zero_page_tail(page, elements * 2, page_bytes);
         }
         ++i;
     }

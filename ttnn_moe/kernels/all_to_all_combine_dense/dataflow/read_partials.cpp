@@ -47,8 +47,10 @@ void kernel_main() {
             for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
                 const uint32_t left = hidden - chunk * kTileElements;
                 const uint32_t elements = left < kTileElements ? left : kTileElements;
-                noc_async_read(partials.get_noc_addr(q * num_tokens + t, chunk * kTileElements * 2),
-                               block + (chunk * line_size + i) * page_bytes, elements * 2);
+                const uint32_t page = block + (chunk * line_size + i) * page_bytes;
+                noc_async_read(partials.get_noc_addr(q * num_tokens + t, chunk * kTileElements * 2), page,
+                               elements * 2);
+                moe_kernel::zero_page_tail(page, elements * 2, page_bytes);
             }
             ++i;
         }

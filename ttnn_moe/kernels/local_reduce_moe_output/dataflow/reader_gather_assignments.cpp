@@ -332,6 +332,7 @@ void push_assignment_pair(const Y& y, const volatile uint32_t* entry, uint32_t c
     cb_reserve_back(cb_y, 1);
     cb_reserve_back(cb_weight, 1);
     noc_async_read(y.get_noc_addr(entry[0], chunk * kChunkElements * 2), get_write_ptr(cb_y), chunk_bytes);
+    zero_page_tail(get_write_ptr(cb_y), chunk_bytes, kChunkElements * 2);
     halves(get_write_ptr(cb_weight))[0] = static_cast<uint16_t>(entry[1]);
     noc_async_read_barrier();
     cb_push_back(cb_y, 1);

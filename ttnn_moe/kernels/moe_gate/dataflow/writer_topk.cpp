@@ -1,6 +1,7 @@
 // moe_gate writer: DeepSeek-V3's group-limited top-k of every token of this core's row tiles, on
 // the scores the compute kernel packed (fp32 tiles, ceil(E/32) per row tile; columns past E unused), then the token's K expert
-// ids and weights to its rows of topk_indices and topk_weights.
+// ids and weights to its rows of topk_indices and topk_weights, and per row tile its gate_status row
+// (the tokens with a NaN among their biased scores; such a token is still routed, NaN ranking first).
 //
 // Per token: biased = score + bias; a group's score is the sum of its two best biased scores; the
 // topk_group best groups are kept; the K best biased scores among their experts are chosen, in
@@ -8,11 +9,11 @@
 // Every ranking compares order-preserving integer keys of the fp32 values and scans ids upwards
 // with a strict "greater", so ties go to the lower group id and the lower expert id.
 //
-// Compile-time args: three interleaved accessors (IsDram|RuntimePageSize): bias, topk_indices,
-// topk_weights. Runtime args (writer_arg) and the named compile-time args:
+// Compile-time args: four interleaved accessors (IsDram|RuntimePageSize): bias, topk_indices,
+// topk_weights, gate_status. Runtime args (writer_arg) and the named compile-time args:
 // cpp/ops/moe_gate/moe_gate_shared.hpp.
 //
-// conformance: kind=dataflow ct_args=130,130,130 named=cb_scores:2,cb_bias:3,cb_biased:4,cb_indices:5,cb_weights:6 formats=2:float32,3:float32,4:float32,5:uint32
+// conformance: kind=dataflow ct_args=130,130,130,130 named=cb_scores:2,cb_bias:3,cb_biased:4,cb_indices:5,cb_weights:6,cb_status:7 formats=2:float32,3:float32,4:float32,5:uint32,7:uint32
 #include <cstdint>
 #include <tuple>
 
@@ -28,13 +29,14 @@ constexpr uint32_t cb_bias = get_named_compile_time_arg_val(named_arg::kCbBias);
 constexpr uint32_t cb_biased = get_named_compile_time_arg_val(named_arg::kCbBiased);
 constexpr uint32_t cb_indices = get_named_compile_time_arg_val(named_arg::kCbIndices);
 constexpr uint32_t cb_weights = get_named_compile_time_arg_val(named_arg::kCbWeights);
-constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<3, 0>();
-constexpr uint32_t kBiasTensor = 0, kIndicesTensor = 1, kWeightsTensor = 2;
+constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
+constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<4, 0>();
+constexpr uint32_t kBiasTensor = 0, kIndicesTensor = 1, kWeightsTensor = 2, kStatusTensor = 3;
 constexpr uint32_t kFaceDim = 16;
 constexpr uint32_t kTileBytes = kTileRows * kTileRows * sizeof(float);
 
 struct Args {
-    uint32_t bias_addr, indices_addr, weights_addr, bias_page, indices_page, weights_page;
+    uint32_t bias_addr, indices_addr, weights_addr, status_addr, bias_page, indices_page, weights_page, status_page;
     uint32_t first_row_tile, num_row_tiles, num_tokens, num_experts, num_groups, topk_groups, top_k;
     bool normalize;
     float scaling;
@@ -65,6 +67,8 @@ Args read_args() {
     a.bias_page = get_arg_val<uint32_t>(writer_arg::kBiasPageBytes);
     a.indices_page = get_arg_val<uint32_t>(writer_arg::kIndicesPageBytes);
     a.weights_page = get_arg_val<uint32_t>(writer_arg::kWeightsPageBytes);
+    a.status_addr = get_arg_val<uint32_t>(writer_arg::kStatusAddr);
+    a.status_page = get_arg_val<uint32_t>(writer_arg::kStatusPageBytes);
     a.first_row_tile = get_arg_val<uint32_t>(writer_arg::kFirstRowTile);
     a.num_row_tiles = get_arg_val<uint32_t>(writer_arg::kNumRowTiles);
     a.num_tokens = get_arg_val<uint32_t>(writer_arg::kNumTokens);
@@ -98,8 +102,15 @@ float score_at(uint32_t scores_l1, uint32_t r, uint32_t e) {
     return reinterpret_cast<volatile float*>(scores_l1 + (e / kTileRows) * kTileBytes)[index];
 }
 
+bool is_nan(float value) {
+    return (to_bits(value) & 0x7FFFFFFFu) > 0x7F800000u;
+}
+
 // Keys of the biased scores of token row r into `keys`; returns the bit mask of the kept groups.
-uint32_t keep_best_groups(const Args& a, uint32_t scores_l1, uint32_t r, const float* bias, uint32_t* keys) {
+// nan_expert: the first expert whose biased score is NaN, or kNone.
+uint32_t keep_best_groups(const Args& a, uint32_t scores_l1, uint32_t r, const float* bias, uint32_t* keys,
+                          uint32_t& nan_expert) {
+    nan_expert = kNone;
     const uint32_t per_group = a.num_experts / a.num_groups;
     uint32_t group_keys[kMaxGroups];
     for (uint32_t g = 0; g < a.num_groups; ++g) {
@@ -107,6 +118,7 @@ uint32_t keep_best_groups(const Args& a, uint32_t scores_l1, uint32_t r, const f
         float best1 = 0.0f, best2 = 0.0f;
         for (uint32_t e = g * per_group; e < (g + 1) * per_group; ++e) {
             const float biased = score_at(scores_l1, r, e) + bias[e];
+            if (nan_expert == kNone && is_nan(biased)) nan_expert = e;
             const uint32_t key = order_key(biased);
             keys[e] = key;
             if (key > key1) {
@@ -156,13 +168,15 @@ void weigh_experts(const Args& a, uint32_t scores_l1, uint32_t r, volatile uint3
     }
 }
 
-template <typename Indices, typename Weights>
-void write_rows(const Args& a, uint32_t first_token, uint32_t rows, uint32_t indices_l1, uint32_t weights_l1,
-                const Indices& indices, const Weights& weights) {
+template <typename Indices, typename Weights, typename Status>
+void write_rows(const Args& a, uint32_t row_tile, uint32_t rows, uint32_t indices_l1, uint32_t weights_l1,
+                uint32_t status_l1, const Indices& indices, const Weights& weights, const Status& status) {
+    const uint32_t first_token = row_tile * kTileRows;
     for (uint32_t r = 0; r < rows; ++r) {
         noc_async_write(indices_l1 + r * a.indices_page, indices.get_noc_addr(first_token + r), a.top_k * 4);
         noc_async_write(weights_l1 + r * a.weights_page, weights.get_noc_addr(first_token + r), a.top_k * 2);
     }
+    noc_async_write(status_l1, status.get_noc_addr(row_tile), kStatusWords * 4);
     noc_async_write_barrier();  // the staging rows are refilled by the next row tile
 }
 
@@ -173,32 +187,45 @@ void kernel_main() {
     const auto bias_in = TensorAccessor(std::get<kBiasTensor>(kTensorArgs), a.bias_addr, a.bias_page);
     const auto indices = TensorAccessor(std::get<kIndicesTensor>(kTensorArgs), a.indices_addr, a.indices_page);
     const auto weights = TensorAccessor(std::get<kWeightsTensor>(kTensorArgs), a.weights_addr, a.weights_page);
+    const auto status = TensorAccessor(std::get<kStatusTensor>(kTensorArgs), a.status_addr, a.status_page);
 
     // L1 scratch, reserved once: the bias, one token's keys, 32 staged rows of each output.
     cb_reserve_back(cb_bias, 1);
     cb_reserve_back(cb_biased, 1);
     cb_reserve_back(cb_indices, 1);
     cb_reserve_back(cb_weights, 1);
+    cb_reserve_back(cb_status, 1);
     const float* bias = reinterpret_cast<const float*>(get_write_ptr(cb_bias));
     uint32_t* keys = reinterpret_cast<uint32_t*>(get_write_ptr(cb_biased));
     const uint32_t indices_l1 = get_write_ptr(cb_indices), weights_l1 = get_write_ptr(cb_weights);
+    volatile uint32_t* status_row = reinterpret_cast<volatile uint32_t*>(get_write_ptr(cb_status));
     noc_async_read(bias_in.get_noc_addr(0), get_write_ptr(cb_bias), a.num_experts * 4);
     noc_async_read_barrier();
 
     for (uint32_t i = 0; i < a.num_row_tiles; ++i) {
-        const uint32_t first_token = (a.first_row_tile + i) * kTileRows;
+        const uint32_t row_tile = a.first_row_tile + i;
+        const uint32_t first_token = row_tile * kTileRows;
         const uint32_t rows = a.num_tokens - first_token < kTileRows ? a.num_tokens - first_token : kTileRows;
         const uint32_t expert_tiles = (a.num_experts + kTileRows - 1) / kTileRows;
         cb_wait_front(cb_scores, expert_tiles);
         const uint32_t scores_l1 = get_read_ptr(cb_scores);
+        uint32_t nan_tokens = 0, first_nan_token = kNone, first_nan_expert = kNone;
         for (uint32_t r = 0; r < rows; ++r) {
             volatile uint32_t* chosen = reinterpret_cast<volatile uint32_t*>(indices_l1 + r * a.indices_page);
-            const uint32_t kept = keep_best_groups(a, scores_l1, r, bias, keys);
+            uint32_t nan_expert = kNone;
+            const uint32_t kept = keep_best_groups(a, scores_l1, r, bias, keys, nan_expert);
+            if (nan_expert != kNone && nan_tokens++ == 0) {
+                first_nan_token = first_token + r;
+                first_nan_expert = nan_expert;
+            }
             choose_experts(a, kept, keys, chosen);
             weigh_experts(a, scores_l1, r, chosen,
                           reinterpret_cast<volatile uint16_t*>(weights_l1 + r * a.weights_page));
         }
         cb_pop_front(cb_scores, expert_tiles);
-        write_rows(a, first_token, rows, indices_l1, weights_l1, indices, weights);
+        status_row[kNanTokens] = nan_tokens;
+        status_row[kFirstNanToken] = first_nan_token;
+        status_row[kFirstNanExpert] = first_nan_expert;
+        write_rows(a, row_tile, rows, indices_l1, weights_l1, get_write_ptr(cb_status), indices, weights, status);
     }
 }

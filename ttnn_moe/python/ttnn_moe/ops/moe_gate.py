@@ -8,9 +8,12 @@ from typing import Any, NamedTuple
 from ttnn_moe import _C
 from ttnn_moe.ops._arguments import require_bool, require_int
 from ttnn_moe.ops._launch import launch
+from ttnn_moe.ops._readback import status_records
 
 _OP = "moe_gate"
 _FLOAT32_MAX = 3.4028234663852886e38  # the kernels multiply in float32
+# Words of a gate_status row, as the kernel writes them.
+StatusWord = _C.ops.moe_gate.StatusWord
 
 
 class GateOutput(NamedTuple):
@@ -18,6 +21,7 @@ class GateOutput(NamedTuple):
 
     topk_indices: Any  # (1, T, K) uint32 ROW_MAJOR: global expert ids, best biased score first
     topk_weights: Any  # (1, T, K) bfloat16 ROW_MAJOR
+    gate_status: Any  # (ceil(T/32), 3) uint32: a row per 32-token tile, words: StatusWord
 
 
 def moe_gate(
@@ -32,6 +36,7 @@ def moe_gate(
     norm_topk_prob: bool = True,
     memory_config: Any = None,
     output_tensors: Any = None,
+    strict: bool = True,
 ) -> GateOutput:
     """x (T, H) TILE bfloat16, gate_weight (E, H) TILE bfloat16 or float32 (nn.Linear's layout),
     e_score_correction_bias (E,) ROW_MAJOR float32 -> GateOutput of (1, T, K) tensors: the
@@ -43,7 +48,13 @@ def moe_gate(
     scores, the topk_group best are kept, and the top_k best biased scores among their experts are
     chosen, best first. Ties go to the lower group id, then the lower expert id. A weight is the
     chosen expert's unbiased score, divided by the sum of the K chosen scores when norm_topk_prob,
-    times routed_scaling_factor. Nothing is read back to the host.
+    times routed_scaling_factor.
+
+    The device counts the tokens with a NaN among their biased scores (a NaN or infinity in x or the
+    gate weight, or a NaN bias) in gate_status, a row per 32-token tile; such a token is still
+    routed, its NaN scores ranking first. strict=True reads the record after the op (a validation
+    sync, outside the hot path) and raises ValueError naming the first such token; strict=False
+    reads nothing back.
 
     output_tensors: preallocated outputs in the order of GateOutput (entries may be None).
     """
@@ -51,6 +62,7 @@ def moe_gate(
     require_int(_OP, "topk_group", topk_group, minimum=1)
     require_int(_OP, "top_k", top_k, minimum=1)
     require_bool(_OP, "norm_topk_prob", norm_topk_prob)
+    require_bool(_OP, "strict", strict)
     if isinstance(routed_scaling_factor, bool) or not isinstance(routed_scaling_factor, (int, float)):
         raise TypeError(f"{_OP}: routed_scaling_factor must be a float, got {routed_scaling_factor!r}")
     if not math.isfinite(routed_scaling_factor) or not 0 < routed_scaling_factor <= _FLOAT32_MAX:
@@ -65,4 +77,22 @@ def moe_gate(
         routed_scaling_factor=float(routed_scaling_factor),
     )
     inputs = {"x": x, "gate_weight": gate_weight, "e_score_correction_bias": e_score_correction_bias}
-    return GateOutput(*launch(_OP, inputs, attributes, memory_config=memory_config, output_tensors=output_tensors))
+    result = GateOutput(*launch(_OP, inputs, attributes, memory_config=memory_config, output_tensors=output_tensors))
+    if strict:
+        raise_on_gate_errors(result.gate_status)
+    return result
+
+
+def raise_on_gate_errors(gate_status: Any) -> None:
+    """ValueError naming the first device and token whose biased scores hold a NaN."""
+    words_per_row = int(_C.ops.moe_gate.STATUS_WORDS)
+    for where, words in status_records(_OP, gate_status):
+        rows = [words[i : i + words_per_row] for i in range(0, len(words), words_per_row)]
+        total = sum(row[StatusWord.kNanTokens] for row in rows)
+        first = next((row for row in rows if row[StatusWord.kNanTokens]), None)
+        if first is not None:
+            raise ValueError(
+                f"{where}token {first[StatusWord.kFirstNanToken]} has a NaN score "
+                f"(expert {first[StatusWord.kFirstNanExpert]}, score + bias; a NaN or infinity in x, "
+                f"gate_weight or the bias) ({total} such tokens)"
+            )
