@@ -20,10 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from emu_programs import cb, kernel  # noqa: E402
-from ttnn_moe._C import (
-    emu,  # noqa: E402
-    numerics,  # noqa: E402
-)
+from ttnn_moe._C import emu, numerics  # noqa: E402
 from ttnn_moe._C import program as pd  # noqa: E402
 
 FORMATS = {
