@@ -19,6 +19,13 @@ def test_emulator_benchmark_runs():
     assert "tile matmuls/s" in out and "empty 64-core program" in out
 
 
+def test_emulator_speed_benchmark_prints_a_row_per_format_and_the_host_rate():
+    out = _run("benchmarks/emulator_speed.py", "--sizes", "64", "--repeats", "1")
+    rows = [line.split() for line in out.splitlines() if line.startswith("    64 ")]
+    assert [r[1] for r in rows] == ["bf16", "bfloat8_b", "bfloat4_b", "torch"]
+    assert all(float(v.replace(",", "")) > 0 for r in rows[:3] for v in r[2:])
+
+
 def test_tile_math_benchmark_runs():
     out = _run("benchmarks/tile_math.py", "--iterations", "200", "--repeats", "1")
     assert "per second" in out or "/s" in out
@@ -38,8 +45,8 @@ def test_soak_benchmark_reports_memory_cache_and_a_bitwise_rerun():
 def test_full_scale_benchmark_prints_its_table():
     out = _run("benchmarks/full_scale.py", "--config", "mini", "--mesh", "t3k", "--tokens", "32")
     row = next(line.split() for line in out.splitlines() if line.startswith("t3k "))
-    tokens, wall, rss, expert_mib, executed, needed, ratio, pcc = row[1:]
-    assert tokens == "32" and float(wall) > 0 and 0 < float(rss) < 8 and float(expert_mib) > 0
+    tokens, wall, cpu, rss, expert_mib, executed, needed, ratio, pcc = row[1:]
+    assert tokens == "32" and float(wall) > 0 and float(cpu) > 0 and 0 < float(rss) < 8 and float(expert_mib) > 0
     assert executed == needed and ratio == "1.00" and float(pcc) >= 0.999
 
 

@@ -58,3 +58,18 @@ def test_untilize_inverts_tilize(fmt):
     np.testing.assert_array_equal(numerics.untilize(fmt, pages, 64, 64), once)
     if fmt in (DataFormat.Float32, DataFormat.UInt16):
         np.testing.assert_array_equal(once.view(np.uint32), matrix.view(np.uint32))
+
+
+@pytest.mark.parametrize("fmt", [DataFormat.Float32, DataFormat.Float16_b, DataFormat.Bfp8_b, DataFormat.Bfp4_b])
+def test_tilize_reads_strided_bfloat16_and_batches_in_place(fmt):
+    """A transposed bf16 view (its bits) and a batch of float32 matrices tilize to the pages of the
+    contiguous float32 matrices, batch after batch (the weights' upload path: no copies)."""
+    g = torch.Generator().manual_seed(11)
+    weights = (torch.randn(3, 96, 64, generator=g) * torch.exp(3 * torch.randn(3, 96, 1, generator=g))).bfloat16()
+    transposed = weights.mT  # (3, 64, 96), strides (.., 1, 64)
+    want = np.concatenate([numerics.tilize(fmt, m.float().contiguous().numpy()) for m in transposed])
+    got = numerics.tilize(fmt, transposed.view(torch.int16).numpy(), bfloat16_bits=True)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(numerics.tilize(fmt, transposed.float().numpy()), want)
+    with pytest.raises(TypeError, match="bfloat16_bits needs an int16 or uint16 array, got dtype float32"):
+        numerics.tilize(fmt, transposed.float().numpy(), bfloat16_bits=True)

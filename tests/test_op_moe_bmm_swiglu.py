@@ -227,6 +227,9 @@ def test_interleave_gate_up_puts_tile_columns_side_by_side():
     w_gate, w_up = torch.randn(3, 64, 96, generator=gen), torch.randn(3, 64, 96, generator=gen)
     assert torch.equal(ttnn_moe.interleave_gate_up(w_gate, w_up), interleaved_by_columns(w_gate, w_up))
     assert torch.equal(ttnn_moe.interleave_gate_up(w_gate[0], w_up[0]), interleaved_by_columns(w_gate, w_up)[0])
+    # Transposed views of (N, Kd) nn.Linear weights, as the model passes them.
+    as_views = [w.mT.contiguous().mT for w in (w_gate, w_up)]
+    assert torch.equal(ttnn_moe.interleave_gate_up(*as_views), interleaved_by_columns(w_gate, w_up))
     with pytest.raises(ValueError, match=r"w_gate \[3, 64, 96\] and w_up \[3, 64, 64\] differ"):
         ttnn_moe.interleave_gate_up(w_gate, w_up[..., :64])
     with pytest.raises(ValueError, match=r"N a multiple of 32, got \[64, 40\]"):

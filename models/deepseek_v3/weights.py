@@ -20,6 +20,7 @@ import hashlib
 from collections.abc import Mapping
 
 import torch
+from ttnn_moe._C import weights as _weights
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.fp8 import FP8_DTYPE, dequantize_fp8_blockwise, quantize_fp8_blockwise
@@ -134,7 +135,8 @@ class RandomMoELayer(Mapping):
     upload, `reference.reference_moe`) holds one expert at a time, so a full-size layer never
     exists on the host at once.
 
-    Matrices are N(0, 1/fan_in), so activations keep unit scale through every projection; the
+    Matrices are N(0, 1/fan_in) (`ttnn_moe._C.weights.random_normal`: a 1024-bin piecewise-uniform
+    normal), so activations keep unit scale through every projection; the
     score-correction bias is N(0, 0.01^2) fp32, the size of the gaps between neighbouring sigmoid
     scores, so it changes some routing choices. A tensor's values depend only on (seed, its key).
     """
@@ -161,14 +163,21 @@ class RandomMoELayer(Mapping):
 
     def __getitem__(self, key: str) -> torch.Tensor:
         shape = self._shapes[key]
-        generator = torch.Generator().manual_seed(tensor_seed(self.seed, key))
+        seed = tensor_seed(self.seed, key)
         if key == "gate.e_score_correction_bias":
-            return 0.01 * torch.randn(shape, generator=generator)
-        return (torch.randn(shape, generator=generator) / shape[1] ** 0.5).to(self.dtype)
+            return 0.01 * torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+        # The matrices (billions of values at full size) come from the native counter-based
+        # generator on both cores; a float32 layer holds the same values before bf16 rounding.
+        as_bf16 = self.dtype == torch.bfloat16
+        values = torch.from_numpy(
+            _weights.random_normal(seed, shape[0] * shape[1], shape[1] ** -0.5, "bfloat16" if as_bf16 else "float32")
+        )
+        values = values.view(torch.bfloat16) if as_bf16 else values.to(self.dtype)
+        return values.reshape(shape)
 
     def fingerprint(self) -> str:
         """Identity of these weights (for the converted-weight cache)."""
-        return f"random-v1:seed{self.seed}:{self.config}:{self.dtype}"  # v: the generator scheme
+        return f"random-v2:seed{self.seed}:{self.config}:{self.dtype}"  # v: the generator scheme
 
 
 def random_moe_state_dict(

@@ -6,14 +6,17 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bindings/bindings.hpp"
 #include "bindings/numpy_values.hpp"
 #include "emu/numerics/numerics.hpp"
+#include "emu/numerics/strided_tilize.hpp"
 
 namespace py = pybind11;
 using ttnn_moe::program::DataFormat;
@@ -27,18 +30,57 @@ using numpy_values::bytes_of;
 using numpy_values::require_supported;
 using numpy_values::values_of;
 
-py::array_t<uint8_t> tilize_array(DataFormat format, const py::array& matrix) {
+// Float formats read the array in place (any strides, 2-D or 3-D, float32 or bf16 bits) on both
+// cores; integer formats take their values through values_of.
+py::array_t<uint8_t> tilize_array(DataFormat format, const py::array& matrix, bool bfloat16_bits) {
     require_supported(format);
-    if (matrix.ndim() != 2)
-        throw py::value_error("tilize expects a 2-D (rows, cols) array, got ndim " + std::to_string(matrix.ndim()));
-    const auto rows = static_cast<uint32_t>(matrix.shape(0));
-    const auto cols = static_cast<uint32_t>(matrix.shape(1));
+    if (matrix.ndim() != 2 && matrix.ndim() != 3)
+        throw py::value_error("tilize expects a 2-D (rows, cols) or 3-D (batch, rows, cols) array, got ndim " +
+                              std::to_string(matrix.ndim()));
+    const bool batched = matrix.ndim() == 3;
+    const size_t batch = batched ? static_cast<size_t>(matrix.shape(0)) : 1;
+    const auto rows = static_cast<size_t>(matrix.shape(batched ? 1 : 0));
+    const auto cols = static_cast<size_t>(matrix.shape(batched ? 2 : 1));
     if (rows % 32 != 0 || cols % 32 != 0)
         throw py::value_error("tilize: rows and cols must be multiples of 32, got (" + std::to_string(rows) + ", " +
                               std::to_string(cols) + ")");
-    const std::vector<float> values = values_of(format, matrix);
-    py::array_t<uint8_t> out(size_t(rows / 32) * (cols / 32) * numerics::tile_bytes(format));
-    numerics::tilize(format, values.data(), rows, cols, out.mutable_data());
+    py::array_t<uint8_t> out(batch * (rows / 32) * (cols / 32) * numerics::tile_bytes(format));
+    if (numerics::is_integer_format(format)) {
+        if (bfloat16_bits) throw py::value_error("tilize: bfloat16_bits needs a float format");
+        const std::vector<float> values = values_of(format, matrix);
+        numerics::tilize(format, values.data(), static_cast<uint32_t>(batch * rows), static_cast<uint32_t>(cols),
+                         out.mutable_data());
+        return out;
+    }
+    const py::dtype dtype = matrix.dtype();
+    numerics::StridedMatrices source;
+    if (bfloat16_bits) {
+        if (!dtype.is(py::dtype::of<int16_t>()) && !dtype.is(py::dtype::of<uint16_t>()))
+            throw py::type_error("tilize: bfloat16_bits needs an int16 or uint16 array, got dtype " +
+                                 std::string(py::str(dtype)));
+        source.element = numerics::StridedMatrices::Element::Bfloat16Bits;
+    } else if (!dtype.is(py::dtype::of<float>())) {
+        throw py::type_error("values for " + std::string(numerics::format_name(format)) +
+                             " must be a float32 array (or bfloat16 bits with bfloat16_bits=True), got dtype " +
+                             std::string(py::str(dtype)));
+    }
+    const auto itemsize = static_cast<ptrdiff_t>(matrix.itemsize());
+    auto stride = [&](int axis) {
+        const auto bytes = static_cast<ptrdiff_t>(matrix.strides(axis));
+        if (bytes % itemsize != 0) throw py::value_error("tilize: array strides must be whole elements");
+        return bytes / itemsize;
+    };
+    source.data = matrix.data();
+    source.batch = batch;
+    source.rows = rows;
+    source.cols = cols;
+    source.batch_stride = batched ? stride(0) : 0;
+    source.row_stride = stride(batched ? 1 : 0);
+    source.col_stride = stride(batched ? 2 : 1);
+    uint8_t* dst = out.mutable_data();
+    const unsigned threads = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
+    py::gil_scoped_release release;
+    numerics::tilize_strided(format, source, dst, threads);
     return out;
 }
 
@@ -62,8 +104,9 @@ py::array_t<float> untilize_array(DataFormat format, const py::array& pages, uin
 
 void bind_numerics(py::module_& parent) {
     auto m = parent.def_submodule("numerics", "Host layout conversion of tile pages");
-    m.def("tilize", &tilize_array, py::arg("data_format"), py::arg("matrix"),
-          "(rows, cols) values -> uint8 tile pages in row-major tile order, packed as ttnn lays them out.");
+    m.def("tilize", &tilize_array, py::arg("data_format"), py::arg("matrix"), py::arg("bfloat16_bits") = false,
+          "(rows, cols) or (batch, rows, cols) values -> uint8 tile pages in row-major tile order (batch after "
+          "batch), packed as ttnn lays them out. bfloat16_bits: the int16/uint16 array holds bfloat16 bit patterns.");
     m.def("untilize", &untilize_array, py::arg("data_format"), py::arg("pages"), py::arg("rows"), py::arg("cols"),
           "uint8 tile pages -> (rows, cols) float32 values.");
 }

@@ -15,4 +15,6 @@ void bind_fabric(pybind11::module_& emu_module);
 pybind11::dict fabric_traffic_to_dict(const ttnn_moe::emu::fabric::FabricTraffic& traffic);
 // The MoE ops' program factories (ttnn_moe._C.ops).
 void bind_ops(pybind11::module_& m);
+// Synthetic model weights (ttnn_moe._C.weights).
+void bind_weights(pybind11::module_& m);
 }  // namespace ttnn_moe::bindings

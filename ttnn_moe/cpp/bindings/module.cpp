@@ -9,4 +9,5 @@ PYBIND11_MODULE(_C, m) {
     ttnn_moe::bindings::bind_numerics(m);
     ttnn_moe::bindings::bind_emu(m);
     ttnn_moe::bindings::bind_ops(m);
+    ttnn_moe::bindings::bind_weights(m);
 }

@@ -28,10 +28,17 @@
 // whose shift exceeds the shared exponent (never encoded, only in malformed
 // bytes) decodes to +0, as tt-metal's tile unpacker (ttnn.to_torch) does; its
 // per-value converter would wrap the exponent instead.
+//
+// Both directions are written branch-free per value, so the compiler vectorizes a block of 16
+// (one AVX-512 register); the tile functions are cloned per ISA (AVX-512, AVX2, baseline), and
+// every clone computes the same integers. Decode uses that float(m) already is m normalized:
+// its bits plus (shared - 127 - (W - 1)) << 23 are the decoded bits, negative exactly when the
+// shift exceeds the shared exponent.
 #include "emu/numerics/bfp.hpp"
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -43,42 +50,107 @@ namespace {
 
 constexpr uint32_t SIGNIFICAND_BITS = 24;  // fp32: 23 stored bits + the hidden 1
 constexpr uint32_t TILE_CODES = 1024;
+constexpr uint32_t FACE_ROWS = TILE_CODES / BFP_BLOCK;
 
-uint32_t encode_value(uint32_t magnitude_bits, uint32_t bits, uint32_t shared) {
-    const uint32_t own = (bits >> 23) & 0xffu;
-    if (own == 0) return 0;
-    const uint32_t round_shift = SIGNIFICAND_BITS - magnitude_bits;
-    const uint32_t half = 1u << (round_shift - 1);
-    const uint32_t max_magnitude = (1u << magnitude_bits) - 1;
-    const uint32_t align = shared - own;
-    uint32_t significand = (bits & 0x7fffffu) | 0x800000u;
-    significand = align >= 32 ? 0 : significand >> align;
-    const uint32_t dropped = significand & ((1u << round_shift) - 1);
-    uint32_t magnitude = significand >> round_shift;
-    if (dropped > half || (dropped == half && (magnitude & 1u))) ++magnitude;
-    magnitude = std::min(magnitude, max_magnitude);
-    const uint32_t sign = magnitude ? bits >> 31 : 0;
-    return (sign << magnitude_bits) | magnitude;
+// One block of 16 values as one vector (a single register under AVX-512): GCC's vector
+// extension gives lane-wise integer semantics on every target, so each ISA clone computes the
+// same codes. Comparisons yield 0 / -1 per lane.
+typedef uint32_t U32x16 __attribute__((vector_size(64)));
+typedef int32_t I32x16 __attribute__((vector_size(64)));
+typedef float F32x16 __attribute__((vector_size(64)));
+typedef uint8_t U8x16 __attribute__((vector_size(16)));
+
+template <uint32_t W>
+[[gnu::always_inline]] inline void encode_block(const float* values, uint8_t* exponent, uint8_t* codes) {
+    constexpr uint32_t round_shift = SIGNIFICAND_BITS - W;
+    constexpr uint32_t half = 1u << (round_shift - 1);
+    constexpr uint32_t max_magnitude = (1u << W) - 1;
+    U32x16 bits;
+    std::memcpy(&bits, values, sizeof bits);
+    const U32x16 own = (bits >> 23) & 0xffu;
+    uint32_t shared = 0;
+    for (uint32_t i = 0; i < BFP_BLOCK; ++i) shared = std::max(shared, own[i]);
+    *exponent = static_cast<uint8_t>(shared);
+    // Past 23 places every significand bit is gone; 31 keeps the shift defined.
+    U32x16 align = shared - own;
+    align = align > 31u ? U32x16{} + 31u : align;
+    const U32x16 significand = ((bits & 0x7fffffu) | 0x800000u) >> align;
+    const U32x16 dropped = significand & ((1u << round_shift) - 1);
+    U32x16 magnitude = significand >> round_shift;
+    const U32x16 round_up = (U32x16)(dropped > half) | ((U32x16)(dropped == half) & (magnitude << 31 >> 31));
+    magnitude += round_up & 1u;
+    magnitude = magnitude > max_magnitude ? U32x16{} + max_magnitude : magnitude;
+    magnitude = own == 0u ? U32x16{} : magnitude;
+    const U32x16 sign = magnitude != 0u ? bits >> 31 : U32x16{};
+    const U8x16 packed = __builtin_convertvector((sign << W) | magnitude, U8x16);
+    std::memcpy(codes, &packed, sizeof packed);
 }
 
-uint32_t decode_value(uint32_t magnitude_bits, uint32_t exponent, uint32_t code) {
-    const uint32_t max_magnitude = (1u << magnitude_bits) - 1;
-    uint32_t magnitude = code & max_magnitude;
-    uint32_t bits = (code >> magnitude_bits) << 31;
-    if (magnitude != 0) {
-        // Leading one at bit W-1 after `shift` left shifts; then drop it (the hidden bit).
-        const uint32_t shift = static_cast<uint32_t>(std::countl_zero(magnitude)) - (32 - magnitude_bits);
-        if (shift > exponent) return 0;
-        magnitude = (magnitude << (shift + 1)) & max_magnitude;
-        bits |= ((exponent - shift) << 23) | (magnitude << (23 - magnitude_bits));
+template <uint32_t W>
+[[gnu::always_inline]] inline void decode_block(uint32_t exponent, const uint8_t* codes, float* values) {
+    constexpr uint32_t max_magnitude = (1u << W) - 1;
+    constexpr int32_t unbias = 127 + static_cast<int32_t>(W - 1);
+    U8x16 packed;
+    std::memcpy(&packed, codes, sizeof packed);
+    const U32x16 code = __builtin_convertvector(packed, U32x16);
+    const U32x16 magnitude = code & max_magnitude;
+    const U32x16 sign = ((code >> W) & 1u) << 31;
+    const I32x16 as_float = (I32x16) __builtin_convertvector((I32x16)magnitude, F32x16);
+    const I32x16 bits = as_float + (static_cast<int32_t>(exponent) - unbias) * (1 << 23);
+    U32x16 decoded = bits < 0 ? U32x16{} : (U32x16)bits | sign;
+    decoded = magnitude == 0u ? sign : decoded;
+    std::memcpy(values, &decoded, sizeof decoded);
+}
+
+// The helpers are always inlined into the per-ISA clones below, which is what makes each clone
+// compile them for its ISA.
+// Tile codes: Bfp8_b one per byte; Bfp4_b two per byte, the earlier element in the low nibble.
+template <uint32_t W>
+[[gnu::always_inline]] inline void encode_tile(const float* row_major, uint8_t* tile) {
+    uint8_t codes[TILE_CODES];
+    for (uint32_t row = 0; row < FACE_ROWS; ++row)
+        encode_block<W>(row_major + face_row_offset(row), tile + row, codes + row * BFP_BLOCK);
+    uint8_t* data = tile + BFP_EXPONENT_BYTES;
+    if constexpr (W == 7) {
+        std::copy(codes, codes + TILE_CODES, data);
+    } else {
+        for (uint32_t i = 0; i < TILE_CODES / 2; ++i)
+            data[i] = static_cast<uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
     }
-    return bits;
 }
 
-// Code bits per element in a tile: a sign and the magnitude (8 or 4).
-uint32_t code_bits(DataFormat format) {
-    return bfp_magnitude_bits(format) + 1;
+template <uint32_t W>
+[[gnu::always_inline]] inline void decode_tile(const uint8_t* tile, float* row_major) {
+    const uint8_t* data = tile + BFP_EXPONENT_BYTES;
+    uint8_t nibbles[TILE_CODES];
+    const uint8_t* codes = data;
+    if constexpr (W == 3) {
+        for (uint32_t i = 0; i < TILE_CODES / 2; ++i) {
+            nibbles[2 * i] = data[i] & 0xfu;
+            nibbles[2 * i + 1] = data[i] >> 4;
+        }
+        codes = nibbles;
+    }
+    for (uint32_t row = 0; row < FACE_ROWS; ++row)
+        decode_block<W>(tile[row], codes + row * BFP_BLOCK, row_major + face_row_offset(row));
 }
+
+#define TTNN_MOE_PER_ISA __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+
+TTNN_MOE_PER_ISA void encode_bfp8_tile(const float* row_major, uint8_t* tile) {
+    encode_tile<7>(row_major, tile);
+}
+TTNN_MOE_PER_ISA void encode_bfp4_tile(const float* row_major, uint8_t* tile) {
+    encode_tile<3>(row_major, tile);
+}
+TTNN_MOE_PER_ISA void decode_bfp8_tile(const uint8_t* tile, float* row_major) {
+    decode_tile<7>(tile, row_major);
+}
+TTNN_MOE_PER_ISA void decode_bfp4_tile(const uint8_t* tile, float* row_major) {
+    decode_tile<3>(tile, row_major);
+}
+
+#undef TTNN_MOE_PER_ISA
 
 }  // namespace
 
@@ -95,56 +167,29 @@ uint32_t bfp_magnitude_bits(DataFormat format) {
 }
 
 uint32_t bfp_tile_bytes(DataFormat format) {
-    return BFP_EXPONENT_BYTES + TILE_CODES * code_bits(format) / 8;
+    return BFP_EXPONENT_BYTES + TILE_CODES * (bfp_magnitude_bits(format) + 1) / 8;
 }
 
 void encode_bfp_block(uint32_t magnitude_bits, const float* values, uint8_t* exponent, uint8_t* codes) {
-    uint32_t bits[BFP_BLOCK];
-    uint32_t shared = 0;
-    for (uint32_t i = 0; i < BFP_BLOCK; ++i) {
-        bits[i] = std::bit_cast<uint32_t>(values[i]);
-        shared = std::max(shared, (bits[i] >> 23) & 0xffu);
-    }
-    *exponent = static_cast<uint8_t>(shared);
-    for (uint32_t i = 0; i < BFP_BLOCK; ++i)
-        codes[i] = static_cast<uint8_t>(encode_value(magnitude_bits, bits[i], shared));
+    if (magnitude_bits == 7) return encode_block<7>(values, exponent, codes);
+    if (magnitude_bits == 3) return encode_block<3>(values, exponent, codes);
+    throw std::invalid_argument("encode_bfp_block: " + std::to_string(magnitude_bits) + " magnitude bits (not 7 or 3)");
 }
 
 void decode_bfp_block(uint32_t magnitude_bits, uint8_t exponent, const uint8_t* codes, float* values) {
-    for (uint32_t i = 0; i < BFP_BLOCK; ++i)
-        values[i] = std::bit_cast<float>(decode_value(magnitude_bits, exponent, codes[i]));
+    if (magnitude_bits == 7) return decode_block<7>(exponent, codes, values);
+    if (magnitude_bits == 3) return decode_block<3>(exponent, codes, values);
+    throw std::invalid_argument("decode_bfp_block: " + std::to_string(magnitude_bits) + " magnitude bits (not 7 or 3)");
 }
 
-void encode_bfp_tile(DataFormat format, const float* tilized, uint8_t* tile) {
-    const uint32_t magnitude_bits = bfp_magnitude_bits(format);
-    const uint32_t per_byte = 8 / code_bits(format);
-    uint8_t* data = tile + BFP_EXPONENT_BYTES;
-    std::fill(data, tile + bfp_tile_bytes(format), 0);
-    uint8_t codes[BFP_BLOCK];
-    for (uint32_t row = 0; row < BFP_EXPONENT_BYTES; ++row) {
-        encode_bfp_block(magnitude_bits, tilized + row * BFP_BLOCK, tile + row, codes);
-        // Element e of the tile sits in byte e / per_byte, the earlier element in the lower bits.
-        for (uint32_t i = 0; i < BFP_BLOCK; ++i) {
-            const uint32_t e = row * BFP_BLOCK + i;
-            data[e / per_byte] |= static_cast<uint8_t>(codes[i] << ((e % per_byte) * code_bits(format)));
-        }
-    }
+void encode_bfp_tile(DataFormat format, const float* row_major, uint8_t* tile) {
+    if (bfp_magnitude_bits(format) == 7) return encode_bfp8_tile(row_major, tile);
+    encode_bfp4_tile(row_major, tile);
 }
 
-void decode_bfp_tile(DataFormat format, const uint8_t* tile, float* tilized) {
-    const uint32_t magnitude_bits = bfp_magnitude_bits(format);
-    const uint32_t bits_per_code = code_bits(format);
-    const uint32_t per_byte = 8 / bits_per_code;
-    const uint32_t mask = (1u << bits_per_code) - 1;
-    const uint8_t* data = tile + BFP_EXPONENT_BYTES;
-    uint8_t codes[BFP_BLOCK];
-    for (uint32_t row = 0; row < BFP_EXPONENT_BYTES; ++row) {
-        for (uint32_t i = 0; i < BFP_BLOCK; ++i) {
-            const uint32_t e = row * BFP_BLOCK + i;
-            codes[i] = static_cast<uint8_t>((data[e / per_byte] >> ((e % per_byte) * bits_per_code)) & mask);
-        }
-        decode_bfp_block(magnitude_bits, tile[row], codes, tilized + row * BFP_BLOCK);
-    }
+void decode_bfp_tile(DataFormat format, const uint8_t* tile, float* row_major) {
+    if (bfp_magnitude_bits(format) == 7) return decode_bfp8_tile(tile, row_major);
+    decode_bfp4_tile(tile, row_major);
 }
 
 }  // namespace ttnn_moe::emu::numerics

@@ -41,6 +41,11 @@ uint32_t storage_to_raw_bits(float value) {
     return std::bit_cast<uint32_t>(value);
 }
 
+// DST without fp32 accumulation after every math op: cloned per ISA to vectorize (same bits).
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void round_to_bf16(float* data, size_t n) {
+    for (size_t i = 0; i < n; ++i) data[i] = bf16_bits_to_float(float_to_bf16_bits(data[i]));
+}
+
 }  // namespace
 
 bool is_supported_format(DataFormat format) {
@@ -125,18 +130,6 @@ bool is_integer_format(DataFormat format) {
     return format == DataFormat::UInt32 || format == DataFormat::Int32 || format == DataFormat::UInt16;
 }
 
-uint16_t float_to_bf16_bits(float value) {
-    const uint32_t bits = std::bit_cast<uint32_t>(value);
-    if ((bits & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
-    // Adding 0x7FFF plus the lowest kept bit rounds to nearest with ties to even;
-    // a carry out of the mantissa correctly bumps the exponent (up to inf).
-    return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
-float bf16_bits_to_float(uint16_t bits) {
-    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-}
-
 void unpack_elements(DataFormat format, const void* src, float* out, size_t n) {
     const auto* bytes = static_cast<const uint8_t*>(src);
     switch (format) {
@@ -207,8 +200,7 @@ void round_in_place(DataFormat format, float* data, size_t n) {
         case DataFormat::Float32:
             return;
         case DataFormat::Float16_b:
-            for (size_t i = 0; i < n; ++i) data[i] = bf16_bits_to_float(float_to_bf16_bits(data[i]));
-            return;
+            return round_to_bf16(data, n);
         case DataFormat::Float16:
             for (size_t i = 0; i < n; ++i) data[i] = fp16_bits_to_float(float_to_fp16_bits(data[i]));
             return;

@@ -19,22 +19,35 @@ namespace {
 
 constexpr uint32_t FACE_ROWS_PER_TILE = TILE_ELEMENTS / FACE_DIM;  // 64
 
-// Row-major offset of the first element of face row `face_row` (0..63).
-constexpr uint32_t row_major_offset(uint32_t face_row) {
-    const uint32_t face = face_row / FACE_DIM;
-    const uint32_t row = (face / 2) * FACE_DIM + face_row % FACE_DIM;
-    return row * TILE_DIM + (face % 2) * FACE_DIM;
-}
-
 void tilized_to_row_major(const float* tilized, float* row_major) {
     for (uint32_t fr = 0; fr < FACE_ROWS_PER_TILE; ++fr)
-        std::memcpy(row_major + row_major_offset(fr), tilized + fr * FACE_DIM, FACE_DIM * sizeof(float));
+        std::memcpy(row_major + face_row_offset(fr), tilized + fr * FACE_DIM, FACE_DIM * sizeof(float));
 }
 
 void row_major_to_tilized(const float* row_major, float* tilized) {
     for (uint32_t fr = 0; fr < FACE_ROWS_PER_TILE; ++fr)
-        std::memcpy(tilized + fr * FACE_DIM, row_major + row_major_offset(fr), FACE_DIM * sizeof(float));
+        std::memcpy(tilized + fr * FACE_DIM, row_major + face_row_offset(fr), FACE_DIM * sizeof(float));
 }
+
+// The bf16 tiles (most CBs) move between layouts straight into their destination; the clones
+// per ISA vectorize the conversions (every clone gives the same bits).
+#define TTNN_MOE_PER_ISA __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+
+TTNN_MOE_PER_ISA void unpack_bf16_tile(const uint16_t* tile, float* out) {
+    for (uint32_t fr = 0; fr < FACE_ROWS_PER_TILE; ++fr) {
+        float* row = out + face_row_offset(fr);
+        for (uint32_t i = 0; i < FACE_DIM; ++i) row[i] = bf16_bits_to_float(tile[fr * FACE_DIM + i]);
+    }
+}
+
+TTNN_MOE_PER_ISA void pack_bf16_tile(const float* in, uint16_t* tile) {
+    for (uint32_t fr = 0; fr < FACE_ROWS_PER_TILE; ++fr) {
+        const float* row = in + face_row_offset(fr);
+        for (uint32_t i = 0; i < FACE_DIM; ++i) tile[fr * FACE_DIM + i] = float_to_bf16_bits(row[i]);
+    }
+}
+
+#undef TTNN_MOE_PER_ISA
 
 void check_format(const char* what, DataFormat format) {
     if (!is_supported_format(format))
@@ -51,24 +64,20 @@ void check_matrix_shape(const char* what, uint32_t rows, uint32_t cols) {
 
 void unpack_tile(DataFormat format, const void* tile, float* out) {
     check_format("unpack_tile", format);
+    if (is_block_format(format)) return decode_bfp_tile(format, static_cast<const uint8_t*>(tile), out);
+    if (format == DataFormat::Float16_b) return unpack_bf16_tile(static_cast<const uint16_t*>(tile), out);
     std::array<float, TILE_ELEMENTS> tilized;
-    if (is_block_format(format)) {
-        decode_bfp_tile(format, static_cast<const uint8_t*>(tile), tilized.data());
-    } else {
-        unpack_elements(format, tile, tilized.data(), TILE_ELEMENTS);
-    }
+    unpack_elements(format, tile, tilized.data(), TILE_ELEMENTS);
     tilized_to_row_major(tilized.data(), out);
 }
 
 void pack_tile(DataFormat format, const float* in, void* tile) {
     check_format("pack_tile", format);
+    if (is_block_format(format)) return encode_bfp_tile(format, in, static_cast<uint8_t*>(tile));
+    if (format == DataFormat::Float16_b) return pack_bf16_tile(in, static_cast<uint16_t*>(tile));
     std::array<float, TILE_ELEMENTS> tilized;
     row_major_to_tilized(in, tilized.data());
-    if (is_block_format(format)) {
-        encode_bfp_tile(format, tilized.data(), static_cast<uint8_t*>(tile));
-    } else {
-        pack_elements(format, tilized.data(), tile, TILE_ELEMENTS);
-    }
+    pack_elements(format, tilized.data(), tile, TILE_ELEMENTS);
 }
 
 void tilize(DataFormat format, const float* src, uint32_t rows, uint32_t cols, void* dst) {

@@ -8,6 +8,7 @@
 // arithmetic on them is rejected by the caller.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -37,8 +38,17 @@ bool is_integer_format(DataFormat format);
 
 // bfloat16 <-> float. To bf16: round to nearest, ties to even; every NaN
 // becomes the quiet NaN 0x7FC0 (as tt-metal's host bfloat16); subnormals are kept.
-uint16_t float_to_bf16_bits(float value);
-float bf16_bits_to_float(uint16_t bits);
+// Inline and branch-free: the tile loops that call them vectorize.
+inline uint16_t float_to_bf16_bits(float value) {
+    const uint32_t bits = std::bit_cast<uint32_t>(value);
+    // Adding 0x7FFF plus the lowest kept bit rounds to nearest with ties to even;
+    // a carry out of the mantissa correctly bumps the exponent (up to inf).
+    const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+    return static_cast<uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : rounded);
+}
+inline float bf16_bits_to_float(uint16_t bits) {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 
 // Tilized tile bytes in `format` -> 32x32 row-major floats.
 void unpack_tile(DataFormat format, const void* tile, float* out);

@@ -114,7 +114,7 @@ def dump_tensor(file_name, tensor: Tensor) -> None:
     with open(partial, "wb") as out:
         out.write((json.dumps(header) + "\n").encode())
         for shard in tensor._host_pages:
-            out.write(np.ascontiguousarray(shard, dtype=np.uint8).tobytes())
+            out.write(memoryview(np.ascontiguousarray(shard, dtype=np.uint8)))  # no bytes copy
     os.replace(partial, path)
 
 

@@ -149,6 +149,17 @@ def encode_values(t: torch.Tensor, dtype: DataType) -> np.ndarray:
     return x.view(np.int32)
 
 
+def _block_float_source(t: torch.Tensor) -> tuple[np.ndarray, bool]:
+    """A numpy view of t's values for the native tilizer, strides kept: bfloat16 as its bits
+    (int16, flagged), float32 as is, anything else converted to float32."""
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy(), True
+    if t.dtype == torch.float32:
+        return t.numpy(), False
+    return _numpy_source(t).astype(np.float32), False
+
+
 def decode_values(bits: np.ndarray, dtype: DataType) -> torch.Tensor:
     """Stored elements -> the tensor `to_torch` returns (ttnn's output dtypes)."""
     values = torch.from_numpy(np.ascontiguousarray(bits))
@@ -188,17 +199,20 @@ def to_pages(t: torch.Tensor, dtype: DataType, layout: Layout) -> np.ndarray:
     """Logical tensor -> the bytes of all its pages in page order (uint8, 1-D)."""
     shape = check_shape(t.shape)
     check_layout_supports(dtype, layout)
+    b, h, w = matrix_view(shape)
+    if dtype.is_block_float and h % TILE_SIZE == 0 and w % TILE_SIZE == 0:
+        # Whole tiles: the native tilizer reads the values where they are (any strides, bf16 or
+        # float32) and packs them on both cores, with no intermediate copy.
+        source, bfloat16_bits = _block_float_source(t)
+        return _numerics.tilize(dtype.data_format, source.reshape(b, h, w), bfloat16_bits=bfloat16_bits)
     values = encode_values(t, dtype)
     if layout is Layout.ROW_MAJOR:
         return np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-    b, h, w = matrix_view(shape)
     hp, wp = _round_up(h, TILE_SIZE), _round_up(w, TILE_SIZE)
     padded = np.zeros((b, hp, wp), dtype=values.dtype)
     padded[:, :h, :w] = values.reshape(b, h, w)
     if dtype.is_block_float:
-        # Tiles of consecutive 32-row bands are consecutive pages, so the batch folds into rows.
-        pages = _numerics.tilize(dtype.data_format, padded.reshape(b * hp, wp))
-        return np.ascontiguousarray(pages, dtype=np.uint8).reshape(-1)
+        return _numerics.tilize(dtype.data_format, padded)
     return _tilize(padded)
 
 

@@ -25,5 +25,10 @@ def interleave_gate_up(w_gate: Any, w_up: Any) -> Any:
         )
     *lead, kd, n = w_gate.shape
     tiles = n // _TILE
+    if w_gate.mT.is_contiguous() and w_up.mT.is_contiguous():
+        # Transposed views of nn.Linear (..., N, Kd) weights: interleaving their 32-row blocks is
+        # whole-row copies, and the transposed view of that is the result (no strided gather).
+        rows = [w.mT.reshape(*lead, tiles, _TILE, kd) for w in (w_gate, w_up)]
+        return torch.stack(rows, dim=-3).reshape(*lead, 2 * n, kd).mT  # (..., tiles, 2, 32, Kd)
     pairs = torch.stack([w_gate.reshape(*lead, kd, tiles, _TILE), w_up.reshape(*lead, kd, tiles, _TILE)], dim=-2)
     return pairs.reshape(*lead, kd, 2 * n)  # (..., Kd, tiles, 2, 32) -> gate tile n, up tile n, ...

@@ -1,0 +1,149 @@
+"""Emulator compute speed: tile-matmuls per second (CPU and wall) by weight format and size.
+
+    .venv/bin/python benchmarks/emulator_speed.py [--sizes 256 512 1024] [--repeats 3]
+
+C = A @ B on an 8x8 grid with the reader/compute/writer kernels of tests/kernels/emu: A bf16,
+B (the weights) bf16, bfloat8_b or bfloat4_b, C bf16, fp32 DST. Each case runs once cold (its
+kernels built beforehand) and then `--repeats` times; the table gives the first run and the
+best repeat. CPU time is the process's (every thread). For reference, the host's own rate: torch's
+fp32 matmul of the same sizes on all the threads torch uses, counted in 32x32x32 tile products.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from emu_programs import cb, kernel  # noqa: E402
+from ttnn_moe._C import emu, numerics  # noqa: E402
+from ttnn_moe._C import program as pd  # noqa: E402
+
+FORMATS = {
+    "bf16": pd.DataFormat.Float16_b,
+    "bfloat8_b": pd.DataFormat.Bfp8_b,
+    "bfloat4_b": pd.DataFormat.Bfp4_b,
+}
+GRID = (8, 8)
+
+
+def matmul_program(a, b, c, tiles, b_format, cores):
+    """C (tiles x tiles) = A @ B, output tiles split over `cores`; B pages in `b_format`."""
+    bf16_tile = pd.tile_size_bytes(pd.DataFormat.Float16_b)
+    b_tile = pd.tile_size_bytes(b_format)
+    ranges = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(x, y), pd.CoreCoord(x, y)) for x, y in cores])
+    coords = [pd.CoreCoord(x, y) for x, y in cores]
+    n_out = tiles * tiles
+    per = [n_out // len(cores) + (1 if i < n_out % len(cores) else 0) for i in range(len(cores))]
+    starts = [sum(per[:i]) for i in range(len(cores))]
+    named = [("cb_a", 0), ("cb_b", 1), ("cb_out", 16)]
+    reader_args = emu.tensor_accessor_args(bf16_tile, True) + emu.tensor_accessor_args(b_tile, True)
+    return pd.ProgramDescriptor(
+        kernels=[
+            kernel(
+                "reader_matmul.cpp",
+                ranges,
+                pd.ReaderConfigDescriptor(),
+                reader_args,
+                named,
+                [(p, [a, b, tiles, tiles, s, n]) for p, s, n in zip(coords, starts, per)],
+            ),
+            kernel(
+                "compute_matmul.cpp",
+                ranges,
+                pd.ComputeConfigDescriptor(fp32_dest_acc_en=True),
+                (),
+                named,
+                [(p, [tiles, n]) for p, n in zip(coords, per)],
+            ),
+            kernel(
+                "writer_pages.cpp",
+                ranges,
+                pd.WriterConfigDescriptor(),
+                emu.tensor_accessor_args(bf16_tile, True),
+                [("cb_in", 16)],
+                [(p, [c, s, n]) for p, s, n in zip(coords, starts, per)],
+            ),
+        ],
+        cbs=[
+            cb(0, 2, bf16_tile, ranges),
+            cb(1, 2, b_tile, ranges, fmt=b_format),
+            cb(16, 2, bf16_tile, ranges),
+        ],
+    )
+
+
+def timed(run) -> tuple[float, float, object]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = run()
+    return time.process_time() - cpu, time.perf_counter() - wall, result
+
+
+def bench_emulator(size: int, name: str, repeats: int) -> dict:
+    tiles = size // 32
+    b_format = FORMATS[name]
+    dev = emu.open_device(grid=GRID)
+    generator = torch.Generator().manual_seed(size)
+    A = torch.randn(size, size, generator=generator)
+    B = torch.randn(size, size, generator=generator)
+    a_pages = numerics.tilize(pd.DataFormat.Float16_b, A.numpy())
+    b_pages = numerics.tilize(b_format, B.numpy())
+    bf16_tile, b_tile = pd.tile_size_bytes(pd.DataFormat.Float16_b), pd.tile_size_bytes(b_format)
+    a = dev.allocate(a_pages.size, bf16_tile)
+    b = dev.allocate(b_pages.size, b_tile)
+    c = dev.allocate(tiles * tiles * bf16_tile, bf16_tile)
+    dev.write(a, bf16_tile, a_pages)
+    dev.write(b, b_tile, b_pages)
+    cores = [(x, y) for y in range(GRID[1]) for x in range(GRID[0])]
+    emu.run_program(dev, matmul_program(a, b, c, 1, b_format, cores[:1]))  # kernel builds outside the timing
+    program = matmul_program(a, b, c, tiles, b_format, cores)
+    cpu, wall, counters = timed(lambda: emu.run_program(dev, program))
+    count = counters["tile_matmuls"]
+    if count != tiles**3:
+        raise RuntimeError(f"{size}^3 {name}: {count} tile matmuls counted, expected {tiles**3}")
+    first = (count / cpu, count / wall)
+    best_cpu, best_wall = min(timed(lambda: emu.run_program(dev, program))[:2] for _ in range(repeats))
+    return {"first": first, "repeat": (count / best_cpu, count / best_wall)}
+
+
+def bench_torch(size: int, repeats: int) -> tuple[float, float]:
+    generator = torch.Generator().manual_seed(size)
+    A, B = torch.randn(size, size, generator=generator), torch.randn(size, size, generator=generator)
+    count = (size // 32) ** 3
+    times = [timed(lambda: A @ B)[:2] for _ in range(repeats + 1)][1:]  # the first warms up
+    cpu, wall = min(times)
+    return count / cpu, count / wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", nargs="+", type=int, default=[256, 512, 1024], help="matmul sizes (x 32)")
+    parser.add_argument("--formats", nargs="+", default=list(FORMATS), choices=list(FORMATS))
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    for size in args.sizes:
+        if size % 32 or size <= 0:
+            raise ValueError(f"--sizes: {size} is not a positive multiple of 32")
+
+    print(f"tile-matmuls/s (32x32x32 products), {GRID[0]}x{GRID[1]} grid, A and C bf16, fp32 DST")
+    print(f"{'size':>6} {'B format':<10} {'first CPU':>12} {'first wall':>12} {'repeat CPU':>12} {'repeat wall':>12}")
+    for size in args.sizes:
+        for name in args.formats:
+            r = bench_emulator(size, name, args.repeats)
+            print(
+                f"{size:>6} {name:<10} {r['first'][0]:>12,.0f} {r['first'][1]:>12,.0f} "
+                f"{r['repeat'][0]:>12,.0f} {r['repeat'][1]:>12,.0f}",
+                flush=True,
+            )
+    print(f"host reference: torch fp32 matmul, {torch.get_num_threads()} threads")
+    for size in args.sizes:
+        cpu, wall = bench_torch(size, args.repeats)
+        print(f"{size:>6} {'torch fp32':<10} {'':>12} {'':>12} {cpu:>12,.0f} {wall:>12,.0f}")
+
+
+if __name__ == "__main__":
+    main()
