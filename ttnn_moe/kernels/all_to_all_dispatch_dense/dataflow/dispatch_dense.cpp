@@ -288,18 +288,21 @@ void exchange_counts(const Args& a, const Scratch& s, FabricLine& line, uint32_t
 
 // The send plan (send_plan layout): owner and end of kept rows per expert, and per row sender
 // the row its first assignment to each expert takes. Sender s's tokens follow those of senders
-// before it, so its rows follow theirs in (t, k) order, as the plan ranks them.
+// before it, so its rows follow theirs in (t, k) order, as the plan ranks them. Experts off
+// this line have no block (offset and kept were never set): their rows are 0, never read.
 void lay_out_send_plan(const Args& a, const Scratch& s, PlanTables& plan) {
     const uint32_t e_count = a.num_experts;
     volatile uint32_t* send_plan = moe_kernel::words(s.send_plan);
     for (uint32_t e = 0; e < e_count; ++e) {
         send_plan[e] = plan.owner[e];
-        send_plan[e_count + e] = plan.offset[e] + plan.kept[e];
+        send_plan[e_count + e] = plan.in_line(e, e_count) ? plan.offset[e] + plan.kept[e] : 0;
         plan.running[e] = 0;
     }
     for (uint32_t sender = 0; sender < a.num_senders; ++sender) {
         volatile uint32_t* next_row = send_plan + (kSendPlanFixedTables + sender) * e_count;
-        for (uint32_t e = 0; e < e_count; ++e) next_row[e] = plan.offset[e] + plan.before[e] + plan.running[e];
+        for (uint32_t e = 0; e < e_count; ++e) {
+            next_row[e] = plan.in_line(e, e_count) ? plan.offset[e] + plan.before[e] + plan.running[e] : 0;
+        }
         const uint32_t first = sender_first_token(sender, a.num_tokens, a.num_senders);
         const uint32_t end = sender_first_token(sender + 1, a.num_tokens, a.num_senders);
         for (uint32_t i = first * a.top_k; i < end * a.top_k; ++i) {
