@@ -19,7 +19,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from emu_programs import cb, kernel  # noqa: E402
+from emu_programs import matmul_program  # noqa: E402
 from ttnn_moe._C import emu, numerics  # noqa: E402
 from ttnn_moe._C import program as pd  # noqa: E402
 
@@ -29,52 +29,6 @@ FORMATS = {
     "bfloat4_b": pd.DataFormat.Bfp4_b,
 }
 GRID = (8, 8)
-
-
-def matmul_program(a, b, c, tiles, b_format, cores):
-    """C (tiles x tiles) = A @ B, output tiles split over `cores`; B pages in `b_format`."""
-    bf16_tile = pd.tile_size_bytes(pd.DataFormat.Float16_b)
-    b_tile = pd.tile_size_bytes(b_format)
-    ranges = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(x, y), pd.CoreCoord(x, y)) for x, y in cores])
-    coords = [pd.CoreCoord(x, y) for x, y in cores]
-    n_out = tiles * tiles
-    per = [n_out // len(cores) + (1 if i < n_out % len(cores) else 0) for i in range(len(cores))]
-    starts = [sum(per[:i]) for i in range(len(cores))]
-    named = [("cb_a", 0), ("cb_b", 1), ("cb_out", 16)]
-    reader_args = emu.tensor_accessor_args(bf16_tile, True) + emu.tensor_accessor_args(b_tile, True)
-    return pd.ProgramDescriptor(
-        kernels=[
-            kernel(
-                "reader_matmul.cpp",
-                ranges,
-                pd.ReaderConfigDescriptor(),
-                reader_args,
-                named,
-                [(p, [a, b, tiles, tiles, s, n]) for p, s, n in zip(coords, starts, per)],
-            ),
-            kernel(
-                "compute_matmul.cpp",
-                ranges,
-                pd.ComputeConfigDescriptor(fp32_dest_acc_en=True),
-                (),
-                named,
-                [(p, [tiles, n]) for p, n in zip(coords, per)],
-            ),
-            kernel(
-                "writer_pages.cpp",
-                ranges,
-                pd.WriterConfigDescriptor(),
-                emu.tensor_accessor_args(bf16_tile, True),
-                [("cb_in", 16)],
-                [(p, [c, s, n]) for p, s, n in zip(coords, starts, per)],
-            ),
-        ],
-        cbs=[
-            cb(0, 2, bf16_tile, ranges),
-            cb(1, 2, b_tile, ranges, fmt=b_format),
-            cb(16, 2, bf16_tile, ranges),
-        ],
-    )
 
 
 def timed(run) -> tuple[float, float, object]:
@@ -99,8 +53,8 @@ def bench_emulator(size: int, name: str, repeats: int) -> dict:
     dev.write(a, bf16_tile, a_pages)
     dev.write(b, b_tile, b_pages)
     cores = [(x, y) for y in range(GRID[1]) for x in range(GRID[0])]
-    emu.run_program(dev, matmul_program(a, b, c, 1, b_format, cores[:1]))  # kernel builds outside the timing
-    program = matmul_program(a, b, c, tiles, b_format, cores)
+    emu.run_program(dev, matmul_program(a, b, c, 1, 1, 1, cores[:1], b_format))  # kernel builds outside the timing
+    program = matmul_program(a, b, c, tiles, tiles, tiles, cores, b_format)
     cpu, wall, counters = timed(lambda: emu.run_program(dev, program))
     count = counters["tile_matmuls"]
     if count != tiles**3:

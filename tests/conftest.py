@@ -5,6 +5,7 @@ use small tensors, and CI shares few cores between processes, so a second
 torch thread only waits: one thread per process runs the suite many times faster.
 """
 
+import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
@@ -30,3 +31,17 @@ settings.register_profile(
     "long", max_examples=2000, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("ci")
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    """The unpacked ttnn 0.81.1 wheel, set as the source of Tenstorrent's kernels
+    (ttnn_moe.emu.ttmetal) for the module's tests; a module may define its own."""
+    from ttnn_moe.emu.ttmetal.wheel import use_wheel
+
+    from tools.tt_wheel import ensure_ttnn_wheel
+
+    root = ensure_ttnn_wheel()
+    use_wheel(root)
+    yield root
+    use_wheel(None)

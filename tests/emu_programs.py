@@ -70,8 +70,10 @@ def copy_program(src, dst, page_size, num_pages, cores, cb_pages=2, block=1):
     )
 
 
-def matmul_program(a, b, c, Mt, Kt, Nt, cores):
+def matmul_program(a, b, c, Mt, Kt, Nt, cores, b_format=BF16):
+    """C (Mt x Nt tiles, bf16) = A @ B, output tiles split over `cores`; B's pages in `b_format`."""
     ct = emu.tensor_accessor_args(TILE_BYTES, True)
+    b_tile = pd.tile_size_bytes(b_format)
     n_out = Mt * Nt
     per = [n_out // len(cores) + (1 if i < n_out % len(cores) else 0) for i in range(len(cores))]
     starts = [sum(per[:i]) for i in range(len(cores))]
@@ -84,7 +86,7 @@ def matmul_program(a, b, c, Mt, Kt, Nt, cores):
                 "reader_matmul.cpp",
                 ranges,
                 pd.ReaderConfigDescriptor(),
-                ct + ct,
+                ct + emu.tensor_accessor_args(b_tile, True),
                 named,
                 [(p, [a, b, Kt, Nt, s, n]) for p, s, n in zip(coord, starts, per)],
             ),
@@ -105,5 +107,5 @@ def matmul_program(a, b, c, Mt, Kt, Nt, cores):
                 [(p, [c, s, n]) for p, s, n in zip(coord, starts, per)],
             ),
         ],
-        cbs=[cb(0, 2, TILE_BYTES, ranges), cb(1, 2, TILE_BYTES, ranges), cb(16, 2, TILE_BYTES, ranges)],
+        cbs=[cb(0, 2, TILE_BYTES, ranges), cb(1, 2, b_tile, ranges, fmt=b_format), cb(16, 2, TILE_BYTES, ranges)],
     )

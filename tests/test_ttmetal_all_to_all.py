@@ -30,7 +30,6 @@ from ttmetal_moe_cases import (
     make_routing,
     open_mesh,
     per_device,
-    wheel,  # noqa: F401  (fixture)
 )
 from ttnn_moe.emu.tensor import device_shards
 from ttnn_moe.emu.ttmetal.all_to_all_combine import all_to_all_combine

@@ -15,31 +15,19 @@ choose the same experts.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 import ttmetal_gate_golden
 import ttnn_moe.emu as ttnn
 from ttnn_moe.emu.ttmetal import deepseek_grouped_gate as ttmetal_gate
-from ttnn_moe.emu.ttmetal.wheel import use_wheel
 from ttnn_moe.testing import assert_equal_exact, assert_pcc, max_abs_error
 
 import ttnn_moe
-from tools.tt_wheel import ensure_ttnn_wheel
 from ttnn_moe import golden
 
 EXPERTS, TOP_K = 256, 8
 ROUTING = {"n_group": 8, "topk_group": 4, "top_k": TOP_K, "routed_scaling_factor": 2.5}
 EPSILON = 1e-20
-
-
-@pytest.fixture(scope="module")
-def wheel() -> Path:
-    root = ensure_ttnn_wheel()
-    use_wheel(root)
-    yield root
-    use_wheel(None)
 
 
 @pytest.fixture(scope="module")

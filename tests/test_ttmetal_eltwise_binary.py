@@ -17,21 +17,11 @@ import torch
 import ttnn_moe.emu as ttnn
 from ttnn_moe._C import program as pd
 from ttnn_moe.emu.ttmetal import eltwise_binary
-from ttnn_moe.emu.ttmetal.wheel import use_wheel
 
 from tools.conformance import check as conformance
 from tools.conformance.jit import ComputeConfig
-from tools.tt_wheel import ensure_ttnn_wheel
 
 TILE_BYTES = 2048
-
-
-@pytest.fixture(scope="module")
-def wheel() -> Path:
-    root = ensure_ttnn_wheel()
-    use_wheel(root)
-    yield root
-    use_wheel(None)
 
 
 def bf16_steps(got: torch.Tensor, want: torch.Tensor) -> torch.Tensor:

@@ -9,25 +9,13 @@ the 64-core grid)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 import torch
 import ttnn_moe.emu as ttnn
 from ttnn_moe.emu.ttmetal import matmul as mm
 from ttnn_moe.emu.ttmetal.matmul_config import mcast_in0_1d_config
-from ttnn_moe.emu.ttmetal.wheel import use_wheel
 from ttnn_moe.testing import assert_pcc
-
-from tools.tt_wheel import ensure_ttnn_wheel
-
-
-@pytest.fixture(scope="module")
-def wheel() -> Path:
-    root = ensure_ttnn_wheel()
-    use_wheel(root)
-    yield root
-    use_wheel(None)
 
 
 @pytest.fixture

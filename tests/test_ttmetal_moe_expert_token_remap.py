@@ -15,7 +15,6 @@ from ttmetal_moe_cases import (
     open_mesh,
     per_device,
     replicated,
-    wheel,  # noqa: F401  (fixture)
 )
 from ttnn_moe.emu.tensor import device_shards
 from ttnn_moe.emu.ttmetal.moe_expert_token_remap import moe_expert_token_remap

@@ -9,30 +9,17 @@ max error; the skipped pairs are compared exactly.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 import ttnn_moe.emu as ttnn
 from ttnn_moe._C import emu as emu_runtime
 from ttnn_moe.emu.ttmetal import sparse_matmul as sm
 from ttnn_moe.emu.ttmetal.matmul_config import MatmulMultiCoreReuseMultiCast1DProgramConfig, WormholeComputeKernelConfig
-from ttnn_moe.emu.ttmetal.wheel import use_wheel
 from ttnn_moe.emu.ttmetal.zero_fill import zero_fill_program
 from ttnn_moe.testing import assert_pcc
 
-from tools.tt_wheel import ensure_ttnn_wheel
-
 PCC = 0.9995
 LOFI = WormholeComputeKernelConfig(math_fidelity="LoFi", packer_l1_acc=True)
-
-
-@pytest.fixture(scope="module")
-def wheel() -> Path:
-    root = ensure_ttnn_wheel()
-    use_wheel(root)
-    yield root
-    use_wheel(None)
 
 
 @pytest.fixture

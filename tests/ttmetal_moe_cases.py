@@ -4,25 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pytest
 import torch
 import ttnn_moe.emu as ttnn
-from ttnn_moe.emu.ttmetal import use_wheel
-
-from tools.tt_wheel import ensure_ttnn_wheel
 
 # One shape for every case, so each (mesh, axis, topology) builds its kernels once.
 B, S, K, H = 2, 3, 4, 64
 T = B * S
 EXPERTS_PER_DEVICE = 2
-
-
-@pytest.fixture(scope="module")
-def wheel():
-    root = ensure_ttnn_wheel()
-    use_wheel(root)
-    yield root
-    use_wheel(None)
 
 
 @dataclass
