@@ -19,9 +19,14 @@ def test_calibration_cases_are_all_within_target():
     )
     assert done.returncode == 0, done.stderr
     rows = re.findall(r"^(.+?)\s{2,}\S+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)  (\S.*)$", done.stdout, re.MULTILINE)
-    assert len(rows) >= 17
+    assert len(rows) >= 20
     names = [name.strip() for name, *_ in rows]
     assert "DRAM-sharded decode matmul 32x2048x3072 bfp8 HiFi2" in names
+    assert [n for n in names if n.startswith("multi-core matmul")] == [
+        "multi-core matmul, 8x8 grid, 3328x2560x2560, bfloat16, HiFi4",
+        "multi-core matmul, 8x8 grid, 3328x2560x2560, bfloat8_b, HiFi2",
+        "multi-core matmul, 8x8 grid, 3328x2560x2560, bfloat4_b, LoFi",
+    ]
     assert [n for n in names if n.startswith("all_gather 1x8 line")] == [
         "all_gather 1x8 line, 1024 KiB gathered, bf16 DRAM",
         "all_gather 1x8 line, 4096 KiB gathered, bf16 DRAM",

@@ -1,11 +1,12 @@
-"""ttnn.matmul / ttnn.linear (0.81.1) of a wide matrix product on the emulator: tt-metal's 1D-multicast
-program (mcast_in0), its Metal 2.0 kernels unmodified from the wheel.
+"""ttnn.matmul / ttnn.linear (0.81.1) on the emulator: tt-metal's 1D-multicast program (mcast_in0) or, given a
+MatmulMultiCoreReuseMultiCastProgramConfig, its 2D-multicast program; their Metal 2.0 kernels unmodified
+from the wheel.
 
-A (..., M, K) with every leading dim 1 times B (K, N) (or (1, ..., K, N)) -> (..., M, N) in bfloat16.
-Without a program_config, tt-metal's own 1D choice for mcast_in0 (`matmul_config.mcast_in0_1d_config`):
-what the real runtime picked for the shapes recorded (a (32, 256) x (256, 32) linear on one core, a
-(32, 7168) x (7168, 2048) matmul on 64). tt-metal switches to other factories (2D multicast, DRAM
-sharded) for other shapes and memory layouts; those are not described here. `linear` takes no bias.
+A (..., M, K) with every leading dim 1 times B (K, N) (or (1, ..., K, N)) -> (..., M, N), in bfloat16 (the
+2D program also writes bfloat8_b / bfloat4_b given `dtype`). Without a program_config, tt-metal's own 1D
+choice for mcast_in0 (`matmul_config.mcast_in0_1d_config`): what the real runtime picked for the shapes
+recorded (a (32, 256) x (256, 32) linear on one core, a (32, 7168) x (7168, 2048) matmul on 64). tt-metal's
+own choice of the 2D or DRAM-sharded programs for other shapes is not described. `linear` takes no bias.
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ import math
 
 from ttnn_moe.emu.generic_op import generic_op
 from ttnn_moe.emu.tensor import Tensor, allocate_tensor_on_device
-from ttnn_moe.emu.ttmetal.matmul_config import DEFAULT_MATMUL_COMPUTE_CONFIG, grid_xy, mcast_in0_1d_config
+from ttnn_moe.emu.ttmetal.matmul_config import (
+    DEFAULT_MATMUL_COMPUTE_CONFIG,
+    MatmulMultiCoreReuseMultiCastProgramConfig,
+    grid_xy,
+    mcast_in0_1d_config,
+)
 from ttnn_moe.emu.ttmetal.matmul_mcast_1d import MatmulShape, Operand, mcast_in0_program
+from ttnn_moe.emu.ttmetal.matmul_mcast_2d import mcast_2d_program
 from ttnn_moe.emu.types import DRAM_MEMORY_CONFIG, TILE_LAYOUT, BufferType, bfloat4_b, bfloat8_b, bfloat16
 
 TILE = 32
@@ -50,8 +57,15 @@ def matmul(
     _check(b, "input_tensor_b", _op)
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"{_op}: K of a {list(a.shape)} and b {list(b.shape)} differ")
-    if memory_config not in (None, DRAM_MEMORY_CONFIG) or dtype not in (None, bfloat16):
-        raise ValueError(f"{_op}: the output is a bfloat16 interleaved DRAM tensor, got {memory_config} {dtype!r}")
+    two_d = isinstance(program_config, MatmulMultiCoreReuseMultiCastProgramConfig) or hasattr(
+        program_config, "transpose_mcast"
+    )
+    out_dtypes = INPUT_DTYPES if two_d else (bfloat16,)
+    if memory_config not in (None, DRAM_MEMORY_CONFIG) or dtype not in (None, *out_dtypes):
+        raise ValueError(
+            f"{_op}: the output is an interleaved DRAM tensor of {[d.name for d in out_dtypes]} with this program, "
+            f"got {memory_config} {dtype!r}"
+        )
     device = a.device()
     if b.device() is not device:
         raise ValueError(f"{_op}: a and b must be on the same device")
@@ -69,9 +83,10 @@ def matmul(
     if program_grid[0] > grid.x or program_grid[1] > grid.y:
         raise ValueError(f"{_op}: program grid {program_grid} exceeds the device's {grid.x}x{grid.y}")
     out = allocate_tensor_on_device(
-        list(a.shape[:-1]) + [b.shape[-1]], bfloat16, TILE_LAYOUT, device, DRAM_MEMORY_CONFIG
+        list(a.shape[:-1]) + [b.shape[-1]], dtype or bfloat16, TILE_LAYOUT, device, DRAM_MEMORY_CONFIG
     )
-    program = mcast_in0_program(
+    build = mcast_2d_program if two_d else mcast_in0_program
+    program = build(
         device,
         shape,
         config,

@@ -1,11 +1,12 @@
 """The configuration objects of ttnn 0.81.1's matmuls, for the emulator's descriptions of their programs.
 
-`MatmulMultiCoreReuseMultiCast1DProgramConfig` and `WormholeComputeKernelConfig` carry the fields of
-ttnn's classes of the same names; the programs read them by attribute, so ttnn's own objects (on
-hardware) and these are interchangeable. `mcast_in0_1d_config` is tt-metal's choice of that program
-config for a wide matmul without one (`get_mcast_1d_config` with mcast_in0 in matmul_program_config.cpp:
-the whole grid, per_core_M = Mt, per_core_N = N spread over every core, in0_block_w 2 when Kt is even,
-the largest output subblock from tt-metal's list of subblock shapes that divides the per-core block).
+`MatmulMultiCoreReuseMultiCast1DProgramConfig`, `MatmulMultiCoreReuseMultiCastProgramConfig` (2D) and
+`WormholeComputeKernelConfig` carry the fields of ttnn's classes of the same names; the programs read them
+by attribute, so ttnn's own objects (on hardware) and these are interchangeable. `mcast_in0_1d_config` is
+tt-metal's choice of the 1D program config for a wide matmul without one (`get_mcast_1d_config` with
+mcast_in0 in matmul_program_config.cpp: the whole grid, per_core_M = Mt, per_core_N = N spread over every
+core, in0_block_w 2 when Kt is even, the largest output subblock from tt-metal's list of subblock shapes
+that divides the per-core block).
 """
 
 from __future__ import annotations
@@ -51,6 +52,31 @@ class MatmulMultiCoreReuseMultiCast1DProgramConfig:
     fuse_batch: bool = False
     fused_activation: object = None
     mcast_in0: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatmulMultiCoreReuseMultiCastProgramConfig:
+    """ttnn.MatmulMultiCoreReuseMultiCastProgramConfig (keywords only): a 2D grid of cores, each owning a
+    per_core_M x per_core_N output block (in0 multicast along rows, in1 down columns), computed in
+    out_block_h x out_block_w blocks (the whole per-core block when not given)."""
+
+    compute_with_storage_grid_size: object
+    in0_block_w: int
+    out_subblock_h: int
+    out_subblock_w: int
+    out_block_h: int | None = None
+    out_block_w: int | None = None
+    per_core_M: int
+    per_core_N: int
+    transpose_mcast: bool = False
+    fused_activation: object = None
+    fuse_batch: bool = True
+
+    def __post_init__(self):
+        if self.out_block_h is None:
+            object.__setattr__(self, "out_block_h", self.per_core_M)
+        if self.out_block_w is None:
+            object.__setattr__(self, "out_block_w", self.per_core_N)
 
 
 @dataclass(frozen=True)
