@@ -246,8 +246,8 @@ def test_packer_l1_accumulation_with_the_relu_on_is_reported_as_not_emulated():
 @pytest.mark.parametrize(
     "call, message",
     [
-        ("pack_untilize_dest_init<1>(16);", "pack_untilize_dest_init: pack_untilize is not emulated"),
-        ("pack_untilize_uninit(16);", "pack_untilize_uninit: pack_untilize is not emulated"),
+        ("pack_untilize_init<1>(0, 16);", "pack_untilize_init: the unpack-side pack_untilize is not emulated"),
+        ("pack_untilize_block<1>(0, 1, 16);", "pack_untilize_block: the unpack-side pack_untilize is not emulated"),
         ("mailbox_write(ckernel::ThreadId::BriscThreadId, 1);", "mailbox_write from a compute kernel is not emulated"),
     ],
 )

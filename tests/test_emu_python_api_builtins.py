@@ -191,6 +191,16 @@ def test_to_layout_reshape_typecast(device):
     with pytest.raises(ValueError, match=r"cannot reshape \[3, 45, 70\] to \[7, 7\]"):
         ttnn.reshape(tiled, (7, 7))
 
+    # Rows regrouped at tile-row boundaries under the same last dim keep every tile in place: a view.
+    y = _rand(2, 64, 96, seed=16)
+    tiles = ttnn.from_torch(y, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    before = ttnn.host_traffic()
+    for shape in [(1, 1, 128, 96), (4, 32, 96), (1, 4, 32, 96)]:
+        view = ttnn.reshape(tiles, shape)
+        assert view.buffer_address() == tiles.buffer_address()
+        assert torch.equal(ttnn.to_torch(view), y.reshape(shape))
+    assert ttnn.host_traffic().host_computations == before.host_computations
+
     as_f32 = ttnn.typecast(tiled, ttnn.float32)
     assert torch.equal(ttnn.to_torch(as_f32), x.float())
     f = torch.tensor([[2.7, -2.7, 0.2]])

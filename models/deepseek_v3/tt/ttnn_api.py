@@ -50,6 +50,9 @@ def ttmetal_ops():
         matmul,
         matmul_config,
         moe_expert_token_remap,
+        permute,
+        reduce_nc,
+        repeat,
         sparse_matmul,
     )
 
@@ -65,6 +68,9 @@ def ttmetal_ops():
         sparse_matmul=sparse_matmul.sparse_matmul,
         matmul=matmul.matmul,
         linear=matmul.linear,
+        repeat=repeat.repeat,
+        permute=permute.permute,
+        sum=reduce_nc.reduce_sum,
         # The configuration types those matmuls take, named as ttnn's.
         MatmulMultiCoreReuseMultiCast1DProgramConfig=matmul_config.MatmulMultiCoreReuseMultiCast1DProgramConfig,
         WormholeComputeKernelConfig=matmul_config.WormholeComputeKernelConfig,

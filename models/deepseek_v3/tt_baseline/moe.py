@@ -26,8 +26,9 @@ tt-metal's decoder block reduce-scatters the MoE and the shared-expert outputs s
 them after; adding first (step 9) saves the baseline one reduce-scatter. tt-metal's newest prefill
 path computes the experts densely over repeated activations; here prefill takes the sparse flow too.
 
-Which of these ops run as device programs depends on the backend: `ops.on_device` names them, and the
-others run as host stand-ins (`host_standins`), listed in `ops.host_steps` for every call.
+Which of these ops run as device programs depends on the backend: `ops.on_device` names them (on the
+emulator and on hardware: all of them), and any other would run as a host stand-in (`host_standins`),
+listed in `ops.host_steps` for every call.
 """
 
 from __future__ import annotations

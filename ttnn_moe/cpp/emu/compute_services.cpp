@@ -186,6 +186,12 @@ void c_untilize(uint32_t in, uint32_t n, uint32_t out) {
     engine().untilize_block(in, n, out);
     time_block(in, n);
 }
+// The packer untilizes on its way out of DST: the pack of each tile, no extra math.
+void c_pack_untilize_dest(uint32_t cb, uint32_t block_rt, uint32_t block_ct, uint32_t full_ct, uint32_t c_index) {
+    engine().pack_untilize_dest(cb, block_rt, block_ct, full_ct, c_index);
+    const uint64_t tiles = static_cast<uint64_t>(block_rt) * block_ct;
+    time().pack(instance(), tiles * numerics::TILE_ELEMENTS * numerics::element_bytes(services::cb(cb).format));
+}
 
 void c_transpose(uint32_t cb, uint32_t tile, uint32_t dst) {
     engine().transpose_tile(cb, tile, dst);
@@ -251,6 +257,7 @@ void fill_compute_services(ttnn_moe_emu::Services& t) {
     t.pack_tile = &c_pack;
     t.tilize_block = &c_tilize;
     t.untilize_block = &c_untilize;
+    t.pack_untilize_dest = &c_pack_untilize_dest;
     t.pack_relu_config = &c_pack_relu_config;
     t.pack_l1_acc = &c_pack_l1_acc;
     t.transpose_tile = &c_transpose;

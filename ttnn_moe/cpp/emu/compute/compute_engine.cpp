@@ -42,6 +42,9 @@
 //   fp32_dest_acc_en it is rounded to bf16 on the way. tilize_block writes
 //   its tiles out of order at back indices 0..n-1 (its output_tile_index
 //   default); untilize_block packs sequentially and advances the pointer.
+// - pack_untilize_dest packs DST tiles as row-major rows at the output CB's
+//   write pointer (the kernel pushes them); it does not move the sequential
+//   pack position. ReLU, L1 accumulation and integer tiles are not emulated.
 #include "emu/compute/compute_engine.hpp"
 
 #include <algorithm>
@@ -530,6 +533,39 @@ void ComputeEngine::untilize_block(uint32_t cb_in, uint32_t ntiles, uint32_t cb_
     }
     const uint32_t page = cbs_.tile_size(cb_out);
     position += static_cast<uint32_t>((bytes + page - 1) / page);
+}
+
+void ComputeEngine::pack_untilize_dest(uint32_t cb, uint32_t block_rt, uint32_t block_ct, uint32_t full_ct,
+                                       uint32_t c_index) {
+    const char* op = "pack_untilize_dest";
+    require_phase(Phase::Pack, op, "packing runs between tile_regs_wait and tile_regs_release");
+    if (block_rt == 0 || block_ct == 0 || (c_index + 1) * block_ct > full_ct)
+        throw EmuError(std::string(op) + ": a block of " + std::to_string(block_rt) + "x" + std::to_string(block_ct) +
+                       " tiles at column block " + std::to_string(c_index) + " does not fit rows of " +
+                       std::to_string(full_ct) + " tiles");
+    if (pack_relu_ || pack_l1_acc_)
+        throw EmuError(std::string(op) + ": the packer's " + (pack_relu_ ? "ReLU" : "L1 accumulation") +
+                       " is not emulated with untilize");
+    const DataFormat format = row_major_format(cb, op);
+    if (numerics::is_integer_format(format))
+        throw EmuError(std::string(op) + ": " + cb_name(cb) + " has integer format " + numerics::format_name(format) +
+                       "; untilizing integer tiles is not emulated");
+    const size_t row_elements = size_t(full_ct) * TILE_DIM;
+    const uint32_t element = numerics::element_bytes(format);
+    uint8_t* rows = back_span(cb, 0, size_t(block_rt) * TILE_DIM * row_elements * element, op);
+    for (uint32_t r = 0; r < block_rt; ++r) {
+        for (uint32_t c = 0; c < block_ct; ++c) {
+            const uint32_t dst = r * block_ct + c;
+            require_not_integer_slot(dst, op);
+            const float* in = dst_slot(dst, op);
+            const size_t column = size_t(c_index * block_ct + c) * TILE_DIM;
+            for (uint32_t row = 0; row < TILE_DIM; ++row)
+                numerics::pack_elements(format, in + row * TILE_DIM,
+                                        rows + ((size_t(r) * TILE_DIM + row) * row_elements + column) * element,
+                                        TILE_DIM);
+            ++tiles_packed_;
+        }
+    }
 }
 
 }  // namespace ttnn_moe::emu

@@ -101,6 +101,10 @@ public:
     void tilize_block(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
     // cb_in front: ntiles tiles -> 32 row-major rows of ntiles*32 elements at cb_out's back.
     void untilize_block(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
+    // The packer's untilize of DST (pack_untilize_dest): DST tiles 0 .. block_rt*block_ct - 1, a row-major
+    // block_rt x block_ct block of tiles, become row-major rows at cb's write pointer: block_rt*32 rows of
+    // full_ct*32 elements, this block in the columns of tile column block c_index.
+    void pack_untilize_dest(uint32_t cb, uint32_t block_rt, uint32_t block_ct, uint32_t full_ct, uint32_t c_index);
 
     uint64_t tile_matmuls() const { return tile_matmuls_; }
     uint64_t tiles_packed() const { return tiles_packed_; }

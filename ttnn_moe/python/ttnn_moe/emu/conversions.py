@@ -20,7 +20,15 @@ from ttnn_moe.emu.host_traffic import count_host_computation, host_builtin
 from ttnn_moe.emu.layout_programs import converts_on_device, to_layout_on_device
 from ttnn_moe.emu.pages import check_layout_supports, check_shape
 from ttnn_moe.emu.tensor import Tensor, allocate_tensor_on_device, device_shards
-from ttnn_moe.emu.types import DataType, Layout, MemoryConfig, check_dtype, check_layout, check_memory_config
+from ttnn_moe.emu.types import (
+    TILE_SIZE,
+    DataType,
+    Layout,
+    MemoryConfig,
+    check_dtype,
+    check_layout,
+    check_memory_config,
+)
 
 
 def to_layout(
@@ -50,8 +58,22 @@ def _resolved_shape(old_shape, shape) -> list[int]:
 
 
 def _keeps_pages(tensor: Tensor, shape) -> bool:
+    """Whether the pages stay as they are: ROW_MAJOR keeps its rows; TILE keeps its last two dims, or its last
+    dim with rows regrouped at tile-row boundaries (both row counts a multiple of the tile height, no padding)."""
     kept = 1 if tensor.layout is Layout.ROW_MAJOR else 2
-    return len(shape) >= kept and len(tensor.shape) >= kept and tuple(shape[-kept:]) == tuple(tensor.shape[-kept:])
+    if len(shape) < kept or len(tensor.shape) < kept:
+        return False
+    if tuple(shape[-kept:]) == tuple(tensor.shape[-kept:]):
+        return True
+    old = tensor.shape
+    return (
+        tensor.layout is Layout.TILE
+        and len(shape) >= 2
+        and len(old) >= 2
+        and shape[-1] == old[-1]
+        and shape[-2] % TILE_SIZE == 0
+        and old[-2] % TILE_SIZE == 0
+    )
 
 
 def reshape(tensor: Tensor, shape, *, memory_config: Optional[MemoryConfig] = None) -> Tensor:

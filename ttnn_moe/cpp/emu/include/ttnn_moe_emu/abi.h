@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 10;
+inline constexpr uint32_t ABI_VERSION = 11;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -135,6 +135,9 @@ struct Services {
     void (*pack_tile)(uint32_t dst, uint32_t cb, uint32_t out_tile_index, uint32_t out_of_order);
     void (*tilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
     void (*untilize_block)(uint32_t cb_in, uint32_t ntiles, uint32_t cb_out);
+    // pack_untilize_dest: DST tiles (a block_rt x block_ct block) as row-major rows at cb's write pointer, rows
+    // of full_ct tiles, the block in tile column block c_index.
+    void (*pack_untilize_dest)(uint32_t cb, uint32_t block_rt, uint32_t block_ct, uint32_t full_ct, uint32_t c_index);
     // Packer ReLU (pack_relu_config): mode as tt-metal's ReluType (0 none, 1 zero, 2/3 thresholds), threshold bits.
     void (*pack_relu_config)(uint32_t mode, uint32_t threshold);
     // Packer L1 accumulation (pack_reconfig_l1_acc): later packs add to the tile already in the CB.

@@ -352,31 +352,34 @@ ALWI void llk_pack_reconfig_l1_acc(const uint32_t enable) {
     pack_reconfig_l1_acc(enable);
 }
 
-// ---- pack_untilize and transpose: declared so kernels that name them build; not emulated
+// ---- pack_untilize: the packer writes DST tiles as row-major rows (pack_untilize_dest, emulated); the
+// unpack-side pack_untilize_init/block are declared so kernels that name them build, failing when called
 template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool narrow_row = false,
           uint32_t row_num_datums = 32, bool dense = false, bool configure_remap = true,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_untilize_dest_init(uint32_t ocb, uint32_t call_line = __builtin_LINE()) {
-    ttnn_moe_emu::fail("pack_untilize_dest_init: pack_untilize is not emulated");
+    static_assert(!narrow_row && row_num_datums == 32 && !dense,
+                  "pack_untilize_dest: narrow rows and dense packing are not emulated");
 }
 template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool diagonal = false,
           bool narrow_row = false, uint32_t row_num_datums = 32, uint32_t tile_dst_ct_offset = 0, bool dense = false>
 ALWI void pack_untilize_dest(uint32_t ocb, uint32_t block_rt_dim = 1, uint32_t block_c_index = 0,
                              uint32_t tile_dst_rt_offset = 0) {
-    ttnn_moe_emu::fail("pack_untilize_dest: pack_untilize is not emulated");
+    static_assert(!diagonal && !narrow_row && row_num_datums == 32 && tile_dst_ct_offset == 0 && !dense,
+                  "pack_untilize_dest: diagonal, narrow-row, dense and DST-offset packing are not emulated");
+    if (tile_dst_rt_offset != 0) ttnn_moe_emu::fail("pack_untilize_dest with a DST row offset is not emulated");
+    emu_detail::svc().pack_untilize_dest(ocb, block_rt_dim, block_ct_dim, full_ct_dim, block_c_index);
 }
 template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_untilize_init(uint32_t icb, uint32_t ocb, uint32_t call_line = __builtin_LINE()) {
-    ttnn_moe_emu::fail("pack_untilize_init: pack_untilize is not emulated");
+    ttnn_moe_emu::fail("pack_untilize_init: the unpack-side pack_untilize is not emulated");
 }
 template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void pack_untilize_block(uint32_t icb, uint32_t block_rt_dim, uint32_t ocb, uint32_t block_c_index = 0) {
-    ttnn_moe_emu::fail("pack_untilize_block: pack_untilize is not emulated");
+    ttnn_moe_emu::fail("pack_untilize_block: the unpack-side pack_untilize is not emulated");
 }
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void pack_untilize_uninit(uint32_t ocb) {
-    ttnn_moe_emu::fail("pack_untilize_uninit: pack_untilize is not emulated");
-}
+ALWI void pack_untilize_uninit(uint32_t ocb) {}
 // ---- transpose_wh: a tile transposed on its way from a CB into DST (integer tiles keep their bits)
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void transpose_init(uint32_t icb, uint32_t call_line = __builtin_LINE()) {}
@@ -401,6 +404,22 @@ ALWI void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t inpu
     emu_detail::svc().tilize_block(icb, block, ocb);
 }
 ALWI void tilize_uninit(uint32_t icb, uint32_t ocb) {}
+// fast_tilize: the same tiles by another unpacker mode, exact for bfloat16 input; fp32 input, which it truncates
+// to tf32, is not emulated.
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void fast_tilize_init(uint32_t icb, uint32_t full_dim, uint32_t ocb, uint32_t call_line = __builtin_LINE()) {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void fast_tilize_init_skip_remap(uint32_t icb, uint32_t full_dim, uint32_t ocb,
+                                      uint32_t call_line = __builtin_LINE()) {}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void fast_tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t input_tile_index = 0,
+                            uint32_t output_tile_index = 0) {
+    if (ttnn_moe_emu_config::cb_format[icb] == static_cast<uint8_t>(DataFormat::Float32))
+        ttnn_moe_emu::fail("fast_tilize_block of fp32 input (truncated to tf32 on hardware) is not emulated");
+    tilize_block(icb, block, ocb, input_tile_index, output_tile_index);
+}
+template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void fast_tilize_uninit(uint32_t icb, uint32_t ocb, uint32_t full_dim) {}
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void untilize_init(uint32_t icb, uint32_t call_line = __builtin_LINE()) {}
 template <uint32_t block_ct_dim = 1, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>

@@ -43,3 +43,13 @@ def wheel_kernel_path(relative: str) -> str:
     if not path.is_file():
         raise FileNotFoundError(f"the ttnn wheel at {wheel_root()} has no {relative}")
     return str(path)
+
+
+def use_kernel_library_includes() -> None:
+    """Kernel include dirs as tt-metal's JIT has them for kernels that include the kernel library as
+    `ttnn/cpp/ttnn/kernel_lib/...`: the wheel's `ttnn/cpp` and `tt_metal/api` (use_wheel sets those) and
+    the wheel's root."""
+    root = wheel_root()
+    wanted = [str(root / "ttnn" / "cpp"), str(root / "tt_metal" / "api"), str(root)]
+    if list(emu.kernel_include_dirs()) != wanted:
+        emu.set_kernel_include_dirs(wanted)

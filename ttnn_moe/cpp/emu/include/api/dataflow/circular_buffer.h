@@ -13,6 +13,9 @@
 
 #include "api/dataflow/dataflow_api.h"
 #include "api/dataflow/noc.h"
+// As in 0.81.1 (whose zero-fill helpers include it): a kernel that includes this header may move tensor pages
+// with Noc::async_read / async_write without naming the tensor NOC traits itself.
+#include "api/tensor/noc_traits.h"
 
 class CircularBuffer {
 public:

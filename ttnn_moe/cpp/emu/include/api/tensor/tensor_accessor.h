@@ -53,6 +53,11 @@ template <typename Args>
 struct TensorAccessor {
     static constexpr bool is_dram = Args::is_dram;
     static constexpr bool is_sharded = Args::is_sharded;
+    // The distribution spec's kind, which kernels branch on at compile time; sharded tensors fail when
+    // accessed, so nothing more of it is described.
+    struct DSpec {
+        static constexpr bool is_interleaved = !Args::is_sharded;
+    };
 
     TensorAccessor(const Args& args, uint32_t bank_base_address_in, uint32_t page_size_in)
         : bank_base_address(bank_base_address_in), aligned_page_size(page_size_in) {
