@@ -1,6 +1,7 @@
 // moe_gate reader: for each of this core's token row tiles, the row tile of x once (its H/32 tiles
-// stay in cb_x while the compute kernel scores them against every expert), then the gate weight,
-// expert tile by expert tile, in blocks of inner_block tiles along H (cb_w, double-buffered).
+// stay in cb_x while the compute kernel scores them against this core's expert tiles), then the gate
+// weight of those expert tiles, tile by tile, in blocks of inner_block tiles along H (cb_w,
+// double-buffered).
 //
 // Compile-time args: TensorAccessorArgs of x, then of gate_weight. Runtime args (reader_arg) and
 // the named compile-time args: cpp/ops/moe_gate/moe_gate_shared.hpp.
@@ -22,7 +23,8 @@ constexpr auto kXArgs = TensorAccessorArgs<0>();
 constexpr auto kWArgs = TensorAccessorArgs<kXArgs.next_compile_time_args_offset()>();
 
 struct Args {
-    uint32_t x_addr, w_addr, first_row_tile, num_row_tiles, inner_tiles, expert_tiles, inner_block;
+    uint32_t x_addr, w_addr, first_row_tile, num_row_tiles, inner_tiles, first_expert_tile, num_expert_tiles;
+    uint32_t inner_block;
 };
 
 Args read_args() {
@@ -32,7 +34,8 @@ Args read_args() {
     a.first_row_tile = get_arg_val<uint32_t>(reader_arg::kFirstRowTile);
     a.num_row_tiles = get_arg_val<uint32_t>(reader_arg::kNumRowTiles);
     a.inner_tiles = get_arg_val<uint32_t>(reader_arg::kInnerTiles);
-    a.expert_tiles = get_arg_val<uint32_t>(reader_arg::kExpertTiles);
+    a.first_expert_tile = get_arg_val<uint32_t>(reader_arg::kFirstExpertTile);
+    a.num_expert_tiles = get_arg_val<uint32_t>(reader_arg::kNumExpertTiles);
     a.inner_block = get_arg_val<uint32_t>(reader_arg::kInnerBlock);
     return a;
 }
@@ -58,7 +61,7 @@ void kernel_main() {
         read_tiles(cb_x, x, (a.first_row_tile + r) * a.inner_tiles, a.inner_tiles);
         cb_push_back(cb_x, a.inner_tiles);
         // gate_weight is (E, H): the H/32 tiles of expert tile e are pages e * H/32 .. on.
-        for (uint32_t e = 0; e < a.expert_tiles; ++e) {
+        for (uint32_t e = a.first_expert_tile; e < a.first_expert_tile + a.num_expert_tiles; ++e) {
             for (uint32_t k0 = 0; k0 < a.inner_tiles; k0 += a.inner_block) {
                 cb_reserve_back(cb_w, a.inner_block);
                 read_tiles(cb_w, w, e * a.inner_tiles + k0, a.inner_block);

@@ -1,7 +1,10 @@
 // moe_gate writer: DeepSeek-V3's group-limited top-k of every token of this core's row tiles, on
-// the scores the compute kernel packed (fp32 tiles, ceil(E/32) per row tile; columns past E unused), then the token's K expert
+// the scores the compute kernels packed (fp32 tiles, ceil(E/32) per row tile; columns past E unused), then the token's K expert
 // ids and weights to its rows of topk_indices and topk_weights, and per row tile its gate_status row
 // (the tokens with a NaN among their biased scores; such a token is still routed, NaN ranking first).
+// In a team of several cores (which has one row tile) this core ranks: its own score tiles come from
+// its compute kernel, the team's senders (writer_send_scores.cpp) write theirs into the same cb_scores
+// slot and count them on sem_scores_in.
 //
 // Per token: biased = score + bias; a group's score is the sum of its two best biased scores; the
 // topk_group best groups are kept; the K best biased scores among their experts are chosen, in
@@ -10,10 +13,9 @@
 // with a strict "greater", so ties go to the lower group id and the lower expert id.
 //
 // Compile-time args: four interleaved accessors (IsDram|RuntimePageSize): bias, topk_indices,
-// topk_weights, gate_status. Runtime args (writer_arg) and the named compile-time args:
-// cpp/ops/moe_gate/moe_gate_shared.hpp.
+// topk_weights, gate_status. Runtime args (writer_arg) and the named compile-time args: cpp/ops/moe_gate/moe_gate_shared.hpp.
 //
-// conformance: kind=dataflow ct_args=130,130,130,130 named=cb_scores:2,cb_bias:3,cb_biased:4,cb_indices:5,cb_weights:6,cb_status:7 formats=2:float32,3:float32,4:float32,5:uint32,7:uint32
+// conformance: kind=dataflow ct_args=130,130,130,130 named=cb_scores:2,cb_bias:3,cb_biased:4,cb_indices:5,cb_weights:6,cb_status:7,sem_scores_in:0 formats=2:float32,3:float32,4:float32,5:uint32,7:uint32
 #include <cstdint>
 #include <tuple>
 
@@ -30,6 +32,7 @@ constexpr uint32_t cb_biased = get_named_compile_time_arg_val(named_arg::kCbBias
 constexpr uint32_t cb_indices = get_named_compile_time_arg_val(named_arg::kCbIndices);
 constexpr uint32_t cb_weights = get_named_compile_time_arg_val(named_arg::kCbWeights);
 constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
+constexpr uint32_t sem_scores_in = get_named_compile_time_arg_val(named_arg::kSemScoresIn);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<4, 0>();
 constexpr uint32_t kBiasTensor = 0, kIndicesTensor = 1, kWeightsTensor = 2, kStatusTensor = 3;
 constexpr uint32_t kFaceDim = 16;
@@ -37,7 +40,7 @@ constexpr uint32_t kTileBytes = kTileRows * kTileRows * sizeof(float);
 
 struct Args {
     uint32_t bias_addr, indices_addr, weights_addr, status_addr, bias_page, indices_page, weights_page, status_page;
-    uint32_t first_row_tile, num_row_tiles, num_tokens, num_experts, num_groups, topk_groups, top_k;
+    uint32_t first_row_tile, num_row_tiles, num_tokens, num_experts, num_groups, topk_groups, top_k, num_senders;
     bool normalize;
     float scaling;
 };
@@ -78,6 +81,7 @@ Args read_args() {
     a.top_k = get_arg_val<uint32_t>(writer_arg::kTopK);
     a.normalize = get_arg_val<uint32_t>(writer_arg::kNormalize) != 0;
     a.scaling = from_bits(get_arg_val<uint32_t>(writer_arg::kScalingBits));
+    a.num_senders = get_arg_val<uint32_t>(writer_arg::kNumSenders);
     return a;
 }
 
@@ -208,6 +212,8 @@ void kernel_main() {
         const uint32_t rows = a.num_tokens - first_token < kTileRows ? a.num_tokens - first_token : kTileRows;
         const uint32_t expert_tiles = (a.num_experts + kTileRows - 1) / kTileRows;
         cb_wait_front(cb_scores, expert_tiles);
+        // The senders' tiles of the team's one row tile in this slot.
+        noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_scores_in)), a.num_senders);
         const uint32_t scores_l1 = get_read_ptr(cb_scores);
         uint32_t nan_tokens = 0, first_nan_token = kNone, first_nan_expert = kNone;
         for (uint32_t r = 0; r < rows; ++r) {
