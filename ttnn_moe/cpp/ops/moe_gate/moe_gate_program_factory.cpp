@@ -1,6 +1,7 @@
 // Program of moe_gate: token row tiles split over teams of cores, each team a run of consecutive
-// cores of a grid row sharing its row tiles' expert tiles. On each core the reader brings a row tile
-// of x (kept while it is scored) and streams the gate weight of the core's expert tiles; the compute
+// cores of a grid row sharing its row tiles' expert tiles. On each core the writer brings a row tile
+// of x (kept while it is scored) over NOC 0 while the reader streams the gate weight of the core's
+// expert tiles over NOC 1; the compute
 // kernel makes their score tiles (matmul with fp32 accumulation, SFPU sigmoid); the team's other
 // cores send theirs to its first core, whose writer ranks each token's scores and writes its K
 // indices and weights (moe_gate_shared.hpp: the slot protocol).
@@ -88,9 +89,8 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
     KernelDescriptor reader;
     reader.kernel_source = root + "dataflow/reader_gate_inputs.cpp";
     reader.core_ranges = cores;
-    append_tensor_accessor_args(io[kX], reader.compile_time_args);
     append_tensor_accessor_args(io[kGateWeight], reader.compile_time_args);
-    reader.named_compile_time_args = {{named_arg::kCbX, kCbX}, {named_arg::kCbW, kCbW}};
+    reader.named_compile_time_args = {{named_arg::kCbW, kCbW}};
     reader.config = ReaderConfigDescriptor{};
 
     KernelDescriptor compute;
@@ -110,20 +110,24 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
     for (uint32_t i : {kBias, kTopkIndices, kTopkWeights, kGateStatus}) {
         append_runtime_page_size_accessor_args(io[i], writer.compile_time_args);
     }
-    writer.named_compile_time_args = {{named_arg::kCbScores, kCbScores},      {named_arg::kCbBias, kCbBias},
-                                      {named_arg::kCbBiased, kCbBiased},      {named_arg::kCbIndices, kCbIndices},
-                                      {named_arg::kCbWeights, kCbWeights},    {named_arg::kCbStatus, kCbStatus},
-                                      {named_arg::kSemScoresIn, kSemScoresIn}};
+    append_tensor_accessor_args(io[kX], writer.compile_time_args);
+    writer.named_compile_time_args = {
+        {named_arg::kCbX, kCbX},           {named_arg::kCbScores, kCbScores},      {named_arg::kCbBias, kCbBias},
+        {named_arg::kCbBiased, kCbBiased}, {named_arg::kCbIndices, kCbIndices},    {named_arg::kCbWeights, kCbWeights},
+        {named_arg::kCbStatus, kCbStatus}, {named_arg::kSemScoresIn, kSemScoresIn}};
     writer.config = WriterConfigDescriptor{};
 
     KernelDescriptor sender;
     sender.kernel_source = root + "dataflow/writer_send_scores.cpp";
     if (split.team_size > 1) sender.core_ranges = member_ranges(split, 1, split.team_size - 1);
-    sender.named_compile_time_args = {{named_arg::kCbScores, kCbScores}, {named_arg::kSemScoresIn, kSemScoresIn}};
+    append_tensor_accessor_args(io[kX], sender.compile_time_args);
+    sender.named_compile_time_args = {
+        {named_arg::kCbX, kCbX}, {named_arg::kCbScores, kCbScores}, {named_arg::kSemScoresIn, kSemScoresIn}};
     sender.config = WriterConfigDescriptor{};
 
-    const uint32_t reader_kernel = 0, writer_kernel = 2;  // program.kernels order: reader, compute, writer, sender
-    uint32_t core_index = 0;
+    // program.kernels order: reader, compute, writer, sender
+    const uint32_t reader_kernel = 0, writer_kernel = 2, sender_kernel = 3;
+    uint32_t core_index = 0, sender_index = 0;
     for (uint32_t t = 0; t < split.teams; ++t) {
         const uint32_t first = split_begin(d.row_tiles, split.teams, t);  // one row tile when team_size > 1
         const uint32_t count = split_begin(d.row_tiles, split.teams, t + 1) - first;
@@ -134,16 +138,13 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
             const uint32_t num_expert_tiles = split_begin(d.expert_tiles, split.team_size, m + 1) - first_expert_tile;
 
             std::vector<uint32_t> r(reader_arg::kCount);
-            r[reader_arg::kXAddr] = io[kX].address;
             r[reader_arg::kGateWeightAddr] = io[kGateWeight].address;
-            r[reader_arg::kFirstRowTile] = first;
             r[reader_arg::kNumRowTiles] = count;
             r[reader_arg::kInnerTiles] = d.inner_tiles;
             r[reader_arg::kFirstExpertTile] = first_expert_tile;
             r[reader_arg::kNumExpertTiles] = num_expert_tiles;
             r[reader_arg::kInnerBlock] = d.inner_block;
             reader.runtime_args.emplace_back(core, std::move(r));
-            cached.address_slots.push_back({reader_kernel, core_index, reader_arg::kXAddr, kX});
             cached.address_slots.push_back({reader_kernel, core_index, reader_arg::kGateWeightAddr, kGateWeight});
 
             std::vector<uint32_t> c(compute_arg::kCount);
@@ -156,16 +157,24 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
 
             if (m > 0) {
                 std::vector<uint32_t> s(sender_arg::kCount);
+                s[sender_arg::kXAddr] = io[kX].address;
+                s[sender_arg::kRowTile] = first;
+                s[sender_arg::kInnerTiles] = d.inner_tiles;
+                s[sender_arg::kInnerBlock] = d.inner_block;
                 s[sender_arg::kRankerNocX] = ranker_noc.x;
                 s[sender_arg::kRankerNocY] = ranker_noc.y;
                 s[sender_arg::kFirstExpertTile] = first_expert_tile;
                 s[sender_arg::kNumExpertTiles] = num_expert_tiles;
                 s[sender_arg::kExpertTiles] = d.expert_tiles;
                 sender.runtime_args.emplace_back(core, std::move(s));
+                cached.address_slots.push_back({sender_kernel, sender_index++, sender_arg::kXAddr, kX});
             }
         }
 
         std::vector<uint32_t> w(writer_arg::kCount);
+        w[writer_arg::kXAddr] = io[kX].address;
+        w[writer_arg::kInnerTiles] = d.inner_tiles;
+        w[writer_arg::kInnerBlock] = d.inner_block;
         w[writer_arg::kBiasAddr] = io[kBias].address;
         w[writer_arg::kIndicesAddr] = io[kTopkIndices].address;
         w[writer_arg::kWeightsAddr] = io[kTopkWeights].address;
@@ -185,6 +194,7 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
         w[writer_arg::kStatusPageBytes] = aligned_page_size(io[kGateStatus]);
         w[writer_arg::kNumSenders] = split.team_size - 1;
         writer.runtime_args.emplace_back(split.core(t, 0), std::move(w));
+        cached.address_slots.push_back({writer_kernel, t, writer_arg::kXAddr, kX});
         cached.address_slots.push_back({writer_kernel, t, writer_arg::kBiasAddr, kBias});
         cached.address_slots.push_back({writer_kernel, t, writer_arg::kIndicesAddr, kTopkIndices});
         cached.address_slots.push_back({writer_kernel, t, writer_arg::kWeightsAddr, kTopkWeights});

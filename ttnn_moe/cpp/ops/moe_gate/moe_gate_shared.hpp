@@ -30,17 +30,19 @@ enum StatusWord : uint32_t { kNanTokens, kFirstNanToken, kFirstNanExpert, kStatu
 // cb_scores has slots of Et tiles and every core pushes a whole slot per row tile (its own tiles
 // first), so a sender's read pointer is the address of the same slot on its ranker.
 
-// Per-core runtime args of the reader: addresses, then this core's row tiles and expert tiles.
+// x and the gate weight arrive over both NOCs at once: the writer kernels (RISC-V 0, NOC 0) read the
+// row tiles of x into cb_x, the reader (RISC-V 1, NOC 1) streams the gate weight into cb_w, each in
+// blocks of inner_block tiles along H, so the first expert tile's matmuls follow both streams.
+
+// Per-core runtime args of the reader: the gate weight's address, this core's row tiles and expert tiles.
 namespace reader_arg {
 enum : uint32_t {
-    kXAddr,
     kGateWeightAddr,
-    kFirstRowTile,  // this core's token row tiles [first, first + count)
-    kNumRowTiles,
+    kNumRowTiles,      // this core's token row tiles
     kInnerTiles,       // Ht = H / 32
     kFirstExpertTile,  // this core's expert tiles [first, first + count) of the Et = ceil(E / 32)
     kNumExpertTiles,
-    kInnerBlock,  // gate-weight tiles per CB push (divides Ht)
+    kInnerBlock,  // tiles per CB push of cb_w and cb_x (divides Ht)
     kCount,
 };
 }  // namespace reader_arg
@@ -57,10 +59,14 @@ enum : uint32_t {
 };
 }  // namespace compute_arg
 
-// Per-core runtime args of a team's sender (writer_send_scores.cpp): its score tiles of the team's row
-// tile to the same slot of the ranker's cb_scores.
+// Per-core runtime args of a team's sender (writer_send_scores.cpp): the team's row tile of x in, then
+// its score tiles of it to the same slot of the ranker's cb_scores.
 namespace sender_arg {
 enum : uint32_t {
+    kXAddr,
+    kRowTile,  // the team's token row tile
+    kInnerTiles,
+    kInnerBlock,
     kRankerNocX,  // NOC coordinates of the team's ranker
     kRankerNocY,
     kFirstExpertTile,  // where its tiles go in the ranker's slot
@@ -70,9 +76,12 @@ enum : uint32_t {
 };
 }  // namespace sender_arg
 
-// Per-core runtime args of the writer (the top-k): addresses, then its row tiles and the routing.
+// Per-core runtime args of the writer (the top-k): addresses, then its row tiles of x and the routing.
 namespace writer_arg {
 enum : uint32_t {
+    kXAddr,
+    kInnerTiles,
+    kInnerBlock,
     kBiasAddr,
     kIndicesAddr,
     kWeightsAddr,

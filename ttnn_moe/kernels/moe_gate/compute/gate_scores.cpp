@@ -44,10 +44,12 @@ Args read_args() {
     return a;
 }
 
-// DST = x row tile @ (expert tile's weights)^T, the weights arriving in blocks along H.
-void accumulate_logits(const Args& a) {
+// DST = x row tile @ (expert tile's weights)^T, the weights arriving in blocks along H. For the row
+// tile's first expert tile x arrives in blocks as well: each block waits for its x tiles too.
+void accumulate_logits(const Args& a, bool x_arriving) {
     matmul_init(cb_x, cb_w, kTransposeWeight);
     for (uint32_t k0 = 0; k0 < a.inner_tiles; k0 += a.inner_block) {
+        if (x_arriving) cb_wait_front(cb_x, k0 + a.inner_block);
         cb_wait_front(cb_w, a.inner_block);
         for (uint32_t j = 0; j < a.inner_block; ++j) matmul_tiles(cb_x, cb_w, k0 + j, j, kDst);
         cb_pop_front(cb_w, a.inner_block);
@@ -68,10 +70,9 @@ void kernel_main() {
     const Args args = read_args();
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_x, cb_w, cb_scores);
     for (uint32_t r = 0; r < args.num_row_tiles; ++r) {
-        cb_wait_front(cb_x, args.inner_tiles);
         for (uint32_t e = 0; e < args.num_expert_tiles; ++e) {
             tile_regs_acquire();
-            accumulate_logits(args);
+            accumulate_logits(args, e == 0);
             sigmoid_tile_init();
             sigmoid_tile(kDst);
             tile_regs_commit();
