@@ -28,7 +28,8 @@ namespace {
 // one expert tile). A Wormhole core's NOC port reads ~28 B/cycle and the chip's DRAM serves ~267
 // B/cycle: about ten cores reading at once saturate DRAM. So a row tile's expert tiles are spread
 // only while the teams of all row tiles together stay within kSpreadReaders cores; past that the
-// extra copies of x cost more DRAM time than the spread saves (benchmarks/gate.py).
+// extra copies of x cost more DRAM time than the spread saves. 16 rather than 10 since each core reads
+// x and its weight tiles over its two NOCs at once; the value comes from this arithmetic, not a sweep.
 constexpr uint32_t kSpreadReaders = 16;
 
 // Teams of team_size consecutive cores of a grid row, teams_per_row to a row, row-major.

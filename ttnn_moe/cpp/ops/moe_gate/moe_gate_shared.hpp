@@ -1,6 +1,6 @@
 // What the program factory of moe_gate and its kernels (kernels/moe_gate/{dataflow/reader_gate_inputs.cpp,
-// compute/gate_scores.cpp, dataflow/writer_topk.cpp, dataflow/writer_send_scores.cpp}) must agree on. Included by both sides: plain
-// C++17, no device or host headers.
+// compute/gate_scores.cpp, dataflow/writer_topk.cpp, dataflow/writer_send_scores.cpp}) must agree
+// on. Included by both sides: plain C++17, no device or host headers.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // moe_gate sender: on a core of a team that does not rank, reads the team's row tile of x into cb_x
-// (gate_x_row_tile.hpp); then the score tiles its compute kernel packed for it go to the same cb_scores slot of the team's ranker (writer_topk.cpp), at
-// their expert tiles' place, and are counted on the ranker's sem_scores_in.
+// (gate_x_row_tile.hpp); then the score tiles its compute kernel packed for it go to the same
+// cb_scores slot of the team's ranker (writer_topk.cpp), at their expert tiles' place, and are
+// counted on the ranker's sem_scores_in.
 //
 // Compile-time args: TensorAccessorArgs of x. Runtime args (sender_arg) and the named compile-time
 // args: cpp/ops/moe_gate/moe_gate_shared.hpp.

@@ -1,8 +1,9 @@
 // moe_gate writer: reads this core's row tiles of x into cb_x (gate_x_row_tile.hpp; the next one
-// while the current one is ranked) and computes DeepSeek-V3's group-limited top-k of every token of them, on
-// the scores the compute kernels packed (fp32 tiles, ceil(E/32) per row tile; columns past E unused), then the token's K expert
-// ids and weights to its rows of topk_indices and topk_weights, and per row tile its gate_status row
-// (the tokens with a NaN among their biased scores; such a token is still routed, NaN ranking first).
+// while the current one is ranked) and computes DeepSeek-V3's group-limited top-k of every token of
+// them, on the scores the compute kernels packed (fp32 tiles, ceil(E/32) per row tile; columns past
+// E unused), then the token's K expert ids and weights to its rows of topk_indices and
+// topk_weights, and per row tile its gate_status row (the tokens with a NaN among their biased
+// scores; such a token is still routed, NaN ranking first).
 // In a team of several cores (which has one row tile) this core ranks: its own score tiles come from
 // its compute kernel, the team's senders (writer_send_scores.cpp) write theirs into the same cb_scores
 // slot and count them on sem_scores_in.
@@ -14,7 +15,8 @@
 // with a strict "greater", so ties go to the lower group id and the lower expert id.
 //
 // Compile-time args: four interleaved accessors (IsDram|RuntimePageSize): bias, topk_indices,
-// topk_weights, gate_status; then the TensorAccessorArgs of x. Runtime args (writer_arg) and the named compile-time args: cpp/ops/moe_gate/moe_gate_shared.hpp.
+// topk_weights, gate_status; then the TensorAccessorArgs of x. Runtime args (writer_arg) and the
+// named compile-time args: cpp/ops/moe_gate/moe_gate_shared.hpp.
 //
 // conformance: kind=dataflow ct_args=130,130,130,130,2,2048 named=cb_x:0,cb_scores:2,cb_bias:3,cb_biased:4,cb_indices:5,cb_weights:6,cb_status:7,sem_scores_in:0 formats=2:float32,3:float32,4:float32,5:uint32,7:uint32
 #include <cstdint>
