@@ -1,6 +1,7 @@
 """moe_gate on the emulator against ttnn_moe.golden.moe_gate (torch, lower-id tie-break): indices
 exact, weights by PCC and max error; adversarial scores; DeepSeek-V3 dimensions; transformers'
-router; the outputs fed unconverted to prepare_moe_routing_tensors; work counters; bad arguments."""
+router; the outputs fed unconverted to prepare_moe_routing_tensors; work counters; a row tile's expert
+tiles spread over a team of cores; bad arguments."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 import pytest
 import torch
 import ttnn_moe.emu as ttnn
-from emu_fixtures import emu_device_per_grid_fixture
+from emu_fixtures import emu_device_per_grid_fixture, emu_devices_by_name_fixture
 from hf_moe import hf_moe_with
 from routing_cases import single_device_mapping
 from ttnn_moe.testing import assert_equal_exact, assert_pcc, max_abs_error
@@ -22,6 +23,7 @@ PCC = 0.9999
 DEEPSEEK = {"n_group": 8, "topk_group": 4, "top_k": 8, "routed_scaling_factor": 2.5}
 
 device = emu_device_per_grid_fixture([(1, 1), (2, 3)])
+grids = emu_devices_by_name_fixture({"1x1": (1, 1), "8x8": (8, 8), "8x1": (8, 1), "4x1": (4, 1), "3x2": (3, 2)})
 
 
 def gate_inputs(T, H, E, seed, bias_std=0.02):
@@ -325,3 +327,53 @@ def test_nan_scores_are_counted_per_row_tile_and_strict_names_the_first_token(de
     assert_equal_exact(want_ids, got_ids, "topk_indices of the tokens without NaN")
     with pytest.raises(ValueError, match=r"moe_gate: token 40 has a NaN score \(expert 0, .*\(3 such tokens\)"):
         run_gate(device, x, gate_weight, bias, **routing)
+
+
+# (grid, T, E, routing, cores that work). The expert tiles of a row tile are spread over a team of
+# consecutive cores of a grid row, as many as there are expert tiles and the grid row holds, while the
+# teams of all row tiles use at most 16 cores and the grid has a team per row tile; each team's first
+# core ranks.
+SPLITS = [
+    # decode: one row tile, its 8 expert tiles on the 8 cores of the first row
+    ("8x8", 32, 256, "deepseek", {(x, 0) for x in range(8)}),
+    # 3 expert tiles (E = 80, not a multiple of 32): a team of 3, one tile each
+    ("8x1", 5, 80, "4groups_top6", {(0, 0), (1, 0), (2, 0)}),
+    # 7 expert tiles over a row of 3 cores (2, 2, 3): E not a multiple of the team size
+    ("3x2", 1, 224, "deepseek", {(0, 0), (1, 0), (2, 0)}),
+    # 2 row tiles (T = 33 not a multiple of 32), 7 expert tiles: 2 teams of 4 (1, 2, 2, 2 tiles)
+    ("8x1", 33, 200, "deepseek", {(x, 0) for x in range(8)}),
+    # 3 row tiles on a row of 4 cores: no room for a team per row tile, so a core per row tile
+    ("4x1", 70, 256, "deepseek", {(0, 0), (1, 0), (2, 0)}),
+    # 4 row tiles: 4 teams of 4 on two grid rows
+    ("8x8", 100, 256, "deepseek", {(x, y) for x in range(8) for y in range(2)}),
+    # one core: no team
+    ("1x1", 33, 256, "deepseek", {(0, 0)}),
+]
+
+
+@pytest.mark.parametrize("grid, T, E, routing, cores", SPLITS, ids=lambda v: str(v) if not isinstance(v, set) else "")
+def test_expert_tiles_spread_over_a_team(grids, grid, T, E, routing, cores):
+    """Indices exact and weights against the golden; the work is split, not repeated (every tile
+    matmul once, the gate weight read once per row tile), on the expected cores; and the outputs are
+    bitwise the single core's (each score keeps its accumulation order)."""
+    H = 256
+    x, gate_weight, bias = gate_inputs(T, H, E, seed=T * E)
+    routing = ROUTINGS[routing]
+    w_d = ttnn.from_torch(gate_weight, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=grids[grid])
+    out = ttnn_moe.moe_gate(
+        ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=grids[grid]),
+        w_d,
+        ttnn.from_torch(bias, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, device=grids[grid]),
+        **routing,
+    )
+    counters = ttnn.last_run_counters()
+    ids, weights = check_against_golden(out, x, gate_weight, bias, **routing)
+    row_tiles, expert_tiles = -(-T // 32), -(-E // 32)
+    assert counters["tile_matmuls"] == row_tiles * expert_tiles * (H // 32)
+    assert counters["dram_buffers"][w_d.to_arg().address]["bytes_read"] == row_tiles * expert_tiles * 32 * H * 4
+    assert {core for core, busy in counters["core_busy"].items() if busy} == cores
+    single = run_gate(grids["1x1"], x, gate_weight, bias, **routing)
+    assert torch.equal(ids, ttnn.to_torch(single.topk_indices).reshape(T, -1).long())
+    assert torch.equal(
+        ttnn.to_torch(out.topk_weights).view(torch.int16), ttnn.to_torch(single.topk_weights).view(torch.int16)
+    )

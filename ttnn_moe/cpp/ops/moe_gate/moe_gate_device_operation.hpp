@@ -48,7 +48,7 @@ struct Dims {
     uint32_t row_tiles = 0;     // ceil(T / 32)
     uint32_t inner_tiles = 0;   // H / 32
     uint32_t expert_tiles = 0;  // ceil(E / 32)
-    uint32_t inner_block = 0;   // gate-weight tiles per CB push: the largest divisor of H/32 up to 8
+    uint32_t inner_block = 0;   // gate-weight tiles per CB push: the largest divisor of H/32 up to 32 that fits L1
     program::DataFormat weight_format = program::DataFormat::Float16_b;
 };
 
@@ -58,6 +58,8 @@ Dims validate(const Attributes& attributes, const std::vector<program::TensorArg
 
 // CB indices (named compile-time args of the kernels).
 enum Cb : uint8_t { kCbX, kCbW, kCbScores, kCbBias, kCbBiased, kCbIndices, kCbWeights, kCbStatus };
+// Semaphore ids (named compile-time args): the gather of a team's score tiles on its ranker.
+enum Semaphore : uint8_t { kSemScoresIn };
 
 // The circular buffers of every core (validation checks their L1 total, the factory creates them).
 struct CircularBuffer {
@@ -68,8 +70,10 @@ struct CircularBuffer {
 };
 std::vector<CircularBuffer> circular_buffers(const Dims& dims, const Attributes& attributes);
 
-// io = the 3 inputs then the 3 outputs (moe_gate_shared::Io).
-CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io);
+// io = the 3 inputs then the 3 outputs (moe_gate_shared::Io). `device` gives the NOC coordinates of
+// the cores when a row tile's expert tiles are spread over several.
+CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
+                             const program::DeviceLimits& device);
 
 // The device operation (device_operation.hpp): one program for every device, each routing its own x.
 struct Operation {
@@ -82,8 +86,8 @@ struct Operation {
     static std::vector<program::TensorArg> output_specs(const Attributes& attributes,
                                                         const std::vector<program::TensorArg>& inputs);
     static CachedProgram create_program(const Attributes& attributes, const std::vector<program::TensorArg>& io,
-                                        const MeshContext&, program::MeshCoordinate) {
-        return moe_gate::create_program(attributes, io);
+                                        const MeshContext& context, program::MeshCoordinate) {
+        return moe_gate::create_program(attributes, io, context.device);
     }
 };
 

@@ -1,9 +1,12 @@
-// Program of moe_gate: token row tiles split over the first min(ceil(T/32), cores) cores. On each
-// core the reader brings a row tile of x (kept while it is scored) and streams the gate weight; the
-// compute kernel makes the row tile's E/32 score tiles (matmul with fp32 accumulation, SFPU
-// sigmoid); the writer ranks each token's scores and writes its K indices and weights.
-// Shapes and addresses are runtime args; compile-time args are the CB ids and the tile tensors'
-// accessor args, so one build of each kernel serves every T, H, E and routing.
+// Program of moe_gate: token row tiles split over teams of cores, each team a run of consecutive
+// cores of a grid row sharing its row tiles' expert tiles. On each core the writer brings a row tile
+// of x (kept while it is scored) over NOC 0 while the reader streams the gate weight of the core's
+// expert tiles over NOC 1; the compute
+// kernel makes their score tiles (matmul with fp32 accumulation, SFPU sigmoid); the team's other
+// cores send theirs to its first core, whose writer ranks each token's scores and writes its K
+// indices and weights (moe_gate_shared.hpp: the slot protocol).
+// Shapes and addresses are runtime args; compile-time args are the CB and semaphore ids and the
+// tensors' accessor args, so one build of each kernel serves every T, H, E, routing and split.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -18,30 +21,77 @@ namespace ttnn_moe::ops::moe_gate {
 using namespace program;
 using namespace moe_gate_shared;
 
-CachedProgram create_program(const Attributes& attributes, const std::vector<TensorArg>& io) {
+namespace {
+
+// Every core of a team reads the whole row tile of x besides its expert tiles' weights, so a team of
+// s cores reads s copies of x (at DeepSeek-V3's shapes a row tile of x is as large as the weight of
+// one expert tile). A Wormhole core's NOC port reads ~28 B/cycle and the chip's DRAM serves ~267
+// B/cycle: about ten cores reading at once saturate DRAM. So a row tile's expert tiles are spread
+// only while the teams of all row tiles together stay within kSpreadReaders cores; past that the
+// extra copies of x cost more DRAM time than the spread saves. 16 rather than 10 since each core reads
+// x and its weight tiles over its two NOCs at once; the value comes from this arithmetic, not a sweep.
+constexpr uint32_t kSpreadReaders = 16;
+
+// Teams of team_size consecutive cores of a grid row, teams_per_row to a row, row-major.
+struct WorkSplit {
+    uint32_t team_size = 1;
+    uint32_t teams_per_row = 1;
+    uint32_t teams = 1;
+    CoreCoord core(uint32_t team, uint32_t member) const {
+        return {(team % teams_per_row) * team_size + member, team / teams_per_row};
+    }
+};
+
+WorkSplit work_split(const Dims& d, CoreCoord grid) {
+    WorkSplit split;
+    split.team_size = std::max(1u, std::min({d.expert_tiles, grid.x, kSpreadReaders / d.row_tiles}));
+    // A team of several cores has one row tile (its ranker gathers one slot of scores): smaller teams
+    // until the grid has room for one per row tile.
+    while (split.team_size > 1 && (grid.x / split.team_size) * grid.y < d.row_tiles) --split.team_size;
+    split.teams_per_row = grid.x / split.team_size;
+    split.teams = std::min(d.row_tiles, split.teams_per_row * grid.y);
+    return split;
+}
+
+// The cores of members [first_member, last_member] of every team; whole teams merge into a range per grid row.
+CoreRangeSet member_ranges(const WorkSplit& split, uint32_t first_member, uint32_t last_member) {
+    CoreRangeSet set;
+    const bool whole_teams = first_member == 0 && last_member == split.team_size - 1;
+    const uint32_t step = whole_teams ? split.teams_per_row : 1;
+    for (uint32_t t = 0; t < split.teams; t += step) {
+        const uint32_t last_team = whole_teams ? std::min(t + step, split.teams) - 1 : t;
+        set.ranges.push_back({split.core(t, first_member), split.core(last_team, last_member)});
+    }
+    return set;
+}
+
+}  // namespace
+
+CachedProgram create_program(const Attributes& attributes, const std::vector<TensorArg>& io,
+                             const DeviceLimits& device) {
     if (io.size() != kNumIo) {
         throw std::invalid_argument(kOpName + ": io tensors are the 3 inputs then the 3 outputs, got " +
                                     std::to_string(io.size()));
     }
     const Dims d = validate(attributes, {io.begin(), io.begin() + kTopkIndices});
-    const uint32_t num_cores = std::min(d.row_tiles, attributes.grid.x * attributes.grid.y);
-    const auto selection = first_cores(attributes.grid, num_cores);
-    const auto& cores = selection.ranges;
+    const WorkSplit split = work_split(d, attributes.grid);
+    const CoreRangeSet cores = member_ranges(split, 0, split.team_size - 1);
 
     CachedProgram cached;
     auto& program = cached.program;
+    // Every CB and semaphore on every core, so each sits at the same L1 address on all of them.
     for (const auto& cb : circular_buffers(d, attributes)) {
         program.cbs.push_back(CBDescriptor{
             cb.page_size * cb.pages, cores, {CBFormatDescriptor{cb.index, cb.format, cb.page_size, std::nullopt}}});
     }
+    program.semaphores.push_back(SemaphoreDescriptor{kSemScoresIn, CoreType::WORKER, cores, 0});
     const std::string root = attributes.kernels_dir + "/moe_gate/";
 
     KernelDescriptor reader;
     reader.kernel_source = root + "dataflow/reader_gate_inputs.cpp";
     reader.core_ranges = cores;
-    append_tensor_accessor_args(io[kX], reader.compile_time_args);
     append_tensor_accessor_args(io[kGateWeight], reader.compile_time_args);
-    reader.named_compile_time_args = {{named_arg::kCbX, kCbX}, {named_arg::kCbW, kCbW}};
+    reader.named_compile_time_args = {{named_arg::kCbW, kCbW}};
     reader.config = ReaderConfigDescriptor{};
 
     KernelDescriptor compute;
@@ -57,38 +107,75 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
 
     KernelDescriptor writer;
     writer.kernel_source = root + "dataflow/writer_topk.cpp";
-    writer.core_ranges = cores;
+    writer.core_ranges = member_ranges(split, 0, 0);
     for (uint32_t i : {kBias, kTopkIndices, kTopkWeights, kGateStatus}) {
         append_runtime_page_size_accessor_args(io[i], writer.compile_time_args);
     }
-    writer.named_compile_time_args = {{named_arg::kCbScores, kCbScores},   {named_arg::kCbBias, kCbBias},
-                                      {named_arg::kCbBiased, kCbBiased},   {named_arg::kCbIndices, kCbIndices},
-                                      {named_arg::kCbWeights, kCbWeights}, {named_arg::kCbStatus, kCbStatus}};
+    append_tensor_accessor_args(io[kX], writer.compile_time_args);
+    writer.named_compile_time_args = {
+        {named_arg::kCbX, kCbX},           {named_arg::kCbScores, kCbScores},      {named_arg::kCbBias, kCbBias},
+        {named_arg::kCbBiased, kCbBiased}, {named_arg::kCbIndices, kCbIndices},    {named_arg::kCbWeights, kCbWeights},
+        {named_arg::kCbStatus, kCbStatus}, {named_arg::kSemScoresIn, kSemScoresIn}};
     writer.config = WriterConfigDescriptor{};
 
-    const uint32_t reader_kernel = 0, writer_kernel = 2;  // program.kernels order: reader, compute, writer
-    for (uint32_t c = 0; c < num_cores; ++c) {
-        const uint32_t first = split_begin(d.row_tiles, num_cores, c);
-        const uint32_t count = split_begin(d.row_tiles, num_cores, c + 1) - first;
+    KernelDescriptor sender;
+    sender.kernel_source = root + "dataflow/writer_send_scores.cpp";
+    if (split.team_size > 1) sender.core_ranges = member_ranges(split, 1, split.team_size - 1);
+    append_tensor_accessor_args(io[kX], sender.compile_time_args);
+    sender.named_compile_time_args = {
+        {named_arg::kCbX, kCbX}, {named_arg::kCbScores, kCbScores}, {named_arg::kSemScoresIn, kSemScoresIn}};
+    sender.config = WriterConfigDescriptor{};
 
-        std::vector<uint32_t> r(reader_arg::kCount);
-        r[reader_arg::kXAddr] = io[kX].address;
-        r[reader_arg::kGateWeightAddr] = io[kGateWeight].address;
-        r[reader_arg::kFirstRowTile] = first;
-        r[reader_arg::kNumRowTiles] = count;
-        r[reader_arg::kInnerTiles] = d.inner_tiles;
-        r[reader_arg::kExpertTiles] = d.expert_tiles;
-        r[reader_arg::kInnerBlock] = d.inner_block;
-        reader.runtime_args.emplace_back(selection.cores[c], std::move(r));
+    // program.kernels order: reader, compute, writer, sender
+    const uint32_t reader_kernel = 0, writer_kernel = 2, sender_kernel = 3;
+    uint32_t core_index = 0, sender_index = 0;
+    for (uint32_t t = 0; t < split.teams; ++t) {
+        const uint32_t first = split_begin(d.row_tiles, split.teams, t);  // one row tile when team_size > 1
+        const uint32_t count = split_begin(d.row_tiles, split.teams, t + 1) - first;
+        const CoreCoord ranker_noc = split.team_size > 1 ? device.noc_core(kOpName, split.core(t, 0)) : CoreCoord{0, 0};
+        for (uint32_t m = 0; m < split.team_size; ++m, ++core_index) {
+            const CoreCoord core = split.core(t, m);
+            const uint32_t first_expert_tile = split_begin(d.expert_tiles, split.team_size, m);
+            const uint32_t num_expert_tiles = split_begin(d.expert_tiles, split.team_size, m + 1) - first_expert_tile;
 
-        std::vector<uint32_t> m(compute_arg::kCount);
-        m[compute_arg::kNumRowTiles] = count;
-        m[compute_arg::kInnerTiles] = d.inner_tiles;
-        m[compute_arg::kExpertTiles] = d.expert_tiles;
-        m[compute_arg::kInnerBlock] = d.inner_block;
-        compute.runtime_args.emplace_back(selection.cores[c], std::move(m));
+            std::vector<uint32_t> r(reader_arg::kCount);
+            r[reader_arg::kGateWeightAddr] = io[kGateWeight].address;
+            r[reader_arg::kNumRowTiles] = count;
+            r[reader_arg::kInnerTiles] = d.inner_tiles;
+            r[reader_arg::kFirstExpertTile] = first_expert_tile;
+            r[reader_arg::kNumExpertTiles] = num_expert_tiles;
+            r[reader_arg::kInnerBlock] = d.inner_block;
+            reader.runtime_args.emplace_back(core, std::move(r));
+            cached.address_slots.push_back({reader_kernel, core_index, reader_arg::kGateWeightAddr, kGateWeight});
+
+            std::vector<uint32_t> c(compute_arg::kCount);
+            c[compute_arg::kNumRowTiles] = count;
+            c[compute_arg::kInnerTiles] = d.inner_tiles;
+            c[compute_arg::kNumExpertTiles] = num_expert_tiles;
+            c[compute_arg::kExpertTiles] = d.expert_tiles;
+            c[compute_arg::kInnerBlock] = d.inner_block;
+            compute.runtime_args.emplace_back(core, std::move(c));
+
+            if (m > 0) {
+                std::vector<uint32_t> s(sender_arg::kCount);
+                s[sender_arg::kXAddr] = io[kX].address;
+                s[sender_arg::kRowTile] = first;
+                s[sender_arg::kInnerTiles] = d.inner_tiles;
+                s[sender_arg::kInnerBlock] = d.inner_block;
+                s[sender_arg::kRankerNocX] = ranker_noc.x;
+                s[sender_arg::kRankerNocY] = ranker_noc.y;
+                s[sender_arg::kFirstExpertTile] = first_expert_tile;
+                s[sender_arg::kNumExpertTiles] = num_expert_tiles;
+                s[sender_arg::kExpertTiles] = d.expert_tiles;
+                sender.runtime_args.emplace_back(core, std::move(s));
+                cached.address_slots.push_back({sender_kernel, sender_index++, sender_arg::kXAddr, kX});
+            }
+        }
 
         std::vector<uint32_t> w(writer_arg::kCount);
+        w[writer_arg::kXAddr] = io[kX].address;
+        w[writer_arg::kInnerTiles] = d.inner_tiles;
+        w[writer_arg::kInnerBlock] = d.inner_block;
         w[writer_arg::kBiasAddr] = io[kBias].address;
         w[writer_arg::kIndicesAddr] = io[kTopkIndices].address;
         w[writer_arg::kWeightsAddr] = io[kTopkWeights].address;
@@ -106,16 +193,16 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
         w[writer_arg::kScalingBits] = attributes.routed_scaling_factor_bits;
         w[writer_arg::kStatusAddr] = io[kGateStatus].address;
         w[writer_arg::kStatusPageBytes] = aligned_page_size(io[kGateStatus]);
-        writer.runtime_args.emplace_back(selection.cores[c], std::move(w));
-
-        cached.address_slots.push_back({reader_kernel, c, reader_arg::kXAddr, kX});
-        cached.address_slots.push_back({reader_kernel, c, reader_arg::kGateWeightAddr, kGateWeight});
-        cached.address_slots.push_back({writer_kernel, c, writer_arg::kBiasAddr, kBias});
-        cached.address_slots.push_back({writer_kernel, c, writer_arg::kIndicesAddr, kTopkIndices});
-        cached.address_slots.push_back({writer_kernel, c, writer_arg::kWeightsAddr, kTopkWeights});
-        cached.address_slots.push_back({writer_kernel, c, writer_arg::kStatusAddr, kGateStatus});
+        w[writer_arg::kNumSenders] = split.team_size - 1;
+        writer.runtime_args.emplace_back(split.core(t, 0), std::move(w));
+        cached.address_slots.push_back({writer_kernel, t, writer_arg::kXAddr, kX});
+        cached.address_slots.push_back({writer_kernel, t, writer_arg::kBiasAddr, kBias});
+        cached.address_slots.push_back({writer_kernel, t, writer_arg::kIndicesAddr, kTopkIndices});
+        cached.address_slots.push_back({writer_kernel, t, writer_arg::kWeightsAddr, kTopkWeights});
+        cached.address_slots.push_back({writer_kernel, t, writer_arg::kStatusAddr, kGateStatus});
     }
     program.kernels = {std::move(reader), std::move(compute), std::move(writer)};
+    if (split.team_size > 1) program.kernels.push_back(std::move(sender));
     return cached;
 }
 

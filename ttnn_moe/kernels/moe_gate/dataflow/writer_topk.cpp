@@ -1,7 +1,12 @@
-// moe_gate writer: DeepSeek-V3's group-limited top-k of every token of this core's row tiles, on
-// the scores the compute kernel packed (fp32 tiles, ceil(E/32) per row tile; columns past E unused), then the token's K expert
-// ids and weights to its rows of topk_indices and topk_weights, and per row tile its gate_status row
-// (the tokens with a NaN among their biased scores; such a token is still routed, NaN ranking first).
+// moe_gate writer: reads this core's row tiles of x into cb_x (gate_x_row_tile.hpp; the next one
+// while the current one is ranked) and computes DeepSeek-V3's group-limited top-k of every token of
+// them, on the scores the compute kernels packed (fp32 tiles, ceil(E/32) per row tile; columns past
+// E unused), then the token's K expert ids and weights to its rows of topk_indices and
+// topk_weights, and per row tile its gate_status row (the tokens with a NaN among their biased
+// scores; such a token is still routed, NaN ranking first).
+// In a team of several cores (which has one row tile) this core ranks: its own score tiles come from
+// its compute kernel, the team's senders (writer_send_scores.cpp) write theirs into the same cb_scores
+// slot and count them on sem_scores_in.
 //
 // Per token: biased = score + bias; a group's score is the sum of its two best biased scores; the
 // topk_group best groups are kept; the K best biased scores among their experts are chosen, in
@@ -10,34 +15,38 @@
 // with a strict "greater", so ties go to the lower group id and the lower expert id.
 //
 // Compile-time args: four interleaved accessors (IsDram|RuntimePageSize): bias, topk_indices,
-// topk_weights, gate_status. Runtime args (writer_arg) and the named compile-time args:
-// cpp/ops/moe_gate/moe_gate_shared.hpp.
+// topk_weights, gate_status; then the TensorAccessorArgs of x. Runtime args (writer_arg) and the
+// named compile-time args: cpp/ops/moe_gate/moe_gate_shared.hpp.
 //
-// conformance: kind=dataflow ct_args=130,130,130,130 named=cb_scores:2,cb_bias:3,cb_biased:4,cb_indices:5,cb_weights:6,cb_status:7 formats=2:float32,3:float32,4:float32,5:uint32,7:uint32
+// conformance: kind=dataflow ct_args=130,130,130,130,2,2048 named=cb_x:0,cb_scores:2,cb_bias:3,cb_biased:4,cb_indices:5,cb_weights:6,cb_status:7,sem_scores_in:0 formats=2:float32,3:float32,4:float32,5:uint32,7:uint32
 #include <cstdint>
 #include <tuple>
 
 #include "../../../cpp/ops/moe_gate/moe_gate_shared.hpp"
 #include "api/dataflow/dataflow_api.h"
+#include "gate_x_row_tile.hpp"
 
 using namespace ttnn_moe::moe_gate_shared;
 
 namespace {
 
+constexpr uint32_t cb_x = get_named_compile_time_arg_val(named_arg::kCbX);
 constexpr uint32_t cb_scores = get_named_compile_time_arg_val(named_arg::kCbScores);
 constexpr uint32_t cb_bias = get_named_compile_time_arg_val(named_arg::kCbBias);
 constexpr uint32_t cb_biased = get_named_compile_time_arg_val(named_arg::kCbBiased);
 constexpr uint32_t cb_indices = get_named_compile_time_arg_val(named_arg::kCbIndices);
 constexpr uint32_t cb_weights = get_named_compile_time_arg_val(named_arg::kCbWeights);
 constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
-constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<4, 0>();
-constexpr uint32_t kBiasTensor = 0, kIndicesTensor = 1, kWeightsTensor = 2, kStatusTensor = 3;
+constexpr uint32_t sem_scores_in = get_named_compile_time_arg_val(named_arg::kSemScoresIn);
+constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<5, 0>();
+constexpr uint32_t kBiasTensor = 0, kIndicesTensor = 1, kWeightsTensor = 2, kStatusTensor = 3, kXTensor = 4;
 constexpr uint32_t kFaceDim = 16;
 constexpr uint32_t kTileBytes = kTileRows * kTileRows * sizeof(float);
 
 struct Args {
-    uint32_t bias_addr, indices_addr, weights_addr, status_addr, bias_page, indices_page, weights_page, status_page;
-    uint32_t first_row_tile, num_row_tiles, num_tokens, num_experts, num_groups, topk_groups, top_k;
+    uint32_t x_addr, inner_tiles, inner_block, bias_addr, indices_addr, weights_addr, status_addr, bias_page,
+        indices_page, weights_page, status_page;
+    uint32_t first_row_tile, num_row_tiles, num_tokens, num_experts, num_groups, topk_groups, top_k, num_senders;
     bool normalize;
     float scaling;
 };
@@ -61,6 +70,9 @@ uint32_t to_bits(float f) {
 
 Args read_args() {
     Args a;
+    a.x_addr = get_arg_val<uint32_t>(writer_arg::kXAddr);
+    a.inner_tiles = get_arg_val<uint32_t>(writer_arg::kInnerTiles);
+    a.inner_block = get_arg_val<uint32_t>(writer_arg::kInnerBlock);
     a.bias_addr = get_arg_val<uint32_t>(writer_arg::kBiasAddr);
     a.indices_addr = get_arg_val<uint32_t>(writer_arg::kIndicesAddr);
     a.weights_addr = get_arg_val<uint32_t>(writer_arg::kWeightsAddr);
@@ -78,6 +90,7 @@ Args read_args() {
     a.top_k = get_arg_val<uint32_t>(writer_arg::kTopK);
     a.normalize = get_arg_val<uint32_t>(writer_arg::kNormalize) != 0;
     a.scaling = from_bits(get_arg_val<uint32_t>(writer_arg::kScalingBits));
+    a.num_senders = get_arg_val<uint32_t>(writer_arg::kNumSenders);
     return a;
 }
 
@@ -188,6 +201,7 @@ void kernel_main() {
     const auto indices = TensorAccessor(std::get<kIndicesTensor>(kTensorArgs), a.indices_addr, a.indices_page);
     const auto weights = TensorAccessor(std::get<kWeightsTensor>(kTensorArgs), a.weights_addr, a.weights_page);
     const auto status = TensorAccessor(std::get<kStatusTensor>(kTensorArgs), a.status_addr, a.status_page);
+    const auto x = TensorAccessor(std::get<kXTensor>(kTensorArgs), a.x_addr);
 
     // L1 scratch, reserved once: the bias, one token's keys, 32 staged rows of each output.
     cb_reserve_back(cb_bias, 1);
@@ -202,12 +216,19 @@ void kernel_main() {
     noc_async_read(bias_in.get_noc_addr(0), get_write_ptr(cb_bias), a.num_experts * 4);
     noc_async_read_barrier();
 
+    if (a.num_row_tiles > 0) moe_gate::read_x_row_tile(cb_x, x, a.first_row_tile, a.inner_tiles, a.inner_block);
     for (uint32_t i = 0; i < a.num_row_tiles; ++i) {
+        // The next row tile's x as soon as the compute kernel frees cb_x (when it has scored this one).
+        if (i + 1 < a.num_row_tiles) {
+            moe_gate::read_x_row_tile(cb_x, x, a.first_row_tile + i + 1, a.inner_tiles, a.inner_block);
+        }
         const uint32_t row_tile = a.first_row_tile + i;
         const uint32_t first_token = row_tile * kTileRows;
         const uint32_t rows = a.num_tokens - first_token < kTileRows ? a.num_tokens - first_token : kTileRows;
         const uint32_t expert_tiles = (a.num_experts + kTileRows - 1) / kTileRows;
         cb_wait_front(cb_scores, expert_tiles);
+        // The senders' tiles of the team's one row tile in this slot.
+        noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_scores_in)), a.num_senders);
         const uint32_t scores_l1 = get_read_ptr(cb_scores);
         uint32_t nan_tokens = 0, first_nan_token = kNone, first_nan_expert = kNone;
         for (uint32_t r = 0; r < rows; ++r) {
