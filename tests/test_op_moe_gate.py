@@ -5,8 +5,6 @@ tiles spread over a team of cores; bad arguments."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import torch
 import ttnn_moe.emu as ttnn
@@ -152,9 +150,7 @@ def test_deepseek_v3_dimensions_and_work_counters(device):
     x_d = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
     w_d = ttnn.from_torch(gate_weight, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device)
     b_d = ttnn.from_torch(bias, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
-    start = time.perf_counter()
     out = ttnn_moe.moe_gate(x_d, w_d, b_d, **DEEPSEEK)
-    seconds = time.perf_counter() - start
     counters = ttnn.last_run_counters()
     check_against_golden(out, x, gate_weight, bias, **DEEPSEEK)
     row_tiles = 2
@@ -162,7 +158,6 @@ def test_deepseek_v3_dimensions_and_work_counters(device):
     w_traffic = counters["dram_buffers"][w_d.to_arg().address]
     assert w_traffic["unique_pages_read"] == (E // 32) * (H // 32)
     assert w_traffic["bytes_read"] == row_tiles * E * H * 4
-    assert seconds < 60, f"the emulated gate took {seconds:.1f} s"
 
 
 def test_matches_transformers_router(device):
