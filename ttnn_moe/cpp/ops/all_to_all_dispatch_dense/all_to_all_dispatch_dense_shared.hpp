@@ -65,6 +65,10 @@ enum : uint32_t {
     kMappingElementBytes,  // 2 or 4
     kNumLinks,             // L: fabric links per direction, dealt out over the senders (sender_links)
     kNumSenders,           // C: cores sending token rows over their own links (this one is sender 0)
+    kStreamed,             // 1: the tables stream through L1 windows (TableWindows), 0: they are whole in L1
+    kOwnWindow,            // tokens of this device's ids and weights in L1 at a time (T when whole)
+    kListWindow,           // routing-list entries in L1 at a time (T x K when whole)
+    kRowWindow,            // rows of the token_idx_map and routed_token_weights images in L1 (capacity when whole)
     kLineDevices,
 };
 }  // namespace dataflow_arg
@@ -97,6 +101,8 @@ enum : uint32_t {
     kMappingElementBytes,
     kMainNocX,  // NOC coordinates of the main kernel's core: its send plan, its peers' sem_payload
     kMainNocY,
+    kRoutingListsAddress,  // streamed: this device's ids and weights are read from their DRAM copy there
+    kStreamed,
     kRoutes,
 };
 }  // namespace sender_arg
@@ -168,11 +174,21 @@ inline constexpr uint32_t kSendPlanFixedTables = 2;
 // The finish header (cb_finish, at the same address on every sender core): what the main kernel
 // publishes for the senders' last writes (finish_share.hpp), followed by room for kFinishChunk
 // packed pairs read from an even entry (one more). Slot image and fan-out list are L1 addresses on the main core, 8 bytes an entry.
-enum FinishWord : uint32_t { kFinishNumSlots, kFinishNumFanout, kFinishSlotImage, kFinishFanout, kFinishWords };
+// Pages of slot_source before kFinishFirstPage are written already (by the main kernel, streamed).
+enum FinishWord : uint32_t {
+    kFinishNumSlots,
+    kFinishNumFanout,
+    kFinishSlotImage,
+    kFinishFanout,
+    kFinishFirstPage,
+    kFinishWords
+};
+// The header's bytes: the packed pairs after it start 16-byte aligned, as NOC reads need.
+inline constexpr uint32_t kFinishHeaderBytes = (kFinishWords * 4 + 15) / 16 * 16;
 // slot_source pages or fan-out copies a sender handles per batch (cb_stage holds kFinishChunk
 // DRAM-aligned page slots).
 inline constexpr uint32_t kFinishChunk = 32;
-inline constexpr uint32_t kFinishBytes = kFinishWords * 4 + (kFinishChunk + 2) * 8;
+inline constexpr uint32_t kFinishBytes = kFinishHeaderBytes + (kFinishChunk + 2) * 8;
 // Per-expert plan tables: owner position, line index, assignments before this source,
 // total assignments, running rank, block offset, rows kept.
 inline constexpr uint32_t kPlanTables = 7;
@@ -203,6 +219,32 @@ static_assert(kFinishChunk * 64 <= kStageSlots * kStageBytes, "cb_stage holds a 
 inline constexpr uint32_t kGatherIdsBytes = kTokenBatch * kMaxTopK * 4 + 32;
 inline constexpr uint32_t kGatherBytes = kGatherIdsBytes + kTokenBatch * kMaxTopK * 2 + 32;
 static_assert(kMappingBatchRows * 4 + 16 <= kGatherIdsBytes, "a batch of mapping words fits cb_gather");
+// Streamed tables (when the whole ones would pass the L1 budget): the windows the main core keeps.
+// This device's ids and weights are copied to page `position` of its routing_lists (which no peer
+// writes), ids first, weights from own_copy_weights_offset, and read back kOwnWindowBytes at a
+// time; routing lists go out and come in kListWindowBytes at a time (whole fabric packets); the
+// token_idx_map and routed_token_weights images are built kRowWindowRows rows per walk of the
+// line's assignments; slot_source entries are written kSlotWindow at a time by the main kernel and
+// the fan-out copies are done kFanoutWindow at a time.
+inline constexpr uint32_t kOwnWindowBytes = 64 * 1024;
+inline constexpr uint32_t kListWindowBytes = 32 * 1024;
+inline constexpr uint32_t kRowWindowRows = 64 * 1024;
+inline constexpr uint32_t kSlotWindow = 128;
+inline constexpr uint32_t kFanoutWindow = 512;
+inline constexpr uint32_t own_copy_weights_offset(uint32_t assignments) {
+    return (assignments * 4 + 15) / 16 * 16;
+}
+// Tokens of an own window: a multiple of kTokenBatch (windows start DRAM-aligned in the copy).
+inline constexpr uint32_t own_window_tokens(uint32_t top_k) {
+    return kOwnWindowBytes / (top_k * kOwnEntryBytes) / kTokenBatch * kTokenBatch;
+}
+// List entries of a window: whole fabric packets, so a peer counts the packets of a list sent in
+// windows as of one sent whole.
+inline constexpr uint32_t list_window_entries(uint32_t max_packet_payload) {
+    const uint32_t packets = kListWindowBytes / max_packet_payload;
+    return (packets ? packets : 1) * max_packet_payload / kListEntryBytes;
+}
+
 // Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
 inline constexpr uint32_t kHeaderSlotBytes = 128;
 
