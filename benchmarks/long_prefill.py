@@ -20,6 +20,7 @@ and the row senders, and whether every device's outputs equal the golden.
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 
 import torch
@@ -73,7 +74,7 @@ def run_dispatch(args) -> None:
         shards(ws, emu.bfloat16),
         shards([mapping] * D, emu.int32),
     ]
-    with ttnn_moe.profile(None, arch="wormhole_b0") as run:
+    with tempfile.TemporaryDirectory() as report, ttnn_moe.profile(report, arch="wormhole_b0") as run:
         out, wall = timed(
             lambda: ttnn_moe.all_to_all_dispatch_dense(*inputs, cluster_axis=1, capacity=capacity, num_links=args.links)
         )
