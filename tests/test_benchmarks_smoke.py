@@ -122,5 +122,5 @@ def test_long_prefill_benchmark_reports_dispatch_windows():
         "--capacity",
         "39424",
     )
-    assert "ids and weights: 2 windows of 336 tokens per pass; images: 1 windows" in out
+    assert "ids and weights: 2 windows of 320 tokens per pass; images: 1 windows" in out
     assert out.rstrip().endswith("vs golden: exact")

@@ -19,7 +19,7 @@ from ttnn_moe import _C, all_to_all_dispatch_dense, emu, expert_mapping, golden
 L1_BUDGET = 1024 * 1024  # the op's circular buffers per core
 PREFILL = 16384  # tokens per device of a long-context prefill
 # The streamed windows (docs/ops/all_to_all_dispatch_dense.md): 64 KiB of ids and weights (6 B an
-# assignment, whole 16-token batches) and 64 Ki rows of the token_idx_map / weights images.
+# assignment, a multiple of 32 tokens) and 64 Ki rows of the token_idx_map / weights images.
 OWN_WINDOW_BYTES = 64 * 1024
 IMAGE_WINDOW_ROWS = 64 * 1024
 CB_OWN, CB_IDX_IMAGE, CB_SLOT_IMAGE = 1, 6, 13
@@ -28,7 +28,7 @@ RM = _C.program.Layout.ROW_MAJOR
 
 
 def own_window_tokens(top_k: int) -> int:
-    return OWN_WINDOW_BYTES // (6 * top_k) // 16 * 16
+    return OWN_WINDOW_BYTES // (6 * top_k) // 32 * 32
 
 
 def tensor_arg(shape, dtype):
@@ -167,24 +167,27 @@ def traffic(tensor) -> dict:
     return emu.last_run_counters()["dram_buffers"][tensor.to_arg().address]
 
 
-def routing_lists_bytes_read(ids, experts, line, tokens, top_k, image_windows, streamed) -> int:
+def routing_lists_bytes_read(ids, experts, line, tokens, top_k, image_windows, own_copied) -> int:
     """Reads of routing_lists, summed over the devices. Each device reads every peer's list once
-    per walk of its assignments (one walk per image window). Streamed, it also reads its ids and
-    weights back from their copy there (6 B an assignment) in each pass: counting, the send plan,
-    one per peer it sends a list to and one per walk; and its row senders read the ids once (4 B)."""
+    per walk of its assignments (one walk per image window). With more ids and weights than one
+    window, it also reads them back from their copy there (6 B an assignment) in each pass:
+    counting, the send plan, one per peer it sends a list to and one per walk; and its row senders
+    read the ids once (4 B)."""
     n = list_lengths(ids, experts, line)
     total = 0
     for d in range(line):
         received = sum(n[q][d] for q in range(line) if q != d)
         total += image_windows * 8 * received
-        if streamed:
+        if own_copied:
             peers = sum(1 for q in range(line) if q != d and n[d][q])
             total += (2 + peers + image_windows) * tokens * top_k * 6 + tokens * top_k * 4
     return total
 
 
-def run_and_check(line, tokens, top_k, experts, hidden, capacity, seed, streamed, image_windows):
-    """Dispatch on a 1 x line mesh against the golden, and its DRAM traffic against the windows."""
+def run_and_check(line, tokens, top_k, experts, hidden, capacity, seed, image_windows, count_list_reads=True):
+    """Dispatch on a 1 x line mesh against the golden, and its DRAM traffic against the windows
+    (the reads of routing_lists only where every batch of ids the row senders read starts
+    DRAM-aligned in the copy: K a multiple of 8)."""
     xs, ids, ws = routing(line, tokens, top_k, experts, hidden, seed)
     mapping = expert_mapping(experts, line)
     out, lists = dispatch(open_line(line), xs, ids, ws, mapping, capacity)
@@ -204,7 +207,10 @@ def run_and_check(line, tokens, top_k, experts, hidden, capacity, seed, streamed
         "routed_token_weights": line * image_windows,
         "slot_source": line * capacity,
     }
-    assert lists_read == routing_lists_bytes_read(ids, experts, line, tokens, top_k, image_windows, streamed)
+    if not count_list_reads:
+        return
+    own_copied = not whole_tables(tokens, top_k, experts, line, hidden, capacity) and tokens > own_window_tokens(top_k)
+    assert lists_read == routing_lists_bytes_read(ids, experts, line, tokens, top_k, image_windows, own_copied)
 
 
 @pytest.mark.parametrize("offset", [-1, 0, 1], ids=["below", "at", "above"])
@@ -221,7 +227,7 @@ def test_dispatch_at_the_whole_tables_limit(offset):
     if streamed:
         own = program_cbs(tokens, top_k, experts, line, hidden)[CB_OWN]
         assert own == 6 * top_k * own_window_tokens(top_k) < 6 * top_k * tokens
-    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=offset + 5, streamed=streamed, image_windows=1)
+    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=offset + 5, image_windows=1)
 
 
 @pytest.mark.parametrize("capacity", [IMAGE_WINDOW_ROWS - 32, IMAGE_WINDOW_ROWS, IMAGE_WINDOW_ROWS + 32])
@@ -234,7 +240,7 @@ def test_dispatch_at_the_image_window_limit(capacity):
         capacity, IMAGE_WINDOW_ROWS
     )
     windows = math.ceil(capacity / IMAGE_WINDOW_ROWS)
-    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=capacity, streamed=True, image_windows=windows)
+    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=capacity, image_windows=windows)
 
 
 def test_dispatch_16k_prefill_on_a_1x8_line():
@@ -245,4 +251,13 @@ def test_dispatch_16k_prefill_on_a_1x8_line():
     assert not whole_tables(PREFILL, top_k, experts, line, hidden, capacity)
     windows = math.ceil(capacity / IMAGE_WINDOW_ROWS)
     assert windows == 3
-    run_and_check(line, PREFILL, top_k, experts, hidden, capacity, seed=16, streamed=True, image_windows=windows)
+    run_and_check(line, PREFILL, top_k, experts, hidden, capacity, seed=16, image_windows=windows)
+
+
+def test_dispatch_streamed_with_an_odd_top_k_on_three_devices():
+    """Top-3 (12-byte id rows, 6-byte weight rows) of 48 experts on a 1x3 line, more ids than one
+    window, two row senders: the copy's windows and the senders' batches keep DRAM's alignment."""
+    line, tokens, top_k, experts, hidden = 3, 4000, 3, 48, 16
+    capacity = 40000
+    assert not whole_tables(tokens, top_k, experts, line, hidden, capacity) and tokens > own_window_tokens(top_k)
+    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=3, image_windows=1, count_list_reads=False)

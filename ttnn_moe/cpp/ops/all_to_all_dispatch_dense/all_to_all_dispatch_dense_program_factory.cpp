@@ -118,7 +118,7 @@ KernelDescriptor sender_kernel(const std::vector<TensorArg>& io, const std::stri
         args[sender_arg::kMainNocX] = main_noc.x;
         args[sender_arg::kMainNocY] = main_noc.y;
         args[sender_arg::kRoutingListsAddress] = io[kRoutingLists].address;
-        args[sender_arg::kStreamed] = windows.streamed;
+        args[sender_arg::kOwnCopied] = windows.own_tokens < s.tokens();
         append_route_args(attrs.mesh, line, fabric_node_ids, args);
         sender.runtime_args.emplace_back(CoreCoord{index, 0}, std::move(args));
     }

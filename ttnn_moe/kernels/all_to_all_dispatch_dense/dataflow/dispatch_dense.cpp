@@ -96,6 +96,8 @@ struct Args {
     uint32_t connection_arg() const { return sender_noc_arg() + 2 * (num_senders - 1); }
     uint32_t row_bytes() const { return hidden * 2; }
     uint32_t assignments() const { return num_tokens * top_k; }
+    // This device's ids and weights live in their DRAM copy (more than one window of them).
+    bool own_copied() const { return own_window < num_tokens; }
 };
 
 Args read_args() {
@@ -208,8 +210,8 @@ void clear_status(uint32_t* status) {
     status[kFirstInvalidToken] = status[kFirstInvalidK] = status[kFirstInvalidId] = status[kFirstBadExpert] = kNone;
 }
 
-// Streamed: the DRAM copy of this device's ids (then its weights), page `position` of its
-// routing_lists, where no peer writes.
+// The DRAM copy of this device's ids (then its weights) when they take more than one window: page
+// `position` of its routing_lists, where no peer writes.
 uint64_t own_copy(const Args& a) {
     return tensor<kRoutingLists>(a).get_noc_addr(a.position);
 }
@@ -218,7 +220,7 @@ uint64_t own_copy(const Args& a) {
 // L1 already, or read back from their DRAM copy; `first` is a multiple of own_window. Returns n.
 uint32_t load_own_window(const Args& a, const Scratch& s, uint32_t first) {
     const uint32_t n = a.num_tokens - first < a.own_window ? a.num_tokens - first : a.own_window;
-    if (a.streamed) {
+    if (a.own_copied()) {
         const uint64_t copy = own_copy(a);
         noc_async_read(copy + first * a.top_k * 4, s.own, n * a.top_k * 4);
         noc_async_read(copy + own_copy_weights_offset(a.assignments()) + first * a.top_k * 2, s.own_weights_l1(a),
@@ -240,9 +242,9 @@ void for_each_own_assignment(const Args& a, const Scratch& s, F&& f) {
 // Share 0 of the first reads (gather_share.hpp: the mapping rows' devices into plan table
 // kPlanDevicesTable, the ids and weights into cb_own or their DRAM copy), then every row sender's share.
 void gather_first_reads(const Args& a, const Scratch& s) {
-    const uint64_t own_ids = a.streamed ? own_copy(a) : get_noc_addr(my_x[noc_index], my_y[noc_index], s.own);
+    const uint64_t own_ids = a.own_copied() ? own_copy(a) : get_noc_addr(my_x[noc_index], my_y[noc_index], s.own);
     const uint64_t own_weights =
-        own_ids + (a.streamed ? own_copy_weights_offset(a.assignments()) : a.assignments() * 4);
+        own_ids + (a.own_copied() ? own_copy_weights_offset(a.assignments()) : a.assignments() * 4);
     const gather_share::Where where{0,
                                     a.num_senders,
                                     a.num_experts,
@@ -385,9 +387,10 @@ void send_own_share(const Args& a, const Scratch& s, FabricLine& line) {
     share.position = a.position;
     const row_sender::Buffers buffers{s.stage, s.row, s.row_stride};
     const row_sender::SendPlan plan(s.send_plan, a.num_experts, 0);
-    const uint64_t own_ids = a.streamed ? own_copy(a) : get_noc_addr(my_x[noc_index], my_y[noc_index], s.own);
+    const uint64_t own_ids = a.own_copied() ? own_copy(a) : get_noc_addr(my_x[noc_index], my_y[noc_index], s.own);
     row_sender::send_share(share, tensor<kX>(a), tensor<kTokens>(a), line, plan, buffers, own_ids,
-                           get_semaphore(sem_payload), my_x[noc_index], my_y[noc_index]);
+                           a.own_copied() ? moe_kernel::kDramAlign : 16, get_semaphore(sem_payload), my_x[noc_index],
+                           my_y[noc_index]);
 }
 
 // To peer q this device's assignments to its experts, (t, e, weight) in (t, k) order, into its

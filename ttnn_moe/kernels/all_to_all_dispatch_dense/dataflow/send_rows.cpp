@@ -84,13 +84,14 @@ void kernel_main() {
 
     // This sender's share of the mapping rows and of the device's ids and weights, into the main
     // core's L1 (its plan tables and cb_own sit at the same addresses here; they are not used here),
-    // the ids and weights into their DRAM copy when the tables stream.
+    // the ids and weights into their DRAM copy when they take more than one window.
     const uint32_t num_devices = get_arg_val<uint32_t>(sender_arg::kNumDevices);
     const uint32_t mapping_element_bytes = get_arg_val<uint32_t>(sender_arg::kMappingElementBytes);
     const uint32_t main_tables = get_write_ptr(get_named_compile_time_arg_val(named_arg::kCbTables));
     const uint32_t assignments = num_tokens * share.top_k;
     uint64_t own_ids, own_weights;
-    if (get_arg_val<uint32_t>(sender_arg::kStreamed)) {
+    const bool own_copied = get_arg_val<uint32_t>(sender_arg::kOwnCopied);
+    if (own_copied) {
         const auto lists = TensorAccessor(lists_args, get_arg_val<uint32_t>(sender_arg::kRoutingListsAddress),
                                           align_up(assignments * kListEntryBytes));
         own_ids = lists.get_noc_addr(share.position);
@@ -130,7 +131,9 @@ void kernel_main() {
                    plan_l1 + kSendPlanFixedTables * table_bytes, table_bytes);
     noc_async_read_barrier();
     const row_sender::SendPlan plan(plan_l1, num_experts, 0);
-    row_sender::send_share(share, x, tokens, line, plan, buffers, own_ids, get_semaphore(sem_payload), main_x, main_y);
+    // Batch reads of the copy keep DRAM's read alignment, of the main core's L1 the NOC's.
+    row_sender::send_share(share, x, tokens, line, plan, buffers, own_ids, own_copied ? moe_kernel::kDramAlign : 16,
+                           get_semaphore(sem_payload), main_x, main_y);
     line.close();
 
     // The main kernel has walked the line's assignments: this sender's share of the last writes.
