@@ -1,24 +1,31 @@
-"""The single-device routing path of a long-context prefill on the emulator: prepare_moe_routing_tensors,
+"""The routing path of a long-context prefill on the emulator: prepare_moe_routing_tensors,
 scatter_moe_input and local_reduce_moe_output at T tokens per device, top-K over E experts of which
-the device holds E_l, with the tables streamed through L1 in chunks where they do not fit.
+the device holds E_l, with the tables streamed through L1 in chunks where they do not fit; with
+--dispatch, all_to_all_dispatch_dense on a 1xD line instead.
 
     .venv/bin/python benchmarks/long_prefill.py [--tokens 16384] [--experts 256] [--local-experts 32]
                                                 [--top-k 8] [--hidden 64] [--grid 8 8]
+    .venv/bin/python benchmarks/long_prefill.py --dispatch [--line 8] [--capacity ROWS] [--links 4]
 
 Prints per op: wall time, the chunking read from the emulator's DRAM counters (prepare: column
 windows per table row; scatter: routed_tokens chunk reads; local_reduce, with the layer's bound of
 K assignments per row and without one: map scans per core), the program's L1 per core (its
 circular buffers; the ops' budget is 1 MiB) and whether the outputs match the goldens (indices
-exactly, the reduced rows by PCC).
+exactly, the reduced rows by PCC). With --dispatch: wall time, modeled device time (Wormhole B0,
+the slowest device), the streamed windows (ids and weights per pass, read from their DRAM copy;
+image windows, counted as token_idx_map writes; routing lists) and the L1 per core of the main core
+and the row senders, and whether every device's outputs equal the golden.
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 
 import torch
 import ttnn_moe.emu as emu
+from ttnn_moe.emu.tensor import device_shards, from_shards
 from ttnn_moe.testing import comp_pcc
 
 import ttnn_moe
@@ -41,6 +48,88 @@ def traffic(tensor) -> dict:
     return emu.last_run_counters()["dram_buffers"][tensor.to_arg().address]
 
 
+def cbs_per_core(program, core) -> int:
+    """Bytes of the program's circular buffers on `core`."""
+    return sum(cb.total_size for cb in program.cbs if cb.core_ranges.contains(core))
+
+
+def run_dispatch(args) -> None:
+    """all_to_all_dispatch_dense on a 1 x line mesh at T tokens per device."""
+    T, E, K, H, D = args.tokens, args.experts, args.top_k, args.hidden, args.line
+    g = torch.Generator().manual_seed(args.seed)
+    xs = [torch.randn(1, T, H, generator=g).bfloat16() for _ in range(D)]
+    ids = [torch.rand(T, E, generator=g).topk(K, dim=1).indices.int().reshape(1, T, K) for _ in range(D)]
+    ws = [torch.rand(1, T, K, generator=g).bfloat16() for _ in range(D)]
+    mapping = ttnn_moe.expert_mapping(E, D)
+    # Default: 1.25 times a device's mean assignments plus the blocks' padding.
+    capacity = args.capacity or (T * K * 5 // 4 + 31) // 32 * 32 + 32 * (E // D)
+    mesh = emu.open_mesh_device(emu.MeshShape(1, D), grid=(args.links, 1))
+
+    def shards(tensors, dtype):
+        return from_shards(tensors, dtype, emu.ROW_MAJOR_LAYOUT, mesh)
+
+    inputs = [
+        shards(xs, emu.bfloat16),
+        shards(ids, emu.uint32),
+        shards(ws, emu.bfloat16),
+        shards([mapping] * D, emu.int32),
+    ]
+    with tempfile.TemporaryDirectory() as report, ttnn_moe.profile(report, arch="wormhole_b0") as run:
+        out, wall = timed(
+            lambda: ttnn_moe.all_to_all_dispatch_dense(*inputs, cluster_axis=1, capacity=capacity, num_links=args.links)
+        )
+    device_us = run.ops[-1].device_ns() / 1e3
+    image_writes = traffic(out.token_idx_map)["page_writes"] // D
+    want = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, (1, D), 1, capacity=capacity)
+
+    def block_end(w) -> int:
+        """End of the last expert block (the op leaves the rows after it unwritten)."""
+        return int(w.expert_offsets[-1, 0]) + -(-int(w.num_routed_tokens[-1, 0]) // 32) * 32
+
+    got_idx = device_shards(out.token_idx_map)
+    got_slots = device_shards(out.handle.slot_source)
+    got_tokens = device_shards(out.tokens)
+    exact = all(
+        torch.equal(got_idx[d].reshape(-1).to(torch.int64) & 0xFFFFFFFF, w.token_idx_map.to(torch.int64))
+        and torch.equal(got_slots[d].reshape(w.slot_source.shape).to(torch.int64), w.slot_source.to(torch.int64))
+        and torch.equal(device_shards(out.routed_token_weights)[d].reshape(-1), w.routed_token_weights)
+        and torch.equal(got_tokens[d][: block_end(w)], w.tokens[: block_end(w)])
+        for d, w in enumerate(want)
+    )
+
+    # The program of device 0 (the CBs do not depend on the fabric connections).
+    attributes = _C.ops.all_to_all_dispatch_dense.Attributes(cluster_axis=1, capacity=capacity, num_links=args.links)
+    limits_device = emu.open_device(grid=(args.links, 1))
+    context = _C.ops.MeshContext(
+        kernels_root=str(ttnn_moe.paths.kernels_dir()),
+        device=limits_device.device_limits(),
+        rows=1,
+        cols=D,
+        topology=_C.ops.FabricTopology.Linear,
+        max_packet_payload=4096,
+        fabric_node_ids=[(0, d) for d in range(D)],
+        connect_fabric=lambda *connection: [0],
+    )
+    io = [t.to_arg() for t in inputs]
+    io += list(_C.ops.all_to_all_dispatch_dense.output_specs(attributes, io, context))
+    program = _C.ops.all_to_all_dispatch_dense.program(attributes, io, context).mesh_programs[0][1]
+    emu.close_device(limits_device)
+    main_core, sender_core = _C.program.CoreCoord(0, 0), _C.program.CoreCoord(1, 0)
+    cb_own = {f.buffer_index: cb.total_size for cb in program.cbs for f in cb.format_descriptors}[1]
+    own_window = cb_own // (6 * K)
+    passes = "whole in L1" if own_window >= T else f"{-(-T // own_window)} windows of {own_window} tokens per pass"
+    print(
+        f"T={T} tokens a device, top-{K} of E={E} experts, H={H}, a 1x{D} line, {args.links} links, capacity {capacity}"
+    )
+    print(f"wall {wall:.2f} s, modeled device time {device_us:.1f} us (slowest device)")
+    print(f"ids and weights: {passes}; images: {image_writes} windows (token_idx_map writes a device)")
+    print(
+        f"L1 per core: main {cbs_per_core(program, main_core) / 1024:.1f} KiB, "
+        f"row senders {cbs_per_core(program, sender_core) / 1024:.1f} KiB (budget 1024 KiB)"
+    )
+    print(f"vs golden: {'exact' if exact else 'MISMATCH'}")
+
+
 def timed(call):
     start = time.perf_counter()
     result = call()
@@ -56,7 +145,14 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=32, help="H (the tables do not depend on it)")
     parser.add_argument("--grid", type=int, nargs=2, default=(8, 8))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dispatch", action="store_true", help="all_to_all_dispatch_dense on a 1 x --line mesh")
+    parser.add_argument("--line", type=int, default=8, help="--dispatch: devices of the line")
+    parser.add_argument("--capacity", type=int, default=0, help="--dispatch: rows a device (0: 1.25 x the mean)")
+    parser.add_argument("--links", type=int, default=4, help="--dispatch: fabric links, one row sender each")
     args = parser.parse_args()
+    if args.dispatch:
+        run_dispatch(args)
+        return
     T, E, E_l, K, H = args.tokens, args.experts, args.local_experts, args.top_k, args.hidden
     if E % E_l:
         parser.error(f"--experts {E} is not a multiple of --local-experts {E_l}")

@@ -108,3 +108,25 @@ def test_long_prefill_benchmark_prints_its_table():
     assert all("PCC 0.99" in line for line in lines if line.startswith("local_reduce "))
     assert rows["prepare_moe_routing_tensors"].endswith("exact") and rows["scatter_moe_input"].endswith("exact")
     assert "with and without the bound: bitwise equal" in out
+
+
+def test_long_prefill_benchmark_reports_dispatch_windows():
+    """Past the whole tables (T = 600, top-32 of 64 experts on a 1x2 line): ids in two windows."""
+    out = _run(
+        "benchmarks/long_prefill.py",
+        "--dispatch",
+        "--tokens",
+        "600",
+        "--experts",
+        "64",
+        "--top-k",
+        "32",
+        "--line",
+        "2",
+        "--links",
+        "2",
+        "--capacity",
+        "39424",
+    )
+    assert "ids and weights: 2 windows of 320 tokens per pass; images: 1 windows" in out
+    assert out.rstrip().endswith("vs golden: exact")

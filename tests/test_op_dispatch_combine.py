@@ -227,7 +227,7 @@ def coord(c):
 def route_words(program, line_size):
     """The kernel's per-position route words: (direction, hops, chip id) of each line position."""
     args = program.kernels[0].runtime_args[0][1]
-    start = 14 + 13 + line_size  # 14 addresses, 13 scalars, line device indices
+    start = 14 + 17 + line_size  # 14 addresses, 17 scalars, line device indices
     words = args[start : start + 2 * line_size]
     return [(w & 0xFF, (w >> 8) & 0xFF, n & 0xFFFF) for w, n in zip(words[::2], words[1::2])]
 
@@ -236,7 +236,7 @@ def fabric_neighbors(program, line_size):
     """(forward, backward) neighbors from the connection block after the route words:
     [has_forward][0xC0DE, row, col][has_backward][0xC0DE, row, col] (one link)."""
     args = program.kernels[0].runtime_args[0][1]
-    block = list(args[14 + 13 + 3 * line_size :])
+    block = list(args[14 + 17 + 3 * line_size :])
     neighbors = []
     for _ in ("forward", "backward"):
         present, block = block[0], block[1:]

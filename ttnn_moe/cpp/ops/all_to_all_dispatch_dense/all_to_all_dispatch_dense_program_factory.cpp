@@ -43,6 +43,26 @@ enum SenderSemaphore : uint32_t { kSemGo = 0 };
 // Kernel indices in the program.
 enum Kernel : uint32_t { kMainKernel, kPaddingKernel, kSenderKernel };
 
+// The tables' L1 on the main core: whole (T tokens of ids and weights, whole lists, `capacity` rows
+// of images, every slot and fan-out copy) or streamed through windows (kStreamed in the shared
+// header), whose size does not depend on T or the capacity.
+struct TableWindows {
+    bool streamed;
+    uint32_t own_tokens, list_entries, image_rows, slot_image_bytes, fanout_bytes;
+
+    static TableWindows whole(const Shapes& s) {
+        return {false, s.tokens(), s.tokens() * s.top_k, s.capacity, s.capacity * 8, s.capacity * 8};
+    }
+    static TableWindows streaming(const Shapes& s, const Attributes& attrs, const program::DeviceLimits& limits) {
+        return {true,
+                std::min(s.tokens(), own_window_tokens(s.top_k)),
+                std::min(s.tokens() * s.top_k, list_window_entries(attrs.max_packet_payload)),
+                std::min(s.capacity, kRowWindowRows),
+                kSlotWindow * limits.dram_alignment,
+                kFanoutWindow * 8};
+    }
+};
+
 // C: one core per link, as far as the first row of the worker grid reaches.
 uint32_t num_row_senders(const Attributes& attrs, const program::DeviceLimits& limits) {
     return std::max(1u, std::min(attrs.num_links, limits.grid.x));
@@ -55,13 +75,13 @@ CoreRangeSet sender_cores(uint32_t num_senders) {
 // The row senders' kernel on cores (1, 0) .. (L - 1, 0) (each gets its fabric connections appended).
 KernelDescriptor sender_kernel(const std::vector<TensorArg>& io, const std::string& kernels_root,
                                const program::DeviceLimits& limits, const Attributes& attrs, const Shapes& s,
-                               const DispatchLine& line,
+                               const DispatchLine& line, const TableWindows& windows,
                                const std::vector<std::pair<uint32_t, uint32_t>>& fabric_node_ids) {
     const uint32_t num_senders = num_row_senders(attrs, limits);
     KernelDescriptor sender;
     sender.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/send_rows.cpp";
     sender.core_ranges = sender_cores(num_senders);
-    for (uint32_t i : {kX, kIds, kTokens, kSlotSource, kMapping, kWeights}) {
+    for (uint32_t i : {kX, kIds, kTokens, kSlotSource, kMapping, kWeights, kRoutingLists}) {
         append_runtime_page_size_accessor_args(io[i], sender.compile_time_args);
     }
     sender.named_compile_time_args = {
@@ -97,6 +117,8 @@ KernelDescriptor sender_kernel(const std::vector<TensorArg>& io, const std::stri
         args[sender_arg::kMaxPacketPayload] = attrs.max_packet_payload;
         args[sender_arg::kMainNocX] = main_noc.x;
         args[sender_arg::kMainNocY] = main_noc.y;
+        args[sender_arg::kRoutingListsAddress] = io[kRoutingLists].address;
+        args[sender_arg::kOwnCopied] = windows.own_tokens < s.tokens();
         append_route_args(attrs.mesh, line, fabric_node_ids, args);
         sender.runtime_args.emplace_back(CoreCoord{index, 0}, std::move(args));
     }
@@ -126,44 +148,56 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const MeshGeometry& mesh = attrs.mesh;
     const DispatchLine line = dispatch_line(mesh, device);
     const uint32_t line_size = mesh.line_size();
-    const uint32_t assignments = s.tokens() * s.top_k;
 
     const CoreCoord core{0, 0};
     const CoreRangeSet cores{{CoreRange{core, core}}};
     const uint32_t num_senders = num_row_senders(attrs, limits);
     // The main core and the row senders: CBs they share sit at one address on all of them.
     const CoreRangeSet all_senders{{CoreRange{core, CoreCoord{num_senders - 1, 0}}}};
+    // The tables whole in L1 when they fit the budget beside the rest, else streamed.
+    TableWindows windows = TableWindows::whole(s);
     ProgramDescriptor program;
-    program.cbs = {
-        // two token rows: one is read while the other is sent
-        scratch_cb(all_senders, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
-        scratch_cb(all_senders, kCbOwn, DataFormat::UInt32, assignments * kOwnEntryBytes),
-        scratch_cb(cores, kCbCounts, DataFormat::UInt32,
-                   line_size * round_up(s.num_experts * 4, limits.dram_alignment)),
-        scratch_cb(cores, kCbList, DataFormat::UInt32, assignments * kListEntryBytes),
-        scratch_cb(all_senders, kCbMapping, DataFormat::UInt32,
-                   kMappingBatchRows * round_up(mesh.num_devices() * s.mapping_element_bytes, limits.dram_alignment)),
-        scratch_cb(all_senders, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
-        scratch_cb(cores, kCbIdxImage, DataFormat::UInt32, s.capacity * 4),
-        scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, s.capacity * 2),
-        scratch_cb(all_senders, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
-        scratch_cb(all_senders, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
-        // the padding writer's zero row
-        scratch_cb(cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
-        scratch_cb(all_senders, kCbSendPlan, DataFormat::UInt32,
-                   (kSendPlanFixedTables + num_senders) * s.num_experts * 4),
-        scratch_cb(all_senders, kCbFinish, DataFormat::UInt32, kFinishBytes),
-        scratch_cb(all_senders, kCbGather, DataFormat::UInt32, kGatherBytes),
-        // the used slots' slot_source entries and the fan-out copies, for the senders' last writes
-        scratch_cb(cores, kCbSlotImage, DataFormat::UInt32, s.capacity * 8),
-        scratch_cb(cores, kCbFanout, DataFormat::UInt32, s.capacity * 8),
+    auto lay_out_cbs = [&]() {
+        program.cbs = {
+            // two token rows: one is read while the other is sent
+            scratch_cb(all_senders, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
+            scratch_cb(all_senders, kCbOwn, DataFormat::UInt32, windows.own_tokens * s.top_k * kOwnEntryBytes),
+            scratch_cb(cores, kCbCounts, DataFormat::UInt32,
+                       line_size * round_up(s.num_experts * 4, limits.dram_alignment)),
+            scratch_cb(cores, kCbList, DataFormat::UInt32, windows.list_entries * kListEntryBytes),
+            scratch_cb(
+                all_senders, kCbMapping, DataFormat::UInt32,
+                kMappingBatchRows * round_up(mesh.num_devices() * s.mapping_element_bytes, limits.dram_alignment)),
+            scratch_cb(all_senders, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
+            scratch_cb(cores, kCbIdxImage, DataFormat::UInt32, windows.image_rows * 4),
+            scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, windows.image_rows * 2),
+            scratch_cb(all_senders, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
+            scratch_cb(all_senders, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
+            // the padding writer's zero row
+            scratch_cb(cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
+            scratch_cb(all_senders, kCbSendPlan, DataFormat::UInt32,
+                       (kSendPlanFixedTables + num_senders) * s.num_experts * 4),
+            scratch_cb(all_senders, kCbFinish, DataFormat::UInt32, kFinishBytes),
+            scratch_cb(all_senders, kCbGather, DataFormat::UInt32, kGatherBytes),
+            // the used slots' slot_source entries and the fan-out copies (whole: for the senders' last writes)
+            scratch_cb(cores, kCbSlotImage, DataFormat::UInt32, windows.slot_image_bytes),
+            scratch_cb(cores, kCbFanout, DataFormat::UInt32, windows.fanout_bytes),
+        };
     };
-    uint32_t l1_bytes = 0;
-    for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
-    check_l1_budget(kOpName, l1_bytes,
-                    "capacity=" + std::to_string(s.capacity) + ", T=" + std::to_string(s.tokens()) +
-                        ", K=" + std::to_string(s.top_k) + ", H=" + std::to_string(s.hidden) +
-                        ", D=" + std::to_string(line_size));
+    auto l1_bytes = [&]() {
+        uint32_t bytes = 0;
+        for (const auto& cb : program.cbs) bytes += cb.total_size;
+        return bytes;
+    };
+    lay_out_cbs();
+    if (l1_bytes() > kL1BudgetBytes) {
+        windows = TableWindows::streaming(s, attrs, limits);
+        lay_out_cbs();
+    }
+    check_l1_budget(kOpName, l1_bytes(),
+                    "E=" + std::to_string(s.num_experts) + ", capacity=" + std::to_string(s.capacity) +
+                        ", T=" + std::to_string(s.tokens()) + ", K=" + std::to_string(s.top_k) +
+                        ", H=" + std::to_string(s.hidden) + ", D=" + std::to_string(line_size));
     for (uint32_t id : {kSemInit, kSemCounts, kSemLists, kSemPayload}) {
         program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
     }
@@ -237,6 +271,10 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     args[dataflow_arg::kMappingElementBytes] = s.mapping_element_bytes;
     args[dataflow_arg::kNumLinks] = attrs.num_links;
     args[dataflow_arg::kNumSenders] = num_senders;
+    args[dataflow_arg::kStreamed] = windows.streamed;
+    args[dataflow_arg::kOwnWindow] = windows.own_tokens;
+    args[dataflow_arg::kListWindow] = windows.list_entries;
+    args[dataflow_arg::kRowWindow] = windows.image_rows;
     args.insert(args.end(), line.device_indices.begin(), line.device_indices.end());
     append_route_args(mesh, line, fabric_node_ids, args);
     for (uint32_t sender = 1; sender < num_senders; ++sender) {
@@ -249,14 +287,15 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     cached.address_slots.push_back({kPaddingKernel, 0, padding_arg::kTokensAddress, kTokens});
     program.kernels.push_back(std::move(padding));
     if (num_senders > 1) {
-        program.kernels.push_back(sender_kernel(io, kernels_root, limits, attrs, s, line, fabric_node_ids));
+        program.kernels.push_back(sender_kernel(io, kernels_root, limits, attrs, s, line, windows, fabric_node_ids));
         for (uint32_t sender = 1; sender < num_senders; ++sender) {
             for (const auto& [arg, tensor] : {std::pair{sender_arg::kXAddress, kX},
                                               {sender_arg::kIdsAddress, kIds},
                                               {sender_arg::kTokensAddress, kTokens},
                                               {sender_arg::kSlotSourceAddress, kSlotSource},
                                               {sender_arg::kMappingAddress, kMapping},
-                                              {sender_arg::kWeightsAddress, kWeights}}) {
+                                              {sender_arg::kWeightsAddress, kWeights},
+                                              {sender_arg::kRoutingListsAddress, kRoutingLists}}) {
                 cached.address_slots.push_back({kSenderKernel, sender - 1, arg, tensor});
             }
         }

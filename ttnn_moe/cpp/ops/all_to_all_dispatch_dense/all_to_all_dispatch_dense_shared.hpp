@@ -65,6 +65,10 @@ enum : uint32_t {
     kMappingElementBytes,  // 2 or 4
     kNumLinks,             // L: fabric links per direction, dealt out over the senders (sender_links)
     kNumSenders,           // C: cores sending token rows over their own links (this one is sender 0)
+    kStreamed,             // 1: the tables stream through L1 windows (TableWindows), 0: they are whole in L1
+    kOwnWindow,            // tokens of this device's ids and weights in L1 at a time (T: no DRAM copy)
+    kListWindow,           // routing-list entries in L1 at a time (T x K when whole)
+    kRowWindow,            // rows of the token_idx_map and routed_token_weights images in L1 (capacity when whole)
     kLineDevices,
 };
 }  // namespace dataflow_arg
@@ -97,6 +101,8 @@ enum : uint32_t {
     kMappingElementBytes,
     kMainNocX,  // NOC coordinates of the main kernel's core: its send plan, its peers' sem_payload
     kMainNocY,
+    kRoutingListsAddress,  // this device's ids and weights are read from their DRAM copy there ...
+    kOwnCopied,            // ... when 1 (more tokens than one window of them)
     kRoutes,
 };
 }  // namespace sender_arg
@@ -168,11 +174,21 @@ inline constexpr uint32_t kSendPlanFixedTables = 2;
 // The finish header (cb_finish, at the same address on every sender core): what the main kernel
 // publishes for the senders' last writes (finish_share.hpp), followed by room for kFinishChunk
 // packed pairs read from an even entry (one more). Slot image and fan-out list are L1 addresses on the main core, 8 bytes an entry.
-enum FinishWord : uint32_t { kFinishNumSlots, kFinishNumFanout, kFinishSlotImage, kFinishFanout, kFinishWords };
+// Pages of slot_source before kFinishFirstPage are written already (by the main kernel, streamed).
+enum FinishWord : uint32_t {
+    kFinishNumSlots,
+    kFinishNumFanout,
+    kFinishSlotImage,
+    kFinishFanout,
+    kFinishFirstPage,
+    kFinishWords
+};
+// The header's bytes: the packed pairs after it start 16-byte aligned, as NOC reads need.
+inline constexpr uint32_t kFinishHeaderBytes = (kFinishWords * 4 + 15) / 16 * 16;
 // slot_source pages or fan-out copies a sender handles per batch (cb_stage holds kFinishChunk
 // DRAM-aligned page slots).
 inline constexpr uint32_t kFinishChunk = 32;
-inline constexpr uint32_t kFinishBytes = kFinishWords * 4 + (kFinishChunk + 2) * 8;
+inline constexpr uint32_t kFinishBytes = kFinishHeaderBytes + (kFinishChunk + 2) * 8;
 // Per-expert plan tables: owner position, line index, assignments before this source,
 // total assignments, running rank, block offset, rows kept.
 inline constexpr uint32_t kPlanTables = 7;
@@ -203,6 +219,36 @@ static_assert(kFinishChunk * 64 <= kStageSlots * kStageBytes, "cb_stage holds a 
 inline constexpr uint32_t kGatherIdsBytes = kTokenBatch * kMaxTopK * 4 + 32;
 inline constexpr uint32_t kGatherBytes = kGatherIdsBytes + kTokenBatch * kMaxTopK * 2 + 32;
 static_assert(kMappingBatchRows * 4 + 16 <= kGatherIdsBytes, "a batch of mapping words fits cb_gather");
+// Streamed tables (when the whole ones would pass the L1 budget): the windows the main core keeps.
+// This device's ids and weights, when more than one window, are copied to page `position` of its
+// routing_lists (which no peer writes), ids first, weights from own_copy_weights_offset, and read
+// back kOwnWindowBytes at a time; routing lists go out and come in kListWindowBytes at a time
+// (whole fabric packets); the token_idx_map and routed_token_weights images are built
+// kRowWindowRows rows per walk of the line's assignments; slot_source entries are written
+// kSlotWindow at a time by the main kernel and the fan-out copies are done kFanoutWindow at a time.
+inline constexpr uint32_t kOwnWindowBytes = 64 * 1024;
+inline constexpr uint32_t kListWindowBytes = 32 * 1024;
+inline constexpr uint32_t kRowWindowRows = 64 * 1024;
+inline constexpr uint32_t kSlotWindow = 128;
+inline constexpr uint32_t kFanoutWindow = 512;
+// Every window of the copy starts at a multiple of 64 bytes (the DRAM read alignment of either
+// architecture): the weights at a multiple of 64, windows of a multiple of 32 tokens.
+inline constexpr uint32_t kCopyAlignment = 64;
+inline constexpr uint32_t own_copy_weights_offset(uint32_t assignments) {
+    return (assignments * 4 + kCopyAlignment - 1) / kCopyAlignment * kCopyAlignment;
+}
+inline constexpr uint32_t own_window_tokens(uint32_t top_k) {
+    return kOwnWindowBytes / (top_k * kOwnEntryBytes) / 32 * 32;
+}
+// List entries of a window: whole fabric packets, so a peer counts the packets of a list sent in
+// windows as of one sent whole, and a multiple of kCopyAlignment bytes (windows are read back).
+inline constexpr uint32_t list_window_entries(uint32_t max_packet_payload) {
+    uint32_t packets = kListWindowBytes / max_packet_payload;
+    if (packets == 0) packets = 1;
+    if (packets * max_packet_payload % kCopyAlignment) ++packets;  // a payload of 32 modulo 64: even packets
+    return packets * max_packet_payload / kListEntryBytes;
+}
+
 // Room for the packet header of either fabric (1D low-latency or 2D hybrid mesh).
 inline constexpr uint32_t kHeaderSlotBytes = 128;
 

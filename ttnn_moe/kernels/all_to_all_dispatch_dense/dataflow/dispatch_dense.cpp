@@ -29,6 +29,10 @@
 //    write_padding.cpp on the other data-movement RISC and NOC, from the plan tables.
 // Counts and lists travel as fused write + increment packets (the routing-metadata
 // traffic class), token rows as plain writes (the payload class).
+// Past the L1 budget (kStreamed) the T- and capacity-sized tables stream through windows: the ids
+// and weights from their DRAM copy in this device's own routing_lists page, the lists a window of
+// whole packets at a time, the images one walk of the assignments per window of rows, the
+// slot_source pages and fan-out copies done here during the first walk (DESIGN.md).
 //
 // The io order, the runtime args and the named compile-time args are listed in
 // cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp; the compile-time
@@ -85,12 +89,15 @@ struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, top_k, hidden, num_experts, local_experts, num_devices, line_size, position, capacity,
         max_payload, mapping_element_bytes, num_links, num_senders;
+    uint32_t streamed, own_window, list_window, row_window;
     uint32_t line_devices[moe_fabric::kMaxLineDevices];  // row-major mesh index of each line position
     uint32_t route_arg() const { return dataflow_arg::kLineDevices + line_size; }
     uint32_t sender_noc_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
     uint32_t connection_arg() const { return sender_noc_arg() + 2 * (num_senders - 1); }
     uint32_t row_bytes() const { return hidden * 2; }
     uint32_t assignments() const { return num_tokens * top_k; }
+    // This device's ids and weights live in their DRAM copy (more than one window of them).
+    bool own_copied() const { return own_window < num_tokens; }
 };
 
 Args read_args() {
@@ -109,6 +116,10 @@ Args read_args() {
     a.mapping_element_bytes = get_arg_val<uint32_t>(dataflow_arg::kMappingElementBytes);
     a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
     a.num_senders = get_arg_val<uint32_t>(dataflow_arg::kNumSenders);
+    a.streamed = get_arg_val<uint32_t>(dataflow_arg::kStreamed);
+    a.own_window = get_arg_val<uint32_t>(dataflow_arg::kOwnWindow);
+    a.list_window = get_arg_val<uint32_t>(dataflow_arg::kListWindow);
+    a.row_window = get_arg_val<uint32_t>(dataflow_arg::kRowWindow);
     for (uint32_t q = 0; q < a.line_size; ++q) {
         a.line_devices[q] = get_arg_val<uint32_t>(dataflow_arg::kLineDevices + q);
     }
@@ -151,7 +162,9 @@ auto tensor(const Args& a) {
 template <uint32_t I>
 using Tensor = decltype(tensor<I>(std::declval<const Args&>()));
 
-// L1 blocks of the scratch CBs.
+// L1 blocks of the scratch CBs. Whole tables: cb_own holds all T tokens, cb_list a whole list, the
+// images all `capacity` rows, cb_slot_image and cb_fanout every used slot and fan-out copy. Streamed
+// (TableWindows in the shared header): windows of them.
 struct Scratch {
     uint32_t row, mapping, counts, list, stage, own, tables, idx_image, weight_image, headers, send_plan;
     uint32_t finish, slot_image, fanout, gather;
@@ -162,7 +175,8 @@ struct Scratch {
     uint32_t stage_slot(uint32_t i) const { return stage + i * kStageBytes; }
     volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
     volatile uint32_t* own_ids() const { return moe_kernel::words(own); }
-    volatile uint16_t* own_weights(const Args& a) const { return moe_kernel::halves(own + a.assignments() * 4); }
+    uint32_t own_weights_l1(const Args& a) const { return own + a.own_window * a.top_k * 4; }
+    volatile uint16_t* own_weights(const Args& a) const { return moe_kernel::halves(own_weights_l1(a)); }
     volatile ListEntry* list_entries() const { return reinterpret_cast<volatile ListEntry*>(list); }
     volatile uint32_t* counts_of(uint32_t q) const { return moe_kernel::words(counts + q * counts_page_bytes); }
 };
@@ -175,17 +189,18 @@ Scratch reserve_scratch(const Args& a) {
     s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
     s.mapping = moe_scratch::reserve(cb_mapping, kMappingBatchRows * align_up(a.num_devices * a.mapping_element_bytes));
     s.counts = moe_scratch::reserve(cb_counts, a.line_size * s.counts_page_bytes);
-    s.list = moe_scratch::reserve(cb_list, a.assignments() * kListEntryBytes);
+    s.list = moe_scratch::reserve(cb_list, a.list_window * kListEntryBytes);
     s.stage = moe_scratch::reserve(cb_stage, kStageSlots * kStageBytes);
-    s.own = moe_scratch::reserve(cb_own, a.assignments() * kOwnEntryBytes);
+    s.own = moe_scratch::reserve(cb_own, a.own_window * a.top_k * kOwnEntryBytes);
     s.tables = moe_scratch::reserve(cb_tables, kPlanTables * a.num_experts * 4);
-    s.idx_image = moe_scratch::reserve(cb_idx_image, a.capacity * 4);
-    s.weight_image = moe_scratch::reserve(cb_weight_image, a.capacity * 2);
+    s.idx_image = moe_scratch::reserve(cb_idx_image, a.row_window * 4);
+    s.weight_image = moe_scratch::reserve(cb_weight_image, a.row_window * 2);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
     s.send_plan = moe_scratch::reserve(cb_send_plan, (kSendPlanFixedTables + a.num_senders) * a.num_experts * 4);
     s.finish = moe_scratch::reserve(cb_finish, kFinishBytes);
-    s.slot_image = moe_scratch::reserve(cb_slot_image, a.capacity * 8);
-    s.fanout = moe_scratch::reserve(cb_fanout, a.capacity * 8);
+    s.slot_image =
+        moe_scratch::reserve(cb_slot_image, a.streamed ? kSlotWindow * moe_kernel::kDramAlign : a.capacity * 8);
+    s.fanout = moe_scratch::reserve(cb_fanout, (a.streamed ? kFanoutWindow : a.capacity) * 8);
     s.gather = moe_scratch::reserve(cb_gather, kGatherBytes);
     return s;
 }
@@ -195,9 +210,41 @@ void clear_status(uint32_t* status) {
     status[kFirstInvalidToken] = status[kFirstInvalidK] = status[kFirstInvalidId] = status[kFirstBadExpert] = kNone;
 }
 
+// The DRAM copy of this device's ids (then its weights) when they take more than one window: page
+// `position` of its routing_lists, where no peer writes.
+uint64_t own_copy(const Args& a) {
+    return tensor<kRoutingLists>(a).get_noc_addr(a.position);
+}
+
+// Tokens [first, first + n) of this device's ids and weights at own_ids() / own_weights(): whole in
+// L1 already, or read back from their DRAM copy; `first` is a multiple of own_window. Returns n.
+uint32_t load_own_window(const Args& a, const Scratch& s, uint32_t first) {
+    const uint32_t n = a.num_tokens - first < a.own_window ? a.num_tokens - first : a.own_window;
+    if (a.own_copied()) {
+        const uint64_t copy = own_copy(a);
+        noc_async_read(copy + first * a.top_k * 4, s.own, n * a.top_k * 4);
+        noc_async_read(copy + own_copy_weights_offset(a.assignments()) + first * a.top_k * 2, s.own_weights_l1(a),
+                       n * a.top_k * 2);
+        noc_async_read_barrier();
+    }
+    return n;
+}
+
+// f(i, id, weight) for every assignment i = t * K + k of this device, in (t, k) order.
+template <typename F>
+void for_each_own_assignment(const Args& a, const Scratch& s, F&& f) {
+    for (uint32_t first = 0; first < a.num_tokens; first += a.own_window) {
+        const uint32_t n = load_own_window(a, s, first) * a.top_k;
+        for (uint32_t j = 0; j < n; ++j) f(first * a.top_k + j, s.own_ids()[j], s.own_weights(a)[j]);
+    }
+}
+
 // Share 0 of the first reads (gather_share.hpp: the mapping rows' devices into plan table
-// kPlanDevicesTable, the ids and weights into cb_own), then every row sender's share.
+// kPlanDevicesTable, the ids and weights into cb_own or their DRAM copy), then every row sender's share.
 void gather_first_reads(const Args& a, const Scratch& s) {
+    const uint64_t own_ids = a.own_copied() ? own_copy(a) : get_noc_addr(my_x[noc_index], my_y[noc_index], s.own);
+    const uint64_t own_weights =
+        own_ids + (a.own_copied() ? own_copy_weights_offset(a.assignments()) : a.assignments() * 4);
     const gather_share::Where where{0,
                                     a.num_senders,
                                     a.num_experts,
@@ -208,8 +255,8 @@ void gather_first_reads(const Args& a, const Scratch& s) {
                                     my_x[noc_index],
                                     my_y[noc_index],
                                     s.tables + kPlanDevicesTable * a.num_experts * 4,
-                                    s.own,
-                                    s.own + a.assignments() * 4,
+                                    own_ids,
+                                    own_weights,
                                     s.mapping,
                                     s.stage,
                                     s.gather};
@@ -251,8 +298,7 @@ void count_own_assignments(const Args& a, const Scratch& s, const PlanTables& pl
                            uint32_t* status) {
     volatile uint32_t* own_counts = s.counts_of(a.position);
     for (uint32_t i = 0; i < line_experts; ++i) own_counts[i] = 0;
-    for (uint32_t i = 0; i < a.assignments(); ++i) {
-        const uint32_t id = s.own_ids()[i];
+    for_each_own_assignment(a, s, [&](uint32_t i, uint32_t id, uint16_t) {
         if (id >= a.num_experts) {
             if (status[kInvalidIds]++ == 0) {
                 status[kFirstInvalidToken] = i / a.top_k;
@@ -262,7 +308,7 @@ void count_own_assignments(const Args& a, const Scratch& s, const PlanTables& pl
         } else if (plan.owner[id] != kNone) {
             own_counts[plan.line_index[id]] += 1;
         }
-    }
+    });
 }
 
 // This device's count page to page `position` of every peer, then every peer's page.
@@ -298,17 +344,26 @@ void lay_out_send_plan(const Args& a, const Scratch& s, PlanTables& plan) {
         send_plan[e_count + e] = plan.in_line(e, e_count) ? plan.offset[e] + plan.kept[e] : 0;
         plan.running[e] = 0;
     }
-    for (uint32_t sender = 0; sender < a.num_senders; ++sender) {
+    // Sender s's table holds the rows after the assignments of the tokens before its share.
+    uint32_t sender = 0;
+    auto lay_out_next_rows = [&]() {
         volatile uint32_t* next_row = send_plan + (kSendPlanFixedTables + sender) * e_count;
         for (uint32_t e = 0; e < e_count; ++e) {
             next_row[e] = plan.in_line(e, e_count) ? plan.offset[e] + plan.before[e] + plan.running[e] : 0;
         }
-        const uint32_t first = sender_first_token(sender, a.num_tokens, a.num_senders);
-        const uint32_t end = sender_first_token(sender + 1, a.num_tokens, a.num_senders);
-        for (uint32_t i = first * a.top_k; i < end * a.top_k; ++i) {
-            const uint32_t e = s.own_ids()[i];
-            if (plan.in_line(e, e_count)) ++plan.running[e];
+    };
+    lay_out_next_rows();
+    for_each_own_assignment(a, s, [&](uint32_t i, uint32_t e, uint16_t) {
+        while (sender + 1 < a.num_senders &&
+               i >= sender_first_token(sender + 1, a.num_tokens, a.num_senders) * a.top_k) {
+            ++sender;
+            lay_out_next_rows();
         }
+        if (plan.in_line(e, e_count)) ++plan.running[e];
+    });
+    while (sender + 1 < a.num_senders) {
+        ++sender;
+        lay_out_next_rows();
     }
 }
 
@@ -332,44 +387,59 @@ void send_own_share(const Args& a, const Scratch& s, FabricLine& line) {
     share.position = a.position;
     const row_sender::Buffers buffers{s.stage, s.row, s.row_stride};
     const row_sender::SendPlan plan(s.send_plan, a.num_experts, 0);
-    row_sender::send_share(share, tensor<kX>(a), tensor<kTokens>(a), line, plan, buffers, s.own,
-                           get_semaphore(sem_payload), my_x[noc_index], my_y[noc_index]);
+    const uint64_t own_ids = a.own_copied() ? own_copy(a) : get_noc_addr(my_x[noc_index], my_y[noc_index], s.own);
+    row_sender::send_share(share, tensor<kX>(a), tensor<kTokens>(a), line, plan, buffers, own_ids,
+                           a.own_copied() ? moe_kernel::kDramAlign : 16, get_semaphore(sem_payload), my_x[noc_index],
+                           my_y[noc_index]);
 }
 
-// This device's assignments to position q's experts, (t, e, weight) in (t, k) order, into
-// the list buffer; returns their number.
-uint32_t build_list_for(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t q) {
+// To peer q this device's assignments to its experts, (t, e, weight) in (t, k) order, into its
+// routing_lists page `position` (fused write + increment packets), built in the list buffer and
+// sent whenever list_window entries are in it (whole packets, or the whole list).
+void send_list_to(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line, uint32_t q,
+                  uint64_t list_page_noc, uint64_t sem_lists_noc) {
     volatile ListEntry* list = s.list_entries();
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < a.assignments(); ++i) {
-        const uint32_t e = s.own_ids()[i];
-        if (!plan.in_line(e, a.num_experts) || plan.owner[e] != q) continue;
+    uint32_t n = 0, sent = 0;
+    auto send = [&]() {
+        if (n)
+            line.write_and_signal(q, s.list, list_page_noc + sent * kListEntryBytes, n * kListEntryBytes,
+                                  sem_lists_noc);
+        sent += n;
+        n = 0;
+    };
+    for_each_own_assignment(a, s, [&](uint32_t i, uint32_t e, uint16_t weight) {
+        if (!plan.in_line(e, a.num_experts) || plan.owner[e] != q) return;
+        if (n == a.list_window) {
+            send();
+            // The list buffer is refilled once its packets have left this core.
+            noc_async_writes_flushed();
+        }
         list[n].token = i / a.top_k;
-        list[n].expert_and_weight = ListEntry::pack(e, s.own_weights(a)[i]);
+        list[n].expert_and_weight = ListEntry::pack(e, weight);
         ++n;
+    });
+    send();
+}
+
+// Assignments of position `from` to the experts of position `to` (the length of from's list there).
+uint32_t list_length(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t from, uint32_t to) {
+    uint32_t n = 0;
+    for (uint32_t e = 0; e < a.num_experts; ++e) {
+        if (plan.owner[e] == to) n += s.counts_of(from)[plan.line_index[e]];
     }
     return n;
 }
 
-// To each peer its list, into routing_lists page `position` (fused write + increment packets).
+// To each peer its list. Streamed, a peer this device sends nothing costs no pass over its ids.
 void send_assignment_lists(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line) {
     const uint64_t list_page_noc = tensor<kRoutingLists>(a).get_noc_addr(a.position);
     const uint64_t sem_lists_noc = get_noc_addr(get_semaphore(sem_lists));
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (q == a.position) continue;
-        const uint32_t n = build_list_for(a, s, plan, q);
-        if (n) line.write_and_signal(q, s.list, list_page_noc, n * kListEntryBytes, sem_lists_noc);
+        if (a.streamed && list_length(a, s, plan, a.position, q) == 0) continue;
+        send_list_to(a, s, plan, line, q, list_page_noc, sem_lists_noc);
     }
     noc_async_write_barrier();
-}
-
-// Assignments of position q to this device's experts (the length of q's list here).
-uint32_t assignments_from(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t q) {
-    uint32_t n = 0;
-    for (uint32_t e = 0; e < a.num_experts; ++e) {
-        if (plan.owner[e] == a.position) n += s.counts_of(q)[plan.line_index[e]];
-    }
-    return n;
 }
 
 // Every peer's increments (one per link, from the sender driving it), then every packet of its list.
@@ -378,110 +448,180 @@ void wait_for_peers(const Args& a, const Scratch& s, const PlanTables& plan, Fab
     uint32_t list_packets = 0;
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (q == a.position) continue;
-        const uint32_t n = assignments_from(a, s, plan, q);
+        const uint32_t n = list_length(a, s, plan, q, a.position);
         if (n) list_packets += line.packets_for(n * kListEntryBytes);
     }
     noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_lists)), list_packets);
 }
 
-// The slots of this device: one per (source position, token) pair with kept rows, in
-// the order the pairs close. The images of token_idx_map and routed_token_weights fill
-// in L1 as rows are taken.
+// The slots of this device: one per (source position, token) pair with kept rows, in the order the
+// pairs close. One walk of the line's assignments fills the rows [first_row, first_row + row_window)
+// of the token_idx_map and routed_token_weights images; the first walk also records every slot's
+// slot_source entry and the fan-out copies: whole, in L1 for the row senders (finish_share.hpp), or
+// streamed, written and copied here a window at a time.
 class Slots {
 public:
-    Slots(const Args& a, const Scratch& s, PlanTables& plan) : a_(a), s_(s), plan_(plan) {}
+    Slots(const Args& a, const Scratch& s, PlanTables& plan, uint32_t first_row, bool record)
+        : a_(a), s_(s), plan_(plan), first_row_(first_row), record_(record) {}
 
     // The next assignment to expert e in line order: its row while the block keeps it.
     void take(uint32_t e, uint16_t weight) {
         const uint32_t rank = plan_.running[e]++;
         if (rank >= plan_.kept[e]) return;
-        rows_[num_rows_] = plan_.offset[e] + rank;
-        moe_kernel::halves(s_.weight_image)[rows_[num_rows_]] = weight;
-        ++num_rows_;
+        const uint32_t row = plan_.offset[e] + rank;
+        rows_[num_rows_++] = row;
+        if (in_window(row)) moe_kernel::halves(s_.weight_image)[row - first_row_] = weight;
     }
 
-    // Closes pair (q, t): its slot in the rows taken, its slot_source entry in the slot image, and
-    // the fan-out copies of a remote token row from its first row to the others (written by the
-    // row senders, finish_share.hpp).
+    // Closes pair (q, t): its slot in the rows taken, its slot_source entry, and the fan-out
+    // copies of a remote token row from its first row to the others.
     void close_pair(uint32_t q, uint32_t t) {
         if (num_rows_ == 0) return;
         const uint32_t slot = num_slots_++;
-        for (uint32_t i = 0; i < num_rows_; ++i) moe_kernel::words(s_.idx_image)[rows_[i]] = slot;
-        moe_kernel::words(s_.slot_image)[2 * slot] = q;
-        moe_kernel::words(s_.slot_image)[2 * slot + 1] = t;
-        if (q != a_.position) {
-            for (uint32_t i = 1; i < num_rows_; ++i) {
-                moe_kernel::words(s_.fanout)[2 * num_fanout_] = rows_[0];
-                moe_kernel::words(s_.fanout)[2 * num_fanout_ + 1] = rows_[i];
-                ++num_fanout_;
+        for (uint32_t i = 0; i < num_rows_; ++i) {
+            if (in_window(rows_[i])) moe_kernel::words(s_.idx_image)[rows_[i] - first_row_] = slot;
+        }
+        if (record_) {
+            record_slot(slot, q, t);
+            if (q != a_.position) {
+                for (uint32_t i = 1; i < num_rows_; ++i) record_copy(rows_[0], rows_[i]);
             }
         }
         num_rows_ = 0;
     }
 
+    // Streamed: the last slot_source pages and fan-out copies of the window.
+    void finish() {
+        if (!a_.streamed || !record_) return;
+        copy_fanout_window();
+        noc_async_write_barrier();
+    }
+
     uint32_t count() const { return num_slots_; }
-    uint32_t fanout_count() const { return num_fanout_; }
+    // Fan-out copies left to the row senders.
+    uint32_t fanout_count() const { return a_.streamed ? 0 : num_fanout_; }
 
 private:
+    bool in_window(uint32_t row) const { return row - first_row_ < a_.row_window; }
+
+    void record_slot(uint32_t slot, uint32_t q, uint32_t t) {
+        if (!a_.streamed) {
+            moe_kernel::words(s_.slot_image)[2 * slot] = q;
+            moe_kernel::words(s_.slot_image)[2 * slot + 1] = t;
+            return;
+        }
+        // Its page from a DRAM-aligned stage entry; kSlotWindow pages in flight at most.
+        const uint32_t in_window = slot % kSlotWindow;
+        if (in_window == 0 && slot) noc_async_write_barrier();
+        const uint32_t entry = s_.slot_image + in_window * moe_kernel::kDramAlign;
+        moe_kernel::words(entry)[0] = q;
+        moe_kernel::words(entry)[1] = t;
+        noc_async_write(entry, tensor<kSlotSource>(a_).get_noc_addr(slot), 8);
+    }
+
+    void record_copy(uint32_t from, uint32_t to) {
+        const uint32_t index = a_.streamed ? num_fanout_ % kFanoutWindow : num_fanout_;
+        moe_kernel::words(s_.fanout)[2 * index] = from;
+        moe_kernel::words(s_.fanout)[2 * index + 1] = to;
+        ++num_fanout_;
+        if (a_.streamed && num_fanout_ % kFanoutWindow == 0) copy_fanout_window();
+    }
+
+    // Streamed: the copies in the fan-out window (every row sent here has landed).
+    void copy_fanout_window() {
+        const uint32_t n = num_fanout_ - copied_;
+        finish_share::copy_rows(s_.fanout, n, tensor<kTokens>(a_), s_.row, s_.row_stride, a_.row_bytes());
+        copied_ = num_fanout_;
+    }
+
     const Args& a_;
     const Scratch& s_;
     PlanTables& plan_;
+    const uint32_t first_row_;
+    const bool record_;
     uint32_t rows_[kMaxTopK];
     uint32_t num_rows_ = 0;
     uint32_t num_slots_ = 0;
     uint32_t num_fanout_ = 0;
+    uint32_t copied_ = 0;
 };
 
 void take_own_assignments(const Args& a, const Scratch& s, const PlanTables& plan, Slots& slots) {
-    for (uint32_t t = 0; t < a.num_tokens; ++t) {
-        for (uint32_t k = 0; k < a.top_k; ++k) {
-            const uint32_t e = s.own_ids()[t * a.top_k + k];
-            if (plan.in_line(e, a.num_experts) && plan.owner[e] == a.position) {
-                slots.take(e, s.own_weights(a)[t * a.top_k + k]);
+    for (uint32_t first = 0; first < a.num_tokens; first += a.own_window) {
+        const uint32_t n = load_own_window(a, s, first);
+        for (uint32_t t = 0; t < n; ++t) {
+            for (uint32_t k = 0; k < a.top_k; ++k) {
+                const uint32_t e = s.own_ids()[t * a.top_k + k];
+                if (plan.in_line(e, a.num_experts) && plan.owner[e] == a.position) {
+                    slots.take(e, s.own_weights(a)[t * a.top_k + k]);
+                }
             }
+            slots.close_pair(a.position, first + t);
         }
-        slots.close_pair(a.position, t);
     }
 }
 
+// Peer q's list, list_window entries at a time.
 void take_list_of(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t q, Slots& slots) {
-    const uint32_t n = assignments_from(a, s, plan, q);
+    const uint32_t n = list_length(a, s, plan, q, a.position);
     if (n == 0) return;
-    noc_async_read(tensor<kRoutingLists>(a).get_noc_addr(q), s.list, n * kListEntryBytes);
-    noc_async_read_barrier();
+    const uint64_t list_page = tensor<kRoutingLists>(a).get_noc_addr(q);
     volatile ListEntry* list = s.list_entries();
-    uint32_t token = list[0].token;
-    for (uint32_t i = 0; i < n; ++i) {
-        if (list[i].token != token) {
-            slots.close_pair(q, token);
-            token = list[i].token;
+    uint32_t token = 0;
+    for (uint32_t first = 0; first < n; first += a.list_window) {
+        const uint32_t entries = n - first < a.list_window ? n - first : a.list_window;
+        noc_async_read(list_page + first * kListEntryBytes, s.list, entries * kListEntryBytes);
+        noc_async_read_barrier();
+        if (first == 0) token = list[0].token;
+        for (uint32_t i = 0; i < entries; ++i) {
+            if (list[i].token != token) {
+                slots.close_pair(q, token);
+                token = list[i].token;
+            }
+            slots.take(list[i].expert(), list[i].weight());
         }
-        slots.take(list[i].expert(), list[i].weight());
     }
     slots.close_pair(q, token);
 }
 
-// The line's assignments to this device in source order (own ones from cb_own,
-// a peer's from its list); returns the number of slots.
-// The finish header: the used slots, the fan-out copies, where both lie in this core's L1.
+// Walks the line's assignments to this device in source order (own ones from cb_own or their
+// copy, a peer's from its list) once per window of rows of the images; streamed, each window goes
+// to token_idx_map and routed_token_weights after its walk (whole, write_metadata writes them).
+// Fills the finish header: the used slots, the fan-out copies left to the row senders, where both
+// lie in this core's L1 and the slot_source pages written here. Returns the number of slots.
 uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) {
-    moe_kernel::fill_words(s.idx_image, a.capacity, 0);
-    moe_kernel::fill_halves(s.weight_image, a.capacity, 0);
-    for (uint32_t e = 0; e < a.num_experts; ++e) plan.running[e] = 0;
-    Slots slots(a, s, plan);
-    for (uint32_t q = 0; q < a.line_size; ++q) {
-        if (q == a.position) {
-            take_own_assignments(a, s, plan, slots);
-        } else {
-            take_list_of(a, s, plan, q, slots);
+    uint32_t num_slots = 0, num_fanout = 0;
+    for (uint32_t first_row = 0; first_row < a.capacity; first_row += a.row_window) {
+        const uint32_t rows = a.capacity - first_row < a.row_window ? a.capacity - first_row : a.row_window;
+        moe_kernel::fill_words(s.idx_image, rows, 0);
+        moe_kernel::fill_halves(s.weight_image, rows, 0);
+        for (uint32_t e = 0; e < a.num_experts; ++e) plan.running[e] = 0;
+        Slots slots(a, s, plan, first_row, first_row == 0);
+        for (uint32_t q = 0; q < a.line_size; ++q) {
+            if (q == a.position) {
+                take_own_assignments(a, s, plan, slots);
+            } else {
+                take_list_of(a, s, plan, q, slots);
+            }
+        }
+        slots.finish();
+        if (first_row == 0) {
+            num_slots = slots.count();
+            num_fanout = slots.fanout_count();
+        }
+        if (a.streamed) {
+            noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0, first_row * 4), rows * 4);
+            noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0, first_row * 2), rows * 2);
+            noc_async_write_barrier();
         }
     }
     volatile uint32_t* header = moe_kernel::words(s.finish);
-    header[kFinishNumSlots] = slots.count();
-    header[kFinishNumFanout] = slots.fanout_count();
+    header[kFinishNumSlots] = num_slots;
+    header[kFinishNumFanout] = num_fanout;
     header[kFinishSlotImage] = s.slot_image;
     header[kFinishFanout] = s.fanout;
-    return slots.count();
+    header[kFinishFirstPage] = a.streamed ? num_slots : 0;
+    return num_slots;
 }
 
 // Share 0 of slot_source and of the fan-out copies (the row senders write the others).
@@ -492,15 +632,17 @@ void write_finish_share(const Args& a, const Scratch& s) {
     finish_share::write_share(where, tensor<kSlotSource>(a), tensor<kTokens>(a));
 }
 
-// Metadata outputs: the token_idx_map and routed_token_weights images, per local expert its count
-// and offset, then num_slots (the padding writer writes the blocks' zero padding rows, the row
+// Metadata outputs: whole, the token_idx_map and routed_token_weights images; per local expert its
+// count and offset, then num_slots (the padding writer writes the blocks' zero padding rows, the row
 // senders slot_source and the fan-out copies).
 void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t num_slots) {
     const auto counts_out = tensor<kCounts>(a);
     const auto offsets_out = tensor<kOffsets>(a);
     volatile uint32_t* stage = s.stage_words();
-    noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0), a.capacity * 4);
-    noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0), a.capacity * 2);
+    if (!a.streamed) {
+        noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0), a.capacity * 4);
+        noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0), a.capacity * 2);
+    }
     // Count and offset of local slot l staged in stage slots 2 (l % kTokenBatch) and + 1, a batch
     // of kTokenBatch experts behind one barrier.
     uint32_t local_slot = 0;

@@ -32,6 +32,25 @@ inline uint32_t share_start(uint32_t c, uint32_t n, uint32_t cores) {
     return start < n ? start : n;
 }
 
+// The n fan-out copies of the (from row, to row) pairs at `pairs` (L1), through two row buffers:
+// copy i's row is read into buffer i % 2 while copy i - 1's is written from the other.
+template <typename Tokens>
+void copy_rows(uint32_t pairs, uint32_t n, const Tokens& tokens, uint32_t rows, uint32_t row_stride,
+               uint32_t row_bytes) {
+    for (uint32_t i = 0; i <= n; ++i) {
+        if (i < n) {
+            const uint32_t from = moe_kernel::words(pairs)[2 * i];
+            noc_async_read(tokens.get_noc_addr(from), rows + (i % 2) * row_stride, row_bytes);
+        }
+        if (i > 0) {
+            const uint32_t to = moe_kernel::words(pairs)[2 * (i - 1) + 1];
+            noc_async_write(rows + ((i - 1) % 2) * row_stride, tokens.get_noc_addr(to), row_bytes);
+        }
+        noc_async_read_barrier();
+        noc_async_writes_flushed();
+    }
+}
+
 struct Where {
     uint32_t core, num_cores, capacity, row_bytes;
     uint32_t main_x, main_y;
@@ -41,8 +60,8 @@ struct Where {
     uint32_t row_stride;
 };
 
-// Share `core` of the slot_source pages (the used slots' entries, zeros past num_slots) and of the
-// fan-out copies. The main core's finish block must hold the header.
+// Share `core` of the slot_source pages from kFinishFirstPage on (the used slots' entries, zeros
+// past num_slots) and of the fan-out copies. The main core's finish block must hold the header.
 template <typename SlotSource, typename Tokens>
 void write_share(const Where& w, const SlotSource& slot_source, const Tokens& tokens) {
     volatile uint32_t* local = moe_kernel::words(w.finish);
@@ -52,10 +71,11 @@ void write_share(const Where& w, const SlotSource& slot_source, const Tokens& to
     const uint32_t num_fanout = local[kFinishNumFanout];
     const uint32_t slot_image = local[kFinishSlotImage];
     const uint32_t fanout = local[kFinishFanout];
-    const uint32_t packed = w.finish + kFinishWords * 4;  // kFinishChunk + 1 packed pairs
+    const uint32_t written = local[kFinishFirstPage];
+    const uint32_t packed = w.finish + kFinishHeaderBytes;  // kFinishChunk + 1 packed pairs
 
-    const uint32_t first_page = share_start(w.core, w.capacity, w.num_cores);
-    const uint32_t end_page = share_start(w.core + 1, w.capacity, w.num_cores);
+    const uint32_t first_page = written + share_start(w.core, w.capacity - written, w.num_cores);
+    const uint32_t end_page = written + share_start(w.core + 1, w.capacity - written, w.num_cores);
     for (uint32_t page = first_page; page < end_page; page += kFinishChunk) {
         const uint32_t n = end_page - page < kFinishChunk ? end_page - page : kFinishChunk;
         const uint32_t used_end = num_slots < page + n ? num_slots : page + n;
@@ -75,20 +95,8 @@ void write_share(const Where& w, const SlotSource& slot_source, const Tokens& to
     const uint32_t end_copy = share_start(w.core + 1, num_fanout, w.num_cores);
     for (uint32_t copy = first_copy; copy < end_copy; copy += kFinishChunk) {
         const uint32_t n = end_copy - copy < kFinishChunk ? end_copy - copy : kFinishChunk;
-        const uint32_t pairs = read_pairs(w.main_x, w.main_y, fanout, copy, n, packed);
-        // Copy i's row is read into buffer i % 2 while copy i - 1's is written from the other.
-        for (uint32_t i = 0; i <= n; ++i) {
-            if (i < n) {
-                const uint32_t from = moe_kernel::words(pairs)[2 * i];
-                noc_async_read(tokens.get_noc_addr(from), w.rows + (i % 2) * w.row_stride, w.row_bytes);
-            }
-            if (i > 0) {
-                const uint32_t to = moe_kernel::words(pairs)[2 * (i - 1) + 1];
-                noc_async_write(w.rows + ((i - 1) % 2) * w.row_stride, tokens.get_noc_addr(to), w.row_bytes);
-            }
-            noc_async_read_barrier();
-            noc_async_writes_flushed();
-        }
+        copy_rows(read_pairs(w.main_x, w.main_y, fanout, copy, n, packed), n, tokens, w.rows, w.row_stride,
+                  w.row_bytes);
     }
     noc_async_write_barrier();
 }

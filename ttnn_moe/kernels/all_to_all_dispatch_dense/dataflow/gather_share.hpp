@@ -2,8 +2,8 @@
 // c): expert_mapping rows (one page each), and this device's topk ids and weights (two pages a
 // token). Each core gathers its share into the main core's L1 over the NOC: per expert the device
 // its mapping row marks (kNone when the row is not one-hot), per token its ids (uint32) and weights
-// (bf16) where the main kernel (dispatch_dense.cpp) keeps them, so the small reads of the whole
-// device go out from C cores at once.
+// (bf16) where the main kernel (dispatch_dense.cpp) keeps them (its L1, or their DRAM copy when the
+// tables stream), so the small reads of the whole device go out from C cores at once.
 #pragma once
 
 #include <cstdint>
@@ -22,21 +22,17 @@ struct Where {
     uint32_t core, num_cores;
     uint32_t num_experts, num_devices, mapping_element_bytes, num_tokens, top_k;
     uint32_t main_x, main_y;
-    uint32_t devices, own_ids, own_weights;  // on the main core: E words, T x K words, T x K halves
-    uint32_t mapping;                        // kMappingBatchRows DRAM-aligned rows
-    uint32_t stage;                          // kStageSlots slots of kStageBytes
-    uint32_t out;                            // kGatherBytes: a batch's block before it is written
+    uint32_t devices;               // on the main core: E words
+    uint64_t own_ids, own_weights;  // NOC addresses of T x K words, T x K halves
+    uint32_t mapping;               // kMappingBatchRows DRAM-aligned rows
+    uint32_t stage;                 // kStageSlots slots of kStageBytes
+    uint32_t out;                   // kGatherBytes: a batch's block before it is written
 };
 
-// Writes `bytes` of a block built at `build` (which sits at dst's offset modulo 16 in `out`) to
-// `dst` on the main core.
-inline void write_to_main(const Where& w, uint32_t build, uint32_t dst, uint32_t bytes) {
-    noc_async_write(build, get_noc_addr(w.main_x, w.main_y, dst), bytes);
-}
-
-// Where in `out` a block for `dst` is built: at the same offset modulo 16 (NOC writes need it).
-inline uint32_t build_at(uint32_t out, uint32_t dst) {
-    return out + dst % 16;
+// Where in `out` a block for NOC address `dst` is built: at the same offset modulo 16 (NOC writes
+// need it; the low bits of a NOC address are those of the local address).
+inline uint32_t build_at(uint32_t out, uint64_t dst) {
+    return out + static_cast<uint32_t>(dst % 16);
 }
 
 template <typename Mapping, typename Ids, typename Weights>
@@ -51,14 +47,14 @@ void read_share(const Where& w, const Mapping& mapping, const Ids& ids_in, const
             noc_async_read(mapping.get_noc_addr(first + r), w.mapping + r * row_stride, row_bytes);
         }
         noc_async_read_barrier();
-        const uint32_t dst = w.devices + first * 4;
+        const uint64_t dst = get_noc_addr(w.main_x, w.main_y, w.devices + first * 4);
         const uint32_t build = build_at(w.out, dst);
         for (uint32_t r = 0; r < rows; ++r) {
             const uint32_t device =
                 moe_mapping::owner_of_row(w.mapping + r * row_stride, w.num_devices, w.mapping_element_bytes);
             moe_kernel::words(build)[r] = device == moe_mapping::kNotOneHot ? kNone : device;
         }
-        write_to_main(w, build, dst, rows * 4);
+        noc_async_write(build, dst, rows * 4);
         noc_async_write_barrier();
     }
 
@@ -72,8 +68,8 @@ void read_share(const Where& w, const Mapping& mapping, const Ids& ids_in, const
             noc_async_read(weights_in.get_noc_addr(first + i), w.stage + (2 * i + 1) * kStageBytes, k * 2);
         }
         noc_async_read_barrier();
-        const uint32_t ids_dst = w.own_ids + first * k * 4;
-        const uint32_t weights_dst = w.own_weights + first * k * 2;
+        const uint64_t ids_dst = w.own_ids + first * k * 4;
+        const uint64_t weights_dst = w.own_weights + first * k * 2;
         const uint32_t ids_build = build_at(w.out, ids_dst);
         const uint32_t weights_build = build_at(w.out + kGatherIdsBytes, weights_dst);
         for (uint32_t i = 0; i < batch; ++i) {
@@ -83,8 +79,8 @@ void read_share(const Where& w, const Mapping& mapping, const Ids& ids_in, const
                     moe_kernel::halves(w.stage + (2 * i + 1) * kStageBytes)[j];
             }
         }
-        write_to_main(w, ids_build, ids_dst, batch * k * 4);
-        write_to_main(w, weights_build, weights_dst, batch * k * 2);
+        noc_async_write(ids_build, ids_dst, batch * k * 4);
+        noc_async_write(weights_build, weights_dst, batch * k * 2);
         noc_async_write_barrier();
     }
 }

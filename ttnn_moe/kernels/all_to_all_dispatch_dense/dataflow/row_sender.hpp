@@ -6,7 +6,8 @@
 // takes, and the end of e's kept rows. Each token row is read from x once and written to all its
 // kept rows on this device (NOC) and to its first kept row (lowest k) on every remote destination
 // (fabric; the share's tokens take turns on the sender's links). The ids are read from the main
-// core's cb_own (gathered there first), kTokenBatch tokens at a time; a row is read into one of two buffers while the previous
+// core's cb_own (gathered there first) or, when the tables stream, from their DRAM copy,
+// kTokenBatch tokens at a time; a row is read into one of two buffers while the previous
 // token's row is sent from the other. Afterwards one increment per peer and link on the main
 // core's sem_payload, behind the rows of that link: "my rows landed".
 #pragma once
@@ -93,18 +94,18 @@ void send_token_row(const Share& share, moe_fabric::FabricLine& line, const Toke
 // The share's rows, then one increment of sem_payload per link on the main core of every peer.
 template <typename X, typename Tokens>
 void send_share(const Share& share, const X& x, const Tokens& tokens, moe_fabric::FabricLine& line,
-                const SendPlan& plan, const Buffers& b, uint32_t main_own_ids_l1, uint32_t main_sem_payload_l1,
-                uint32_t main_noc_x, uint32_t main_noc_y) {
+                const SendPlan& plan, const Buffers& b, uint64_t own_ids_noc, uint32_t ids_alignment,
+                uint32_t main_sem_payload_l1, uint32_t main_noc_x, uint32_t main_noc_y) {
     TokenRows reads[2];
     uint32_t next = 0;
     bool has_pending = false;
     for (uint32_t first = share.first_token; first < share.end_token; first += kTokenBatch) {
         const uint32_t batch = share.end_token - first < kTokenBatch ? share.end_token - first : kTokenBatch;
-        // From the 16-byte boundary below the batch's first id: both sides of a NOC read agree
-        // modulo 16 bytes.
-        const uint32_t src = main_own_ids_l1 + first * share.top_k * 4;
-        const uint32_t skew = src % 16;
-        noc_async_read(get_noc_addr(main_noc_x, main_noc_y, src - skew), b.ids, skew + batch * share.top_k * 4);
+        // From the ids_alignment boundary below the batch's first id: both sides of a NOC read
+        // agree modulo that alignment.
+        const uint64_t src = own_ids_noc + first * share.top_k * 4;
+        const uint32_t skew = static_cast<uint32_t>(src % ids_alignment);
+        noc_async_read(src - skew, b.ids, skew + batch * share.top_k * 4);
         noc_async_read_barrier();
         const volatile uint32_t* batch_ids = moe_kernel::words(b.ids + skew);
         for (uint32_t i = 0; i < batch; ++i) {

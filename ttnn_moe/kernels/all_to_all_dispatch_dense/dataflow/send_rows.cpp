@@ -8,9 +8,11 @@
 //
 // Runtime args: all_to_all_dispatch_dense_shared.hpp (sender_arg), then the route words of the line
 // positions and the fabric connection block; the compile-time args are the x, topk_indices and
-// tokens, slot_source, expert_mapping and topk_weights accessors (IsDram|RuntimePageSize).
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130 named=cb_row:0,cb_stage:8,cb_headers:9,cb_send_plan:11,sem_go:0,sem_payload:3,cb_finish:12,cb_mapping:4,cb_gather:15,sem_gathered:4,cb_tables:5,cb_own:1 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130 named=cb_row:0,cb_stage:8,cb_headers:9,cb_send_plan:11,sem_go:0,sem_payload:3,cb_finish:12,cb_mapping:4,cb_gather:15,sem_gathered:4,cb_tables:5,cb_own:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// tokens, slot_source, expert_mapping, topk_weights and routing_lists accessors (IsDram|RuntimePageSize).
+// L1 here: two token rows, the staging and finish blocks and E-sized plan tables, whatever T and
+// the capacity (this device's ids come in kTokenBatch tokens at a time).
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_stage:8,cb_headers:9,cb_send_plan:11,sem_go:0,sem_payload:3,cb_finish:12,cb_mapping:4,cb_gather:15,sem_gathered:4,cb_tables:5,cb_own:1 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_stage:8,cb_headers:9,cb_send_plan:11,sem_go:0,sem_payload:3,cb_finish:12,cb_mapping:4,cb_gather:15,sem_gathered:4,cb_tables:5,cb_own:1 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 
 #include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
@@ -42,6 +44,7 @@ void kernel_main() {
     constexpr auto slot_source_args = TensorAccessorArgs<tokens_args.next_compile_time_args_offset()>();
     constexpr auto mapping_args = TensorAccessorArgs<slot_source_args.next_compile_time_args_offset()>();
     constexpr auto weights_args = TensorAccessorArgs<mapping_args.next_compile_time_args_offset()>();
+    constexpr auto lists_args = TensorAccessorArgs<weights_args.next_compile_time_args_offset()>();
 
     const uint32_t sender = get_arg_val<uint32_t>(sender_arg::kSender);
     const uint32_t num_senders = get_arg_val<uint32_t>(sender_arg::kNumSenders);
@@ -80,11 +83,23 @@ void kernel_main() {
     line.open(sender_arg::kRoutes + moe_fabric::kRouteWordsPerPosition * line_size);
 
     // This sender's share of the mapping rows and of the device's ids and weights, into the main
-    // core's L1 (its plan tables and cb_own sit at the same addresses here; they are not used here).
+    // core's L1 (its plan tables and cb_own sit at the same addresses here; they are not used here),
+    // the ids and weights into their DRAM copy when they take more than one window.
     const uint32_t num_devices = get_arg_val<uint32_t>(sender_arg::kNumDevices);
     const uint32_t mapping_element_bytes = get_arg_val<uint32_t>(sender_arg::kMappingElementBytes);
     const uint32_t main_tables = get_write_ptr(get_named_compile_time_arg_val(named_arg::kCbTables));
-    const uint32_t main_own = get_write_ptr(get_named_compile_time_arg_val(named_arg::kCbOwn));
+    const uint32_t assignments = num_tokens * share.top_k;
+    uint64_t own_ids, own_weights;
+    const bool own_copied = get_arg_val<uint32_t>(sender_arg::kOwnCopied);
+    if (own_copied) {
+        const auto lists = TensorAccessor(lists_args, get_arg_val<uint32_t>(sender_arg::kRoutingListsAddress),
+                                          align_up(assignments * kListEntryBytes));
+        own_ids = lists.get_noc_addr(share.position);
+        own_weights = own_ids + own_copy_weights_offset(assignments);
+    } else {
+        own_ids = get_noc_addr(main_x, main_y, get_write_ptr(get_named_compile_time_arg_val(named_arg::kCbOwn)));
+        own_weights = own_ids + assignments * 4;
+    }
     const gather_share::Where gather{
         sender,
         num_senders,
@@ -96,8 +111,8 @@ void kernel_main() {
         main_x,
         main_y,
         main_tables + kPlanDevicesTable * num_experts * 4,
-        main_own,
-        main_own + num_tokens * share.top_k * 4,
+        own_ids,
+        own_weights,
         moe_scratch::reserve(cb_mapping, kMappingBatchRows * align_up(num_devices * mapping_element_bytes)),
         buffers.ids,
         moe_scratch::reserve(cb_gather, kGatherBytes)};
@@ -116,7 +131,9 @@ void kernel_main() {
                    plan_l1 + kSendPlanFixedTables * table_bytes, table_bytes);
     noc_async_read_barrier();
     const row_sender::SendPlan plan(plan_l1, num_experts, 0);
-    row_sender::send_share(share, x, tokens, line, plan, buffers, main_own, get_semaphore(sem_payload), main_x, main_y);
+    // Batch reads of the copy keep DRAM's read alignment, of the main core's L1 the NOC's.
+    row_sender::send_share(share, x, tokens, line, plan, buffers, own_ids, own_copied ? moe_kernel::kDramAlign : 16,
+                           get_semaphore(sem_payload), main_x, main_y);
     line.close();
 
     // The main kernel has walked the line's assignments: this sender's share of the last writes.
