@@ -230,6 +230,21 @@ def test_program_is_cached(device):
     check_against_golden(out, x2, gate_weight2, bias2, **routing)
 
 
+@pytest.mark.parametrize("grid", ["1x1", "8x8"])
+def test_uint16_indices_are_the_uint32_ones_narrowed(grids, grid):
+    """indices_dtype=uint16 (what tt-metal's all_to_all_dispatch takes): the golden's ids in uint16,
+    the weights bit for bit those of the uint32 run, on one core and spread over a team of 8."""
+    T, H, E = 33, 64, 256
+    x, gate_weight, bias = gate_inputs(T, H, E, seed=21)
+    device = grids[grid]
+    wide = run_gate(device, x, gate_weight, bias, **DEEPSEEK)
+    narrow = run_gate(device, x, gate_weight, bias, indices_dtype=ttnn.uint16, **DEEPSEEK)
+    assert narrow.topk_indices.dtype == ttnn.uint16
+    ids, _ = check_against_golden(narrow, x, gate_weight, bias, **DEEPSEEK)
+    assert_equal_exact(ttnn.to_torch(wide.topk_indices).reshape(T, 8).long(), ids, "uint32 vs uint16 ids")
+    assert torch.equal(ttnn.to_torch(wide.topk_weights), ttnn.to_torch(narrow.topk_weights))
+
+
 def _bad_call(
     device,
     T=8,
@@ -273,6 +288,12 @@ def _bad_call(
         ({"routed_scaling_factor": -1.0}, ValueError, r"routed_scaling_factor must be in \(0, .*, got -1.0"),
         ({"routed_scaling_factor": 1e39}, ValueError, r"routed_scaling_factor must be in \(0, 3.40282e\+38\] .*1e\+39"),
         ({"routed_scaling_factor": True}, TypeError, "routed_scaling_factor must be a float, got True"),
+        ({"indices_dtype": ttnn.int32}, ValueError, "indices_dtype must be uint32 or uint16, got .*int32"),
+        (
+            {"E": 65540, "H": 32, "indices_dtype": "uint16"},
+            ValueError,
+            "uint16 topk_indices hold expert ids below 65536, but E=65540",
+        ),
     ],
 )
 def test_bad_arguments_raise_naming_the_value(device, kwargs, error, words):

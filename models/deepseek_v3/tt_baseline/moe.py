@@ -8,7 +8,7 @@ The flow, per device:
  2. gate: our `ttnn_moe.moe_gate` (the same routing as `TtMoE`; tt-metal's gate is its own generic_op)
  3. top-k weights to (K, 1, B, H) TILE: to_layout, reshape, repeat (H, 1, 1, 1), permute (3, 1, 2, 0)
  4. ttnn.all_to_all_dispatch (axis 0) of x (B, 1, 1, H) ROW_MAJOR and the indices (B, 1, 1, K) uint16
-    (our gate's are uint32: one ttnn.typecast that tt-metal's gate does not need):
+    (the gate writes them in uint16, as tt-metal's gate does):
     (1, R*B, 1, H) with the rows routed here, and the metadata (1, R*B, 1, K)
  5. ttnn.moe_expert_token_remap of the remap mask repeated to (1, R*B, 1, E): the sparsity
     (1, 1, R*B/32, E_l) of 32-token blocks per local expert
@@ -118,8 +118,9 @@ class TtMoEBaseline:
             top_k=K,
             routed_scaling_factor=config.routed_scaling_factor,
             norm_topk_prob=config.norm_topk_prob,
+            indices_dtype=ttnn.uint16,
             strict=False,
-        )  # (1, B, K) each; the NaN-token status is not read
+        )  # (1, B, K) each, the indices uint16 as the dispatch takes them; the NaN-token status is not read
         step("moe_gate", indices)
 
         # 3. The top-k weights broadcast over the hidden dim, one (1, B, H) plane per choice.
@@ -131,8 +132,6 @@ class TtMoEBaseline:
         # 4. Dispatch down the column.
         x_rm = step("ttnn.to_layout x -> ROW_MAJOR", ttnn.to_layout(x_full, ttnn.ROW_MAJOR_LAYOUT))
         x_rm = step("ttnn.reshape x", ttnn.reshape(x_rm, (B, 1, 1, H)))
-        # Our gate's indices are uint32; tt-metal's gate writes the uint16 the dispatch takes.
-        indices = step("ttnn.typecast topk indices -> uint16 (our gate)", ttnn.typecast(indices, ttnn.uint16))
         indices = step("ttnn.reshape topk indices", ttnn.reshape(indices, (B, 1, 1, K)))
         dispatched, metadata = ops.all_to_all_dispatch(x_rm, indices, w.expert_mapping, cluster_axis=DISPATCH_AXIS)
         step("ttnn.all_to_all_dispatch", dispatched)  # (1, T, 1, H) RM, metadata (1, T, 1, K)

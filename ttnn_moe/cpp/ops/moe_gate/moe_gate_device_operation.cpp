@@ -80,6 +80,13 @@ void validate_routing(const Attributes& a, uint32_t num_experts) {
         fail("top_k must be in [1, " + std::to_string(max_k) + "] (" + std::to_string(candidates) +
              " experts in the kept groups, at most " + std::to_string(kMaxTopK) + "), got " + std::to_string(a.top_k));
     }
+    if (a.indices_format != DataFormat::UInt32 && a.indices_format != DataFormat::UInt16) {
+        fail("indices_dtype must be uint32 or uint16, got " + format_name(a.indices_format));
+    }
+    if (a.indices_format == DataFormat::UInt16 && num_experts > kMaxUInt16Experts) {
+        fail("uint16 topk_indices hold expert ids below " + std::to_string(kMaxUInt16Experts) +
+             ", but E=" + std::to_string(num_experts));
+    }
 }
 
 }  // namespace
@@ -143,7 +150,9 @@ std::vector<CircularBuffer> circular_buffers(const Dims& d, const Attributes& a)
         {kCbScores, DataFormat::Float32, tile_size_bytes(DataFormat::Float32), 2 * d.expert_tiles},
         {kCbBias, DataFormat::Float32, bias_bytes, 1},
         {kCbBiased, DataFormat::Float32, bias_bytes, 1},
-        {kCbIndices, DataFormat::UInt32, kTileRows * round_up(a.top_k * 4, kStagingAlignment), 1},
+        // 32 staged rows (at the output's page stride), then the row a token's uint32 ids are chosen
+        // into when the output holds uint16
+        {kCbIndices, DataFormat::UInt32, (kTileRows + 1) * round_up(a.top_k * 4, kStagingAlignment), 1},
         {kCbWeights, DataFormat::Float16_b, kTileRows * round_up(a.top_k * 2, kStagingAlignment), 1},
         {kCbStatus, DataFormat::UInt32, round_up(moe_gate_shared::kStatusWords * 4, kStagingAlignment), 1},
     };
@@ -152,7 +161,7 @@ std::vector<CircularBuffer> circular_buffers(const Dims& d, const Attributes& a)
 std::vector<TensorArg> Operation::output_specs(const Attributes& attributes, const std::vector<TensorArg>& inputs) {
     const Dims d = validate(attributes, inputs);
     return {
-        row_major_spec({1, d.num_tokens, attributes.top_k}, DataFormat::UInt32),
+        row_major_spec({1, d.num_tokens, attributes.top_k}, attributes.indices_format),
         row_major_spec({1, d.num_tokens, attributes.top_k}, DataFormat::Float16_b),
         row_major_spec({d.row_tiles, moe_gate_shared::kStatusWords}, DataFormat::UInt32),
     };

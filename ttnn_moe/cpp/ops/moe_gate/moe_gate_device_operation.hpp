@@ -31,12 +31,14 @@ struct Attributes {
     uint32_t top_k = 1;
     bool norm_topk_prob = true;
     uint32_t routed_scaling_factor_bits = 0x3F800000u;  // fp32 bits (1.0): the cache key holds integers
+    // topk_indices' format: UInt32, or UInt16 (what tt-metal's all_to_all_dispatch takes)
+    program::DataFormat indices_format = program::DataFormat::UInt32;
     // Filled from the mesh context:
     program::CoreCoord grid{8, 8};
     std::string kernels_dir;
     auto fields() const {
-        return std::tie(n_group, topk_group, top_k, norm_topk_prob, routed_scaling_factor_bits, grid.x, grid.y,
-                        kernels_dir);
+        return std::tie(n_group, topk_group, top_k, norm_topk_prob, routed_scaling_factor_bits, indices_format, grid.x,
+                        grid.y, kernels_dir);
     }
 };
 

@@ -194,6 +194,7 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
         w[writer_arg::kStatusAddr] = io[kGateStatus].address;
         w[writer_arg::kStatusPageBytes] = aligned_page_size(io[kGateStatus]);
         w[writer_arg::kNumSenders] = split.team_size - 1;
+        w[writer_arg::kIndexBytes] = attributes.indices_format == DataFormat::UInt16 ? 2 : 4;
         writer.runtime_args.emplace_back(split.core(t, 0), std::move(w));
         cached.address_slots.push_back({writer_kernel, t, writer_arg::kXAddr, kX});
         cached.address_slots.push_back({writer_kernel, t, writer_arg::kBiasAddr, kBias});

@@ -12,6 +12,8 @@ inline constexpr uint32_t kTileRows = 32;
 // Limits of the top-k kernel's per-token tables (L1 scratch sized by the factory).
 inline constexpr uint32_t kMaxGroups = 32;
 inline constexpr uint32_t kMaxTopK = 32;
+// Experts uint16 topk_indices can name.
+inline constexpr uint32_t kMaxUInt16Experts = 1u << 16;
 
 // Tensors in io order: the 3 inputs then the 3 outputs.
 enum Io : uint32_t { kX, kGateWeight, kBias, kTopkIndices, kTopkWeights, kGateStatus, kNumIo };
@@ -100,6 +102,7 @@ enum : uint32_t {
     kStatusAddr,   // gate_status
     kStatusPageBytes,
     kNumSenders,  // the team's other cores, whose score tiles this core waits for
+    kIndexBytes,  // 4: topk_indices in uint32, 2: in uint16
     kCount,
 };
 }  // namespace writer_arg
@@ -111,7 +114,7 @@ inline constexpr const char* kCbW = "cb_w";              // gate-weight tiles, t
 inline constexpr const char* kCbScores = "cb_scores";    // sigmoid scores, fp32 tiles, Et per row tile
 inline constexpr const char* kCbBias = "cb_bias";        // writer scratch: the (E,) fp32 bias
 inline constexpr const char* kCbBiased = "cb_biased";    // writer scratch: one token's biased scores
-inline constexpr const char* kCbIndices = "cb_indices";  // writer staging: 32 rows of K uint32
+inline constexpr const char* kCbIndices = "cb_indices";  // writer staging: 32 rows of K ids, one uint32 row
 inline constexpr const char* kCbWeights = "cb_weights";  // writer staging: 32 rows of K bf16
 inline constexpr const char* kCbStatus = "cb_status";    // writer staging: one row of gate_status
 // ranker: the senders' score tiles have landed (one increment per sender)

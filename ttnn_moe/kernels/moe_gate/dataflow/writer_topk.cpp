@@ -1,7 +1,7 @@
 // moe_gate writer: reads this core's row tiles of x into cb_x (gate_x_row_tile.hpp; the next one
 // while the current one is ranked) and computes DeepSeek-V3's group-limited top-k of every token of
 // them, on the scores the compute kernels packed (fp32 tiles, ceil(E/32) per row tile; columns past
-// E unused), then the token's K expert ids and weights to its rows of topk_indices and
+// E unused), then the token's K expert ids (uint32 or uint16) and weights to its rows of topk_indices and
 // topk_weights, and per row tile its gate_status row (the tokens with a NaN among their biased
 // scores; such a token is still routed, NaN ranking first).
 // In a team of several cores (which has one row tile) this core ranks: its own score tiles come from
@@ -46,7 +46,8 @@ constexpr uint32_t kTileBytes = kTileRows * kTileRows * sizeof(float);
 struct Args {
     uint32_t x_addr, inner_tiles, inner_block, bias_addr, indices_addr, weights_addr, status_addr, bias_page,
         indices_page, weights_page, status_page;
-    uint32_t first_row_tile, num_row_tiles, num_tokens, num_experts, num_groups, topk_groups, top_k, num_senders;
+    uint32_t first_row_tile, num_row_tiles, num_tokens, num_experts, num_groups, topk_groups, top_k, num_senders,
+        index_bytes;
     bool normalize;
     float scaling;
 };
@@ -91,6 +92,7 @@ Args read_args() {
     a.normalize = get_arg_val<uint32_t>(writer_arg::kNormalize) != 0;
     a.scaling = from_bits(get_arg_val<uint32_t>(writer_arg::kScalingBits));
     a.num_senders = get_arg_val<uint32_t>(writer_arg::kNumSenders);
+    a.index_bytes = get_arg_val<uint32_t>(writer_arg::kIndexBytes);
     return a;
 }
 
@@ -186,7 +188,8 @@ void write_rows(const Args& a, uint32_t row_tile, uint32_t rows, uint32_t indice
                 uint32_t status_l1, const Indices& indices, const Weights& weights, const Status& status) {
     const uint32_t first_token = row_tile * kTileRows;
     for (uint32_t r = 0; r < rows; ++r) {
-        noc_async_write(indices_l1 + r * a.indices_page, indices.get_noc_addr(first_token + r), a.top_k * 4);
+        noc_async_write(indices_l1 + r * a.indices_page, indices.get_noc_addr(first_token + r),
+                        a.top_k * a.index_bytes);
         noc_async_write(weights_l1 + r * a.weights_page, weights.get_noc_addr(first_token + r), a.top_k * 2);
     }
     noc_async_write(status_l1, status.get_noc_addr(row_tile), kStatusWords * 4);
@@ -212,6 +215,8 @@ void kernel_main() {
     const float* bias = reinterpret_cast<const float*>(get_write_ptr(cb_bias));
     uint32_t* keys = reinterpret_cast<uint32_t*>(get_write_ptr(cb_biased));
     const uint32_t indices_l1 = get_write_ptr(cb_indices), weights_l1 = get_write_ptr(cb_weights);
+    // uint16 ids: a token's are chosen as uint32 past the 32 staged rows, then narrowed into its row.
+    volatile uint32_t* wide_ids = reinterpret_cast<volatile uint32_t*>(indices_l1 + kTileRows * a.indices_page);
     volatile uint32_t* status_row = reinterpret_cast<volatile uint32_t*>(get_write_ptr(cb_status));
     noc_async_read(bias_in.get_noc_addr(0), get_write_ptr(cb_bias), a.num_experts * 4);
     noc_async_read_barrier();
@@ -232,7 +237,9 @@ void kernel_main() {
         const uint32_t scores_l1 = get_read_ptr(cb_scores);
         uint32_t nan_tokens = 0, first_nan_token = kNone, first_nan_expert = kNone;
         for (uint32_t r = 0; r < rows; ++r) {
-            volatile uint32_t* chosen = reinterpret_cast<volatile uint32_t*>(indices_l1 + r * a.indices_page);
+            const uint32_t staged_row = indices_l1 + r * a.indices_page;
+            volatile uint32_t* chosen =
+                a.index_bytes == 4 ? reinterpret_cast<volatile uint32_t*>(staged_row) : wide_ids;
             uint32_t nan_expert = kNone;
             const uint32_t kept = keep_best_groups(a, scores_l1, r, bias, keys, nan_expert);
             if (nan_expert != kNone && nan_tokens++ == 0) {
@@ -242,6 +249,10 @@ void kernel_main() {
             choose_experts(a, kept, keys, chosen);
             weigh_experts(a, scores_l1, r, chosen,
                           reinterpret_cast<volatile uint16_t*>(weights_l1 + r * a.weights_page));
+            if (a.index_bytes == 2) {
+                volatile uint16_t* narrow = reinterpret_cast<volatile uint16_t*>(staged_row);
+                for (uint32_t k = 0; k < a.top_k; ++k) narrow[k] = static_cast<uint16_t>(chosen[k]);
+            }
         }
         cb_pop_front(cb_scores, expert_tiles);
         status_row[kNanTokens] = nan_tokens;

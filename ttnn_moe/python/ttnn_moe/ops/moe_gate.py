@@ -14,12 +14,13 @@ _OP = "moe_gate"
 _FLOAT32_MAX = 3.4028234663852886e38  # the kernels multiply in float32
 # Words of a gate_status row, as the kernel writes them.
 StatusWord = _C.ops.moe_gate.StatusWord
+_INDEX_FORMATS = {"uint32": _C.program.DataFormat.UInt32, "uint16": _C.program.DataFormat.UInt16}
 
 
 class GateOutput(NamedTuple):
     """Each token's K experts and weights, in the layout the dispatch and routing ops take."""
 
-    topk_indices: Any  # (1, T, K) uint32 ROW_MAJOR: global expert ids, best biased score first
+    topk_indices: Any  # (1, T, K) uint32 (or uint16) ROW_MAJOR: global expert ids, best biased score first
     topk_weights: Any  # (1, T, K) bfloat16 ROW_MAJOR
     gate_status: Any  # (ceil(T/32), 3) uint32: a row per 32-token tile, words: StatusWord
 
@@ -34,6 +35,7 @@ def moe_gate(
     top_k: int,
     routed_scaling_factor: float,
     norm_topk_prob: bool = True,
+    indices_dtype: Any = "uint32",
     memory_config: Any = None,
     output_tensors: Any = None,
     strict: bool = True,
@@ -56,6 +58,8 @@ def moe_gate(
     sync, outside the hot path) and raises ValueError naming the first such token; strict=False
     reads nothing back.
 
+    indices_dtype: uint32 (what this suite's ops take) or uint16 (what tt-metal's all_to_all_dispatch
+    takes; E <= 65536), a ttnn dtype or its name.
     output_tensors: preallocated outputs in the order of GateOutput (entries may be None).
     """
     require_int(_OP, "n_group", n_group, minimum=1)
@@ -69,12 +73,16 @@ def moe_gate(
         raise ValueError(
             f"{_OP}: routed_scaling_factor must be in (0, {_FLOAT32_MAX:.6g}] (a float32), got {routed_scaling_factor}"
         )
+    dtype_name = str(getattr(indices_dtype, "name", indices_dtype)).split(".")[-1].lower()
+    if dtype_name not in _INDEX_FORMATS:
+        raise ValueError(f"{_OP}: indices_dtype must be uint32 or uint16, got {indices_dtype!r}")
     attributes = _C.ops.moe_gate.Attributes(
         n_group=n_group,
         topk_group=topk_group,
         top_k=top_k,
         norm_topk_prob=norm_topk_prob,
         routed_scaling_factor=float(routed_scaling_factor),
+        indices_format=_INDEX_FORMATS[dtype_name],
     )
     inputs = {"x": x, "gate_weight": gate_weight, "e_score_correction_bias": e_score_correction_bias}
     result = GateOutput(*launch(_OP, inputs, attributes, memory_config=memory_config, output_tensors=output_tensors))
