@@ -69,7 +69,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const DispatchLine line = dispatch_line(mesh, device);
     const uint32_t line_size = mesh.line_size();
     const uint32_t tokens = attrs.batch * attrs.seq;
-    const uint32_t presence_stride = round_up(tokens * 4, limits.dram_alignment);
+    const uint32_t presence_stride =
+        round_up(presence_row_words(tokens, limits.dram_alignment) * 4, limits.dram_alignment);
     const uint32_t chunks = (s.hidden + kTileElements - 1) / kTileElements;
 
     const uint32_t num_c = num_cores(attrs, limits);
@@ -91,7 +92,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                      cores,
                      {CBFormatDescriptor{kCbOut, attrs.output_dtype, kTileElements * element_bytes(attrs.output_dtype),
                                          std::nullopt}}},
-        // D presence rows, and one page read in while they are merged
+        // D presence rows of a window of tokens, and one page window read in while they are merged
         scratch_cb(cores, kCbPresence, DataFormat::UInt32, (line_size + 1) * presence_stride),
         scratch_cb(cores, kCbStage, DataFormat::UInt32, std::max(kStageBytes, kSlotBatch * limits.dram_alignment)),
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),

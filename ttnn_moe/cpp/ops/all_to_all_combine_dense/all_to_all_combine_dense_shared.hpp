@@ -40,7 +40,7 @@ enum : uint32_t {
     kMaxPacketPayload,    // bytes per fabric packet
     kOutputIsFp32,        // 1: float32 output, 0: bfloat16
     kReturnPartials,      // 1: absent partial rows are written as zeros
-    kPresenceStride,      // bytes between the presence rows in L1
+    kPresenceStride,      // bytes between the presence rows in L1 (presence_row_words, aligned)
     kNumLinks,            // L: fabric links per direction, dealt out over the cores (core_links)
     kCore,                // c: this core's index; it sends slot share c and sums token share c
     kNumCores,            // C
@@ -87,7 +87,7 @@ inline constexpr const char* kCbPartial = "cb_partial";               // a token
 inline constexpr const char* kCbAcc = "cb_acc";                       // fp32 accumulator (compute)
 inline constexpr const char* kCbOut = "cb_out";                       // a token's summed chunks, compute -> dataflow
 inline constexpr const char* kCbCount = "cb_count";                   // partials per chunk of the next token
-inline constexpr const char* kCbPresence = "cb_presence";             // D presence rows (dataflow scratch)
+inline constexpr const char* kCbPresence = "cb_presence";             // D + 1 presence rows of a window
 inline constexpr const char* kCbStage = "cb_stage";                   // staging of small reads and writes
 inline constexpr const char* kCbHeaders = "cb_headers";               // the fabric packet header
 inline constexpr const char* kSemInit = "sem_init";                   // peers running this program
@@ -111,6 +111,27 @@ inline constexpr uint32_t core_first_link(uint32_t c, uint32_t links, uint32_t c
 inline constexpr uint32_t share_start(uint32_t c, uint32_t n, uint32_t cores) {
     const uint32_t start = c * ((n + cores - 1) / cores);
     return start < n ? start : n;
+}
+
+// Presence: which tokens each line position sent. A core's presence rows in L1 cover one window of
+// at most kPresenceWindowTokens tokens, so their L1 does not grow with T. Up to one window of tokens
+// (T <= kPresenceWindowTokens) a sender marks its rows in L1 and sends them whole; above it, it
+// marks its outgoing pages in DRAM (the presence tensor's second half) and sends them a window at a
+// time. Receivers read the pages of their token share a window at a time. A multiple of 16 tokens,
+// so every window starts on a 64-byte boundary of its page.
+inline constexpr uint32_t kPresenceWindowTokens = 1024;
+inline constexpr bool presence_windowed(uint32_t num_tokens) {
+    return num_tokens > kPresenceWindowTokens;
+}
+// Presence pages: (position, link) of every sender core into this device, then with windows this
+// device's outgoing pages laid out alike.
+inline constexpr uint32_t presence_pages(uint32_t line_size, uint32_t links, uint32_t num_tokens) {
+    return line_size * links * (presence_windowed(num_tokens) ? 2 : 1);
+}
+// Words of an L1 presence row: a window, and room for a read that starts at the DRAM-aligned
+// token below the window's first.
+inline constexpr uint32_t presence_row_words(uint32_t num_tokens, uint32_t dram_alignment) {
+    return (num_tokens < kPresenceWindowTokens ? num_tokens : kPresenceWindowTokens) + dram_alignment / 4;
 }
 
 // Staging of num_slots or the status record.
