@@ -27,9 +27,10 @@ inline constexpr uint32_t kTileElements = 1024;
 // compile-time args and its address runtime args [0, kNumIo) come in this order.
 enum Io : uint32_t { kReduced, kSlotSource, kNumSlots, kOutput, kPartials, kPresence, kStatus, kNumIo };
 
-// Runtime args of the dataflow kernel (one on each of the C cores (0, 0) .. (C - 1, 0)), after the
-// addresses; the route words of the D line positions (common_shared.hpp) start at kRoutes, then the
-// NOC (x, y) of the C cores, then the fabric connection block (this core's links) the host appends.
+// Runtime args of the dataflow kernel (one on each of the S cores, the first C of them (0, 0) ..
+// (C - 1, 0) the senders), after the addresses; the route words of the D line positions
+// (common_shared.hpp) start at kRoutes, then the NOC (x, y) of the S cores, then on a sender the
+// fabric connection block (this core's links) the host appends.
 namespace dataflow_arg {
 enum : uint32_t {
     kNumTokens = kNumIo,  // T = B*S
@@ -42,8 +43,9 @@ enum : uint32_t {
     kReturnPartials,      // 1: absent partial rows are written as zeros
     kPresenceStride,      // bytes between the presence rows in L1 (presence_row_words, aligned)
     kNumLinks,            // L: fabric links per direction, dealt out over the cores (core_links)
-    kCore,                // c: this core's index; it sends slot share c and sums token share c
-    kNumCores,            // C
+    kCore,                // c: this core's index; a sender (c < C) sends slot share c; every core sums token share c
+    kNumCores,            // C: the senders, one per block of links
+    kNumSumCores,         // S >= C: the cores summing a share of the tokens each
     kRoutes,
 };
 }  // namespace dataflow_arg
@@ -107,6 +109,11 @@ inline constexpr uint32_t core_links(uint32_t c, uint32_t links, uint32_t cores)
 inline constexpr uint32_t core_first_link(uint32_t c, uint32_t links, uint32_t cores) {
     return c * (links / cores) + (c < links % cores ? c : links % cores);
 }
+// Cores summing the received partials: the senders and, up to this many in all, cores that only sum
+// (the sum starts once the last row has landed: on the senders alone it took a third of a prefill's
+// combine). 12 cores on each of QUAD's 128 devices leave room in the emulator's 2048 L1 slots.
+inline constexpr uint32_t kMaxSumCores = 12;
+
 // Start of share c when n items are split over C cores (ceil(n / C) each, the last ones short).
 inline constexpr uint32_t share_start(uint32_t c, uint32_t n, uint32_t cores) {
     const uint32_t start = c * ((n + cores - 1) / cores);

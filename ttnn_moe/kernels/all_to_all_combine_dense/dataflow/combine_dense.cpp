@@ -1,5 +1,6 @@
-// all_to_all_combine_dense: this data-movement kernel runs on each of the C cores (0, 0) ..
-// (C - 1, 0) of a device, core c with its own block of the fabric links.
+// all_to_all_combine_dense: this data-movement kernel runs on each of the S cores of a device. The
+// first C, (0, 0) .. (C - 1, 0), are the senders, core c with its own block of the fabric links,
+// and run steps 1 to 4; the others only sum (step 4) once every sender has signalled sem_ready.
 //
 // 1. Line barrier with core c of every peer (every member runs this program before remote
 //    writes start).
@@ -14,7 +15,7 @@
 //    take turns on the core's links); above one window, a window at a time read back from DRAM.
 //    Once core c of every peer has signalled, and this core's own rows and presence page have
 //    landed, the core records its status in core 0's cb_status and increments sem_ready on every
-//    core: at C, every row sent to this device has landed.
+//    one of the S cores: at C, every row sent to this device has landed.
 // 4. For each window of core c's share of the tokens, the core merges the presence pages of every
 //    (position, core) for it into its presence rows; then for each token: feed the partials[q, t] that
 //    arrived, in ascending q, to the compute kernel (sum_partials.cpp: fp32
@@ -65,10 +66,11 @@ struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, hidden, line_size, position, capacity, max_payload;
     bool output_is_fp32, return_partials;
-    uint32_t presence_stride, num_links, core, num_cores;
+    uint32_t presence_stride, num_links, core, num_cores, num_sum_cores;
     uint32_t route_arg() const { return dataflow_arg::kRoutes; }
     uint32_t core_noc_arg() const { return dataflow_arg::kRoutes + moe_fabric::kRouteWordsPerPosition * line_size; }
-    uint32_t connection_arg() const { return core_noc_arg() + 2 * num_cores; }
+    uint32_t connection_arg() const { return core_noc_arg() + 2 * num_sum_cores; }
+    bool sender() const { return core < num_cores; }
     uint32_t core_links() const {
         return ttnn_moe::all_to_all_combine_dense_shared::core_links(core, num_links, num_cores);
     }
@@ -104,6 +106,7 @@ Args read_args() {
     a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
     a.core = get_arg_val<uint32_t>(dataflow_arg::kCore);
     a.num_cores = get_arg_val<uint32_t>(dataflow_arg::kNumCores);
+    a.num_sum_cores = get_arg_val<uint32_t>(dataflow_arg::kNumSumCores);
     return a;
 }
 
@@ -326,9 +329,14 @@ void exchange_presence(const Args& a, const Scratch& s, FabricLine& line) {
     moe_fabric::wait_for_line(line, sem_partials, packets + line.num_links() - 1);
 }
 
-// This core's status record into slot `core` of core 0's cb_status, then sem_ready on every core:
-// this core's own rows, its presence pages and everything core c of the peers sent have landed.
-// Returns once every core has done so (everything sent to this device has landed).
+// Until every sender's received rows have landed (sem_ready at C).
+void wait_for_senders(const Args& a) {
+    noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_ready)), a.num_cores);
+}
+
+// This core's status record into slot `core` of core 0's cb_status, then sem_ready on every one of
+// the S cores: this core's own rows, its presence pages and everything core c of the peers sent have
+// landed. Returns once every sender has done so (everything sent to this device has landed).
 void signal_ready(const Args& a, const Scratch& s, const uint32_t* status) {
     const uint32_t slot = s.status + a.core * kStageBytes;
     for (uint32_t w = 0; w < kStatusWords; ++w) moe_kernel::words(slot)[w] = status[w];
@@ -336,14 +344,14 @@ void signal_ready(const Args& a, const Scratch& s, const uint32_t* status) {
         noc_async_write(slot, a.core_noc_addr(0, slot), kStatusWords * 4);
         noc_async_write_barrier();
     }
-    for (uint32_t c = 0; c < a.num_cores; ++c) {
+    for (uint32_t c = 0; c < a.num_sum_cores; ++c) {
         if (c == a.core) {
             noc_semaphore_inc(get_noc_addr(get_semaphore(sem_ready)), 1);
         } else {
             noc_semaphore_inc(a.core_noc_addr(c, get_semaphore(sem_ready)), 1);
         }
     }
-    noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_ready)), a.num_cores);
+    wait_for_senders(a);
 }
 
 // Presence rows of the received partials of tokens [first, end) (at most one window): row q is the
@@ -469,8 +477,8 @@ void write_token_sum(const Args& a, const Output& output, uint32_t t) {
 void sum_received_partials(const Args& a, Scratch& s) {
     const auto partials = tensor<kPartials>(a);
     const auto output = tensor<kOutput>(a);
-    const uint32_t first = share_start(a.core, a.num_tokens, a.num_cores);
-    const uint32_t end = share_start(a.core + 1, a.num_tokens, a.num_cores);
+    const uint32_t first = share_start(a.core, a.num_tokens, a.num_sum_cores);
+    const uint32_t end = share_start(a.core + 1, a.num_tokens, a.num_sum_cores);
     moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // a zero row, for absent partials
     for (uint32_t t = first; t <= end; ++t) {
         if (t < end) {
@@ -490,6 +498,11 @@ void sum_received_partials(const Args& a, Scratch& s) {
 void kernel_main() {
     const Args args = read_args();
     Scratch scratch = reserve_scratch(args);
+    if (!args.sender()) {
+        wait_for_senders(args);
+        sum_received_partials(args, scratch);
+        return;
+    }
     FabricLine line(args.line_size, args.position, args.core_links(), args.route_arg(), scratch.headers,
                     args.max_payload);
     line.open(args.connection_arg());
