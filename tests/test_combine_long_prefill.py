@@ -34,7 +34,7 @@ def line_slots(line: int, tokens: int, density: float, seed: int) -> list[torch.
     return holders
 
 
-def run_combine(line: int, tokens: int, density: float, *, links: int = 1, seed: int = 0):
+def run_combine(line: int, tokens: int, density: float, *, links: int = 1, seed: int = 0, hidden: int = HIDDEN):
     """Combine of random rows on a 1 x `line` mesh (dispatch along axis 1) with `links` cores and
     links; returns (float32 output, bfloat16 output, golden, the DRAM traffic of each device's
     presence buffer, slots)."""
@@ -46,7 +46,7 @@ def run_combine(line: int, tokens: int, density: float, *, links: int = 1, seed:
     sources = [torch.cat([u, torch.zeros(capacity - u.shape[0], 2, dtype=torch.int32)]) for u in used]
     counts = [torch.tensor([u.shape[0]], dtype=torch.int32) for u in used]
     g = torch.Generator().manual_seed(seed + 1)
-    reduced = [torch.randn(capacity, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(line)]
+    reduced = [torch.randn(capacity, hidden, generator=g).to(torch.bfloat16) for _ in range(line)]
     handle = DispatchHandle(
         slot_source=from_shards(sources, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
         num_slots=from_shards(counts, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
@@ -160,3 +160,13 @@ def test_l1_does_not_grow_with_the_tokens_on_a_16_device_line():
     assert sum(prefill.values()) <= L1_BUDGET
     presence_cb = 3  # cb_presence: 17 rows of a window and the 8-token alignment slack
     assert prefill[presence_cb] == 17 * (WINDOW + 8) * 4
+
+
+def test_a_32_device_line_at_full_h_fits_with_one_token_of_partials():
+    # 2 x 32 x 7 pages of 2 KiB would not fit with the rest: one token's block is read at a time.
+    partial_cb = 1
+    assert combine_program_cbs(32, PREFILL, 7168)[partial_cb] == 32 * 7 * 2048
+    assert sum(combine_program_cbs(32, PREFILL, 7168).values()) <= L1_BUDGET
+    assert combine_program_cbs(16, PREFILL, 7168)[partial_cb] == 2 * 16 * 7 * 2048
+    got32, got16, want, _, _ = run_combine(32, 6, 0.3, seed=32, hidden=7168)
+    check_exact(got32, got16, want)

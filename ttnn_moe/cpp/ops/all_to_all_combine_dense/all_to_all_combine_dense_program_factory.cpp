@@ -80,6 +80,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const uint32_t presence_stride =
         round_up(presence_row_words(tokens, limits.dram_alignment) * 4, limits.dram_alignment);
     const uint32_t chunks = (s.hidden + kTileElements - 1) / kTileElements;
+    // A token's partial row chunks, line_size pages per chunk.
+    const uint32_t token_block_bytes = line_size * chunks * kTileElements * 2;
 
     const uint32_t num_c = num_cores(attrs, limits);
     const uint32_t num_s = num_sum_cores(attrs, limits);
@@ -89,10 +91,10 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     program.cbs = {
         // two reduced rows: one is read while the other is sent
         scratch_cb(cores, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
-        // a token's partial row chunks (line_size pages per chunk) fed to the compute
-        // kernel, double-buffered: the next token's are read while it sums one; its fp32
+        // a token's partial row chunks fed to the compute kernel, double-buffered: the next
+        // token's are read while it sums one (single-buffered below when L1 is short); its fp32
         // accumulator and a token's summed chunks
-        CBDescriptor{2 * line_size * chunks * kTileElements * 2,
+        CBDescriptor{2 * token_block_bytes,
                      cores,
                      {CBFormatDescriptor{kCbPartial, DataFormat::Float16_b, kTileElements * 2, std::nullopt}}},
         CBDescriptor{kTileElements * 4,
@@ -115,6 +117,14 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
+    if (l1_bytes > kL1BudgetBytes) {
+        // Long lines at a large H (32 devices at H = 7168): one token's block, each token's reads then
+        // waiting for the previous token's sum.
+        for (auto& cb : program.cbs) {
+            if (cb.format_descriptors.front().buffer_index == kCbPartial) cb.total_size = token_block_bytes;
+        }
+        l1_bytes -= token_block_bytes;
+    }
     check_l1_budget(
         kOpName, l1_bytes,
         "T=" + std::to_string(tokens) + ", H=" + std::to_string(s.hidden) + ", D=" + std::to_string(line_size));
