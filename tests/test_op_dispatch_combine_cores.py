@@ -107,3 +107,29 @@ def test_combine_merges_every_cores_status_record():
     none = 0xFFFFFFFF
     assert records[5] == [2, 3, 0, 0, 0, 0, 0, 0]
     assert all(r == [0, none, 0, 0, 0, 0, 0, 0] for d, r in enumerate(records) if d != 5)
+
+
+def test_cores_past_the_senders_sum_a_share_of_the_tokens():
+    # A 4x4 grid and 2 links: cores (0, 0) and (1, 0) send, and 12 cores (rows 0 to 2) sum 37 tokens
+    # in shares of 4 (cores 0 to 8), 1 (core 9) and none (cores 10 and 11).
+    shape, axis = (4, 2), 0
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", 1, 37, seed=24)
+    mesh = emu.open_mesh_device(emu.MeshShape(*shape), grid=(4, 4))
+    mesh._mesh.fabric_topology = TOPOLOGY["Linear"]
+    out = ttnn_moe.all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis, num_links=2)
+    capacity = out.tokens.shape[0]
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=capacity)
+    g = torch.Generator().manual_seed(6)
+    reduced = [torch.randn(capacity, HIDDEN, generator=g).to(torch.bfloat16) for _ in xs]
+    want = golden.all_to_all_combine_dense(
+        reduced, [e.slot_source for e in expected], [e.num_slots for e in expected], shape, axis, 1, 37
+    )
+    reduced_mesh = from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
+    combined = ttnn_moe.all_to_all_combine_dense(reduced_mesh, out.handle, output_dtype="float32")
+    counters = emu.last_run_counters()
+    assert payload_links_by_core(counters) == {(0, 0): {0}, (1, 0): {1}}
+    for device in counters["devices"].values():
+        summing = {tuple(s["core"]) for s in device["timing"]["riscs"] if s["risc"] == "TRISC0"}
+        assert len(summing) == 12
+    for d, got in enumerate(device_shards(combined.output)):
+        assert torch.equal(got, want[d]), f"device {d}"

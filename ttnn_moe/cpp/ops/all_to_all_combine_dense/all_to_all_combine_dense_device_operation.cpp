@@ -67,7 +67,9 @@ std::vector<TensorArg> output_specs(const std::vector<TensorArg>& inputs, const 
         attrs.unit_dim ? row_major_spec({attrs.batch, attrs.seq, 1, s.hidden}, attrs.output_dtype)
                        : row_major_spec({attrs.batch, attrs.seq, s.hidden}, attrs.output_dtype),
         row_major_spec({line, attrs.batch, attrs.seq, s.hidden}, DataFormat::Float16_b),
-        row_major_spec({line * attrs.num_links, attrs.batch * attrs.seq}, DataFormat::UInt32),
+        row_major_spec(
+            {shared::presence_pages(line, attrs.num_links, attrs.batch * attrs.seq), attrs.batch * attrs.seq},
+            DataFormat::UInt32),
         row_major_spec({1, shared::kStatusWords}, DataFormat::UInt32),
     };
 }

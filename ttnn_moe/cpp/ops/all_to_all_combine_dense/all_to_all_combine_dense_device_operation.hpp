@@ -9,8 +9,9 @@
 //     ascending position (bitwise reproducible),
 //   partials (D, B, S, H) bf16: the rows received from each position (zero rows where a
 //     position sent nothing when return_partials is set, unspecified otherwise),
-//   presence (D*L, B*S) uint32 scratch: page q*L + (first link of core c) is 1 where core c of
-//     position q sent token t,
+//   presence (D*L, B*S) uint32 scratch, (2*D*L, B*S) above one presence window of tokens: page
+//     q*L + (first link of core c) is 1 where core c of position q sent token t; the second half
+//     holds, laid out alike, what this device's cores send (shared::presence_pages),
 //   combine_status (1, kStatusWords) uint32 (see StatusWord)
 #pragma once
 

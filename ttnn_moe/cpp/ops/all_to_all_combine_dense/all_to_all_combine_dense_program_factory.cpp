@@ -1,11 +1,12 @@
-// Program of all_to_all_combine_dense on one device, spread over the cores (0, 0) .. (C - 1, 0),
-// C = min(num_links, grid width), each with its own block of the fabric links. On every core a
+// Program of all_to_all_combine_dense on one device, spread over S cores: the senders (0, 0) ..
+// (C - 1, 0), C = min(num_links, grid width), each with its own block of the fabric links, and up
+// to kMaxSumCores in all (the first cores of the grid, row by row) that sum. On every sender a
 // data-movement kernel sends its share of the used slot rows to (source position, token) of the
 // partials buffer on their source devices and tells each peer which tokens it sent (one presence
-// page per peer and core); once every core's received rows have landed it feeds the partials of
-// its share of the tokens, in ascending source position, to a compute kernel that sums them with
-// fp32 accumulation, and writes the sums back; a partial reader on the core's other data-movement
-// RISC reads half of them.
+// page per peer and sender); once every sender's received rows have landed, every core feeds the
+// partials of its share of the tokens, in ascending source position, to a compute kernel that sums
+// them with fp32 accumulation, and writes the sums back; a partial reader on the core's other
+// data-movement RISC reads half of them.
 #include <algorithm>
 
 #include "ops/all_to_all_combine_dense/all_to_all_combine_dense_device_operation.hpp"
@@ -47,6 +48,13 @@ uint32_t num_cores(const Attributes& attrs, const program::DeviceLimits& limits)
     return std::max(1u, std::min(attrs.num_links, limits.grid.x));
 }
 
+namespace {
+// S: the senders and the cores that only sum, kMaxSumCores at most as far as the grid reaches.
+uint32_t num_sum_cores(const Attributes& attrs, const program::DeviceLimits& limits) {
+    return std::max(num_cores(attrs, limits), std::min(kMaxSumCores, limits.grid.x * limits.grid.y));
+}
+}  // namespace
+
 std::vector<FabricWorker> fabric_workers(const Attributes& attrs, const program::DeviceLimits& limits) {
     const uint32_t cores = num_cores(attrs, limits);
     std::vector<FabricWorker> workers;
@@ -69,19 +77,24 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const DispatchLine line = dispatch_line(mesh, device);
     const uint32_t line_size = mesh.line_size();
     const uint32_t tokens = attrs.batch * attrs.seq;
-    const uint32_t presence_stride = round_up(tokens * 4, limits.dram_alignment);
+    const uint32_t presence_stride =
+        round_up(presence_row_words(tokens, limits.dram_alignment) * 4, limits.dram_alignment);
     const uint32_t chunks = (s.hidden + kTileElements - 1) / kTileElements;
+    // A token's partial row chunks, line_size pages per chunk.
+    const uint32_t token_block_bytes = line_size * chunks * kTileElements * 2;
 
     const uint32_t num_c = num_cores(attrs, limits);
-    const CoreRangeSet cores{{CoreRange{CoreCoord{0, 0}, CoreCoord{num_c - 1, 0}}}};
+    const uint32_t num_s = num_sum_cores(attrs, limits);
+    const CoreSelection selection = first_cores(limits.grid, num_s);  // the senders first: (c, 0), c < C
+    const CoreRangeSet& cores = selection.ranges;
     ProgramDescriptor program;
     program.cbs = {
         // two reduced rows: one is read while the other is sent
         scratch_cb(cores, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
-        // a token's partial row chunks (line_size pages per chunk) fed to the compute
-        // kernel, double-buffered: the next token's are read while it sums one; its fp32
+        // a token's partial row chunks fed to the compute kernel, double-buffered: the next
+        // token's are read while it sums one (single-buffered below when L1 is short); its fp32
         // accumulator and a token's summed chunks
-        CBDescriptor{2 * line_size * chunks * kTileElements * 2,
+        CBDescriptor{2 * token_block_bytes,
                      cores,
                      {CBFormatDescriptor{kCbPartial, DataFormat::Float16_b, kTileElements * 2, std::nullopt}}},
         CBDescriptor{kTileElements * 4,
@@ -91,7 +104,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                      cores,
                      {CBFormatDescriptor{kCbOut, attrs.output_dtype, kTileElements * element_bytes(attrs.output_dtype),
                                          std::nullopt}}},
-        // D presence rows, and one page read in while they are merged
+        // D presence rows of a window of tokens, and one page window read in while they are merged
         scratch_cb(cores, kCbPresence, DataFormat::UInt32, (line_size + 1) * presence_stride),
         scratch_cb(cores, kCbStage, DataFormat::UInt32, std::max(kStageBytes, kSlotBatch * limits.dram_alignment)),
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
@@ -104,6 +117,14 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     uint32_t l1_bytes = 0;
     for (const auto& cb : program.cbs) l1_bytes += cb.total_size;
+    if (l1_bytes > kL1BudgetBytes) {
+        // Long lines at a large H (32 devices at H = 7168): one token's block, each token's reads then
+        // waiting for the previous token's sum.
+        for (auto& cb : program.cbs) {
+            if (cb.format_descriptors.front().buffer_index == kCbPartial) cb.total_size = token_block_bytes;
+        }
+        l1_bytes -= token_block_bytes;
+    }
     check_l1_budget(
         kOpName, l1_bytes,
         "T=" + std::to_string(tokens) + ", H=" + std::to_string(s.hidden) + ", D=" + std::to_string(line_size));
@@ -142,15 +163,15 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                                       {named_arg::kSemHandoffReady, kSemHandoffReady},
                                       {named_arg::kSemHandoffDone, kSemHandoffDone}};
     reader.config = ReaderConfigDescriptor{};
-    for (uint32_t c = 0; c < num_c; ++c) {
+    for (uint32_t c = 0; c < num_s; ++c) {
         std::vector<uint32_t> reader_args(reader_arg::kCount);
         reader_args[reader_arg::kPartialsAddress] = io[kPartials].address;
         reader_args[reader_arg::kNumTokens] = tokens;
-        reader_args[reader_arg::kFirstToken] = share_start(c, tokens, num_c);
-        reader_args[reader_arg::kEndToken] = share_start(c + 1, tokens, num_c);
+        reader_args[reader_arg::kFirstToken] = share_start(c, tokens, num_s);
+        reader_args[reader_arg::kEndToken] = share_start(c + 1, tokens, num_s);
         reader_args[reader_arg::kHidden] = s.hidden;
         reader_args[reader_arg::kLineSize] = line_size;
-        reader.runtime_args.emplace_back(CoreCoord{c, 0}, std::move(reader_args));
+        reader.runtime_args.emplace_back(selection.cores[c], std::move(reader_args));
     }
 
     KernelDescriptor sum;
@@ -164,16 +185,16 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     sum_config.math_fidelity = MathFidelity::HiFi4;
     sum_config.fp32_dest_acc_en = true;
     sum.config = sum_config;
-    for (uint32_t c = 0; c < num_c; ++c) {
+    for (uint32_t c = 0; c < num_s; ++c) {
         std::vector<uint32_t> sum_args(compute_arg::kCount);
-        sum_args[compute_arg::kNumTokens] = share_start(c + 1, tokens, num_c) - share_start(c, tokens, num_c);
+        sum_args[compute_arg::kNumTokens] = share_start(c + 1, tokens, num_s) - share_start(c, tokens, num_s);
         sum_args[compute_arg::kNumChunks] = chunks;
         sum_args[compute_arg::kLineSize] = line_size;
-        sum.runtime_args.emplace_back(CoreCoord{c, 0}, std::move(sum_args));
+        sum.runtime_args.emplace_back(selection.cores[c], std::move(sum_args));
     }
 
     CachedProgram cached;
-    for (uint32_t c = 0; c < num_c; ++c) {
+    for (uint32_t c = 0; c < num_s; ++c) {
         std::vector<uint32_t> args(dataflow_arg::kRoutes);
         for (uint32_t i = 0; i < kNumIo; ++i) {
             cached.address_slots.push_back({kDataflowKernel, c, i, i});
@@ -191,13 +212,14 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         args[dataflow_arg::kNumLinks] = attrs.num_links;
         args[dataflow_arg::kCore] = c;
         args[dataflow_arg::kNumCores] = num_c;
+        args[dataflow_arg::kNumSumCores] = num_s;
         append_route_args(mesh, line, fabric_node_ids, args);
-        for (uint32_t other = 0; other < num_c; ++other) {
-            const CoreCoord noc = num_c > 1 ? limits.noc_core(kOpName, {other, 0}) : CoreCoord{0, 0};
+        for (uint32_t other = 0; other < num_s; ++other) {
+            const CoreCoord noc = num_s > 1 ? limits.noc_core(kOpName, selection.cores[other]) : CoreCoord{0, 0};
             args.push_back(noc.x);
             args.push_back(noc.y);
         }
-        kernel.runtime_args.emplace_back(CoreCoord{c, 0}, std::move(args));
+        kernel.runtime_args.emplace_back(selection.cores[c], std::move(args));
         cached.address_slots.push_back({kReaderKernel, c, reader_arg::kPartialsAddress, kPartials});
     }
     program.kernels.push_back(std::move(kernel));

@@ -13,14 +13,15 @@ void bind(py::module_& ops) {
     auto m = ops.def_submodule("all_to_all_combine_dense", R"doc(all_to_all_combine_dense's device operation.
 
 inputs: [reduced (capacity, H) bfloat16, slot_source (capacity, 2) uint32, num_slots (1,) uint32], ROW_MAJOR;
-outputs per device: output (B, S, H) or (B, S, 1, H) bfloat16 or float32, partials (D, B, S, H) bfloat16, presence (D, B*S)
-uint32 (scratch), combine_status (1, STATUS_WORDS) uint32 indexed by StatusWord.)doc");
+outputs per device: output (B, S, H) or (B, S, 1, H) bfloat16 or float32, partials (D, B, S, H) bfloat16, presence (D*L or 2*D*L,
+B*S) uint32 (scratch), combine_status (1, STATUS_WORDS) uint32 indexed by StatusWord.)doc");
     py::enum_<shared::StatusWord>(m, "StatusWord", py::arithmetic(), "Words of the combine_status record.")
         .value("kBadSlots", shared::kBadSlots)
         .value("kFirstBadSlot", shared::kFirstBadSlot)
         .value("kNumSlotsClamped", shared::kNumSlotsClamped)
         .value("kNumSlotsRead", shared::kNumSlotsRead);
     m.attr("STATUS_WORDS") = shared::kStatusWords;
+    m.attr("PRESENCE_WINDOW_TOKENS") = shared::kPresenceWindowTokens;
     py::class_<Attributes>(m, "Attributes")
         .def(py::init([](uint32_t cluster_axis, uint32_t batch, uint32_t seq, program::DataFormat output_dtype,
                          bool unit_dim, bool return_partials, uint32_t num_links) {

@@ -27,9 +27,10 @@ inline constexpr uint32_t kTileElements = 1024;
 // compile-time args and its address runtime args [0, kNumIo) come in this order.
 enum Io : uint32_t { kReduced, kSlotSource, kNumSlots, kOutput, kPartials, kPresence, kStatus, kNumIo };
 
-// Runtime args of the dataflow kernel (one on each of the C cores (0, 0) .. (C - 1, 0)), after the
-// addresses; the route words of the D line positions (common_shared.hpp) start at kRoutes, then the
-// NOC (x, y) of the C cores, then the fabric connection block (this core's links) the host appends.
+// Runtime args of the dataflow kernel (one on each of the S cores, the first C of them (0, 0) ..
+// (C - 1, 0) the senders), after the addresses; the route words of the D line positions
+// (common_shared.hpp) start at kRoutes, then the NOC (x, y) of the S cores, then on a sender the
+// fabric connection block (this core's links) the host appends.
 namespace dataflow_arg {
 enum : uint32_t {
     kNumTokens = kNumIo,  // T = B*S
@@ -40,10 +41,11 @@ enum : uint32_t {
     kMaxPacketPayload,    // bytes per fabric packet
     kOutputIsFp32,        // 1: float32 output, 0: bfloat16
     kReturnPartials,      // 1: absent partial rows are written as zeros
-    kPresenceStride,      // bytes between the presence rows in L1
+    kPresenceStride,      // bytes between the presence rows in L1 (presence_row_words, aligned)
     kNumLinks,            // L: fabric links per direction, dealt out over the cores (core_links)
-    kCore,                // c: this core's index; it sends slot share c and sums token share c
-    kNumCores,            // C
+    kCore,                // c: this core's index; a sender (c < C) sends slot share c; every core sums token share c
+    kNumCores,            // C: the senders, one per block of links
+    kNumSumCores,         // S >= C: the cores summing a share of the tokens each
     kRoutes,
 };
 }  // namespace dataflow_arg
@@ -87,7 +89,7 @@ inline constexpr const char* kCbPartial = "cb_partial";               // a token
 inline constexpr const char* kCbAcc = "cb_acc";                       // fp32 accumulator (compute)
 inline constexpr const char* kCbOut = "cb_out";                       // a token's summed chunks, compute -> dataflow
 inline constexpr const char* kCbCount = "cb_count";                   // partials per chunk of the next token
-inline constexpr const char* kCbPresence = "cb_presence";             // D presence rows (dataflow scratch)
+inline constexpr const char* kCbPresence = "cb_presence";             // D + 1 presence rows of a window
 inline constexpr const char* kCbStage = "cb_stage";                   // staging of small reads and writes
 inline constexpr const char* kCbHeaders = "cb_headers";               // the fabric packet header
 inline constexpr const char* kSemInit = "sem_init";                   // peers running this program
@@ -107,10 +109,36 @@ inline constexpr uint32_t core_links(uint32_t c, uint32_t links, uint32_t cores)
 inline constexpr uint32_t core_first_link(uint32_t c, uint32_t links, uint32_t cores) {
     return c * (links / cores) + (c < links % cores ? c : links % cores);
 }
+// Cores summing the received partials: the senders and, up to this many in all, cores that only sum
+// (the sum starts once the last row has landed: on the senders alone it took a third of a prefill's
+// combine). 12 cores on each of QUAD's 128 devices leave room in the emulator's 2048 L1 slots.
+inline constexpr uint32_t kMaxSumCores = 12;
+
 // Start of share c when n items are split over C cores (ceil(n / C) each, the last ones short).
 inline constexpr uint32_t share_start(uint32_t c, uint32_t n, uint32_t cores) {
     const uint32_t start = c * ((n + cores - 1) / cores);
     return start < n ? start : n;
+}
+
+// Presence: which tokens each line position sent. A core's presence rows in L1 cover one window of
+// at most kPresenceWindowTokens tokens, so their L1 does not grow with T. Up to one window of tokens
+// (T <= kPresenceWindowTokens) a sender marks its rows in L1 and sends them whole; above it, it
+// marks its outgoing pages in DRAM (the presence tensor's second half) and sends them a window at a
+// time. Receivers read the pages of their token share a window at a time. A multiple of 16 tokens,
+// so every window starts on a 64-byte boundary of its page.
+inline constexpr uint32_t kPresenceWindowTokens = 1024;
+inline constexpr bool presence_windowed(uint32_t num_tokens) {
+    return num_tokens > kPresenceWindowTokens;
+}
+// Presence pages: (position, link) of every sender core into this device, then with windows this
+// device's outgoing pages laid out alike.
+inline constexpr uint32_t presence_pages(uint32_t line_size, uint32_t links, uint32_t num_tokens) {
+    return line_size * links * (presence_windowed(num_tokens) ? 2 : 1);
+}
+// Words of an L1 presence row: a window, and room for a read that starts at the DRAM-aligned
+// token below the window's first.
+inline constexpr uint32_t presence_row_words(uint32_t num_tokens, uint32_t dram_alignment) {
+    return (num_tokens < kPresenceWindowTokens ? num_tokens : kPresenceWindowTokens) + dram_alignment / 4;
 }
 
 // Staging of num_slots or the status record.

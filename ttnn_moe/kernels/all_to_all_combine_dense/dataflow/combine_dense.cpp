@@ -1,20 +1,23 @@
-// all_to_all_combine_dense: this data-movement kernel runs on each of the C cores (0, 0) ..
-// (C - 1, 0) of a device, core c with its own block of the fabric links.
+// all_to_all_combine_dense: this data-movement kernel runs on each of the S cores of a device. The
+// first C, (0, 0) .. (C - 1, 0), are the senders, core c with its own block of the fabric links,
+// and run steps 1 to 4; the others only sum (step 4) once every sender has signalled sem_ready.
 //
 // 1. Line barrier with core c of every peer (every member runs this program before remote
 //    writes start).
 // 2. Each used slot s of core c's share of [0, num_slots): slot_source[s] = (q, t); the reduced
 //    row goes to partials[position, t] on the device at position q (NOC when q is this
-//    device, fabric otherwise), and presence[q][t] is set in L1. slot_source is
-//    read kSlotBatch entries at a time; each row is read while the previous one is sent.
+//    device, fabric otherwise), and presence[q][t] is set: in L1 when T fits one presence window,
+//    else in this core's outgoing presence page for q in DRAM. slot_source is read kSlotBatch
+//    entries at a time; each row is read while the previous one is sent.
 // 3. Presence row q goes to presence page position * L + (core c's first link) on device q as
 //    fused write + increment packets on the core's first link (once they land, so has every row
 //    sent on it) to core c there, after a flushed increment on each of its other links (slots
-//    take turns on the core's links). Once core c of every peer has signalled, and this core's
-//    own rows and presence page have landed, the core records its status in core 0's cb_status
-//    and increments sem_ready on every core: at C, every row sent to this device has landed.
-//    Each core then merges the presence pages of every (position, core) into its presence rows.
-// 4. For each token of core c's share of the tokens: feed the partials[q, t] that
+//    take turns on the core's links); above one window, a window at a time read back from DRAM.
+//    Once core c of every peer has signalled, and this core's own rows and presence page have
+//    landed, the core records its status in core 0's cb_status and increments sem_ready on every
+//    one of the S cores: at C, every row sent to this device has landed.
+// 4. For each window of core c's share of the tokens, the core merges the presence pages of every
+//    (position, core) for it into its presence rows; then for each token: feed the partials[q, t] that
 //    arrived, in ascending q, to the compute kernel (sum_partials.cpp: fp32
 //    accumulation) in 1024-element chunks (a zero tile when none arrived), all of a
 //    token's in one push read with one barrier, the next token's while the compute
@@ -63,10 +66,11 @@ struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, hidden, line_size, position, capacity, max_payload;
     bool output_is_fp32, return_partials;
-    uint32_t presence_stride, num_links, core, num_cores;
+    uint32_t presence_stride, num_links, core, num_cores, num_sum_cores;
     uint32_t route_arg() const { return dataflow_arg::kRoutes; }
     uint32_t core_noc_arg() const { return dataflow_arg::kRoutes + moe_fabric::kRouteWordsPerPosition * line_size; }
-    uint32_t connection_arg() const { return core_noc_arg() + 2 * num_cores; }
+    uint32_t connection_arg() const { return core_noc_arg() + 2 * num_sum_cores; }
+    bool sender() const { return core < num_cores; }
     uint32_t core_links() const {
         return ttnn_moe::all_to_all_combine_dense_shared::core_links(core, num_links, num_cores);
     }
@@ -74,6 +78,9 @@ struct Args {
     uint32_t presence_page(uint32_t q, uint32_t c) const {
         return q * num_links + core_first_link(c, num_links, num_cores);
     }
+    // Above one presence window: this core's outgoing presence page for position q.
+    uint32_t outgoing_presence_page(uint32_t q) const { return line_size * num_links + presence_page(q, core); }
+    bool windowed() const { return presence_windowed(num_tokens); }
     // NOC address of `l1` on core c' of this device.
     uint64_t core_noc_addr(uint32_t c, uint32_t l1) const {
         return get_noc_addr(get_arg_val<uint32_t>(core_noc_arg() + 2 * c),
@@ -99,6 +106,7 @@ Args read_args() {
     a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
     a.core = get_arg_val<uint32_t>(dataflow_arg::kCore);
     a.num_cores = get_arg_val<uint32_t>(dataflow_arg::kNumCores);
+    a.num_sum_cores = get_arg_val<uint32_t>(dataflow_arg::kNumSumCores);
     return a;
 }
 
@@ -133,8 +141,11 @@ struct Scratch {
     // The two reduced-row buffers.
     uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
     volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
-    // presence_row(q)[t] != 0: position q holds (after the exchange: sent) a partial of token t.
+    // presence_row(q)[t - presence_first] != 0: position q holds (after the exchange: sent) a
+    // partial of token t, for t in the window the rows hold.
     volatile uint32_t* presence_row(uint32_t q) const { return moe_kernel::words(presence + q * presence_stride); }
+    uint32_t presence_first;  // the token of the rows' first word
+    bool present(uint32_t q, uint32_t t) const { return presence_row(q)[t - presence_first] != 0; }
     uint32_t page_in;  // where a presence page is read in before it is merged into the rows
     volatile uint32_t* handoff_words() const { return moe_kernel::words(handoff); }
     volatile tt_l1_ptr uint32_t* handoff_ready() const {
@@ -153,6 +164,7 @@ Scratch reserve_scratch(const Args& a) {
     s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
     s.presence = moe_scratch::reserve(cb_presence, (a.line_size + 1) * a.presence_stride);
     s.page_in = s.presence + a.line_size * a.presence_stride;
+    s.presence_first = 0;
     s.stage = moe_scratch::reserve(cb_stage, kSlotBatch * moe_kernel::kDramAlign);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
     s.handoff = moe_scratch::reserve(cb_handoff, kHandoffWords * 4);
@@ -178,10 +190,42 @@ uint32_t read_num_slots(const Args& a, const Scratch& s, uint32_t* status) {
     return num_slots;
 }
 
+// Above one window, the source of the presence marks: four words of 1 in row 0, one per word offset
+// of a 16-byte DRAM write.
+uint32_t presence_marks(const Scratch& s) {
+    return s.presence;
+}
+
+// Every presence row cleared; above one window, this core's outgoing presence pages instead, by
+// writes of the cleared row page_in (row 0 then holds the marks).
 void clear_presence(const Args& a, const Scratch& s) {
-    for (uint32_t q = 0; q < a.line_size; ++q) {
-        for (uint32_t t = 0; t < a.num_tokens; ++t) s.presence_row(q)[t] = 0;
+    if (!a.windowed()) {
+        for (uint32_t q = 0; q < a.line_size; ++q)
+            moe_kernel::fill_words(s.presence + q * s.presence_stride, a.num_tokens, 0);
+        return;
     }
+    const auto presence = tensor<kPresence>(a);
+    const uint32_t window_bytes = kPresenceWindowTokens * 4;
+    moe_kernel::fill_words(s.page_in, kPresenceWindowTokens, 0);
+    for (uint32_t q = 0; q < a.line_size; ++q) {
+        for (uint32_t done = 0; done < a.presence_bytes(); done += window_bytes) {
+            const uint32_t bytes = a.presence_bytes() - done < window_bytes ? a.presence_bytes() - done : window_bytes;
+            noc_async_write(s.page_in, presence.get_noc_addr(a.outgoing_presence_page(q), done), bytes);
+        }
+    }
+    moe_kernel::fill_words(presence_marks(s), 4, 1);
+    noc_async_write_barrier();  // cleared before any mark lands
+}
+
+// presence[q][t] = 1: in L1, or above one window a 4-byte write to the outgoing page from the mark
+// word that shares t's offset modulo 16 bytes (DRAM writes keep it).
+template <typename Presence>
+void mark_present(const Args& a, const Scratch& s, const Presence& presence, uint32_t q, uint32_t t) {
+    if (!a.windowed()) {
+        s.presence_row(q)[t] = 1;
+        return;
+    }
+    noc_async_write(presence_marks(s) + (t % 4) * 4, presence.get_noc_addr(a.outgoing_presence_page(q), t * 4), 4);
 }
 
 // A slot whose row has been read into its buffer and waits to be sent.
@@ -191,15 +235,16 @@ struct ReadSlot {
 
 // The read slot's row to partials[position, t] on device q (NOC when q is this device, fabric
 // on link slot % num_links otherwise), marking presence[q][t]; its buffer may be refilled after.
-template <typename Partials>
-void send_row(const Args& a, const Scratch& s, FabricLine& line, const Partials& partials, const ReadSlot& r) {
+template <typename Partials, typename Presence>
+void send_row(const Args& a, const Scratch& s, FabricLine& line, const Partials& partials, const Presence& presence,
+              const ReadSlot& r) {
     const uint64_t dst = partials.get_noc_addr(a.position * a.num_tokens + r.t);
     if (r.q == a.position) {
         noc_async_write(r.buffer, dst, a.row_bytes());
     } else {
         line.write(r.q, r.buffer, dst, a.row_bytes(), r.slot % line.num_links());
     }
-    s.presence_row(r.q)[r.t] = 1;
+    mark_present(a, s, presence, r.q, r.t);
     noc_async_writes_flushed();
 }
 
@@ -211,6 +256,7 @@ void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t 
     const auto slot_source = tensor<kSlotSource>(a);
     const auto reduced = tensor<kReduced>(a);
     const auto partials = tensor<kPartials>(a);
+    const auto presence = tensor<kPresence>(a);
     ReadSlot pending{};
     bool has_pending = false;
     uint32_t next_buffer = 0;
@@ -235,37 +281,62 @@ void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t 
         const ReadSlot read{slot, q, t, s.row_buffer(next_buffer)};
         next_buffer ^= 1;
         noc_async_read(reduced.get_noc_addr(slot), read.buffer, a.row_bytes());
-        if (has_pending) send_row(a, s, line, partials, pending);
+        if (has_pending) send_row(a, s, line, partials, presence, pending);
         noc_async_read_barrier();
         pending = read;
         has_pending = true;
     }
-    if (has_pending) send_row(a, s, line, partials, pending);
+    if (has_pending) send_row(a, s, line, partials, presence, pending);
 }
 
 // Presence row q to this core's presence page of `position` on device q, as fused write +
 // increment packets on the core's first link after a flushed increment on each of its other links,
-// all to core c there; then waits for the same from core c of every peer.
+// all to core c there; above one window a window at a time, read back from the outgoing pages. Then
+// waits for the same from core c of every peer.
 void exchange_presence(const Args& a, const Scratch& s, FabricLine& line) {
     const auto presence = tensor<kPresence>(a);
-    const uint64_t presence_page = presence.get_noc_addr(a.presence_page(a.position, a.core));
+    const uint32_t own_page = a.presence_page(a.position, a.core);
     const uint64_t sem_partials_noc = get_noc_addr(get_semaphore(sem_partials));
     for (uint32_t q = 0; q < a.line_size; ++q) {
-        const uint32_t row = s.presence + q * s.presence_stride;
-        if (q == a.position) {
-            noc_async_write(row, presence_page, a.presence_bytes());
-        } else {
-            for (uint32_t link = 1; link < line.num_links(); ++link) line.atomic_inc(q, sem_partials_noc, link);
-            line.write_and_signal(q, row, presence_page, a.presence_bytes(), sem_partials_noc);
+        if (q == a.position) continue;
+        for (uint32_t link = 1; link < line.num_links(); ++link) line.atomic_inc(q, sem_partials_noc, link);
+    }
+    if (a.windowed()) noc_async_write_barrier();  // the marks have landed before they are read back
+    uint32_t packets = 0;
+    for (uint32_t first = 0; first < a.num_tokens; first += kPresenceWindowTokens) {
+        const uint32_t left = a.num_tokens - first;
+        const uint32_t bytes = 4 * (left < kPresenceWindowTokens ? left : kPresenceWindowTokens);
+        if (a.windowed()) {
+            for (uint32_t q = 0; q < a.line_size; ++q) {
+                noc_async_read(presence.get_noc_addr(a.outgoing_presence_page(q), first * 4),
+                               s.presence + q * s.presence_stride, bytes);
+            }
+            noc_async_read_barrier();
         }
+        const uint64_t window_dst = presence.get_noc_addr(own_page, first * 4);
+        for (uint32_t q = 0; q < a.line_size; ++q) {
+            const uint32_t row = s.presence + q * s.presence_stride;
+            if (q == a.position) {
+                noc_async_write(row, window_dst, bytes);
+            } else {
+                line.write_and_signal(q, row, window_dst, bytes, sem_partials_noc);
+            }
+        }
+        noc_async_writes_flushed();  // the rows are refilled with the next window
+        packets += line.packets_for(bytes);
     }
     noc_async_write_barrier();
-    moe_fabric::wait_for_line(line, sem_partials, line.packets_for(a.presence_bytes()) + line.num_links() - 1);
+    moe_fabric::wait_for_line(line, sem_partials, packets + line.num_links() - 1);
 }
 
-// This core's status record into slot `core` of core 0's cb_status, then sem_ready on every core:
-// this core's own rows, its presence pages and everything core c of the peers sent have landed.
-// Returns once every core has done so (everything sent to this device has landed).
+// Until every sender's received rows have landed (sem_ready at C).
+void wait_for_senders(const Args& a) {
+    noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_ready)), a.num_cores);
+}
+
+// This core's status record into slot `core` of core 0's cb_status, then sem_ready on every one of
+// the S cores: this core's own rows, its presence pages and everything core c of the peers sent have
+// landed. Returns once every sender has done so (everything sent to this device has landed).
 void signal_ready(const Args& a, const Scratch& s, const uint32_t* status) {
     const uint32_t slot = s.status + a.core * kStageBytes;
     for (uint32_t w = 0; w < kStatusWords; ++w) moe_kernel::words(slot)[w] = status[w];
@@ -273,29 +344,32 @@ void signal_ready(const Args& a, const Scratch& s, const uint32_t* status) {
         noc_async_write(slot, a.core_noc_addr(0, slot), kStatusWords * 4);
         noc_async_write_barrier();
     }
-    for (uint32_t c = 0; c < a.num_cores; ++c) {
+    for (uint32_t c = 0; c < a.num_sum_cores; ++c) {
         if (c == a.core) {
             noc_semaphore_inc(get_noc_addr(get_semaphore(sem_ready)), 1);
         } else {
             noc_semaphore_inc(a.core_noc_addr(c, get_semaphore(sem_ready)), 1);
         }
     }
-    noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_ready)), a.num_cores);
+    wait_for_senders(a);
 }
 
-// Presence rows of the received partials: row q is the union of the pages every core of position q
-// sent (their tokens are disjoint: each slot is one (position, token) pair).
-void merge_presence(const Args& a, const Scratch& s) {
+// Presence rows of the received partials of tokens [first, end) (at most one window): row q is the
+// union of the pages every core of position q sent (their tokens are disjoint: each slot is one
+// (position, token) pair). The rows start at the DRAM-aligned token at or below `first`.
+void merge_presence(const Args& a, Scratch& s, uint32_t first, uint32_t end) {
     const auto presence = tensor<kPresence>(a);
+    s.presence_first = first - first % (moe_kernel::kDramAlign / 4);
+    const uint32_t words = end - s.presence_first;
     for (uint32_t q = 0; q < a.line_size; ++q) {
         volatile uint32_t* row = s.presence_row(q);
         for (uint32_t c = 0; c < a.num_cores; ++c) {
             const uint32_t target = c == 0 ? s.presence + q * s.presence_stride : s.page_in;
-            noc_async_read(presence.get_noc_addr(a.presence_page(q, c)), target, a.presence_bytes());
+            noc_async_read(presence.get_noc_addr(a.presence_page(q, c), s.presence_first * 4), target, words * 4);
             noc_async_read_barrier();
             if (c == 0) continue;
             volatile uint32_t* page = moe_kernel::words(s.page_in);
-            for (uint32_t t = 0; t < a.num_tokens; ++t) row[t] |= page[t];
+            for (uint32_t i = 0; i < words; ++i) row[i] |= page[i];
         }
     }
 }
@@ -319,7 +393,7 @@ template <typename Partials>
 uint32_t count_present(const Args& a, const Scratch& s, const Partials& partials, uint32_t t) {
     uint32_t present = 0;
     for (uint32_t q = 0; q < a.line_size; ++q) {
-        if (s.presence_row(q)[t] != 0) {
+        if (s.present(q, t)) {
             ++present;
         } else if (a.return_partials) {
             noc_async_write(s.row, partials.get_noc_addr(q * a.num_tokens + t), a.row_bytes());
@@ -357,7 +431,7 @@ void push_token_partials(const Args& a, const Scratch& s, const Partials& partia
     uint32_t handed = 0;
     uint32_t i = 0;
     for (uint32_t q = 0; q < a.line_size; ++q) {
-        if (s.presence_row(q)[t] == 0) continue;
+        if (!s.present(q, t)) continue;
         if (i >= own_share) {
             handed |= 1u << q;
             continue;
@@ -398,15 +472,19 @@ void write_token_sum(const Args& a, const Output& output, uint32_t t) {
 }
 
 // Feeds every token's received partials to the compute kernel and writes each sum it returns
-// to the output row. Token t + 1's partials are read while the compute kernel sums token t.
-void sum_received_partials(const Args& a, const Scratch& s) {
+// to the output row. Token t + 1's partials are read while the compute kernel sums token t. The
+// presence rows are merged a window of tokens at a time.
+void sum_received_partials(const Args& a, Scratch& s) {
     const auto partials = tensor<kPartials>(a);
     const auto output = tensor<kOutput>(a);
-    const uint32_t first = share_start(a.core, a.num_tokens, a.num_cores);
-    const uint32_t end = share_start(a.core + 1, a.num_tokens, a.num_cores);
+    const uint32_t first = share_start(a.core, a.num_tokens, a.num_sum_cores);
+    const uint32_t end = share_start(a.core + 1, a.num_tokens, a.num_sum_cores);
     moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // a zero row, for absent partials
     for (uint32_t t = first; t <= end; ++t) {
         if (t < end) {
+            if ((t - first) % kPresenceWindowTokens == 0) {
+                merge_presence(a, s, t, end - t < kPresenceWindowTokens ? end : t + kPresenceWindowTokens);
+            }
             const uint32_t present = count_present(a, s, partials, t);
             push_partial_count(present > 0 ? present : 1);
             push_token_partials(a, s, partials, t, t - first + 1, present);
@@ -419,7 +497,12 @@ void sum_received_partials(const Args& a, const Scratch& s) {
 
 void kernel_main() {
     const Args args = read_args();
-    const Scratch scratch = reserve_scratch(args);
+    Scratch scratch = reserve_scratch(args);
+    if (!args.sender()) {
+        wait_for_senders(args);
+        sum_received_partials(args, scratch);
+        return;
+    }
     FabricLine line(args.line_size, args.position, args.core_links(), args.route_arg(), scratch.headers,
                     args.max_payload);
     line.open(args.connection_arg());
@@ -432,7 +515,6 @@ void kernel_main() {
     send_slot_rows(args, scratch, line, num_slots, status);
     exchange_presence(args, scratch, line);
     signal_ready(args, scratch, status);
-    merge_presence(args, scratch);
     sum_received_partials(args, scratch);
     if (args.core == 0) write_status(args, scratch);
     line.close();
