@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from emu_programs import TILE_BYTES, cb, core_set, kernel, tilize
+from emu_programs import TILE_BYTES, cb, core_set, kernel, matmul_program, tilize
 from fabric_programs import unicast_programs
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
@@ -182,6 +182,52 @@ def test_two_cores_reading_one_bank_share_its_bandwidth():
     )  # minus each core's own latency: when its last transfer left the bank
     # The bank serves 2n transfers back to back: one core finishes after n, the other after 2n.
     assert [e for e, _ in ends] == [issue + n * transfer, issue + 2 * n * transfer]
+
+
+def test_one_tile_matmul_pipeline_by_hand():
+    """Reader, compute and writer of tests/kernels/emu for one output tile with Kt = 1 on one core: every
+    RISC's end and wait, DRAM bank and NOC port sharing included, worked out call by call."""
+    p = emu.timing_params()
+    device = emu.open_device()
+    a, b, c = (device.allocate(TILE_BYTES, TILE_BYTES) for _ in range(3))
+    timing = emu.run_program(device, matmul_program(a, b, c, 1, 1, 1, [(0, 0)]))["timing"]
+    call, issue, unpack_call = p["dataflow_call_cycles"], p["noc_issue_cycles"], p["compute_call_cycles"]
+    transfer = math.ceil(TILE_BYTES / min(p["noc_port_bytes_per_cycle"], p["dram_bytes_per_cycle"] / 12))
+    latency = read_latency(device, (0, 0), 0)  # A, B and C all have their page 0 in bank 0
+    x, y = device.worker_core_from_logical_core(0, 0)
+    write_latency = p["noc_write_latency_base_cycles"] + p["noc_write_latency_per_hop_cycles"] * (x + abs(y - 1))
+
+    # NCRISC: reserve A, read A (starts at once), reserve B, read B (the bank and the core's inbound port
+    # are busy with A until it is through), barrier, push A, push B.
+    read_a = call + issue
+    read_b_issued = read_a + call + issue
+    read_b = max(read_b_issued, read_a + transfer)
+    barrier_done = read_b + transfer + latency
+    pushed_b = barrier_done + 2 * call  # A is pushed one call before B
+    reader = risc(timing, "NCRISC")
+    assert reader["end"] == pushed_b
+    assert reader["wait_cycles"] == {"noc_read_barrier": barrier_done - (read_b_issued + call)}
+
+    # Compute: unpack waits for B's push, unpacks both tiles; math follows; pack waits for the commit.
+    unpacked = pushed_b + unpack_call + math.ceil(2 * TILE_BYTES / p["unpack_bytes_per_cycle"])
+    math_end = unpacked + p["matmul_tile_cycles"]["HiFi4"]
+    packed = math_end + unpack_call + math.ceil(TILE_BYTES / p["pack_bytes_per_cycle"])
+    assert risc(timing, "TRISC0")["end"] == unpacked
+    assert risc(timing, "TRISC0")["wait_cycles"] == {"cb_wait_front": pushed_b}
+    assert risc(timing, "TRISC1")["end"] == math_end
+    assert risc(timing, "TRISC2")["end"] == packed
+    assert risc(timing, "TRISC2")["wait_cycles"] == {"dst_wait": math_end}
+
+    # BRISC: wait for the packed tile, write it to bank 0 (free again by then), barrier, pop.
+    write_start = packed + issue
+    arrived = write_start + transfer + write_latency
+    writer = risc(timing, "BRISC")
+    assert writer["end"] == arrived + call
+    assert writer["wait_cycles"] == {
+        "cb_wait_front": packed - call,
+        "noc_write_barrier": arrived - (write_start + call),
+    }
+    assert timing["duration_cycles"] == arrived + call
 
 
 # ---------------------------------------------------------------- a producer / consumer CB pair

@@ -49,6 +49,7 @@ struct CbAllocation {
 struct CoreState {
     Device* device = nullptr;
     size_t device_index = 0;
+    size_t index = 0;  // position among the run's cores (the time model's tables are indexed by it)
     uint32_t lx = 0, ly = 0;
     NocCoord noc;
     uint32_t slot = 0;
@@ -91,12 +92,15 @@ struct Instance {
 
     // NOC reads issued and not yet completed by a read barrier: the source bytes as
     // they were at issue, landing in L1 only at the barrier, so a kernel that uses
-    // the data without noc_async_read_barrier() sees stale memory or an error.
+    // the data without noc_async_read_barrier() sees stale memory or an error. The bytes
+    // are staged back to back in pending_read_data (kept between barriers: no allocation per read).
     struct PendingRead {
         uint32_t dst_offset;
-        std::vector<uint8_t> data;
+        uint32_t size;
+        size_t data_offset;  // in pending_read_data
     };
     std::vector<PendingRead> pending_reads;
+    std::vector<uint8_t> pending_read_data;
     // L1 source ranges (offset, size) of NOC writes not yet flushed by a write barrier or
     // noc_async_writes_flushed(). The data left at issue; the record lets the emulator
     // catch a kernel that frees (pops) those pages before the write has left them.

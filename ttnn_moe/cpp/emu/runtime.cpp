@@ -124,6 +124,7 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
             auto core = std::make_unique<CoreState>();
             core->device = &dev;
             core->device_index = d;
+            core->index = cores_.size();
             core->lx = c.x;
             core->ly = c.y;
             core->noc = dev.worker_core_from_logical_core(c.x, c.y);
@@ -149,7 +150,7 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
     fabric_ = std::make_unique<fabric::FabricRun>(*this);
     std::vector<uint32_t> device_ids;
     for (const Device* dev : devices_) device_ids.push_back(dev->id());
-    time_ = std::make_unique<timing::TimeModel>(std::move(device_ids));
+    time_ = std::make_unique<timing::TimeModel>(std::move(device_ids), cores_.size());
 }
 
 Run::~Run() {

@@ -63,32 +63,37 @@ void fail(const std::string& message) {
 void complete_pending_reads() {
     Instance& self = instance();
     for (const auto& read : self.pending_reads) {
-        std::memcpy(self.core->l1 + read.dst_offset, read.data.data(), read.data.size());
-        mark_written_l1(*self.core, read.dst_offset, static_cast<uint32_t>(read.data.size()));
+        std::memcpy(self.core->l1 + read.dst_offset, self.pending_read_data.data() + read.data_offset, read.size);
+        mark_written_l1(*self.core, read.dst_offset, read.size);
     }
     self.pending_reads.clear();
+    self.pending_read_data.clear();
 }
 
-void check_no_pending_read(uint32_t offset, uint32_t size, const std::string& what) {
-    const auto& pending = instance().pending_reads;
+size_t pending_reads_into(uint32_t offset, uint32_t size) {
     size_t overlapping = 0;
-    for (const auto& read : pending) {
-        const bool overlaps = read.dst_offset < offset + size && offset < read.dst_offset + read.data.size();
+    for (const auto& read : t_inst->pending_reads) {
+        const bool overlaps = read.dst_offset < offset + size && offset < read.dst_offset + read.size;
         if (size == 0 || overlaps) ++overlapping;
     }
-    if (overlapping > 0) {
-        fail(what + " while " + std::to_string(overlapping) +
-             " NOC read(s) into that memory are still outstanding (missing noc_async_read_barrier?)");
-    }
+    return overlapping;
+}
+
+void fail_pending_reads(size_t count, const std::string& what) {
+    fail(what + " while " + std::to_string(count) +
+         " NOC read(s) into that memory are still outstanding (missing noc_async_read_barrier?)");
 }
 
 CbState& cb(uint32_t index) {
-    if (index >= params::MAX_CIRCULAR_BUFFERS || !t_inst->core->cbs[index].configured) {
+    Instance& inst = *t_inst;
+    if (index >= params::MAX_CIRCULAR_BUFFERS || !inst.core->cbs[index].configured) {
         fail("circular buffer " + std::to_string(index) + " is not configured on this core");
     }
-    CbState& s = t_inst->core->cbs[index];
-    absorb_cb_view_writes(index, s);
-    refresh_cb_view(index, s);
+    CbState& s = inst.core->cbs[index];
+    if ((inst.cb_views_handed >> index) & 1u) {  // the kernel holds a view of it (get_local_cb_interface)
+        absorb_cb_view_writes(index, s);
+        refresh_cb_view(index, s);
+    }
     return s;
 }
 
@@ -318,7 +323,8 @@ void svc_cb_reserve_back(uint32_t cb, uint32_t n) {
 void svc_cb_push_back(uint32_t cb, uint32_t n) {
     services::count_call();
     const CbState& ring = services::cb(cb);
-    services::check_no_pending_read(ring.base, ring.size, "cb_push_back(cb " + std::to_string(cb) + ")");
+    services::check_no_pending_read(ring.base, ring.size,
+                                    [cb] { return "cb_push_back(cb " + std::to_string(cb) + ")"; });
     services::cb_push_back(cb, n);
     // The packer's sequential position restarts after each push.
     if (t_inst->compute) t_inst->compute->on_push_back(cb);
@@ -399,7 +405,9 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     check_alignment(ep, dst_local, true, "noc read");
     if (poison::enabled()) check_source(ep, size, "noc read from " + hex(src));
     const uint32_t dst_offset = l1_offset(dst_local, size, "noc read destination");
-    t_inst->pending_reads.push_back({dst_offset, std::vector<uint8_t>(ep.ptr, ep.ptr + size)});
+    auto& staged = t_inst->pending_read_data;
+    t_inst->pending_reads.push_back({dst_offset, size, staged.size()});
+    staged.insert(staged.end(), ep.ptr, ep.ptr + size);
     services::run().time().noc_read(*t_inst, ep.core, static_cast<int>(ep.bank), size);
     Counters& c = services::run().counters_of(self);
     if (ep.dram) {
@@ -414,7 +422,7 @@ void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     services::count_call();
     CoreState& self = *t_inst->core;
     const uint32_t src_offset = l1_offset(src_local, size, "noc write source");
-    services::check_no_pending_read(src_offset, size, "noc write from L1 " + hex(src_local));
+    services::check_no_pending_read(src_offset, size, [src_local] { return "noc write from L1 " + hex(src_local); });
     if (poison::enabled()) services::check_written_l1(self, src_offset, size, "noc write from L1 " + hex(src_local));
     const uint8_t* src = self.l1 + src_offset;
     const Endpoint ep = resolve(dst, size, "noc write");
@@ -482,7 +490,7 @@ void svc_noc_write_multicast(uint32_t src_local, uint64_t mcast, uint32_t size, 
     services::count_call();
     CoreState& self = *t_inst->core;
     const uint32_t src_off = l1_offset(src_local, size, "noc multicast source");
-    services::check_no_pending_read(src_off, size, "noc multicast from L1 " + hex(src_local));
+    services::check_no_pending_read(src_off, size, [src_local] { return "noc multicast from L1 " + hex(src_local); });
     if (((mcast & params::NOC_ADDR_LOCAL_MASK) & (params::NOC_L1_ALIGNMENT - 1)) !=
         (src_local & (params::NOC_L1_ALIGNMENT - 1))) {
         fail("noc multicast: misaligned NOC transfer between " + hex(src_local) + " and " +

@@ -31,9 +31,18 @@ void refresh_cb_view(uint32_t cb, const CbState& state);
 
 // Outstanding NOC reads of the running kernel (services.cpp): complete them (read
 // barrier), or fail naming `what` when one lands in [offset, offset + size) or,
-// with size 0, when any is outstanding at all.
+// with size 0, when any is outstanding at all. The check runs on every CB push and NOC
+// write: callers on those paths pass `what` as a callable, called only to name a failure.
 void complete_pending_reads();
-void check_no_pending_read(uint32_t offset, uint32_t size, const std::string& what);
+size_t pending_reads_into(uint32_t offset, uint32_t size);
+[[noreturn]] void fail_pending_reads(size_t count, const std::string& what);
+template <typename What>
+void check_no_pending_read(uint32_t offset, uint32_t size, What&& what) {
+    if (const size_t count = pending_reads_into(offset, size)) fail_pending_reads(count, what());
+}
+inline void check_no_pending_read(uint32_t offset, uint32_t size, const char* what) {
+    if (const size_t count = pending_reads_into(offset, size)) fail_pending_reads(count, what);
+}
 
 // Poison mode (emu/poison.hpp, poison_checks.cpp): `what` reads [offset, offset + size) of a
 // core's L1, or `size` bytes at a DRAM buffer's bank address; fails naming the first byte nothing

@@ -53,8 +53,12 @@ const ArchParams& current_arch() {
     return g_arch ? *g_arch : wormhole_b0_params();
 }
 
-TimeModel::TimeModel(std::vector<uint32_t> device_ids)
-    : arch_(&current_arch()), device_ids_(std::move(device_ids)), dram_banks_(device_ids_.size()) {}
+TimeModel::TimeModel(std::vector<uint32_t> device_ids, size_t num_cores)
+    : arch_(&current_arch()),
+      device_ids_(std::move(device_ids)),
+      cb_stamps_(num_cores * params::MAX_CIRCULAR_BUFFERS),
+      ports_(num_cores),
+      dram_banks_(device_ids_.size()) {}
 
 // ---------------------------------------------------------------- helpers
 
@@ -83,8 +87,9 @@ uint64_t TimeModel::transfer_cycles(uint64_t bytes, double rate) const {
     return bytes == 0 ? 0 : static_cast<uint64_t>(std::ceil(static_cast<double>(bytes) / rate));
 }
 
-TimeModel::CbStamps& TimeModel::stamps(const CbState& cb) {
-    CbStamps& s = cb_stamps_[&cb];
+TimeModel::CbStamps& TimeModel::stamps(const Instance& inst, const CbState& cb) {
+    const CoreState& core = *inst.core;
+    CbStamps& s = cb_stamps_[core.index * params::MAX_CIRCULAR_BUFFERS + static_cast<size_t>(&cb - core.cbs.data())];
     if (s.pushed.size() != cb.num_pages) {
         s.pushed.assign(cb.num_pages, 0);
         s.popped.assign(cb.num_pages, 0);
@@ -93,7 +98,7 @@ TimeModel::CbStamps& TimeModel::stamps(const CbState& cb) {
 }
 
 Timeline& TimeModel::port(const CoreState& core, uint32_t noc, bool inbound) {
-    return ports_[{core.device_index, core.noc.x, core.noc.y, noc, inbound}];
+    return ports_[core.index][noc * 2 + (inbound ? 1 : 0)];
 }
 
 Timeline& TimeModel::dram_bank(size_t device, int bank) {
@@ -130,7 +135,7 @@ void TimeModel::issue_noc_command(Instance& inst) {
 
 void TimeModel::cb_reserved(Instance& inst, const CbState& cb, uint32_t pages) {
     if (pages == 0) return;
-    CbStamps& s = stamps(cb);
+    CbStamps& s = stamps(inst, cb);
     // The last page of the reservation reuses the slot its predecessor num_pages back was popped from.
     const uint64_t last = static_cast<uint64_t>(cb.received) + pages - 1;
     if (last < cb.num_pages) return;  // first use of the slot: free from the start
@@ -138,20 +143,20 @@ void TimeModel::cb_reserved(Instance& inst, const CbState& cb, uint32_t pages) {
 }
 
 void TimeModel::cb_pushed(Instance& inst, const CbState& cb, uint32_t pages) {
-    CbStamps& s = stamps(cb);
+    CbStamps& s = stamps(inst, cb);
     const uint64_t now = inst.time.clock[producer_thread(inst)];
     for (uint32_t i = 0; i < pages; ++i) s.pushed[(static_cast<uint64_t>(cb.received) + i) % cb.num_pages] = now;
 }
 
 void TimeModel::cb_waited(Instance& inst, const CbState& cb, uint32_t pages) {
     if (pages == 0) return;
-    CbStamps& s = stamps(cb);
+    CbStamps& s = stamps(inst, cb);
     const uint64_t last = static_cast<uint64_t>(cb.acked) + pages - 1;
     wait_until(inst, consumer_thread(inst), s.pushed[last % cb.num_pages], WaitKind::CbWaitFront);
 }
 
 void TimeModel::cb_popped(Instance& inst, const CbState& cb, uint32_t pages) {
-    CbStamps& s = stamps(cb);
+    CbStamps& s = stamps(inst, cb);
     const uint64_t now = inst.time.clock[consumer_thread(inst)];
     for (uint32_t i = 0; i < pages; ++i) s.popped[(static_cast<uint64_t>(cb.acked) + i) % cb.num_pages] = now;
 }

@@ -66,8 +66,9 @@ struct KernelTime {
 
 class TimeModel {
 public:
-    // device_ids: the chip id of each device of the run, by device index.
-    explicit TimeModel(std::vector<uint32_t> device_ids);
+    // device_ids: the chip id of each device of the run, by device index; num_cores: the run's
+    // cores (CoreState::index < num_cores), whose CB stamps and NOC ports are kept in flat tables.
+    TimeModel(std::vector<uint32_t> device_ids, size_t num_cores);
     const ArchParams& arch() const { return *arch_; }
 
     // A dataflow API call's issue cost (dataflow_call_cycles); a NOC command's hook adds the rest
@@ -119,10 +120,10 @@ private:
     struct WordHistory {
         std::vector<std::pair<uint32_t, uint64_t>> events;  // (value after, latest arrival so far)
     };
-    using PortKey = std::tuple<size_t, uint32_t, uint32_t, uint32_t, bool>;  // device, noc x, y, noc, inbound
-    using LinkKey = std::tuple<uint32_t, uint32_t, uint32_t>;                // from chip, to chip, link
+    using LinkKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // from chip, to chip, link
 
-    CbStamps& stamps(const CbState& cb);
+    // The stamps of `cb`, one of the CBs of `inst`'s core.
+    CbStamps& stamps(const Instance& inst, const CbState& cb);
     Timeline& port(const CoreState& core, uint32_t noc, bool inbound);
     Timeline& dram_bank(size_t device, int bank);
     uint64_t transfer_cycles(uint64_t bytes, double rate) const;
@@ -137,9 +138,10 @@ private:
 
     const ArchParams* arch_;
     std::vector<uint32_t> device_ids_;
-    std::unordered_map<const CbState*, CbStamps> cb_stamps_;
+    // Looked up on every CB and NOC call: indexed by core (and CB, NOC and direction), not hashed.
+    std::vector<CbStamps> cb_stamps_;             // [core index * MAX_CIRCULAR_BUFFERS + cb]
+    std::vector<std::array<Timeline, 4>> ports_;  // [core index][noc * 2 + inbound]
     std::unordered_map<const volatile uint32_t*, WordHistory> words_;
-    std::map<PortKey, Timeline> ports_;
     std::vector<std::vector<Timeline>> dram_banks_;
     std::map<LinkKey, Timeline> links_;
     std::map<LinkKey, LinkSpan> link_spans_;

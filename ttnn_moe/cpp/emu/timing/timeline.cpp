@@ -11,6 +11,8 @@ std::vector<Timeline::Interval>::const_iterator Timeline::first_starting_after(u
 }
 
 uint64_t Timeline::earliest(uint64_t ready, uint64_t duration) const {
+    // Most transfers are ready after everything booked so far: no gap to search.
+    if (busy_.empty() || ready >= busy_.back().second) return ready;
     uint64_t t = ready;
     auto it = first_starting_after(t);
     if (it != busy_.begin()) t = std::max(t, std::prev(it)->second);
@@ -25,6 +27,16 @@ void Timeline::reserve(uint64_t start, uint64_t duration) {
     if (duration == 0) return;
     busy_cycles_ += duration;
     uint64_t s = start, e = start + duration;
+    // The usual case, a reservation at or after the last busy interval: extend it or append.
+    if (busy_.empty() || s > busy_.back().second) {
+        busy_.emplace_back(s, e);
+        compact();
+        return;
+    }
+    if (s == busy_.back().second) {
+        busy_.back().second = e;
+        return;
+    }
     // The intervals [first, last) that touch [s, e] merge into one.
     auto first = busy_.begin() + (first_starting_after(s) - busy_.cbegin());
     // An interval starting at s itself also merges: step back over starts equal to s and over one
@@ -41,6 +53,10 @@ void Timeline::reserve(uint64_t start, uint64_t duration) {
     } else {
         busy_.insert(first, {s, e});
     }
+    compact();
+}
+
+void Timeline::compact() {
     if (busy_.size() > kMaxIntervals) {
         const auto half = busy_.begin() + static_cast<long>(busy_.size() / 2);
         const Interval merged{busy_.front().first, std::prev(half)->second};

@@ -30,6 +30,8 @@ private:
     std::vector<Interval> busy_;
     // First interval whose start is > t (upper_bound on the starts).
     std::vector<Interval>::const_iterator first_starting_after(uint64_t t) const;
+    // Past kMaxIntervals, merges the oldest half.
+    void compact();
     uint64_t busy_cycles_ = 0;
 };
 
