@@ -808,6 +808,13 @@ CASES: list[Case] = [
     ),
     Case(
         _G,
+        "indices_dtype=int32",
+        lambda e, s: gate(e, s, indices_dtype="int32"),
+        ValueError,
+        "moe_gate: indices_dtype must be uint32 or uint16, got 'int32'",
+    ),
+    Case(
+        _G,
         "x ROW_MAJOR",
         lambda e, s: gate(e, s, x=lambda d: _rm(d, torch.ones(T, 64).bfloat16(), emu.bfloat16)),
         ValueError,

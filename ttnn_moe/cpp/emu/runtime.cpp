@@ -510,7 +510,16 @@ std::vector<std::pair<uint32_t, Counters>> run_mesh_program(Mesh& mesh, const pr
         const std::vector<Counters> counters = run_programs(programs);
         for (size_t i = 0; i < programs.size(); ++i) out.emplace_back(programs[i].device->id(), counters[i]);
     } else {
-        for (const auto& p : programs) out.emplace_back(p.device->id(), run_programs({p}).front());
+        // Too few L1 slots for every device at once: the devices run one at a time, which only a
+        // program whose devices do not talk to each other survives.
+        try {
+            for (const auto& p : programs) out.emplace_back(p.device->id(), run_programs({p}).front());
+        } catch (const EmuError& e) {
+            throw EmuError(std::string(e.what()) + " [the mesh program needs " + std::to_string(cores) +
+                           " emulated L1 slots at once, " + std::to_string(L1Pool::instance().num_free()) + " of " +
+                           std::to_string(L1Pool::instance().num_slots()) +
+                           " are free, so its devices ran one at a time]");
+        }
     }
     return out;
 }
