@@ -38,7 +38,14 @@ enum Cb : uint8_t {
     kCbGather,
 };
 // Semaphore ids on the main core, and on the row senders' cores.
-enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3, kSemGathered = 4 };
+enum Semaphore : uint32_t {
+    kSemInit = 0,
+    kSemCounts = 1,
+    kSemLists = 2,
+    kSemPayload = 3,
+    kSemGathered = 4,
+    kSemTablesCopied = 5
+};
 enum SenderSemaphore : uint32_t { kSemGo = 0 };
 // Kernel indices in the program.
 enum Kernel : uint32_t { kMainKernel, kPaddingKernel, kSenderKernel };
@@ -173,8 +180,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
             scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, windows.image_rows * 2),
             scratch_cb(all_senders, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
             scratch_cb(all_senders, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
-            // the padding writer's zero row
-            scratch_cb(cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
+            // the padding writers' zero row
+            scratch_cb(all_senders, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
             scratch_cb(all_senders, kCbSendPlan, DataFormat::UInt32,
                        (kSendPlanFixedTables + num_senders) * s.num_experts * 4),
             scratch_cb(all_senders, kCbFinish, DataFormat::UInt32, kFinishBytes),
@@ -204,6 +211,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     if (num_senders > 1) {
         program.semaphores.push_back(SemaphoreDescriptor{kSemGo, CoreType::WORKER, sender_cores(num_senders), 0});
         program.semaphores.push_back(SemaphoreDescriptor{kSemGathered, CoreType::WORKER, cores, 0});
+        program.semaphores.push_back(SemaphoreDescriptor{kSemTablesCopied, CoreType::WORKER, cores, 0});
     }
 
     KernelDescriptor kernel;
@@ -235,22 +243,32 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     kernel.config = WriterConfigDescriptor{};
 
-    // The padding writer on the other data-movement RISC (and NOC).
+    // The padding writers on the other data-movement RISC (and NOC) of every sender's core.
     KernelDescriptor padding;
     padding.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/write_padding.cpp";
-    padding.core_ranges = cores;
+    padding.core_ranges = all_senders;
     append_runtime_page_size_accessor_args(io[kTokens], padding.compile_time_args);
-    padding.named_compile_time_args = {
-        {named_arg::kCbTables, kCbTables}, {named_arg::kCbZeroRow, kCbZeroRow}, {named_arg::kSemInit, kSemInit}};
+    padding.named_compile_time_args = {{named_arg::kCbTables, kCbTables},
+                                       {named_arg::kCbZeroRow, kCbZeroRow},
+                                       {named_arg::kSemInit, kSemInit},
+                                       {named_arg::kSemGo, kSemGo},
+                                       {named_arg::kSemTablesCopied, kSemTablesCopied}};
     padding.config = ReaderConfigDescriptor{};
-    std::vector<uint32_t> padding_args(padding_arg::kCount);
-    padding_args[padding_arg::kTokensAddress] = io[kTokens].address;
-    padding_args[padding_arg::kHidden] = s.hidden;
-    padding_args[padding_arg::kNumExperts] = s.num_experts;
-    padding_args[padding_arg::kLocalExperts] = s.local_experts;
-    padding_args[padding_arg::kLineSize] = line_size;
-    padding_args[padding_arg::kPosition] = line.position;
-    padding.runtime_args.emplace_back(core, std::move(padding_args));
+    const CoreCoord main_noc = limits.noc_core(kOpName, core);
+    for (uint32_t writer = 0; writer < num_senders; ++writer) {
+        std::vector<uint32_t> padding_args(padding_arg::kCount);
+        padding_args[padding_arg::kTokensAddress] = io[kTokens].address;
+        padding_args[padding_arg::kHidden] = s.hidden;
+        padding_args[padding_arg::kNumExperts] = s.num_experts;
+        padding_args[padding_arg::kLocalExperts] = s.local_experts;
+        padding_args[padding_arg::kLineSize] = line_size;
+        padding_args[padding_arg::kPosition] = line.position;
+        padding_args[padding_arg::kWriter] = writer;
+        padding_args[padding_arg::kNumWriters] = num_senders;
+        padding_args[padding_arg::kMainNocX] = main_noc.x;
+        padding_args[padding_arg::kMainNocY] = main_noc.y;
+        padding.runtime_args.emplace_back(CoreCoord{writer, 0}, std::move(padding_args));
+    }
 
     CachedProgram cached;
     std::vector<uint32_t> args(dataflow_arg::kLineDevices);
@@ -284,7 +302,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     }
     kernel.runtime_args.emplace_back(core, std::move(args));
     program.kernels.push_back(std::move(kernel));
-    cached.address_slots.push_back({kPaddingKernel, 0, padding_arg::kTokensAddress, kTokens});
+    for (uint32_t writer = 0; writer < num_senders; ++writer) {
+        cached.address_slots.push_back({kPaddingKernel, writer, padding_arg::kTokensAddress, kTokens});
+    }
     program.kernels.push_back(std::move(padding));
     if (num_senders > 1) {
         program.kernels.push_back(sender_kernel(io, kernels_root, limits, attrs, s, line, windows, fabric_node_ids));
