@@ -125,9 +125,9 @@ inline constexpr uint32_t sender_first_token(uint32_t s, uint32_t tokens, uint32
     return first < tokens ? first : tokens;
 }
 
-// Runtime args of a padding writer (write_padding.cpp, the other data-movement RISC and NOC of the
-// main core and of each row sender's core): its share of the zero padding rows of this device's
-// blocks, once the plan is laid out.
+// Runtime args of a padding writer (write_padding.cpp, the other data-movement RISC and NOC of each
+// core of the grid's first row): its share of the zero padding rows of this device's blocks, once
+// the plan is laid out.
 namespace padding_arg {
 enum : uint32_t {
     kTokensAddress,
@@ -136,11 +136,13 @@ enum : uint32_t {
     kLocalExperts,  // E_l
     kLineSize,      // D
     kPosition,      // this device's position on the line
-    kWriter,        // w: this writer's index (0 on the main core, s on row sender s's core)
-    kNumWriters,    // W = C
+    kWriter,        // w: this writer's index, on core (w, 0)
+    kNumWriters,    // W: the grid's width
+    kNumSenders,    // C: writers 1 .. C - 1 start on their row sender's sem_go, the others on sem_padding_go
     kMainNocX,      // NOC coordinates of the main core, whose plan tables writers w > 0 copy
     kMainNocY,
     kCount,
+    kWriterNocCores = kCount,  // writer 0 only: NOC x, y of writers C .. W - 1, which it starts
 };
 }  // namespace padding_arg
 
@@ -168,6 +170,7 @@ inline constexpr const char* kCbSlotImage = "cb_slot_image";          // main: s
 inline constexpr const char* kCbFanout = "cb_fanout";                 // main: (from row, to row) fan-out copies
 inline constexpr const char* kCbGather = "cb_gather";                 // a batch of gathered words (gather_share.hpp)
 inline constexpr const char* kSemGathered = "sem_gathered";           // main: senders whose first reads landed here
+inline constexpr const char* kSemPaddingGo = "sem_padding_go";        // on a padding-only core: plan laid out
 inline constexpr const char* kSemTablesCopied = "sem_tables_copied";  // main: padding writers holding the plan
 }  // namespace named_arg
 

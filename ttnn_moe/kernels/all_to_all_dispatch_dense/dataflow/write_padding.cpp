@@ -1,17 +1,18 @@
 // all_to_all_dispatch_dense's padding writers: the second data-movement RISC (on the other NOC) of
-// the main core and of every row sender's core. Once dispatch_dense.cpp has laid out the line's
-// blocks, they write a zero row to every padding row of this device's blocks (from the block's kept
+// each core of the worker grid's first row, the main core and the row senders' cores first. Once
+// dispatch_dense.cpp has laid out the line's blocks, they write a zero row to every padding row of this device's blocks (from the block's kept
 // rows up to its tile boundary), writer w of W the padding rows g with g % W == w (g counting them
 // in block order), while the dataflow kernels send and receive the token rows, which land below
-// those rows. Writers w > 0 copy the plan tables from the main core's L1 once sem_go first rings
-// (the send plan is laid out after the blocks) and increment the main core's sem_tables_copied.
-// Writer 0 (the main core) reads them in place once sem_init is set to line_size (after the line
-// barrier it holds line_size - 1 and no peer touches it again) and starts its writes only after
-// the others' copies: its writes leave over the NOC the copies are read on, and would hold them.
+// those rows. Writer 0 (the main core) reads the plan tables in place once sem_init is set to
+// line_size (after the line barrier it holds line_size - 1 and no peer touches it again) and rings
+// sem_padding_go on the writers past the row senders. The others copy the tables from the main
+// core's L1 once their start flag rings (a row sender's sem_go: the send plan is laid out after
+// the blocks) and increment the main core's sem_tables_copied; writer 0 starts its writes only
+// after every copy: its writes leave over the NOC the copies are read on, and would hold them.
 //
 // Runtime args: all_to_all_dispatch_dense_shared.hpp (padding_arg); the compile-time args are the
 // tokens accessor (IsDram|RuntimePageSize).
-// conformance: kind=dataflow ct_args=130 named=cb_tables:5,cb_zero_row:10,sem_init:0,sem_go:0,sem_tables_copied:5
+// conformance: kind=dataflow ct_args=130 named=cb_tables:5,cb_zero_row:10,sem_init:0,sem_go:0,sem_padding_go:0,sem_tables_copied:5
 #include <cstdint>
 
 #include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
@@ -26,6 +27,7 @@ void kernel_main() {
     constexpr uint32_t cb_zero_row = get_named_compile_time_arg_val(named_arg::kCbZeroRow);
     constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit);
     constexpr uint32_t sem_go = get_named_compile_time_arg_val(named_arg::kSemGo);
+    constexpr uint32_t sem_padding_go = get_named_compile_time_arg_val(named_arg::kSemPaddingGo);
     constexpr uint32_t sem_tables_copied = get_named_compile_time_arg_val(named_arg::kSemTablesCopied);
     constexpr auto tokens_args = TensorAccessorArgs<0>();
     const uint32_t hidden = get_arg_val<uint32_t>(padding_arg::kHidden);
@@ -35,6 +37,7 @@ void kernel_main() {
     const uint32_t position = get_arg_val<uint32_t>(padding_arg::kPosition);
     const uint32_t writer = get_arg_val<uint32_t>(padding_arg::kWriter);
     const uint32_t num_writers = get_arg_val<uint32_t>(padding_arg::kNumWriters);
+    const uint32_t num_senders = get_arg_val<uint32_t>(padding_arg::kNumSenders);
     const uint32_t row_bytes = hidden * 2;
     const auto tokens = TensorAccessor(tokens_args, get_arg_val<uint32_t>(padding_arg::kTokensAddress),
                                        moe_kernel::align_up(row_bytes));
@@ -45,10 +48,22 @@ void kernel_main() {
     moe_kernel::fill_words(zero_row, row_bytes / 4, 0);
     if (writer == 0) {
         noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_init)), line_size);
+        // The padding-only writers are rung once the row senders' writers hold the plan: that wait
+        // follows sem_go, a remote write the emulator's time model orders by, where it does not
+        // order by sem_init, set by the other RISC of this core (hardware would allow ringing now).
+        noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_tables_copied)),
+                               num_senders - 1);
+        for (uint32_t w = num_senders; w < num_writers; ++w) {
+            const uint32_t at = padding_arg::kWriterNocCores + 2 * (w - num_senders);
+            noc_semaphore_inc(
+                get_noc_addr(get_arg_val<uint32_t>(at), get_arg_val<uint32_t>(at + 1), get_semaphore(sem_padding_go)),
+                1);
+        }
         noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_tables_copied)),
                                num_writers - 1);
     } else {
-        noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 1);
+        const uint32_t start_flag = writer < num_senders ? get_semaphore(sem_go) : get_semaphore(sem_padding_go);
+        noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(start_flag), 1);
         const uint32_t main_x = get_arg_val<uint32_t>(padding_arg::kMainNocX);
         const uint32_t main_y = get_arg_val<uint32_t>(padding_arg::kMainNocY);
         noc_async_read(get_noc_addr(main_x, main_y, tables), tables, kPlanTables * num_experts * 4);
