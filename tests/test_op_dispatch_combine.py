@@ -850,8 +850,9 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
 
     def setup_fabric_connection(src, dst, link_idx, program_descriptor, worker_core):
         calls.append((src.chip_id, dst.chip_id, link_idx, worker_core.args))
-        # The runtime takes the next free semaphore ids of the worker's program (ours use 0..3).
-        return [100 + dst.chip_id, 4, 5]  # eth channel, teardown and buffer-index semaphores
+        # The runtime takes the next free semaphore ids of the worker's program (ours use 0..3 and 5,
+        # and 0 on the padding writer's core (1, 0)).
+        return [100 + dst.chip_id, 6, 7]  # eth channel, teardown and buffer-index semaphores
 
     class FakeMesh(FakeMeshDevice):
         shape = (1, 2)
@@ -879,7 +880,7 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
     assert len(io_tensors) == 4 + 10
     programs = [program for _, program in mesh_program.items]
     blocks = [program.kernels[0].runtime_args[0][1][-5:] for program in programs]
-    assert blocks[0] == [1, 111, 4, 5, 0]  # has_forward, connection args, has_backward
-    assert blocks[1] == [0, 1, 110, 4, 5]
+    assert blocks[0] == [1, 111, 6, 7, 0]  # has_forward, connection args, has_backward
+    assert blocks[1] == [0, 1, 110, 6, 7]
     semaphore_ids = [sorted(s.id for s in program.semaphores) for program in programs]
-    assert semaphore_ids == [[0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5]]
+    assert semaphore_ids == [[0, 0, 1, 2, 3, 5, 6, 7], [0, 0, 1, 2, 3, 5, 6, 7]]

@@ -38,8 +38,17 @@ enum Cb : uint8_t {
     kCbGather,
 };
 // Semaphore ids on the main core, and on the row senders' cores.
-enum Semaphore : uint32_t { kSemInit = 0, kSemCounts = 1, kSemLists = 2, kSemPayload = 3, kSemGathered = 4 };
+enum Semaphore : uint32_t {
+    kSemInit = 0,
+    kSemCounts = 1,
+    kSemLists = 2,
+    kSemPayload = 3,
+    kSemGathered = 4,
+    kSemTablesCopied = 5
+};
 enum SenderSemaphore : uint32_t { kSemGo = 0 };
+// On the first row's cores past the row senders (padding writers only).
+enum PaddingSemaphore : uint32_t { kSemPaddingGo = 0 };
 // Kernel indices in the program.
 enum Kernel : uint32_t { kMainKernel, kPaddingKernel, kSenderKernel };
 
@@ -154,6 +163,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const uint32_t num_senders = num_row_senders(attrs, limits);
     // The main core and the row senders: CBs they share sit at one address on all of them.
     const CoreRangeSet all_senders{{CoreRange{core, CoreCoord{num_senders - 1, 0}}}};
+    // The padding writers: the grid's whole first row (the padding rows' NOC writes bound decode).
+    const uint32_t num_padding_writers = limits.grid.x;
+    const CoreRangeSet padding_cores{{CoreRange{core, CoreCoord{num_padding_writers - 1, 0}}}};
     // The tables whole in L1 when they fit the budget beside the rest, else streamed.
     TableWindows windows = TableWindows::whole(s);
     ProgramDescriptor program;
@@ -168,13 +180,13 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
             scratch_cb(
                 all_senders, kCbMapping, DataFormat::UInt32,
                 kMappingBatchRows * round_up(mesh.num_devices() * s.mapping_element_bytes, limits.dram_alignment)),
-            scratch_cb(all_senders, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
+            scratch_cb(padding_cores, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
             scratch_cb(cores, kCbIdxImage, DataFormat::UInt32, windows.image_rows * 4),
             scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, windows.image_rows * 2),
             scratch_cb(all_senders, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
             scratch_cb(all_senders, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
-            // the padding writer's zero row
-            scratch_cb(cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
+            // the padding writers' zero row
+            scratch_cb(padding_cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
             scratch_cb(all_senders, kCbSendPlan, DataFormat::UInt32,
                        (kSendPlanFixedTables + num_senders) * s.num_experts * 4),
             scratch_cb(all_senders, kCbFinish, DataFormat::UInt32, kFinishBytes),
@@ -204,6 +216,13 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     if (num_senders > 1) {
         program.semaphores.push_back(SemaphoreDescriptor{kSemGo, CoreType::WORKER, sender_cores(num_senders), 0});
         program.semaphores.push_back(SemaphoreDescriptor{kSemGathered, CoreType::WORKER, cores, 0});
+    }
+    if (num_padding_writers > 1) {
+        program.semaphores.push_back(SemaphoreDescriptor{kSemTablesCopied, CoreType::WORKER, cores, 0});
+    }
+    if (num_padding_writers > num_senders) {
+        const CoreRangeSet padding_only{{CoreRange{CoreCoord{num_senders, 0}, CoreCoord{num_padding_writers - 1, 0}}}};
+        program.semaphores.push_back(SemaphoreDescriptor{kSemPaddingGo, CoreType::WORKER, padding_only, 0});
     }
 
     KernelDescriptor kernel;
@@ -235,22 +254,37 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     kernel.config = WriterConfigDescriptor{};
 
-    // The padding writer on the other data-movement RISC (and NOC).
+    // The padding writers on the other data-movement RISC (and NOC) of the first row's cores.
     KernelDescriptor padding;
     padding.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/write_padding.cpp";
-    padding.core_ranges = cores;
+    padding.core_ranges = padding_cores;
     append_runtime_page_size_accessor_args(io[kTokens], padding.compile_time_args);
     padding.named_compile_time_args = {
-        {named_arg::kCbTables, kCbTables}, {named_arg::kCbZeroRow, kCbZeroRow}, {named_arg::kSemInit, kSemInit}};
+        {named_arg::kCbTables, kCbTables},         {named_arg::kCbZeroRow, kCbZeroRow},
+        {named_arg::kSemInit, kSemInit},           {named_arg::kSemGo, kSemGo},
+        {named_arg::kSemPaddingGo, kSemPaddingGo}, {named_arg::kSemTablesCopied, kSemTablesCopied}};
     padding.config = ReaderConfigDescriptor{};
-    std::vector<uint32_t> padding_args(padding_arg::kCount);
-    padding_args[padding_arg::kTokensAddress] = io[kTokens].address;
-    padding_args[padding_arg::kHidden] = s.hidden;
-    padding_args[padding_arg::kNumExperts] = s.num_experts;
-    padding_args[padding_arg::kLocalExperts] = s.local_experts;
-    padding_args[padding_arg::kLineSize] = line_size;
-    padding_args[padding_arg::kPosition] = line.position;
-    padding.runtime_args.emplace_back(core, std::move(padding_args));
+    const CoreCoord main_noc = limits.noc_core(kOpName, core);
+    for (uint32_t writer = 0; writer < num_padding_writers; ++writer) {
+        std::vector<uint32_t> padding_args(padding_arg::kCount);
+        padding_args[padding_arg::kTokensAddress] = io[kTokens].address;
+        padding_args[padding_arg::kHidden] = s.hidden;
+        padding_args[padding_arg::kNumExperts] = s.num_experts;
+        padding_args[padding_arg::kLocalExperts] = s.local_experts;
+        padding_args[padding_arg::kLineSize] = line_size;
+        padding_args[padding_arg::kPosition] = line.position;
+        padding_args[padding_arg::kWriter] = writer;
+        padding_args[padding_arg::kNumWriters] = num_padding_writers;
+        padding_args[padding_arg::kNumSenders] = num_senders;
+        padding_args[padding_arg::kMainNocX] = main_noc.x;
+        padding_args[padding_arg::kMainNocY] = main_noc.y;
+        for (uint32_t other = num_senders; writer == 0 && other < num_padding_writers; ++other) {
+            const CoreCoord noc = limits.noc_core(kOpName, {other, 0});
+            padding_args.push_back(noc.x);
+            padding_args.push_back(noc.y);
+        }
+        padding.runtime_args.emplace_back(CoreCoord{writer, 0}, std::move(padding_args));
+    }
 
     CachedProgram cached;
     std::vector<uint32_t> args(dataflow_arg::kLineDevices);
@@ -284,7 +318,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     }
     kernel.runtime_args.emplace_back(core, std::move(args));
     program.kernels.push_back(std::move(kernel));
-    cached.address_slots.push_back({kPaddingKernel, 0, padding_arg::kTokensAddress, kTokens});
+    for (uint32_t writer = 0; writer < num_padding_writers; ++writer) {
+        cached.address_slots.push_back({kPaddingKernel, writer, padding_arg::kTokensAddress, kTokens});
+    }
     program.kernels.push_back(std::move(padding));
     if (num_senders > 1) {
         program.kernels.push_back(sender_kernel(io, kernels_root, limits, attrs, s, line, windows, fabric_node_ids));

@@ -125,8 +125,9 @@ inline constexpr uint32_t sender_first_token(uint32_t s, uint32_t tokens, uint32
     return first < tokens ? first : tokens;
 }
 
-// Runtime args of the padding writer (write_padding.cpp, the core's other data-movement RISC and
-// NOC): it writes the zero padding rows of this device's blocks once the plan is laid out.
+// Runtime args of a padding writer (write_padding.cpp, the other data-movement RISC and NOC of each
+// core of the grid's first row): its share of the zero padding rows of this device's blocks, once
+// the plan is laid out.
 namespace padding_arg {
 enum : uint32_t {
     kTokensAddress,
@@ -135,34 +136,42 @@ enum : uint32_t {
     kLocalExperts,  // E_l
     kLineSize,      // D
     kPosition,      // this device's position on the line
+    kWriter,        // w: this writer's index, on core (w, 0)
+    kNumWriters,    // W: the grid's width
+    kNumSenders,    // C: writers 1 .. C - 1 start on their row sender's sem_go, the others on sem_padding_go
+    kMainNocX,      // NOC coordinates of the main core, whose plan tables writers w > 0 copy
+    kMainNocY,
     kCount,
+    kWriterNocCores = kCount,  // writer 0 only: NOC x, y of writers C .. W - 1, which it starts
 };
 }  // namespace padding_arg
 
 // Names of the named compile-time args: the scratch CBs and the semaphores.
 namespace named_arg {
-inline constexpr const char* kCbRow = "cb_row";                   // two token rows
-inline constexpr const char* kCbOwn = "cb_own";                   // this device's ids, then weights
-inline constexpr const char* kCbCounts = "cb_counts";             // D count pages
-inline constexpr const char* kCbList = "cb_list";                 // one routing list
-inline constexpr const char* kCbMapping = "cb_mapping";           // kMappingBatchRows expert_mapping rows
-inline constexpr const char* kCbTables = "cb_tables";             // the plan tables
-inline constexpr const char* kCbIdxImage = "cb_idx_image";        // token_idx_map image
-inline constexpr const char* kCbWeightImage = "cb_weight_image";  // routed_token_weights image
-inline constexpr const char* kCbStage = "cb_stage";               // staging of small reads and writes
-inline constexpr const char* kCbHeaders = "cb_headers";           // the fabric packet header
-inline constexpr const char* kCbZeroRow = "cb_zero_row";          // the padding writer's zero row
-inline constexpr const char* kSemInit = "sem_init";               // peers running this program, then: plan laid out
-inline constexpr const char* kSemCounts = "sem_counts";           // count packets landed
-inline constexpr const char* kSemLists = "sem_lists";             // list packets landed
-inline constexpr const char* kSemPayload = "sem_payload";         // a peer's rows and lists all landed
-inline constexpr const char* kCbSendPlan = "cb_send_plan";        // the row senders' plan (send_plan layout)
-inline constexpr const char* kSemGo = "sem_go";                   // on a row sender: 1 send plan, 2 finish ready
-inline constexpr const char* kCbFinish = "cb_finish";             // the finish header and a chunk of pairs
-inline constexpr const char* kCbSlotImage = "cb_slot_image";      // main: slot_source entries of the used slots
-inline constexpr const char* kCbFanout = "cb_fanout";             // main: (from row, to row) fan-out copies
-inline constexpr const char* kCbGather = "cb_gather";             // a batch of gathered words (gather_share.hpp)
-inline constexpr const char* kSemGathered = "sem_gathered";       // main: senders whose first reads landed here
+inline constexpr const char* kCbRow = "cb_row";                       // two token rows
+inline constexpr const char* kCbOwn = "cb_own";                       // this device's ids, then weights
+inline constexpr const char* kCbCounts = "cb_counts";                 // D count pages
+inline constexpr const char* kCbList = "cb_list";                     // one routing list
+inline constexpr const char* kCbMapping = "cb_mapping";               // kMappingBatchRows expert_mapping rows
+inline constexpr const char* kCbTables = "cb_tables";                 // the plan tables
+inline constexpr const char* kCbIdxImage = "cb_idx_image";            // token_idx_map image
+inline constexpr const char* kCbWeightImage = "cb_weight_image";      // routed_token_weights image
+inline constexpr const char* kCbStage = "cb_stage";                   // staging of small reads and writes
+inline constexpr const char* kCbHeaders = "cb_headers";               // the fabric packet header
+inline constexpr const char* kCbZeroRow = "cb_zero_row";              // a padding writer's zero row
+inline constexpr const char* kSemInit = "sem_init";                   // peers running this program, then: plan laid out
+inline constexpr const char* kSemCounts = "sem_counts";               // count packets landed
+inline constexpr const char* kSemLists = "sem_lists";                 // list packets landed
+inline constexpr const char* kSemPayload = "sem_payload";             // a peer's rows and lists all landed
+inline constexpr const char* kCbSendPlan = "cb_send_plan";            // the row senders' plan (send_plan layout)
+inline constexpr const char* kSemGo = "sem_go";                       // on a row sender: 1 send plan, 2 finish ready
+inline constexpr const char* kCbFinish = "cb_finish";                 // the finish header and a chunk of pairs
+inline constexpr const char* kCbSlotImage = "cb_slot_image";          // main: slot_source entries of the used slots
+inline constexpr const char* kCbFanout = "cb_fanout";                 // main: (from row, to row) fan-out copies
+inline constexpr const char* kCbGather = "cb_gather";                 // a batch of gathered words (gather_share.hpp)
+inline constexpr const char* kSemGathered = "sem_gathered";           // main: senders whose first reads landed here
+inline constexpr const char* kSemPaddingGo = "sem_padding_go";        // on a padding-only core: plan laid out
+inline constexpr const char* kSemTablesCopied = "sem_tables_copied";  // main: padding writers holding the plan
 }  // namespace named_arg
 
 // L1 layouts of the scratch CBs.

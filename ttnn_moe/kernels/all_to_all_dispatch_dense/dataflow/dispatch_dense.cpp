@@ -26,7 +26,8 @@
 //    device (the lists, in source order), write token_idx_map / weights /
 //    slot_source, and copy each remote token row from its first row to its other
 //    rows on this device (fan-out). The blocks' zero padding rows are written meanwhile by
-//    write_padding.cpp on the other data-movement RISC and NOC, from the plan tables.
+//    write_padding.cpp on the other data-movement RISC and NOC of every sender's core, from the
+//    plan tables.
 // Counts and lists travel as fused write + increment packets (the routing-metadata
 // traffic class), token rows as plain writes (the payload class).
 // Past the L1 budget (kStreamed) the T- and capacity-sized tables stream through windows: the ids
@@ -633,7 +634,7 @@ void write_finish_share(const Args& a, const Scratch& s) {
 }
 
 // Metadata outputs: whole, the token_idx_map and routed_token_weights images; per local expert its
-// count and offset, then num_slots (the padding writer writes the blocks' zero padding rows, the row
+// count and offset, then num_slots (the padding writers write the blocks' zero padding rows, the row
 // senders slot_source and the fan-out copies).
 void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t num_slots) {
     const auto counts_out = tensor<kCounts>(a);
@@ -691,7 +692,7 @@ void kernel_main() {
     dispatch_plan::count_line_assignments(plan, args.num_experts, args.line_size, args.position,
                                           [&scratch](uint32_t q) { return scratch.counts_of(q); });
     dispatch_plan::lay_out_blocks(plan, args.num_experts, args.line_size, args.position, args.capacity, status);
-    // The padding writer (write_padding.cpp) may start: after the line barrier sem_init holds
+    // The main core's padding writer (write_padding.cpp) may start: after the line barrier sem_init holds
     // line_size - 1 and no peer increments it again.
     noc_semaphore_set(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_init)), args.line_size);
 
