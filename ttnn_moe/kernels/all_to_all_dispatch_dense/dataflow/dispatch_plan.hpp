@@ -69,6 +69,11 @@ inline void count_line_assignments(PlanTables& plan, uint32_t num_experts, uint3
 // dropped and needed rows in status.
 inline void lay_out_blocks(PlanTables& plan, uint32_t num_experts, uint32_t line_size, uint32_t position,
                            uint32_t capacity, uint32_t* status) {
+    // Experts off the line get an empty block, so the tables the padding writers copy whole are
+    // defined everywhere.
+    for (uint32_t e = 0; e < num_experts; ++e) {
+        if (plan.owner[e] >= line_size) plan.offset[e] = plan.kept[e] = 0;
+    }
     for (uint32_t d = 0; d < line_size; ++d) {
         uint32_t next_row = 0, needed = 0;
         for (uint32_t e = 0; e < num_experts; ++e) {
