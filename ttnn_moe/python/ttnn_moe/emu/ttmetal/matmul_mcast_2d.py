@@ -31,39 +31,29 @@ from ttnn_moe.emu.ttmetal.matmul_config import (
     grid_xy,
     math_fidelity,
 )
-from ttnn_moe.emu.ttmetal.matmul_mcast_1d import IN0_RECEIVER_ARGS, IN0_SENDER_ARGS, MatmulShape, Operand
+from ttnn_moe.emu.ttmetal.matmul_mcast_1d import (
+    COMPUTE,
+    IN0_RECEIVER,
+    IN0_RECEIVER_ARGS,
+    IN0_SENDER,
+    IN0_SENDER_ARGS,
+    IN1_SENDER_WRITER,
+    IN1_WRITER_ARGS,
+    KERNELS,
+    MCAST_INPUT_BUFFERING_DEPTH,
+    MatmulShape,
+    Operand,
+)
 from ttnn_moe.emu.ttmetal.wheel import wheel_kernel_path
 
-KERNELS = "ttnn/cpp/ttnn/operations/matmul/device/kernels"
-IN0_SENDER = f"{KERNELS}/dataflow/reader_bmm_tile_layout_in0_sender_padding_metal2.cpp"
-IN0_RECEIVER = f"{KERNELS}/dataflow/reader_bmm_tile_layout_in0_receiver_metal2.cpp"
-IN1_SENDER_WRITER = f"{KERNELS}/dataflow/reader_bmm_tile_layout_in1_sender_writer_padding_metal2.cpp"
+# The same Metal 2.0 kernels as the 1D program, plus the in1 receivers of the 2D grid.
 IN1_RECEIVER_WRITER = f"{KERNELS}/dataflow/reader_bmm_tile_layout_in1_receiver_writer_padding_metal2.cpp"
-COMPUTE = f"{KERNELS}/compute/bmm_large_block_zm_fused_bias_activation_metal2.cpp"
-MCAST_INPUT_BUFFERING_DEPTH = 2
 CBS = {"in0": 0, "in1": 1, "out": 2, "intermed0": 3}
 SEMAPHORES = {"in0_mcast_sender": 0, "in0_mcast_receiver": 1, "in1_mcast_sender": 2, "in1_mcast_receiver": 3}
 # Packer L1 accumulation only pays with more than two K blocks: the last one spills and reloads.
 PACKER_L1_ACC_MIN_BLOCKS = 3
 
-IN1_SENDER_WRITER_ARGS = (
-    "in1_tensor_start_tile_id",
-    "in1_mcast_dest_noc_start_x",
-    "in1_mcast_dest_noc_start_y",
-    "in1_mcast_dest_noc_end_x",
-    "in1_mcast_dest_noc_end_y",
-    "out_tensor_start_tile_id",
-    "last_block_w",
-    "out_num_nonzero_subblocks_h",
-    "out_last_subblock_h",
-    "padded_block_tiles_h_skip",
-    "out_num_nonzero_subblocks_w",
-    "out_last_num_nonzero_subblocks_w",
-    "out_last_subblock_w",
-    "padded_subblock_tiles_addr_skip",
-    "padded_block_tiles_w_skip",
-    "last_num_blocks_w_dim",
-)
+# The in1 sender/writer's named runtime args are the 1D program's (IN1_WRITER_ARGS).
 IN1_RECEIVER_WRITER_ARGS = (
     "in1_mcast_sender_noc_x",
     "in1_mcast_sender_noc_y",
@@ -328,7 +318,7 @@ def mcast_2d_program(
             common_runtime_args=[out.address, b.address],
             config=data_movement(RISCV_0, NOC_0),
             bindings=pd.KernelBindingsDescriptor(
-                runtime_args=list(IN1_SENDER_WRITER_ARGS),
+                runtime_args=list(IN1_WRITER_ARGS),
                 compile_time_values=sorted(in1_values.items()),
                 dataflow_buffers=[("in1", CBS["in1"]), ("out", CBS["out"])],
                 semaphores=in1_semaphores,
