@@ -108,6 +108,35 @@ class MatmulShape:
     in0_last_ktile_w: int = 0
 
 
+def in1_block_values(Nt: int, in0_block_w: int, block_w: int) -> dict[str, int]:
+    """The in1 reader's named compile-time values for blocks of in0_block_w x block_w tiles of B (Kt x Nt)."""
+    return {
+        "in1_tensor_stride_w": 1,
+        "in1_tensor_stride_h": Nt,
+        "in1_tensor_next_block_stride": in0_block_w * Nt,
+        "in1_tensor_next_w_dim_block_stride": block_w,
+        "in1_block_w": block_w,
+        "in1_block_h": in0_block_w,
+        "in1_block_num_tiles": block_w * in0_block_w,
+    }
+
+
+def out_block_values(Mt: int, Nt: int, block_w: int, block_h: int, sub_w: int, sub_h: int) -> dict[str, int]:
+    """The output writer's named compile-time values for block_h x block_w blocks of sub_h x sub_w subblocks."""
+    return {
+        "out_tensor_stride_w": 1,
+        "out_tensor_stride_h": Nt,
+        "out_tensor_next_subblock_stride_w": sub_w,
+        "out_tensor_next_subblock_stride_h": sub_h * Nt,
+        "out_tensor_next_w_dim_block_stride": block_w,
+        "out_tensor_next_h_dim_block_stride": block_h * Nt,
+        "out_subblock_w": sub_w,
+        "out_subblock_h": sub_h,
+        "out_subblock_tile_count": sub_w * sub_h,
+        "MtNt": Mt * Nt,
+    }
+
+
 def _tile_bytes(fmt: pd.DataFormat) -> int:
     return pd.tile_size_bytes(fmt)
 
@@ -285,13 +314,7 @@ def mcast_in0_program(
 
     # ---- in1 sender / output writer (every core)
     writer_values = {
-        "in1_tensor_stride_w": 1,
-        "in1_tensor_stride_h": Nt,
-        "in1_tensor_next_block_stride": in0_block_w * Nt,
-        "in1_tensor_next_w_dim_block_stride": out_block_w,
-        "in1_block_w": out_block_w,
-        "in1_block_h": in0_block_w,
-        "in1_block_num_tiles": out_block_w * in0_block_w,
+        **in1_block_values(Nt, in0_block_w, out_block_w),
         **blocks,
         "in1_mcast_num_dests": 0,
         "in1_mcast_num_cores": 0,
@@ -299,16 +322,7 @@ def mcast_in0_program(
         "batch": shape.batchA,
         "bcast_B": 1,
         "batchB": shape.batchB if sparsity else 0,
-        "out_tensor_stride_w": 1,
-        "out_tensor_stride_h": Nt,
-        "out_tensor_next_subblock_stride_w": out_subblock_w,
-        "out_tensor_next_subblock_stride_h": out_subblock_h * Nt,
-        "out_tensor_next_w_dim_block_stride": out_block_w,
-        "out_tensor_next_h_dim_block_stride": out_block_h * Nt,
-        "out_subblock_w": out_subblock_w,
-        "out_subblock_h": out_subblock_h,
-        "out_subblock_tile_count": out_subblock_w * out_subblock_h,
-        "MtNt": Mt * Nt,
+        **out_block_values(Mt, Nt, out_block_w, out_block_h, out_subblock_w, out_subblock_h),
         "compact_output": int(bool(sparsity and sparsity.compact_output)),
         "num_active": 0,
     }

@@ -43,6 +43,8 @@ from ttnn_moe.emu.ttmetal.matmul_mcast_1d import (
     MCAST_INPUT_BUFFERING_DEPTH,
     MatmulShape,
     Operand,
+    in1_block_values,
+    out_block_values,
 )
 from ttnn_moe.emu.ttmetal.wheel import wheel_kernel_path
 
@@ -195,18 +197,7 @@ def mcast_2d_program(
         "num_blocks_h_dim": per_core_M // block_h,
     }
     edges = _edges(shape, config, tile(out.data_format))
-    out_values = {
-        "out_tensor_stride_w": 1,
-        "out_tensor_stride_h": Nt,
-        "out_tensor_next_subblock_stride_w": sub_w,
-        "out_tensor_next_subblock_stride_h": sub_h * Nt,
-        "out_tensor_next_w_dim_block_stride": block_w,
-        "out_tensor_next_h_dim_block_stride": block_h * Nt,
-        "out_subblock_w": sub_w,
-        "out_subblock_h": sub_h,
-        "out_subblock_tile_count": sub_w * sub_h,
-        "MtNt": Mt * Nt,
-    }
+    out_values = out_block_values(Mt, Nt, block_w, block_h, sub_w, sub_h)
     kernels = []
 
     # ---- in0 senders (left column): read A's block rows, multicast them along the row on NOC 1
@@ -286,13 +277,7 @@ def mcast_2d_program(
 
     # ---- in1 senders / writers (top row): read B's block columns, multicast them down the column on NOC 0
     in1_values = {
-        "in1_tensor_stride_w": 1,
-        "in1_tensor_stride_h": Nt,
-        "in1_tensor_next_block_stride": in0_block_w * Nt,
-        "in1_tensor_next_w_dim_block_stride": block_w,
-        "in1_block_w": block_w,
-        "in1_block_h": in0_block_w,
-        "in1_block_num_tiles": block_w * in0_block_w,
+        **in1_block_values(Nt, in0_block_w, block_w),
         **blocks,
         "in1_mcast_num_dests": rows - 1,
         "in1_mcast_num_cores": rows - 1,
