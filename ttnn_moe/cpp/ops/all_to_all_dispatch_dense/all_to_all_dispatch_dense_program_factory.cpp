@@ -259,6 +259,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     padding.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/write_padding.cpp";
     padding.core_ranges = padding_cores;
     append_runtime_page_size_accessor_args(io[kTokens], padding.compile_time_args);
+    append_runtime_page_size_accessor_args(io[kSlotSource], padding.compile_time_args);
     padding.named_compile_time_args = {
         {named_arg::kCbTables, kCbTables},         {named_arg::kCbZeroRow, kCbZeroRow},
         {named_arg::kSemInit, kSemInit},           {named_arg::kSemGo, kSemGo},
@@ -278,6 +279,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         padding_args[padding_arg::kNumSenders] = num_senders;
         padding_args[padding_arg::kMainNocX] = main_noc.x;
         padding_args[padding_arg::kMainNocY] = main_noc.y;
+        padding_args[padding_arg::kSlotSourceAddress] = io[kSlotSource].address;
+        padding_args[padding_arg::kCapacity] = s.capacity;
+        padding_args[padding_arg::kNumTokens] = s.tokens();
         for (uint32_t other = num_senders; writer == 0 && other < num_padding_writers; ++other) {
             const CoreCoord noc = limits.noc_core(kOpName, {other, 0});
             padding_args.push_back(noc.x);
@@ -320,6 +324,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     program.kernels.push_back(std::move(kernel));
     for (uint32_t writer = 0; writer < num_padding_writers; ++writer) {
         cached.address_slots.push_back({kPaddingKernel, writer, padding_arg::kTokensAddress, kTokens});
+        cached.address_slots.push_back({kPaddingKernel, writer, padding_arg::kSlotSourceAddress, kSlotSource});
     }
     program.kernels.push_back(std::move(padding));
     if (num_senders > 1) {

@@ -627,9 +627,16 @@ uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) 
 
 // Share 0 of slot_source and of the fan-out copies (the row senders write the others).
 void write_finish_share(const Args& a, const Scratch& s) {
-    const finish_share::Where where{
-        0,        a.num_senders, a.capacity, a.row_bytes(), my_x[noc_index], my_y[noc_index],
-        s.finish, s.stage,       s.row,      s.row_stride};
+    const finish_share::Where where{0,
+                                    a.num_senders,
+                                    a.row_bytes(),
+                                    slot_pages(a.line_size, a.num_tokens, a.capacity),
+                                    my_x[noc_index],
+                                    my_y[noc_index],
+                                    s.finish,
+                                    s.stage,
+                                    s.row,
+                                    s.row_stride};
     finish_share::write_share(where, tensor<kSlotSource>(a), tensor<kTokens>(a));
 }
 

@@ -1,5 +1,5 @@
 // The last writes of all_to_all_dispatch_dense, shared by the row senders (core c of C does share c):
-// the slot_source pages (one NOC write each, so `capacity` writes in all) and the fan-out copies of
+// the slot_source pages a slot can take (one NOC write each; the padding writers zero the rest) and the fan-out copies of
 // remote token rows from their first row on this device to their other rows. The main kernel
 // (dispatch_dense.cpp) walks the line's assignments, leaves the slot_source entries of the used
 // slots (packed (position, token) pairs) and the fan-out copies ((from row, to row) pairs) in its
@@ -52,7 +52,8 @@ void copy_rows(uint32_t pairs, uint32_t n, const Tokens& tokens, uint32_t rows, 
 }
 
 struct Where {
-    uint32_t core, num_cores, capacity, row_bytes;
+    uint32_t core, num_cores, row_bytes;
+    uint32_t slot_pages;  // slot_source pages written here: the padding writers zero the ones past them
     uint32_t main_x, main_y;
     uint32_t finish;      // cb_finish on this core (the header at the same address on the main core)
     uint32_t page_stage;  // kFinishChunk DRAM-aligned slots for single slot_source pages
@@ -60,8 +61,8 @@ struct Where {
     uint32_t row_stride;
 };
 
-// Share `core` of the slot_source pages from kFinishFirstPage on (the used slots' entries, zeros
-// past num_slots) and of the fan-out copies. The main core's finish block must hold the header.
+// Share `core` of the slot_source pages from kFinishFirstPage up to slot_pages (the used slots'
+// entries, zeros past num_slots) and of the fan-out copies. The main core's finish block must hold the header.
 template <typename SlotSource, typename Tokens>
 void write_share(const Where& w, const SlotSource& slot_source, const Tokens& tokens) {
     volatile uint32_t* local = moe_kernel::words(w.finish);
@@ -74,8 +75,8 @@ void write_share(const Where& w, const SlotSource& slot_source, const Tokens& to
     const uint32_t written = local[kFinishFirstPage];
     const uint32_t packed = w.finish + kFinishHeaderBytes;  // kFinishChunk + 1 packed pairs
 
-    const uint32_t first_page = written + share_start(w.core, w.capacity - written, w.num_cores);
-    const uint32_t end_page = written + share_start(w.core + 1, w.capacity - written, w.num_cores);
+    const uint32_t first_page = written + share_start(w.core, w.slot_pages - written, w.num_cores);
+    const uint32_t end_page = written + share_start(w.core + 1, w.slot_pages - written, w.num_cores);
     for (uint32_t page = first_page; page < end_page; page += kFinishChunk) {
         const uint32_t n = end_page - page < kFinishChunk ? end_page - page : kFinishChunk;
         const uint32_t used_end = num_slots < page + n ? num_slots : page + n;

@@ -138,9 +138,15 @@ void kernel_main() {
 
     // The main kernel has walked the line's assignments: this sender's share of the last writes.
     noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 2);
-    const finish_share::Where where{
-        sender,       num_senders, get_arg_val<uint32_t>(sender_arg::kCapacity),  share.row_bytes(),
-        main_x,       main_y,      moe_scratch::reserve(cb_finish, kFinishBytes), buffers.ids,
-        buffers.rows, row_stride};
+    const finish_share::Where where{sender,
+                                    num_senders,
+                                    share.row_bytes(),
+                                    slot_pages(line_size, num_tokens, get_arg_val<uint32_t>(sender_arg::kCapacity)),
+                                    main_x,
+                                    main_y,
+                                    moe_scratch::reserve(cb_finish, kFinishBytes),
+                                    buffers.ids,
+                                    buffers.rows,
+                                    row_stride};
     finish_share::write_share(where, slot_source, tokens);
 }

@@ -10,9 +10,12 @@
 // the blocks) and increment the main core's sem_tables_copied; writer 0 starts its writes only
 // after every copy: its writes leave over the NOC the copies are read on, and would hold them.
 //
+// Before the plan is laid out each writer zeroes every W-th slot_source page past those a slot can
+// take (slot_pages in the shared header).
+//
 // Runtime args: all_to_all_dispatch_dense_shared.hpp (padding_arg); the compile-time args are the
-// tokens accessor (IsDram|RuntimePageSize).
-// conformance: kind=dataflow ct_args=130 named=cb_tables:5,cb_zero_row:10,sem_init:0,sem_go:0,sem_padding_go:0,sem_tables_copied:5
+// tokens and slot_source accessors (IsDram|RuntimePageSize).
+// conformance: kind=dataflow ct_args=130,130 named=cb_tables:5,cb_zero_row:10,sem_init:0,sem_go:0,sem_padding_go:0,sem_tables_copied:5
 #include <cstdint>
 
 #include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
@@ -30,6 +33,7 @@ void kernel_main() {
     constexpr uint32_t sem_padding_go = get_named_compile_time_arg_val(named_arg::kSemPaddingGo);
     constexpr uint32_t sem_tables_copied = get_named_compile_time_arg_val(named_arg::kSemTablesCopied);
     constexpr auto tokens_args = TensorAccessorArgs<0>();
+    constexpr auto slot_source_args = TensorAccessorArgs<tokens_args.next_compile_time_args_offset()>();
     const uint32_t hidden = get_arg_val<uint32_t>(padding_arg::kHidden);
     const uint32_t num_experts = get_arg_val<uint32_t>(padding_arg::kNumExperts);
     const uint32_t local_experts = get_arg_val<uint32_t>(padding_arg::kLocalExperts);
@@ -46,6 +50,14 @@ void kernel_main() {
     const uint32_t zero_row = get_write_ptr(cb_zero_row);
     const uint32_t tables = get_write_ptr(cb_tables);
     moe_kernel::fill_words(zero_row, row_bytes / 4, 0);
+    // Until the plan is laid out: the slot_source pages no slot can take, every W-th one here.
+    const uint32_t capacity = get_arg_val<uint32_t>(padding_arg::kCapacity);
+    const auto slot_source = TensorAccessor(slot_source_args, get_arg_val<uint32_t>(padding_arg::kSlotSourceAddress),
+                                            moe_kernel::align_up(8));
+    for (uint32_t page = slot_pages(line_size, get_arg_val<uint32_t>(padding_arg::kNumTokens), capacity) + writer;
+         page < capacity; page += num_writers) {
+        noc_async_write(zero_row, slot_source.get_noc_addr(page), 8);
+    }
     if (writer == 0) {
         noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_init)), line_size);
         // The padding-only writers are rung once the row senders' writers hold the plan: that wait
