@@ -39,7 +39,7 @@ enum Cb : uint8_t {
 };
 // Semaphore ids on the main core, and on the row senders' cores.
 enum Semaphore : uint32_t {
-    kSemInit = 0,
+    kSemPlan = 0,
     kSemCounts = 1,
     kSemLists = 2,
     kSemPayload = 3,
@@ -210,7 +210,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                     "E=" + std::to_string(s.num_experts) + ", capacity=" + std::to_string(s.capacity) +
                         ", T=" + std::to_string(s.tokens()) + ", K=" + std::to_string(s.top_k) +
                         ", H=" + std::to_string(s.hidden) + ", D=" + std::to_string(line_size));
-    for (uint32_t id : {kSemInit, kSemCounts, kSemLists, kSemPayload}) {
+    for (uint32_t id : {kSemPlan, kSemCounts, kSemLists, kSemPayload}) {
         program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
     }
     if (num_senders > 1) {
@@ -240,7 +240,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         {named_arg::kCbWeightImage, kCbWeightImage},
         {named_arg::kCbStage, kCbStage},
         {named_arg::kCbHeaders, kCbHeaders},
-        {named_arg::kSemInit, kSemInit},
+        {named_arg::kSemPlan, kSemPlan},
         {named_arg::kSemCounts, kSemCounts},
         {named_arg::kSemLists, kSemLists},
         {named_arg::kSemPayload, kSemPayload},
@@ -262,7 +262,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     append_runtime_page_size_accessor_args(io[kSlotSource], padding.compile_time_args);
     padding.named_compile_time_args = {
         {named_arg::kCbTables, kCbTables},         {named_arg::kCbZeroRow, kCbZeroRow},
-        {named_arg::kSemInit, kSemInit},           {named_arg::kSemGo, kSemGo},
+        {named_arg::kSemPlan, kSemPlan},           {named_arg::kSemGo, kSemGo},
         {named_arg::kSemPaddingGo, kSemPaddingGo}, {named_arg::kSemTablesCopied, kSemTablesCopied}};
     padding.config = ReaderConfigDescriptor{};
     const CoreCoord main_noc = limits.noc_core(kOpName, core);

@@ -158,24 +158,24 @@ inline constexpr uint32_t slot_pages(uint32_t line_size, uint32_t tokens, uint32
 
 // Names of the named compile-time args: the scratch CBs and the semaphores.
 namespace named_arg {
-inline constexpr const char* kCbRow = "cb_row";                       // two token rows
-inline constexpr const char* kCbOwn = "cb_own";                       // this device's ids, then weights
-inline constexpr const char* kCbCounts = "cb_counts";                 // D count pages
-inline constexpr const char* kCbList = "cb_list";                     // one routing list
-inline constexpr const char* kCbMapping = "cb_mapping";               // kMappingBatchRows expert_mapping rows
-inline constexpr const char* kCbTables = "cb_tables";                 // the plan tables
-inline constexpr const char* kCbIdxImage = "cb_idx_image";            // token_idx_map image
-inline constexpr const char* kCbWeightImage = "cb_weight_image";      // routed_token_weights image
-inline constexpr const char* kCbStage = "cb_stage";                   // staging of small reads and writes
-inline constexpr const char* kCbHeaders = "cb_headers";               // the fabric packet header
-inline constexpr const char* kCbZeroRow = "cb_zero_row";              // a padding writer's zero row
-inline constexpr const char* kSemInit = "sem_init";                   // peers running this program, then: plan laid out
-inline constexpr const char* kSemCounts = "sem_counts";               // count packets landed
-inline constexpr const char* kSemLists = "sem_lists";                 // list packets landed
-inline constexpr const char* kSemPayload = "sem_payload";             // a peer's rows and lists all landed
-inline constexpr const char* kCbSendPlan = "cb_send_plan";            // the row senders' plan (send_plan layout)
-inline constexpr const char* kSemGo = "sem_go";                       // on a row sender: 1 send plan, 2 finish ready
-inline constexpr const char* kCbFinish = "cb_finish";                 // the finish header and a chunk of pairs
+inline constexpr const char* kCbRow = "cb_row";                   // two token rows
+inline constexpr const char* kCbOwn = "cb_own";                   // this device's ids, then weights
+inline constexpr const char* kCbCounts = "cb_counts";             // D count pages
+inline constexpr const char* kCbList = "cb_list";                 // one routing list
+inline constexpr const char* kCbMapping = "cb_mapping";           // kMappingBatchRows expert_mapping rows
+inline constexpr const char* kCbTables = "cb_tables";             // the plan tables
+inline constexpr const char* kCbIdxImage = "cb_idx_image";        // token_idx_map image
+inline constexpr const char* kCbWeightImage = "cb_weight_image";  // routed_token_weights image
+inline constexpr const char* kCbStage = "cb_stage";               // staging of small reads and writes
+inline constexpr const char* kCbHeaders = "cb_headers";           // the fabric packet header
+inline constexpr const char* kCbZeroRow = "cb_zero_row";          // a padding writer's zero row
+inline constexpr const char* kSemPlan = "sem_plan";               // main: plan laid out (its padding writer starts)
+inline constexpr const char* kSemCounts = "sem_counts";           // count packets landed
+inline constexpr const char* kSemLists = "sem_lists";             // list packets landed
+inline constexpr const char* kSemPayload = "sem_payload";         // a peer's rows and lists all landed
+inline constexpr const char* kCbSendPlan = "cb_send_plan";        // the row senders' plan (send_plan layout)
+inline constexpr const char* kSemGo = "sem_go";        // on a row sender: 1 send plan, 2 finish header, 3 rows landed
+inline constexpr const char* kCbFinish = "cb_finish";  // the finish header and a chunk of pairs
 inline constexpr const char* kCbSlotImage = "cb_slot_image";          // main: slot_source entries of the used slots
 inline constexpr const char* kCbFanout = "cb_fanout";                 // main: (from row, to row) fan-out copies
 inline constexpr const char* kCbGather = "cb_gather";                 // a batch of gathered words (gather_share.hpp)

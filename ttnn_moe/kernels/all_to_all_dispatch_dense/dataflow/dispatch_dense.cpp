@@ -5,8 +5,10 @@
 //    position of each expert on this line (or none) and each line expert's index among the
 //    line's experts (ascending e). An owner's blocks follow its experts' ascending ids (their
 //    local slots).
-// 2. Line barrier, then the counts exchange: this device's assignments per line
-//    expert (one routing_counts page) go to page `position` of every line member.
+// 2. Counts and lists, with no line barrier before them: this device's assignments per line
+//    expert (one routing_counts page) go to page `position` of every line member, then each peer
+//    gets the list of this device's assignments to its experts, (t, e, weight) in (t, k) order,
+//    into routing_lists page `position` (neither depends on the plan).
 // 3. Packing plan, identical on every member because it reads the same count pages:
 //    per expert the assignments of the line (total) and of the sources before this
 //    one (before); per destination, blocks in ascending local slot at tile-aligned
@@ -19,15 +21,14 @@
 //    expert's next assignment takes) and rung their sem_go. Each token row is read once
 //    and written once per destination device that keeps one of its assignments, to the
 //    first such row (lowest k); rows for this device go to all their rows over the NOC
-//    (row_sender.hpp). Each peer gets the list of this device's assignments to its experts,
-//    (t, e, weight) in (t, k) order, into routing_lists page `position`, and from every
-//    sender, after its rows on its link, an increment: "my rows landed".
-// 5. Receive: after every peer's increment, walk the line's assignments to this
-//    device (the lists, in source order), write token_idx_map / weights /
-//    slot_source, and copy each remote token row from its first row to its other
-//    rows on this device (fan-out). The blocks' zero padding rows are written meanwhile by
-//    write_padding.cpp on the other data-movement RISC and NOC of every sender's core, from the
-//    plan tables.
+//    (row_sender.hpp). Every peer has sent its count page by then, so it runs this program.
+//    After its rows on its link each sender sends every peer an increment: "my rows landed".
+// 5. Receive: once every peer's list has come (not its rows), walk the line's assignments to this
+//    device (the lists, in source order), write token_idx_map / weights / slot_source and the
+//    counts while the rows travel; after every peer's increments, copy each remote token row
+//    from its first row to its other rows on this device (fan-out). The blocks' zero padding rows
+//    are written meanwhile by write_padding.cpp on the other data-movement RISC and NOC of every
+//    sender's core, from the plan tables.
 // Counts and lists travel as fused write + increment packets (the routing-metadata
 // traffic class), token rows as plain writes (the payload class).
 // Past the L1 budget (kStreamed) the T- and capacity-sized tables stream through windows: the ids
@@ -38,8 +39,8 @@
 // The io order, the runtime args and the named compile-time args are listed in
 // cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp; the compile-time
 // args are the 14 interleaved accessors (IsDram|RuntimePageSize) in io order.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3,cb_send_plan:11,sem_go:0,cb_finish:12,cb_slot_image:13,cb_fanout:14,cb_gather:15,sem_gathered:4 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_init:0,sem_counts:1,sem_lists:2,sem_payload:3,cb_send_plan:11,sem_go:0,cb_finish:12,cb_slot_image:13,cb_fanout:14,cb_gather:15,sem_gathered:4 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_plan:0,sem_counts:1,sem_lists:2,sem_payload:3,cb_send_plan:11,sem_go:0,cb_finish:12,cb_slot_image:13,cb_fanout:14,cb_gather:15,sem_gathered:4 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130,130,130,130,130,130,130 named=cb_row:0,cb_own:1,cb_counts:2,cb_list:3,cb_mapping:4,cb_tables:5,cb_idx_image:6,cb_weight_image:7,cb_stage:8,cb_headers:9,sem_plan:0,sem_counts:1,sem_lists:2,sem_payload:3,cb_send_plan:11,sem_go:0,cb_finish:12,cb_slot_image:13,cb_fanout:14,cb_gather:15,sem_gathered:4 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 #include <tuple>
 #include <utility>
@@ -73,7 +74,7 @@ constexpr uint32_t cb_idx_image = get_named_compile_time_arg_val(named_arg::kCbI
 constexpr uint32_t cb_weight_image = get_named_compile_time_arg_val(named_arg::kCbWeightImage);
 constexpr uint32_t cb_stage = get_named_compile_time_arg_val(named_arg::kCbStage);
 constexpr uint32_t cb_headers = get_named_compile_time_arg_val(named_arg::kCbHeaders);
-constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit);
+constexpr uint32_t sem_plan = get_named_compile_time_arg_val(named_arg::kSemPlan);
 constexpr uint32_t sem_counts = get_named_compile_time_arg_val(named_arg::kSemCounts);
 constexpr uint32_t sem_lists = get_named_compile_time_arg_val(named_arg::kSemLists);
 constexpr uint32_t sem_payload = get_named_compile_time_arg_val(named_arg::kSemPayload);
@@ -312,11 +313,10 @@ void count_own_assignments(const Args& a, const Scratch& s, const PlanTables& pl
     });
 }
 
-// This device's count page to page `position` of every peer, then every peer's page.
-void exchange_counts(const Args& a, const Scratch& s, FabricLine& line, uint32_t line_experts) {
-    const auto routing_counts = tensor<kRoutingCounts>(a);
+// This device's count page to page `position` of every peer.
+void send_counts(const Args& a, const Scratch& s, FabricLine& line, uint32_t line_experts) {
     const uint32_t counts_bytes = align_up(line_experts * 4);
-    const uint64_t counts_page_noc = routing_counts.get_noc_addr(a.position);
+    const uint64_t counts_page_noc = tensor<kRoutingCounts>(a).get_noc_addr(a.position);
     const uint64_t sem_counts_noc = get_noc_addr(get_semaphore(sem_counts));
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (q != a.position) {
@@ -324,6 +324,12 @@ void exchange_counts(const Args& a, const Scratch& s, FabricLine& line, uint32_t
                                   sem_counts_noc);
         }
     }
+}
+
+// Every peer's count page, once it has landed.
+void receive_counts(const Args& a, const Scratch& s, FabricLine& line, uint32_t line_experts) {
+    const auto routing_counts = tensor<kRoutingCounts>(a);
+    const uint32_t counts_bytes = align_up(line_experts * 4);
     moe_fabric::wait_for_line(line, sem_counts, line.packets_for(counts_bytes));
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (q != a.position) {
@@ -368,7 +374,8 @@ void lay_out_send_plan(const Args& a, const Scratch& s, PlanTables& plan) {
     }
 }
 
-// Rings sem_go on every row sender: first the send plan is ready, then the finish header.
+// Rings sem_go on every row sender: first the send plan is ready, then the finish header, then every
+// row sent to this device has landed.
 void ring_row_senders(const Args& a) {
     for (uint32_t sender = 1; sender < a.num_senders; ++sender) {
         const uint32_t x = get_arg_val<uint32_t>(a.sender_noc_arg() + 2 * (sender - 1));
@@ -443,9 +450,8 @@ void send_assignment_lists(const Args& a, const Scratch& s, const PlanTables& pl
     noc_async_write_barrier();
 }
 
-// Every peer's increments (one per link, from the sender driving it), then every packet of its list.
-void wait_for_peers(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line) {
-    moe_fabric::wait_for_line(line, sem_payload, a.num_links);
+// Every packet of every peer's list (their lengths come from the count pages).
+void wait_for_lists(const Args& a, const Scratch& s, const PlanTables& plan, FabricLine& line) {
     uint32_t list_packets = 0;
     for (uint32_t q = 0; q < a.line_size; ++q) {
         if (q == a.position) continue;
@@ -453,6 +459,11 @@ void wait_for_peers(const Args& a, const Scratch& s, const PlanTables& plan, Fab
         if (n) list_packets += line.packets_for(n * kListEntryBytes);
     }
     noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_lists)), list_packets);
+}
+
+// Every peer's increments, one per link from the sender driving it: all its rows have landed.
+void wait_for_rows(const Args& a, FabricLine& line) {
+    moe_fabric::wait_for_line(line, sem_payload, a.num_links);
 }
 
 // The slots of this device: one per (source position, token) pair with kept rows, in the order the
@@ -625,19 +636,18 @@ uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) 
     return num_slots;
 }
 
-// Share 0 of slot_source and of the fan-out copies (the row senders write the others).
-void write_finish_share(const Args& a, const Scratch& s) {
-    const finish_share::Where where{0,
-                                    a.num_senders,
-                                    a.row_bytes(),
-                                    slot_pages(a.line_size, a.num_tokens, a.capacity),
-                                    my_x[noc_index],
-                                    my_y[noc_index],
-                                    s.finish,
-                                    s.stage,
-                                    s.row,
-                                    s.row_stride};
-    finish_share::write_share(where, tensor<kSlotSource>(a), tensor<kTokens>(a));
+// Where the main core's share of the last writes lies (its finish block is the header).
+finish_share::Where finish_where(const Args& a, const Scratch& s) {
+    return {0,
+            a.num_senders,
+            a.row_bytes(),
+            slot_pages(a.line_size, a.num_tokens, a.capacity),
+            my_x[noc_index],
+            my_y[noc_index],
+            s.finish,
+            s.stage,
+            s.row,
+            s.row_stride};
 }
 
 // Metadata outputs: whole, the token_idx_map and routed_token_weights images; per local expert its
@@ -691,27 +701,35 @@ void kernel_main() {
     gather_first_reads(args, scratch);
     const uint32_t line_experts = map_experts_to_line(args, plan, status);
     count_own_assignments(args, scratch, plan, line_experts, status);
-    // Every member runs this program before anyone writes into another's buffers.
-    moe_fabric::line_barrier(line, sem_init);
-    exchange_counts(args, scratch, line, line_experts);
+    // No line barrier: the count pages are the first thing a member sends, and the rows go to a
+    // peer only after its count page has come, when it runs this program (DESIGN.md). The lists
+    // do not depend on the plan, so they follow the counts at once.
+    send_counts(args, scratch, line, line_experts);
+    send_assignment_lists(args, scratch, plan, line);
+    receive_counts(args, scratch, line, line_experts);
 
     // The packing plan of the whole line.
     dispatch_plan::count_line_assignments(plan, args.num_experts, args.line_size, args.position,
                                           [&scratch](uint32_t q) { return scratch.counts_of(q); });
     dispatch_plan::lay_out_blocks(plan, args.num_experts, args.line_size, args.position, args.capacity, status);
-    // The main core's padding writer (write_padding.cpp) may start: after the line barrier sem_init holds
-    // line_size - 1 and no peer increments it again.
-    noc_semaphore_set(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_init)), args.line_size);
+    // The main core's padding writer (write_padding.cpp) may start.
+    noc_semaphore_inc(get_noc_addr(get_semaphore(sem_plan)), 1);
 
     lay_out_send_plan(args, scratch, plan);
     ring_row_senders(args);
-    send_assignment_lists(args, scratch, plan, line);
     send_own_share(args, scratch, line);
-    wait_for_peers(args, scratch, plan, line);
+    // The walk needs only the lists, so it runs while the rows travel; streamed, its first pass also
+    // does the fan-out copies, which need the rows.
+    wait_for_lists(args, scratch, plan, line);
+    if (args.streamed) wait_for_rows(args, line);
     const uint32_t num_slots = receive_assignments(args, scratch, plan);
     ring_row_senders(args);
-    write_finish_share(args, scratch);
+    const finish_share::Where finish = finish_where(args, scratch);
+    finish_share::write_slot_pages(finish, tensor<kSlotSource>(args));
     write_metadata(args, scratch, plan, num_slots);
     write_status(args, scratch, status);
+    if (!args.streamed) wait_for_rows(args, line);
+    ring_row_senders(args);
+    finish_share::copy_fanout_share(finish, tensor<kTokens>(args));
     line.close();
 }

@@ -3,7 +3,9 @@
 // remote token rows from their first row on this device to their other rows. The main kernel
 // (dispatch_dense.cpp) walks the line's assignments, leaves the slot_source entries of the used
 // slots (packed (position, token) pairs) and the fan-out copies ((from row, to row) pairs) in its
-// L1, publishes where in the finish header (cb_finish, FinishWord) and rings sem_go a second time.
+// L1, publishes where in the finish header (cb_finish, FinishWord) and rings sem_go a second time
+// (the slot_source pages may go), then a third once every row sent to this device has landed (the
+// fan-out copies may go).
 #pragma once
 
 #include <cstdint>
@@ -61,18 +63,21 @@ struct Where {
     uint32_t row_stride;
 };
 
-// Share `core` of the slot_source pages from kFinishFirstPage up to slot_pages (the used slots'
-// entries, zeros past num_slots) and of the fan-out copies. The main core's finish block must hold the header.
-template <typename SlotSource, typename Tokens>
-void write_share(const Where& w, const SlotSource& slot_source, const Tokens& tokens) {
-    volatile uint32_t* local = moe_kernel::words(w.finish);
+// Reads the finish header from the main core into this core's finish block (the main core's own
+// block is the header).
+inline void read_header(const Where& w) {
     noc_async_read(get_noc_addr(w.main_x, w.main_y, w.finish), w.finish, kFinishWords * 4);
     noc_async_read_barrier();
-    const uint32_t num_slots = local[kFinishNumSlots];
-    const uint32_t num_fanout = local[kFinishNumFanout];
-    const uint32_t slot_image = local[kFinishSlotImage];
-    const uint32_t fanout = local[kFinishFanout];
-    const uint32_t written = local[kFinishFirstPage];
+}
+
+// Share `core` of the slot_source pages from kFinishFirstPage up to slot_pages (the used slots'
+// entries, zeros past num_slots). The finish block must hold the header.
+template <typename SlotSource>
+void write_slot_pages(const Where& w, const SlotSource& slot_source) {
+    volatile uint32_t* header = moe_kernel::words(w.finish);
+    const uint32_t num_slots = header[kFinishNumSlots];
+    const uint32_t slot_image = header[kFinishSlotImage];
+    const uint32_t written = header[kFinishFirstPage];
     const uint32_t packed = w.finish + kFinishHeaderBytes;  // kFinishChunk + 1 packed pairs
 
     const uint32_t first_page = written + share_start(w.core, w.slot_pages - written, w.num_cores);
@@ -91,7 +96,16 @@ void write_share(const Where& w, const SlotSource& slot_source, const Tokens& to
         }
         noc_async_write_barrier();
     }
+}
 
+// Share `core` of the fan-out copies, once every row sent to this device has landed. The finish
+// block must hold the header.
+template <typename Tokens>
+void copy_fanout_share(const Where& w, const Tokens& tokens) {
+    volatile uint32_t* header = moe_kernel::words(w.finish);
+    const uint32_t num_fanout = header[kFinishNumFanout];
+    const uint32_t fanout = header[kFinishFanout];
+    const uint32_t packed = w.finish + kFinishHeaderBytes;
     const uint32_t first_copy = share_start(w.core, num_fanout, w.num_cores);
     const uint32_t end_copy = share_start(w.core + 1, num_fanout, w.num_cores);
     for (uint32_t copy = first_copy; copy < end_copy; copy += kFinishChunk) {

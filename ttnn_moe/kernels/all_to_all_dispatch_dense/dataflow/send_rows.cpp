@@ -4,7 +4,8 @@
 // laid out the line's plan and rung sem_go, copies the send plan's owner and end tables and its
 // own next-row table from the main core's L1 over the NOC, and sends the rows of its share of the
 // tokens (row_sender.hpp): the token rows of a device leave over L links at once. When sem_go rings
-// again it writes its share of slot_source and of the fan-out copies (finish_share.hpp).
+// again it writes its share of slot_source, on the third ring its share of the fan-out copies
+// (finish_share.hpp).
 //
 // Runtime args: all_to_all_dispatch_dense_shared.hpp (sender_arg), then the route words of the line
 // positions and the fabric connection block; the compile-time args are the x, topk_indices and
@@ -136,8 +137,8 @@ void kernel_main() {
                            get_semaphore(sem_payload), main_x, main_y);
     line.close();
 
-    // The main kernel has walked the line's assignments: this sender's share of the last writes.
-    noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 2);
+    // The main kernel has walked the line's assignments: this sender's share of the slot_source
+    // pages, then, once every row sent to this device has landed, of the fan-out copies.
     const finish_share::Where where{sender,
                                     num_senders,
                                     share.row_bytes(),
@@ -148,5 +149,9 @@ void kernel_main() {
                                     buffers.ids,
                                     buffers.rows,
                                     row_stride};
-    finish_share::write_share(where, slot_source, tokens);
+    noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 2);
+    finish_share::read_header(where);
+    finish_share::write_slot_pages(where, slot_source);
+    noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 3);
+    finish_share::copy_fanout_share(where, tokens);
 }

@@ -3,8 +3,7 @@
 // dispatch_dense.cpp has laid out the line's blocks, they write a zero row to every padding row of this device's blocks (from the block's kept
 // rows up to its tile boundary), writer w of W the padding rows g with g % W == w (g counting them
 // in block order), while the dataflow kernels send and receive the token rows, which land below
-// those rows. Writer 0 (the main core) reads the plan tables in place once sem_init is set to
-// line_size (after the line barrier it holds line_size - 1 and no peer touches it again) and rings
+// those rows. Writer 0 (the main core) reads the plan tables in place once sem_plan rings and rings
 // sem_padding_go on the writers past the row senders. The others copy the tables from the main
 // core's L1 once their start flag rings (a row sender's sem_go: the send plan is laid out after
 // the blocks) and increment the main core's sem_tables_copied; writer 0 starts its writes only
@@ -15,7 +14,7 @@
 //
 // Runtime args: all_to_all_dispatch_dense_shared.hpp (padding_arg); the compile-time args are the
 // tokens and slot_source accessors (IsDram|RuntimePageSize).
-// conformance: kind=dataflow ct_args=130,130 named=cb_tables:5,cb_zero_row:10,sem_init:0,sem_go:0,sem_padding_go:0,sem_tables_copied:5
+// conformance: kind=dataflow ct_args=130,130 named=cb_tables:5,cb_zero_row:10,sem_plan:0,sem_go:0,sem_padding_go:0,sem_tables_copied:5
 #include <cstdint>
 
 #include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
@@ -28,7 +27,7 @@ using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
 void kernel_main() {
     constexpr uint32_t cb_tables = get_named_compile_time_arg_val(named_arg::kCbTables);
     constexpr uint32_t cb_zero_row = get_named_compile_time_arg_val(named_arg::kCbZeroRow);
-    constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit);
+    constexpr uint32_t sem_plan = get_named_compile_time_arg_val(named_arg::kSemPlan);
     constexpr uint32_t sem_go = get_named_compile_time_arg_val(named_arg::kSemGo);
     constexpr uint32_t sem_padding_go = get_named_compile_time_arg_val(named_arg::kSemPaddingGo);
     constexpr uint32_t sem_tables_copied = get_named_compile_time_arg_val(named_arg::kSemTablesCopied);
@@ -59,10 +58,10 @@ void kernel_main() {
         noc_async_write(zero_row, slot_source.get_noc_addr(page), 8);
     }
     if (writer == 0) {
-        noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_init)), line_size);
-        // The padding-only writers are rung once the row senders' writers hold the plan: that wait
-        // follows sem_go, a remote write the emulator's time model orders by, where it does not
-        // order by sem_init, set by the other RISC of this core (hardware would allow ringing now).
+        noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_plan)), 1);
+        // The padding-only writers are rung once the row senders' writers hold the plan (hardware
+        // would allow ringing now): the emulator's time model orders a wait by the remote updates
+        // before it, and sem_go's come from another core.
         noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_tables_copied)),
                                num_senders - 1);
         for (uint32_t w = num_senders; w < num_writers; ++w) {
