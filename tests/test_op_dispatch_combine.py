@@ -227,7 +227,7 @@ def coord(c):
 def route_words(program, line_size):
     """The kernel's per-position route words: (direction, hops, chip id) of each line position."""
     args = program.kernels[0].runtime_args[0][1]
-    start = 14 + 17 + line_size  # 14 addresses, 17 scalars, line device indices
+    start = 14 + 18 + line_size  # 14 addresses, 18 scalars, line device indices
     words = args[start : start + 2 * line_size]
     return [(w & 0xFF, (w >> 8) & 0xFF, n & 0xFFFF) for w, n in zip(words[::2], words[1::2])]
 
@@ -236,7 +236,7 @@ def fabric_neighbors(program, line_size):
     """(forward, backward) neighbors from the connection block after the route words:
     [has_forward][0xC0DE, row, col][has_backward][0xC0DE, row, col] (one link)."""
     args = program.kernels[0].runtime_args[0][1]
-    block = list(args[14 + 17 + 3 * line_size :])
+    block = list(args[14 + 18 + 3 * line_size :])
     neighbors = []
     for _ in ("forward", "backward"):
         present, block = block[0], block[1:]
@@ -850,8 +850,8 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
 
     def setup_fabric_connection(src, dst, link_idx, program_descriptor, worker_core):
         calls.append((src.chip_id, dst.chip_id, link_idx, worker_core.args))
-        # The runtime takes the next free semaphore ids of the worker's program (ours use 0..3 and 5,
-        # and 0 on the padding writer's core (1, 0)).
+        # The runtime takes the next free semaphore ids of the worker's program (ours use 0..5: 4 for
+        # the gather-only core (1, 0), where 0 is the padding writer's).
         return [100 + dst.chip_id, 6, 7]  # eth channel, teardown and buffer-index semaphores
 
     class FakeMesh(FakeMeshDevice):
@@ -883,4 +883,4 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
     assert blocks[0] == [1, 111, 6, 7, 0]  # has_forward, connection args, has_backward
     assert blocks[1] == [0, 1, 110, 6, 7]
     semaphore_ids = [sorted(s.id for s in program.semaphores) for program in programs]
-    assert semaphore_ids == [[0, 0, 1, 2, 3, 5, 6, 7], [0, 0, 1, 2, 3, 5, 6, 7]]
+    assert semaphore_ids == [[0, 0, 1, 2, 3, 4, 5, 6, 7], [0, 0, 1, 2, 3, 4, 5, 6, 7]]

@@ -49,7 +49,7 @@ enum Semaphore : uint32_t {
 enum SenderSemaphore : uint32_t { kSemGo = 0 };
 // On the first row's cores past the row senders (padding writers only).
 enum PaddingSemaphore : uint32_t { kSemPaddingGo = 0 };
-// Kernel indices in the program.
+// Kernel indices in the program; the gather-only kernel follows the last of them present.
 enum Kernel : uint32_t { kMainKernel, kPaddingKernel, kSenderKernel };
 
 // The tables' L1 on the main core: whole (T tokens of ids and weights, whole lists, `capacity` rows
@@ -128,10 +128,49 @@ KernelDescriptor sender_kernel(const std::vector<TensorArg>& io, const std::stri
         args[sender_arg::kMainNocY] = main_noc.y;
         args[sender_arg::kRoutingListsAddress] = io[kRoutingLists].address;
         args[sender_arg::kOwnCopied] = windows.own_tokens < s.tokens();
+        args[sender_arg::kNumGatherCores] = limits.grid.x;
         append_route_args(attrs.mesh, line, fabric_node_ids, args);
         sender.runtime_args.emplace_back(CoreCoord{index, 0}, std::move(args));
     }
     return sender;
+}
+
+// The gather-only kernel on cores (C, 0) .. (G - 1, 0): their shares of the first reads.
+KernelDescriptor gather_kernel(const std::vector<TensorArg>& io, const std::string& kernels_root,
+                               const program::DeviceLimits& limits, const Attributes& attrs, const Shapes& s,
+                               const DispatchLine& line, const TableWindows& windows, uint32_t num_senders) {
+    KernelDescriptor gather;
+    gather.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/gather_reads.cpp";
+    gather.core_ranges = CoreRangeSet{{CoreRange{CoreCoord{num_senders, 0}, CoreCoord{limits.grid.x - 1, 0}}}};
+    for (uint32_t i : {kMapping, kIds, kWeights, kRoutingLists}) {
+        append_runtime_page_size_accessor_args(io[i], gather.compile_time_args);
+    }
+    gather.named_compile_time_args = {
+        {named_arg::kCbMapping, kCbMapping}, {named_arg::kCbGather, kCbGather}, {named_arg::kCbStage, kCbStage},
+        {named_arg::kCbTables, kCbTables},   {named_arg::kCbOwn, kCbOwn},       {named_arg::kSemGathered, kSemGathered},
+    };
+    gather.config = WriterConfigDescriptor{};
+    const CoreCoord main_noc = limits.noc_core(kOpName, {0, 0});
+    for (uint32_t core = num_senders; core < limits.grid.x; ++core) {
+        std::vector<uint32_t> args(gather_arg::kCount);
+        args[gather_arg::kMappingAddress] = io[kMapping].address;
+        args[gather_arg::kIdsAddress] = io[kIds].address;
+        args[gather_arg::kWeightsAddress] = io[kWeights].address;
+        args[gather_arg::kRoutingListsAddress] = io[kRoutingLists].address;
+        args[gather_arg::kOwnCopied] = windows.own_tokens < s.tokens();
+        args[gather_arg::kCore] = core;
+        args[gather_arg::kNumCores] = limits.grid.x;
+        args[gather_arg::kNumTokens] = s.tokens();
+        args[gather_arg::kTopK] = s.top_k;
+        args[gather_arg::kNumExperts] = s.num_experts;
+        args[gather_arg::kNumDevices] = attrs.mesh.num_devices();
+        args[gather_arg::kMappingElementBytes] = s.mapping_element_bytes;
+        args[gather_arg::kPosition] = line.position;
+        args[gather_arg::kMainNocX] = main_noc.x;
+        args[gather_arg::kMainNocY] = main_noc.y;
+        gather.runtime_args.emplace_back(CoreCoord{core, 0}, std::move(args));
+    }
+    return gather;
 }
 
 }  // namespace
@@ -166,6 +205,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     // The padding writers: the grid's whole first row (the padding rows' NOC writes bound decode).
     const uint32_t num_padding_writers = limits.grid.x;
     const CoreRangeSet padding_cores{{CoreRange{core, CoreCoord{num_padding_writers - 1, 0}}}};
+    // The first reads are shared by the whole first row too: the senders, then gather-only cores.
+    const uint32_t num_gather_cores = limits.grid.x;
+    const CoreRangeSet gather_cores = padding_cores;
     // The tables whole in L1 when they fit the budget beside the rest, else streamed.
     TableWindows windows = TableWindows::whole(s);
     ProgramDescriptor program;
@@ -173,24 +215,24 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         program.cbs = {
             // two token rows: one is read while the other is sent
             scratch_cb(all_senders, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
-            scratch_cb(all_senders, kCbOwn, DataFormat::UInt32, windows.own_tokens * s.top_k * kOwnEntryBytes),
+            scratch_cb(gather_cores, kCbOwn, DataFormat::UInt32, windows.own_tokens * s.top_k * kOwnEntryBytes),
             scratch_cb(cores, kCbCounts, DataFormat::UInt32,
                        line_size * round_up(s.num_experts * 4, limits.dram_alignment)),
             scratch_cb(cores, kCbList, DataFormat::UInt32, windows.list_entries * kListEntryBytes),
             scratch_cb(
-                all_senders, kCbMapping, DataFormat::UInt32,
+                gather_cores, kCbMapping, DataFormat::UInt32,
                 kMappingBatchRows * round_up(mesh.num_devices() * s.mapping_element_bytes, limits.dram_alignment)),
             scratch_cb(padding_cores, kCbTables, DataFormat::UInt32, kPlanTables * s.num_experts * 4),
             scratch_cb(cores, kCbIdxImage, DataFormat::UInt32, windows.image_rows * 4),
             scratch_cb(cores, kCbWeightImage, DataFormat::Float16_b, windows.image_rows * 2),
-            scratch_cb(all_senders, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
+            scratch_cb(gather_cores, kCbStage, DataFormat::UInt32, kStageSlots * kStageBytes),
             scratch_cb(all_senders, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
             // the padding writers' zero row
             scratch_cb(padding_cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
             scratch_cb(all_senders, kCbSendPlan, DataFormat::UInt32,
                        (kSendPlanFixedTables + num_senders) * s.num_experts * 4),
             scratch_cb(all_senders, kCbFinish, DataFormat::UInt32, kFinishBytes),
-            scratch_cb(all_senders, kCbGather, DataFormat::UInt32, kGatherBytes),
+            scratch_cb(gather_cores, kCbGather, DataFormat::UInt32, kGatherBytes),
             // the used slots' slot_source entries and the fan-out copies (whole: for the senders' last writes)
             scratch_cb(cores, kCbSlotImage, DataFormat::UInt32, windows.slot_image_bytes),
             scratch_cb(cores, kCbFanout, DataFormat::UInt32, windows.fanout_bytes),
@@ -215,6 +257,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     }
     if (num_senders > 1) {
         program.semaphores.push_back(SemaphoreDescriptor{kSemGo, CoreType::WORKER, sender_cores(num_senders), 0});
+    }
+    if (num_gather_cores > 1) {
         program.semaphores.push_back(SemaphoreDescriptor{kSemGathered, CoreType::WORKER, cores, 0});
     }
     if (num_padding_writers > 1) {
@@ -313,6 +357,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     args[dataflow_arg::kOwnWindow] = windows.own_tokens;
     args[dataflow_arg::kListWindow] = windows.list_entries;
     args[dataflow_arg::kRowWindow] = windows.image_rows;
+    args[dataflow_arg::kNumGatherCores] = num_gather_cores;
     args.insert(args.end(), line.device_indices.begin(), line.device_indices.end());
     append_route_args(mesh, line, fabric_node_ids, args);
     for (uint32_t sender = 1; sender < num_senders; ++sender) {
@@ -338,6 +383,18 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                                               {sender_arg::kWeightsAddress, kWeights},
                                               {sender_arg::kRoutingListsAddress, kRoutingLists}}) {
                 cached.address_slots.push_back({kSenderKernel, sender - 1, arg, tensor});
+            }
+        }
+    }
+    if (num_gather_cores > num_senders) {
+        const uint32_t gather_kernel_index = program.kernels.size();
+        program.kernels.push_back(gather_kernel(io, kernels_root, limits, attrs, s, line, windows, num_senders));
+        for (uint32_t core = num_senders; core < num_gather_cores; ++core) {
+            for (const auto& [arg, tensor] : {std::pair{gather_arg::kMappingAddress, kMapping},
+                                              {gather_arg::kIdsAddress, kIds},
+                                              {gather_arg::kWeightsAddress, kWeights},
+                                              {gather_arg::kRoutingListsAddress, kRoutingLists}}) {
+                cached.address_slots.push_back({gather_kernel_index, core - num_senders, arg, tensor});
             }
         }
     }

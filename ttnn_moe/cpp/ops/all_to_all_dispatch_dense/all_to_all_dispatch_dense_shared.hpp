@@ -69,6 +69,7 @@ enum : uint32_t {
     kOwnWindow,            // tokens of this device's ids and weights in L1 at a time (T: no DRAM copy)
     kListWindow,           // routing-list entries in L1 at a time (T x K when whole)
     kRowWindow,            // rows of the token_idx_map and routed_token_weights images in L1 (capacity when whole)
+    kNumGatherCores,       // G: cores sharing the first reads (the C senders, then gather_reads.cpp)
     kLineDevices,
 };
 }  // namespace dataflow_arg
@@ -103,9 +104,33 @@ enum : uint32_t {
     kMainNocY,
     kRoutingListsAddress,  // this device's ids and weights are read from their DRAM copy there ...
     kOwnCopied,            // ... when 1 (more tokens than one window of them)
+    kNumGatherCores,       // G: cores sharing the first reads, this one share kSender
     kRoutes,
 };
 }  // namespace sender_arg
+
+// Runtime args of a gather-only core (gather_reads.cpp on cores (C, 0) .. (G - 1, 0) of the grid's
+// first row): its share of the first reads into the main core's L1.
+namespace gather_arg {
+enum : uint32_t {
+    kMappingAddress,
+    kIdsAddress,
+    kWeightsAddress,
+    kRoutingListsAddress,  // this device's ids and weights go to their DRAM copy there ...
+    kOwnCopied,            // ... when 1 (more tokens than one window of them)
+    kCore,                 // g in C .. G - 1: its share of the first reads
+    kNumCores,             // G
+    kNumTokens,            // T
+    kTopK,                 // K
+    kNumExperts,           // E
+    kNumDevices,           // N, devices of the mesh (width of an expert_mapping row)
+    kMappingElementBytes,
+    kPosition,  // this device's position on the line (its page of routing_lists)
+    kMainNocX,  // NOC coordinates of the main kernel's core
+    kMainNocY,
+    kCount,
+};
+}  // namespace gather_arg
 
 // Links per direction of sender s when L links are dealt out over C senders (a contiguous block
 // each, the first L % C senders one more); a sender's tokens take turns on its links.
@@ -179,7 +204,7 @@ inline constexpr const char* kCbFinish = "cb_finish";  // the finish header and 
 inline constexpr const char* kCbSlotImage = "cb_slot_image";          // main: slot_source entries of the used slots
 inline constexpr const char* kCbFanout = "cb_fanout";                 // main: (from row, to row) fan-out copies
 inline constexpr const char* kCbGather = "cb_gather";                 // a batch of gathered words (gather_share.hpp)
-inline constexpr const char* kSemGathered = "sem_gathered";           // main: senders whose first reads landed here
+inline constexpr const char* kSemGathered = "sem_gathered";           // main: cores whose first reads landed here
 inline constexpr const char* kSemPaddingGo = "sem_padding_go";        // on a padding-only core: plan laid out
 inline constexpr const char* kSemTablesCopied = "sem_tables_copied";  // main: padding writers holding the plan
 }  // namespace named_arg

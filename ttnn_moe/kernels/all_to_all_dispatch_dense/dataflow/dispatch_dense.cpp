@@ -1,7 +1,8 @@
 // all_to_all_dispatch_dense: one data-movement kernel per device (core (0, 0)).
 //
-// 1. The C row senders (this kernel first) read a share each of expert_mapping and of this
-//    device's ids and weights into this core's L1 (gather_share.hpp); from them the owner
+// 1. The G cores of the grid's first row (this kernel, the C - 1 row senders, gather_reads.cpp on
+//    the others) read a share each of expert_mapping and of this device's ids and weights into
+//    this core's L1 (gather_share.hpp); from them the owner
 //    position of each expert on this line (or none) and each line expert's index among the
 //    line's experts (ascending e). An owner's blocks follow its experts' ascending ids (their
 //    local slots).
@@ -91,7 +92,7 @@ struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, top_k, hidden, num_experts, local_experts, num_devices, line_size, position, capacity,
         max_payload, mapping_element_bytes, num_links, num_senders;
-    uint32_t streamed, own_window, list_window, row_window;
+    uint32_t streamed, own_window, list_window, row_window, num_gather_cores;
     uint32_t line_devices[moe_fabric::kMaxLineDevices];  // row-major mesh index of each line position
     uint32_t route_arg() const { return dataflow_arg::kLineDevices + line_size; }
     uint32_t sender_noc_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
@@ -122,6 +123,7 @@ Args read_args() {
     a.own_window = get_arg_val<uint32_t>(dataflow_arg::kOwnWindow);
     a.list_window = get_arg_val<uint32_t>(dataflow_arg::kListWindow);
     a.row_window = get_arg_val<uint32_t>(dataflow_arg::kRowWindow);
+    a.num_gather_cores = get_arg_val<uint32_t>(dataflow_arg::kNumGatherCores);
     for (uint32_t q = 0; q < a.line_size; ++q) {
         a.line_devices[q] = get_arg_val<uint32_t>(dataflow_arg::kLineDevices + q);
     }
@@ -242,13 +244,13 @@ void for_each_own_assignment(const Args& a, const Scratch& s, F&& f) {
 }
 
 // Share 0 of the first reads (gather_share.hpp: the mapping rows' devices into plan table
-// kPlanDevicesTable, the ids and weights into cb_own or their DRAM copy), then every row sender's share.
+// kPlanDevicesTable, the ids and weights into cb_own or their DRAM copy), then every other core's share.
 void gather_first_reads(const Args& a, const Scratch& s) {
     const uint64_t own_ids = a.own_copied() ? own_copy(a) : get_noc_addr(my_x[noc_index], my_y[noc_index], s.own);
     const uint64_t own_weights =
         own_ids + (a.own_copied() ? own_copy_weights_offset(a.assignments()) : a.assignments() * 4);
     const gather_share::Where where{0,
-                                    a.num_senders,
+                                    a.num_gather_cores,
                                     a.num_experts,
                                     a.num_devices,
                                     a.mapping_element_bytes,
@@ -263,9 +265,9 @@ void gather_first_reads(const Args& a, const Scratch& s) {
                                     s.stage,
                                     s.gather};
     gather_share::read_share(where, tensor<kMapping>(a), tensor<kIds>(a), tensor<kWeights>(a));
-    if (a.num_senders > 1) {
+    if (a.num_gather_cores > 1) {
         noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_gathered)),
-                               a.num_senders - 1);
+                               a.num_gather_cores - 1);
     }
 }
 

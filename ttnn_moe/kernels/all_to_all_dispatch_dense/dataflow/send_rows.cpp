@@ -103,7 +103,7 @@ void kernel_main() {
     }
     const gather_share::Where gather{
         sender,
-        num_senders,
+        get_arg_val<uint32_t>(sender_arg::kNumGatherCores),
         num_experts,
         num_devices,
         mapping_element_bytes,
