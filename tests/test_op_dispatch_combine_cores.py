@@ -133,3 +133,37 @@ def test_cores_past_the_senders_sum_a_share_of_the_tokens():
         assert len(summing) == 12
     for d, got in enumerate(device_shards(combined.output)):
         assert torch.equal(got, want[d]), f"device {d}"
+
+
+def test_devices_that_receive_nothing_beside_one_that_receives_every_token():
+    # Every token goes to experts of the first device of its line: the other devices receive no row,
+    # list entry or slot, the first gets a slot for every (position, token) pair of the line (all the
+    # slot_source pages a slot can take) and three fan-out copies per remote token. Eight cores: two
+    # row senders, six gather-only cores, eight padding writers; stale values in the preallocated
+    # slot_source and token_idx_map must all be overwritten.
+    shape, axis, batch, seq = (4, 2), 0, 1, 12
+    xs, ids, ws, mapping = make_inputs(shape, axis, "one_device", batch, seq, seed=24)
+    mesh = open_mesh(shape, 8)
+    inputs = to_mesh(mesh, xs, ids, ws, mapping)
+    capacity = ttnn_moe.all_to_all_dispatch_dense(*inputs, cluster_axis=axis, num_links=2).tokens.shape[0]
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=capacity)
+    line_size, tokens = shape[axis], batch * seq
+    for d, exp in enumerate(expected):
+        receives_all = d // shape[1] == 0  # line position 0 on axis 0
+        assert int(exp.num_slots) == (line_size * tokens if receives_all else 0), f"device {d}"
+    assert capacity > line_size * tokens  # pages past D_line x T exist: the padding writers zero them
+
+    stale_slots = from_shards(
+        [torch.full((capacity, 2), 7, dtype=torch.int32) for _ in xs], emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh
+    )
+    stale_map = from_shards(
+        [torch.full((capacity,), 9, dtype=torch.int32) for _ in xs], emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh
+    )
+    out = ttnn_moe.all_to_all_dispatch_dense(
+        *inputs,
+        cluster_axis=axis,
+        num_links=2,
+        output_tensors=[None, None, None, stale_map, None, stale_slots],
+    )
+    assert out.handle.slot_source is stale_slots
+    check_dispatch(out, expected)
