@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the routing helpers of the golden
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # tools, and the routing helpers of the golden
 
 import ttmetal_selective_combine_golden as routing  # noqa: E402
 from ttnn_moe._C import program as pd  # noqa: E402
