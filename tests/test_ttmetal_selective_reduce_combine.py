@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("wheel")
 def run_combine(mesh, chosen, contributions, *, axis, tokens, hidden, experts, tp=2, dp=2, links=2, **kwargs):
     rows, cols = mesh.shape
     segments = src.data_parallel_split(hidden * 2, int(fabric.fabric_max_payload_size), dp)
-    shape = src.CombineShape(tokens, cols if axis == 1 else rows, experts // (rows * cols), K, hidden, tp,
+    shape = src.CombineShape(tokens, cols if axis != 0 else rows, experts // (rows * cols), K, hidden, max(tp, 1),
                              tuple(segments))  # fmt: skip
     stride = 2 * shape.local_experts + 4  # token, k and score per local expert, 12 bytes of padding
     inputs = src.dense_inputs_from_routing(contributions, chosen, shape, stride)
@@ -47,8 +47,7 @@ def run_combine(mesh, chosen, contributions, *, axis, tokens, hidden, experts, t
         token_parallel_core_dim=tp,
         data_parallel_core_dim=dp,
         worker_cores=WORKERS,
-        mux_core_range_set=MUX,
-        **kwargs,
+        **{"mux_core_range_set": MUX, **kwargs},
     )
 
 
@@ -92,3 +91,22 @@ def test_rejects_2d_fabric_and_a_split_that_drops_part_of_the_token():
         run_combine(mesh, chosen, contributions, axis=1, tokens=8, hidden=64, experts=8)
     with pytest.raises(ValueError, match="needs 3 segments"):
         src.data_parallel_split(3 * 4096, 4096, 2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"axis": None}, "cluster_axis must be given"),
+        ({"links": 3}, "4 worker cores do not split evenly over num_links 3"),
+        ({"tp": 3}, "16 tokens must divide by token_parallel_core_dim 3"),
+        ({"mux_core_range_set": pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(0, 0), pd.CoreCoord(3, 0))])},
+         r"mux cores \[\(0, 0\), \(1, 0\), \(2, 0\), \(3, 0\)\] are also worker cores"),
+    ],
+)  # fmt: skip
+def test_rejects_bad_arguments_naming_them(kwargs, message):
+    mesh = open_mesh(1, 4, Topology.Linear)
+    chosen = golden.single_expert_routing(1, 4, 1, 16, 8, K, expert=0, slot=0)
+    contributions = torch.zeros(4, 2, 16, 64).bfloat16()
+    args = {"axis": 1, "tokens": 16, "hidden": 64, "experts": 8, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        run_combine(mesh, chosen, contributions, **args)
