@@ -5,8 +5,9 @@
 For every kernel file of the tt-metal 0.81.1 ops on DeepSeek-V3's MoE paths (SURVEYED_OPS), read
 from the unpacked ttnn wheel, runs a syntax-only parse with the host compiler the emulator's JIT
 uses (`$CXX`, default g++), the emulator's include tree first, the wheel's `ttnn/cpp` and
-`tt_metal/api` after it (as `ttmetal.use_wheel` sets them), then the wheel's root (tt-metal's JIT
-has the repository root on its path, and the kernel library is included as `ttnn/cpp/ttnn/...`),
+`tt_metal/api` after it (as `ttmetal.use_wheel` sets them), the wheel's `ttnn` (the CCL helpers include
+`cpp/ttnn/operations/...`, as `ccl_common.use_kernel_includes` sets it), then the wheel's root (tt-metal's
+JIT has the repository root on its path, and the kernel library is included as `ttnn/cpp/ttnn/...`),
 and the JIT's defines (KERNEL_BUILD,
 ARCH_WORMHOLE, NOC_INDEX, COMPILE_FOR_*; see ttnn_moe/cpp/emu/jit.cpp) over the same generated
 wrapper and `emu_kernel_config.h` (every CB bfloat16, 32x32 tiles). Prints one line per kernel,
@@ -117,6 +118,15 @@ KERNEL_DEFINES: dict[str, dict[str, str]] = {
     "reader_interleaved_no_bcast.cpp": {"SRC_SHARDED": "0", "SRC_SHARDED_B": "0"},
     "writer_interleaved_no_bcast.cpp": {"DST_SHARDED": "0"},
 }
+# The fabric CCL writers' routing defines (every factory sets them), for the placeholder mesh of 2 devices.
+_CCL_WRITER_DEFINES = {
+    "DEST_CHIP_ID": "{0,1}",
+    "DEST_MESH_ID": "{0,0}",
+    "DIRECTIONS": "{true,true,false,false}",
+    "REPLICATE_GROUP_AXIS": "1",
+}
+for _writer in ("writer_all_to_all_dispatch.cpp", "writer_all_to_all_combine.cpp", "writer.cpp"):
+    KERNEL_DEFINES[_writer] = _CCL_WRITER_DEFINES
 
 PLACEHOLDER_ARG = 2
 PLACEHOLDER_ARG_COUNT = 96
@@ -243,7 +253,7 @@ def first_error(output: str) -> str:
 
 
 def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyResult:
-    search = [EMU_INCLUDE, wheel / "ttnn" / "cpp", wheel / "tt_metal" / "api", wheel]
+    search = [EMU_INCLUDE, wheel / "ttnn" / "cpp", wheel / "tt_metal" / "api", wheel / "ttnn", wheel]
     sources = reachable_sources(kernel, search)
     named = sorted({n for s in sources for n in _NAMED_ARG.findall(s.read_text(errors="replace"))})
     kind = kernel_kind(kernel, sources)
@@ -265,8 +275,9 @@ def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyRe
         'extern "C" void ttnn_moe_emu_kernel_entry(const ttnn_moe_emu::Services* services) {\n'
         "    ttnn_moe_emu::services = services;\n    kernel_main();\n}\n"
     )
-    argv = [compiler(), "-std=c++20", "-fsyntax-only", "-w", f"-I{build}", f"-I{EMU_INCLUDE}", f"-I{kernel.parent}"]
-    argv += [f"-I{wheel / 'ttnn' / 'cpp'}", f"-I{wheel / 'tt_metal' / 'api'}", f"-I{wheel}"]
+    argv = [compiler(), "-std=c++20", "-fsyntax-only", "-w", "-fpermissive", f"-I{build}", f"-I{EMU_INCLUDE}"]
+    argv += [f"-I{kernel.parent}"]
+    argv += [f"-I{wheel / 'ttnn' / 'cpp'}", f"-I{wheel / 'tt_metal' / 'api'}", f"-I{wheel / 'ttnn'}", f"-I{wheel}"]
     argv += ["-DKERNEL_BUILD", "-DARCH_WORMHOLE"]
     argv += {
         "compute": ["-DNOC_INDEX=0", "-DCOMPILE_FOR_TRISC"],

@@ -108,6 +108,10 @@ void bind_fabric(py::module_& m) {
           py::arg("dst_fabric_node_id"), py::arg("link_idx"), py::arg("program_descriptor"), py::arg("worker_core"),
           "Stand-in for ttnn.setup_fabric_connection: adds the connection's semaphores on worker_core to the "
           "program and returns the runtime args to append for WorkerToFabricEdmSender::build_from_args.");
+    m.def("setup_fabric_mux_connection", &fabric::setup_fabric_mux_connection, py::arg("src_fabric_node_id"),
+          py::arg("dst_fabric_node_id"), py::arg("link_idx"), py::arg("program_descriptor"), py::arg("worker_core"),
+          "setup_fabric_connection for a fabric mux (V2) client: [channel, teardown semaphore id, flow-control "
+          "semaphore id], the channel shared with the mux's other clients.");
     m.attr("fabric_max_payload_size") = ttnn_moe_emu::FABRIC_MAX_PAYLOAD_BYTES;
     m.attr("fabric_buffer_slots") = ttnn_moe_emu::FABRIC_BUFFER_SLOTS;
 }

@@ -110,6 +110,20 @@ void bind_program(py::module_& parent) {
         .def_readwrite("total_size", &CBDescriptor::total_size)
         .def_readwrite("core_ranges", &CBDescriptor::core_ranges)
         .def_readwrite("format_descriptors", &CBDescriptor::format_descriptors)
+        // The L1 shard a CB aliases on one core (set_globally_allocated_address over an L1-sharded tensor).
+        .def(
+            "add_shard",
+            [](CBDescriptor& cb, const CoreCoord& core, const py::bytes& data) {
+                const std::string_view view = data;
+                cb.shard_contents.push_back({core, std::vector<uint8_t>(view.begin(), view.end())});
+            },
+            py::arg("core"), py::arg("data"))
+        .def_property_readonly("shard_cores",
+                               [](const CBDescriptor& cb) {
+                                   std::vector<CoreCoord> cores;
+                                   for (const auto& s : cb.shard_contents) cores.push_back(s.core);
+                                   return cores;
+                               })
         .def(py::self == py::self);
 
     py::class_<SemaphoreDescriptor>(m, "SemaphoreDescriptor")

@@ -144,6 +144,8 @@ public:
 private:
     CoreState* core_at(size_t device_index, uint32_t x, uint32_t y);
     void setup_cbs(size_t d, const program::ProgramDescriptor& p);
+    // The bytes of L1-sharded tensors that CBs alias, written at their CB's base.
+    void load_cb_shards(size_t d, const program::ProgramDescriptor& p);
     void setup_semaphores(size_t d, const program::ProgramDescriptor& p);
     void setup_kernels(size_t d, const program::ProgramDescriptor& p);
     size_t add_spec(KernelBuildSpec spec);

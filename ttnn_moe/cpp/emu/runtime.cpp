@@ -143,6 +143,7 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
                 poison::fill(core.l1, core.cb_top);
             }
         }
+        load_cb_shards(d, *programs[d].program);
         setup_semaphores(d, *programs[d].program);
         setup_kernels(d, *programs[d].program);
     }
@@ -221,6 +222,25 @@ void Run::setup_cbs(size_t d, const ProgramDescriptor& p) {
                                " but L1 has " + std::to_string(params::L1_SIZE) + " bytes (" + hex(params::L1_SIZE) +
                                ")" + list);
             }
+        }
+    }
+}
+
+void Run::load_cb_shards(size_t d, const ProgramDescriptor& p) {
+    for (const CBDescriptor& cb : p.cbs) {
+        const uint8_t index = cb.format_descriptors.front().buffer_index;
+        for (const auto& shard : cb.shard_contents) {
+            const std::string where = "circular buffer " + std::to_string(index) + " shard on core (" +
+                                      std::to_string(shard.core.x) + ", " + std::to_string(shard.core.y) + ")";
+            if (!cb.core_ranges.contains(shard.core)) throw std::invalid_argument(where + ": core is not in its range");
+            if (shard.bytes.size() > cb.total_size) {
+                throw std::invalid_argument(where + ": " + std::to_string(shard.bytes.size()) +
+                                            " bytes exceed its total_size " + std::to_string(cb.total_size));
+            }
+            CoreState& core = *core_at(d, shard.core.x, shard.core.y);
+            const uint32_t base = core.cbs[index].base;
+            std::memcpy(core.l1 + base, shard.bytes.data(), shard.bytes.size());
+            services::mark_written_l1(core, base, static_cast<uint32_t>(shard.bytes.size()));
         }
     }
 }

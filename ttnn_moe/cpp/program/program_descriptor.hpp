@@ -78,10 +78,20 @@ struct CBFormatDescriptor {
     bool operator==(const CBFormatDescriptor&) const = default;
 };
 
+// What one core's L1 holds at a CB's base when the program starts: the shard of an L1-sharded
+// tensor whose buffer the CB aliases (tt-metal's CircularBufferConfig::set_globally_allocated_address).
+// The emulator keeps no L1 between programs, so the shard's bytes travel with the program.
+struct CBShardContents {
+    CoreCoord core;
+    std::vector<uint8_t> bytes;
+    bool operator==(const CBShardContents&) const = default;
+};
+
 struct CBDescriptor {
     uint32_t total_size = 0;
     CoreRangeSet core_ranges;
     std::vector<CBFormatDescriptor> format_descriptors;
+    std::vector<CBShardContents> shard_contents;
     bool operator==(const CBDescriptor&) const = default;
 };
 

@@ -9,17 +9,20 @@
 namespace ttnn_moe::emu::fabric {
 
 namespace {
-// [31:26] marker 0x2a, [25:14] src chip, [13:2] dst chip, [1:0] link.
+// [31:26] marker (0x2a: a worker's EDM channel, 0x2b: a mux client's), [25:14] src chip, [13:2] dst chip,
+// [1:0] link.
 constexpr uint32_t MARKER = 0x2a;
+constexpr uint32_t MUX_CLIENT_MARKER = 0x2b;
 }  // namespace
 
 uint32_t encode_channel_arg(const ChannelArg& c) {
-    return (MARKER << 26) | (c.src_chip << 14) | (c.dst_chip << 2) | c.link;
+    return ((c.mux_client ? MUX_CLIENT_MARKER : MARKER) << 26) | (c.src_chip << 14) | (c.dst_chip << 2) | c.link;
 }
 
 std::optional<ChannelArg> decode_channel_arg(uint32_t arg) {
-    if ((arg >> 26) != MARKER) return std::nullopt;
-    return ChannelArg{(arg >> 14) & 0xfff, (arg >> 2) & 0xfff, arg & 3};
+    const uint32_t marker = arg >> 26;
+    if (marker != MARKER && marker != MUX_CLIENT_MARKER) return std::nullopt;
+    return ChannelArg{(arg >> 14) & 0xfff, (arg >> 2) & 0xfff, arg & 3, marker == MUX_CLIENT_MARKER};
 }
 
 std::vector<uint32_t> setup_fabric_connection(const FabricNodeId& src, const FabricNodeId& dst, uint32_t link_idx,
@@ -57,6 +60,14 @@ std::vector<uint32_t> setup_fabric_connection(const FabricNodeId& src, const Fab
     const program::CoreRangeSet core{{program::CoreRange{worker_core, worker_core}}};
     for (uint32_t id : ids) program.semaphores.push_back({id, program::CoreType::WORKER, core, 0});
     return {encode_channel_arg({src.chip_id, dst.chip_id, link_idx}), ids[0], ids[1]};
+}
+
+std::vector<uint32_t> setup_fabric_mux_connection(const FabricNodeId& src, const FabricNodeId& dst, uint32_t link_idx,
+                                                  program::ProgramDescriptor& program,
+                                                  const program::CoreCoord& worker_core) {
+    std::vector<uint32_t> args = setup_fabric_connection(src, dst, link_idx, program, worker_core);
+    args[0] = encode_channel_arg({src.chip_id, dst.chip_id, link_idx, true});
+    return args;
 }
 
 }  // namespace ttnn_moe::emu::fabric

@@ -31,6 +31,9 @@ struct ChannelArg {
     uint32_t src_chip;
     uint32_t dst_chip;
     uint32_t link;
+    // A fabric mux client's channel: the mux funnels many workers into one router channel, so several
+    // such connections may hold the same link and direction at once.
+    bool mux_client = false;
 };
 
 inline constexpr uint32_t MAX_CHIPS = 4096;
@@ -43,5 +46,12 @@ std::optional<ChannelArg> decode_channel_arg(uint32_t arg);
 std::vector<uint32_t> setup_fabric_connection(const FabricNodeId& src, const FabricNodeId& dst, uint32_t link_idx,
                                               program::ProgramDescriptor& program,
                                               const program::CoreCoord& worker_core);
+
+// The same for a fabric mux (V2) client (FabricMuxV2Sender): [channel, teardown semaphore id, flow-control
+// semaphore id], the channel marked as a mux client's. The Python front end lays these out as the client's
+// 11 runtime args (ttnn_moe.emu.fabric.setup_fabric_mux_connection).
+std::vector<uint32_t> setup_fabric_mux_connection(const FabricNodeId& src, const FabricNodeId& dst, uint32_t link_idx,
+                                                  program::ProgramDescriptor& program,
+                                                  const program::CoreCoord& worker_core);
 
 }  // namespace ttnn_moe::emu::fabric

@@ -125,6 +125,7 @@ uint32_t FabricRun::connect(Instance& inst, uint32_t channel_arg, uint32_t teard
     c->src_chip = chip;
     c->target_chip = channel->dst_chip;
     c->link = channel->link;
+    c->mux_client = channel->mux_client;
     c->direction = *direction;
     connections_.push_back(std::move(c));
     return static_cast<uint32_t>(connections_.size() - 1);
@@ -133,10 +134,11 @@ uint32_t FabricRun::connect(Instance& inst, uint32_t channel_arg, uint32_t teard
 void FabricRun::open_start(uint32_t conn) {
     Connection& c = connection(conn, "open_start");
     if (c.state != Connection::State::Closed) fail("open_start on fabric " + c.name() + ", which is already open");
-    // One worker at a time per EDM worker channel (device, direction, link).
+    // One worker at a time per EDM worker channel (device, direction, link); the clients of a fabric mux
+    // share the mux's channel.
     for (const auto& other : connections_) {
         if (other.get() != &c && other->state != Connection::State::Closed && other->device_index == c.device_index &&
-            other->direction == c.direction && other->link == c.link) {
+            other->direction == c.direction && other->link == c.link && !(c.mux_client && other->mux_client)) {
             fail("open_start on fabric " + c.name() + ": the channel is held by " + other->owner +
                  " (one worker per link and direction at a time)");
         }

@@ -46,6 +46,7 @@ struct Connection {
     uint32_t src_chip = 0;
     uint32_t target_chip = 0;
     uint32_t link = 0;
+    bool mux_client = false;  // shares its link and direction with the other clients of its mux
     Direction direction = Direction::East;
     State state = State::Closed;
     bool pending_payload = false;

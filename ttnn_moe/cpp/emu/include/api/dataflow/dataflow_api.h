@@ -11,6 +11,7 @@
 #include "api/compile_time_args.h"
 #include "api/debug/assert.h"
 #include "api/debug/dprint.h"
+#include "api/debug/kernel_profiler.hpp"
 #include "api/debug/waypoint.h"
 #include "api/tensor/tensor_accessor.h"
 #include "emu_kernel_config.h"

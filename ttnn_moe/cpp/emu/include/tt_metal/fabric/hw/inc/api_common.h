@@ -7,8 +7,8 @@
 #include "tt_metal/fabric/hw/inc/edm_fabric/edm_fabric_worker_adapters.hpp"
 
 namespace tt::tt_fabric {
-// The self-polling mux sender (tt_fabric_mux_v2_sender.hpp); declared only: the emulator runs no fabric mux.
-template <bool ENABLE_RISC_CPU_DATA_CACHE, uint8_t NUM_BUFFERS>
+// The transient mux (V2) client, defined in tt_fabric_mux_v2_sender.hpp.
+template <bool EAGER_STAGING = false, uint8_t NUM_BUFFERS = 0>
 class FabricMuxV2Sender;
 }  // namespace tt::tt_fabric
 
@@ -23,8 +23,9 @@ constexpr bool is_fabric_mux_v2_sender_v = is_fabric_mux_v2_sender<T>::value;
 
 template <typename FabricSenderType>
 struct CheckFabricSenderType {
-    static_assert(is_edm_sender_v<FabricSenderType>,
-                  "FabricSenderType must be WorkerToFabricEdmSender (the only sender the emulator provides)");
+    static_assert(is_edm_sender_v<FabricSenderType> || is_fabric_mux_v2_sender_v<FabricSenderType>,
+                  "FabricSenderType must be WorkerToFabricEdmSender or FabricMuxV2Sender (the senders the emulator "
+                  "provides)");
 };
 
 }  // namespace tt::tt_fabric::common::experimental
