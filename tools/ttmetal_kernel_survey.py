@@ -5,9 +5,10 @@
 For every kernel file of the tt-metal 0.81.1 ops on DeepSeek-V3's MoE paths (SURVEYED_OPS), read
 from the unpacked ttnn wheel, runs a syntax-only parse with the host compiler the emulator's JIT
 uses (`$CXX`, default g++), the emulator's include tree first, the wheel's `ttnn/cpp` and
-`tt_metal/api` after it (as `ttmetal.use_wheel` sets them), then the wheel's root (tt-metal's JIT
+`tt_metal/api` after it (as `ttmetal.use_wheel` sets them), the wheel's `ttnn` (the CCL helpers include
+`cpp/ttnn/operations/...`, as `ccl_common.use_kernel_includes` adds it), then the wheel's root (tt-metal's JIT
 has the repository root on its path, and the kernel library is included as `ttnn/cpp/ttnn/...`),
-and the JIT's defines (KERNEL_BUILD,
+and the JIT's flags (-fpermissive: tt-metal's CCL helpers cast L1 pointers to uint32_t) and defines (KERNEL_BUILD,
 ARCH_WORMHOLE, NOC_INDEX, COMPILE_FOR_*; see ttnn_moe/cpp/emu/jit.cpp) over the same generated
 wrapper and `emu_kernel_config.h` (every CB bfloat16, 32x32 tiles). Prints one line per kernel,
 `parses` or the first compiler error (usually the missing header or symbol), then
@@ -116,6 +117,21 @@ KERNEL_DEFINES: dict[str, dict[str, str]] = {
     "eltwise_binary_kernel.cpp": {"ELTWISE_OP": "mul_tiles", "ELTWISE_OP_TYPE": "EltwiseBinaryType::ELWMUL"},
     "reader_interleaved_no_bcast.cpp": {"SRC_SHARDED": "0", "SRC_SHARDED_B": "0"},
     "writer_interleaved_no_bcast.cpp": {"DST_SHARDED": "0"},
+    # The dispatch factories (read from their 0.81.1 source, and ttmetal.all_to_all_dispatch*): the mesh's chip
+    # and mesh ids, the neighbour directions, the axis (and the routing algorithm), here for two devices on a row.
+    "writer_all_to_all_dispatch.cpp": {
+        "AXIS": "1",
+        "DEST_CHIP_ID": "{0, 1}",
+        "DEST_MESH_ID": "{0, 0}",
+        "DIRECTIONS": "{true, true, false, false}",
+    },
+    "writer_all_to_all_dispatch_metadata.cpp": {
+        "AXIS": "1",
+        "DEST_CHIP_ID": "{0, 1}",
+        "DEST_MESH_ID": "{0, 0}",
+        "DIRECTIONS": "{true, true, false, false}",
+        "DISPATCH_ALGORITHM": "3",
+    },
 }
 
 PLACEHOLDER_ARG = 2
@@ -265,8 +281,9 @@ def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyRe
         'extern "C" void ttnn_moe_emu_kernel_entry(const ttnn_moe_emu::Services* services) {\n'
         "    ttnn_moe_emu::services = services;\n    kernel_main();\n}\n"
     )
-    argv = [compiler(), "-std=c++20", "-fsyntax-only", "-w", f"-I{build}", f"-I{EMU_INCLUDE}", f"-I{kernel.parent}"]
-    argv += [f"-I{wheel / 'ttnn' / 'cpp'}", f"-I{wheel / 'tt_metal' / 'api'}", f"-I{wheel}"]
+    argv = [compiler(), "-std=c++20", "-fsyntax-only", "-fpermissive", "-w", f"-I{build}", f"-I{EMU_INCLUDE}"]
+    argv.append(f"-I{kernel.parent}")
+    argv += [f"-I{wheel / 'ttnn' / 'cpp'}", f"-I{wheel / 'tt_metal' / 'api'}", f"-I{wheel / 'ttnn'}", f"-I{wheel}"]
     argv += ["-DKERNEL_BUILD", "-DARCH_WORMHOLE"]
     argv += {
         "compute": ["-DNOC_INDEX=0", "-DCOMPILE_FOR_TRISC"],
