@@ -18,7 +18,9 @@ device time, the slowest device's kernel duration, and the fabric payload it sen
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
+from pathlib import Path
 
 import torch
 from ttnn_moe.emu.tensor import from_shards
@@ -27,8 +29,10 @@ from ttnn_moe.emu.ttmetal.all_to_all_dispatch import all_to_all_dispatch
 from ttnn_moe.emu.ttmetal.all_to_all_dispatch_metadata import DispatchAlgorithm, all_to_all_dispatch_metadata
 
 import ttnn_moe
-from tools.tt_wheel import ensure_ttnn_wheel
 from ttnn_moe import emu
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tools package
+from tools.tt_wheel import ensure_ttnn_wheel  # noqa: E402
 
 TOP_K = 8
 EXPERTS_PER_DEVICE = 8
