@@ -152,6 +152,14 @@ def test_2x4_dispatch_along_either_axis(axis):
     run_and_check(open_mesh(2, 4, Topology.Ring), "random", axis=axis, seed=2)
 
 
+@pytest.mark.parametrize(
+    "algorithm", [DispatchAlgorithm.SPARSE_MCAST_SHORTEST_PATH, DispatchAlgorithm.SPARSE_UNICAST], ids=lambda a: a.name
+)
+def test_4x2_dispatch_down_a_ring_column(algorithm):
+    # Along axis 0 on a Ring: NORTH / SOUTH connections, the column a ring of four.
+    run_and_check(open_mesh(4, 2, Topology.Ring), "random", axis=0, algorithm=algorithm, seed=5)
+
+
 def test_linear_fabric_dispatch_sparse_unicast():
     run_and_check(open_mesh(1, 4, Topology.Linear), "random", axis=1, algorithm=DispatchAlgorithm.SPARSE_UNICAST)
 
