@@ -67,6 +67,16 @@ def _vs_ttmetal():
     return module
 
 
+def test_dispatch_metadata_benchmark_prints_a_row_per_dispatch():
+    out = _run(
+        "benchmarks/ttmetal_dispatch_metadata_device_time.py",
+        *("--rows", "1", "--cols", "4", "--axis", "1", "--tokens", "4", "--hidden", "64", "--topology", "ring"),
+    )
+    assert "1x4 mesh, axis 1, 4 tokens per device, H=64" in out
+    for name in ("SPARSE_MCAST_SHORTEST_PATH", "SPARSE_UNICAST", "ttnn.all_to_all_dispatch (classic)", "(ours)"):
+        assert name in out
+
+
 def test_vs_ttmetal_tables_on_a_toy_mesh(monkeypatch):
     """The comparison's op rows and closing lines from real runs of both layers on a 2x4 mesh."""
     bench = _vs_ttmetal()

@@ -1,6 +1,7 @@
 """Device APIs the emulator gained for tt-metal's CCL kernels: 1D chip multicast of fabric atomic
-increments, header payload sizes rounded up to the L1 alignment, and Wormhole's NOC alignment
-rules (DRAM reads 32 B, DRAM writes 16 B) with circular buffers placed at the DRAM alignment."""
+increments, writes and scatter writes, 1D sparse multicast (a hop mask), header payload sizes rounded
+up to the L1 alignment, and Wormhole's NOC alignment rules (DRAM reads 32 B, DRAM writes 16 B) with
+circular buffers placed at the DRAM alignment."""
 
 import numpy as np
 import pytest
@@ -45,6 +46,63 @@ def test_line_multicast_past_the_end_of_the_line_is_an_error():
     mesh = emu.Mesh(1, 3, grid=(1, 1))
     program, _ = multicast_programs(mesh, 0, 1, 3, 1, 1, {})
     with pytest.raises(emu.EmulatorError, match=r"line_multicast\.cpp.*3 hops EAST from chip 0 .*leave"):
+        emu.run_mesh_program(mesh, program)
+
+
+def sparse_scatter_programs(mesh, hop_mask, start, range_, last_hop, payload, chunk):
+    """Chip 0 writes `payload` to the chips of `hop_mask` (sparse multicast EAST), scatters it over two buffers
+    (`chunk` bytes, the rest) of the chips `start` .. `start + range_ - 1` hops away, then increments every chip
+    1 .. last_hop hops away; each receiver dumps its three landing buffers to DRAM."""
+    n_bytes = payload.nbytes
+    programs, outputs = {}, {}
+    for chip in range(mesh.shape[1]):
+        device = mesh.devices()[chip]
+        send = chip == 0
+        dram_in = dram_buffer(device, n_bytes, payload if send else None)
+        outputs[chip] = dram_buffer(device, 3 * n_bytes)
+        args = [int(send), hop_mask, start, range_, last_hop, n_bytes, chunk, dram_in, outputs[chip]]
+        cores = core_set(0, 0)
+        cbs = [cb(0, 1, n_bytes, cores), cb(1, 1, HEADER_BYTES, cores)] + [cb(i, 1, n_bytes, cores) for i in (2, 3, 4)]
+        programs[chip] = device_program(mesh, chip, "sparse_scatter.cpp", cbs, args, connect_to=1 if send else None)
+    return mesh_program(mesh, programs), outputs
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_sparse_multicast_reaches_the_masked_hops_and_scatter_cuts_the_payload(seed):
+    mesh = emu.Mesh(1, 6, grid=(1, 1))
+    mesh.set_fabric_seed(seed)
+    payload = np.random.default_rng(seed).integers(0, 2**32, 16, dtype=np.uint32)  # 64 bytes
+    # Sparse mask 0b10101: chips 1, 3 and 5. Scatter to chips 2 and 3: 16 bytes, then the other 48.
+    program, outputs = sparse_scatter_programs(mesh, 0b10101, 2, 2, 5, payload, 16)
+    counters = emu.run_mesh_program(mesh, program)
+    for chip in range(1, 6):
+        got = read_u32(mesh.devices()[chip], outputs[chip], 3 * payload.nbytes).reshape(3, 16)
+        want = np.zeros((3, 16), dtype=np.uint32)
+        if chip in (1, 3, 5):
+            want[0] = payload
+        if chip in (2, 3):
+            want[1, :4] = payload[:4]
+            want[2, :12] = payload[4:]
+        np.testing.assert_array_equal(got, want, err_msg=f"chip {chip}")
+    flows = sorted((f["dst"], f["type"], f["bytes"]) for f in counters["fabric"]["flows"])
+    want_flows = [(c, "write", 64) for c in (1, 3, 5)] + [(c, "scatter_write", 64) for c in (2, 3)]
+    want_flows += [(c, "atomic_inc", 0) for c in range(1, 6)]
+    assert flows == sorted(want_flows)
+
+
+def test_sparse_multicast_past_the_end_of_the_line_is_an_error():
+    mesh = emu.Mesh(1, 4, grid=(1, 1))
+    payload = np.arange(16, dtype=np.uint32)
+    program, _ = sparse_scatter_programs(mesh, 0b1001, 1, 1, 3, payload, 16)  # bit 3: 4 hops from chip 0
+    with pytest.raises(emu.EmulatorError, match=r"sparse_scatter\.cpp.*4 hops EAST from chip 0 .*leave"):
+        emu.run_mesh_program(mesh, program)
+
+
+def test_scatter_chunks_longer_than_the_payload_are_an_error():
+    mesh = emu.Mesh(1, 3, grid=(1, 1))
+    payload = np.arange(16, dtype=np.uint32)
+    program, _ = sparse_scatter_programs(mesh, 0b1, 1, 1, 2, payload, 80)
+    with pytest.raises(emu.EmulatorError, match=r"scatter chunks of 80 bytes before the last one exceed the payload"):
         emu.run_mesh_program(mesh, program)
 
 

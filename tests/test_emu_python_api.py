@@ -223,9 +223,11 @@ def test_integer_range_is_checked(device):
         ttnn.from_torch(torch.tensor([float("nan")]), dtype=ttnn.int32, device=device)
 
 
-def test_l1_is_not_emulated(device):
-    with pytest.raises(NotImplementedError, match="L1"):
-        ttnn.from_torch(torch.zeros(4), dtype=ttnn.float32, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+def test_l1_interleaved_tensors_round_trip(device):
+    values = torch.arange(4, dtype=torch.float32)
+    t = ttnn.from_torch(values, dtype=ttnn.float32, device=device, memory_config=ttnn.L1_MEMORY_CONFIG)
+    assert t.memory_config() == ttnn.L1_MEMORY_CONFIG
+    assert torch.equal(ttnn.to_torch(t), values)
 
 
 def test_host_tensor_has_no_buffer():

@@ -142,8 +142,8 @@ def test_preallocated_output_on_another_device_is_refused(device, case):
 
 @pytest.mark.parametrize("run", [_scatter, _bmm, _reduce], ids=["scatter", "moe_bmm", "local_reduce"])
 def test_memory_config_places_new_outputs(device, case, run):
-    """DRAM interleaved is what the emulator keeps; asking it for L1 outputs is an error naming the config
-    (on hardware the runtime allocates them, and the kernels' accessors take either)."""
+    """The suite's ops keep their outputs in interleaved DRAM on the emulator; asking for L1 outputs is an
+    error naming the config (on hardware the runtime allocates them, and the kernels' accessors take either)."""
     default = run(device, case)
     in_dram = run(device, case, memory_config=emu.DRAM_MEMORY_CONFIG)
     first_default = default[0] if isinstance(default, tuple) else default

@@ -49,6 +49,31 @@ def dispatch(xs, indices, mapping, rows, cols, axis):
     return results
 
 
+def dispatch_metadata(xs, indices, scores, device_of, rows, cols, axis):
+    """ttnn.experimental.all_to_all_dispatch_metadata. xs[d] [T, H], indices[d] / scores[d] [T, K],
+    device_of [D, E] (row s: the device each expert lives on, as device s routes).
+
+    Per device: (rows [G*T, H], defined [G*T] bool, indices [G*T, K], scores [G*T, K]): global token row
+    a*T + t holds token t of the group's device s at position a iff s routes one of the token's experts
+    to this device; indices and scores are the group's gathered in position order (all defined).
+    """
+    results = []
+    for d in range(rows * cols):
+        group = group_of(d, rows, cols, axis)
+        t_count, hidden = xs[d].shape
+        out = torch.zeros(len(group) * t_count, hidden, dtype=xs[d].dtype)
+        defined = torch.zeros(len(group) * t_count, dtype=torch.bool)
+        for a, s in enumerate(group):
+            for t in range(t_count):
+                if any(int(device_of[s, int(e)]) == d for e in indices[s][t]):
+                    out[a * t_count + t] = xs[s][t]
+                    defined[a * t_count + t] = True
+        gathered_indices = torch.cat([indices[s] for s in group])
+        gathered_scores = torch.cat([scores[s] for s in group])
+        results.append((out, defined, gathered_indices, gathered_scores))
+    return results
+
+
 def combine(expert_outputs, metadata, mapping, rows, cols, axis, local_reduce=False):
     """all_to_all_combine back to each token's device. expert_outputs[q] [E_l or 1, G*T, H] on
     device q, metadata[q] [G*T, K] (the group's gathered indices), mapping [E, D].

@@ -6,9 +6,9 @@ For every kernel file of the tt-metal 0.81.1 ops on DeepSeek-V3's MoE paths (SUR
 from the unpacked ttnn wheel, runs a syntax-only parse with the host compiler the emulator's JIT
 uses (`$CXX`, default g++), the emulator's include tree first, the wheel's `ttnn/cpp` and
 `tt_metal/api` after it (as `ttmetal.use_wheel` sets them), the wheel's `ttnn` (the CCL helpers include
-`cpp/ttnn/operations/...`, as `ccl_common.use_kernel_includes` sets it), then the wheel's root (tt-metal's
-JIT has the repository root on its path, and the kernel library is included as `ttnn/cpp/ttnn/...`),
-and the JIT's defines (KERNEL_BUILD,
+`cpp/ttnn/operations/...`, as `ccl_common.use_kernel_includes` adds it), then the wheel's root (tt-metal's JIT
+has the repository root on its path, and the kernel library is included as `ttnn/cpp/ttnn/...`),
+and the JIT's flags (-fpermissive: tt-metal's CCL helpers cast L1 pointers to uint32_t) and defines (KERNEL_BUILD,
 ARCH_WORMHOLE, NOC_INDEX, COMPILE_FOR_*; see ttnn_moe/cpp/emu/jit.cpp) over the same generated
 wrapper and `emu_kernel_config.h` (every CB bfloat16, 32x32 tiles). Prints one line per kernel,
 `parses` or the first compiler error (usually the missing header or symbol), then
@@ -127,6 +127,8 @@ _CCL_WRITER_DEFINES = {
 }
 for _writer in ("writer_all_to_all_dispatch.cpp", "writer_all_to_all_combine.cpp", "writer.cpp"):
     KERNEL_DEFINES[_writer] = _CCL_WRITER_DEFINES
+# all_to_all_dispatch_metadata's factory also picks the routing algorithm (3: the sparse multicast, its default).
+KERNEL_DEFINES["writer_all_to_all_dispatch_metadata.cpp"] = {**_CCL_WRITER_DEFINES, "AXIS": "1", "DISPATCH_ALGORITHM": "3"}
 
 PLACEHOLDER_ARG = 2
 PLACEHOLDER_ARG_COUNT = 96

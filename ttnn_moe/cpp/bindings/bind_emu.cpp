@@ -1,6 +1,7 @@
 // Python bindings of the emulator: ttnn_moe._C.emu. The ttnn-shaped Python
 // API (ttnn_moe.emu) is built on exactly this surface; keep it stable.
 #include <algorithm>
+#include <optional>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -241,6 +242,32 @@ void bind_emu(py::module_& parent) {
             py::arg("size_bytes"), py::arg("page_size"), "Allocates an interleaved DRAM buffer; returns its address.")
         .def(
             "deallocate", [](Device& d, uint32_t address) { d.deallocate(address); }, py::arg("address"))
+        .def(
+            "allocate_l1",
+            [](Device& d, uint32_t num_pages, uint32_t page_size, std::optional<std::pair<uint32_t, uint32_t>> core) {
+                return core ? d.l1_buffers().allocate_on_core(num_pages, page_size, core->first, core->second)
+                            : d.l1_buffers().allocate_interleaved(num_pages, page_size);
+            },
+            py::arg("num_pages"), py::arg("page_size"), py::arg("core") = py::none(),
+            "Allocates an L1 buffer, interleaved over the worker cores or (core=(x, y)) every page on that core; "
+            "returns its address.")
+        .def(
+            "deallocate_l1", [](Device& d, uint32_t address) { d.l1_buffers().deallocate(address); },
+            py::arg("address"))
+        .def(
+            "write_l1",
+            [](Device& d, uint32_t address, py::array_t<uint8_t, py::array::c_style | py::array::forcecast> data) {
+                d.l1_buffers().write_pages(address, data.data(), static_cast<size_t>(data.size()));
+            },
+            py::arg("address"), py::arg("data"), "Writes every page (in page order) of an L1 buffer.")
+        .def(
+            "read_l1",
+            [](Device& d, uint32_t address, size_t nbytes) {
+                py::array_t<uint8_t> out(static_cast<py::ssize_t>(nbytes));
+                d.l1_buffers().read_pages(address, out.mutable_data(), nbytes);
+                return out;
+            },
+            py::arg("address"), py::arg("nbytes"), "Reads every page (in page order) of an L1 buffer.")
         .def("write", &write_buffer, py::arg("address"), py::arg("page_size"), py::arg("data"),
              "Writes pages (in page order) into an interleaved DRAM buffer.")
         .def("read", &read_buffer, py::arg("address"), py::arg("page_size"), py::arg("nbytes"),

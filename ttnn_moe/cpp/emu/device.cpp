@@ -26,7 +26,8 @@ void check_grid(uint32_t grid_x, uint32_t grid_y) {
 }
 }  // namespace
 
-Device::Device(uint32_t id, uint32_t grid_x, uint32_t grid_y) : id_(id), grid_x_(grid_x), grid_y_(grid_y) {
+Device::Device(uint32_t id, uint32_t grid_x, uint32_t grid_y)
+    : id_(id), grid_x_(grid_x), grid_y_(grid_y), l1_buffers_(grid_x, grid_y) {
     check_grid(grid_x, grid_y);
     logical_x_of_noc_x_.assign(params::NOC_COORD_MASK + 1, -1);
     logical_y_of_noc_y_.assign(params::NOC_COORD_MASK + 1, -1);

@@ -10,6 +10,7 @@
 #include "emu/counters.hpp"
 #include "emu/dram.hpp"
 #include "emu/fabric/topology.hpp"
+#include "emu/l1_buffers.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -26,6 +27,7 @@ public:
     uint32_t grid_x() const { return grid_x_; }
     uint32_t grid_y() const { return grid_y_; }
     Dram& dram() { return dram_; }
+    L1Buffers& l1_buffers() { return l1_buffers_; }
     // Frees a DRAM buffer and forgets its traffic record: a later buffer at the same address is
     // another tensor, and records of freed buffers would otherwise pile up over a long run.
     void deallocate(uint32_t address) {
@@ -53,6 +55,7 @@ private:
     uint32_t grid_x_;
     uint32_t grid_y_;
     Dram dram_;
+    L1Buffers l1_buffers_;
     Counters counters_;
     std::shared_ptr<fabric::MeshFabric> fabric_;
     std::vector<int32_t> logical_x_of_noc_x_;  // -1 where no worker column

@@ -146,6 +146,7 @@ private:
     void setup_cbs(size_t d, const program::ProgramDescriptor& p);
     // The bytes of L1-sharded tensors that CBs alias, written at their CB's base.
     void load_cb_shards(size_t d, const program::ProgramDescriptor& p);
+    void load_l1_buffers(size_t d);
     void setup_semaphores(size_t d, const program::ProgramDescriptor& p);
     void setup_kernels(size_t d, const program::ProgramDescriptor& p);
     size_t add_spec(KernelBuildSpec spec);
@@ -166,6 +167,13 @@ private:
     std::vector<std::unique_ptr<Instance>> instances_;
     std::unique_ptr<fabric::FabricRun> fabric_;
     std::unique_ptr<timing::TimeModel> time_;
+    // Where the device's L1 buffers were copied in (and are copied back from after the kernels).
+    struct L1BufferCopy {
+        CoreState* core;
+        std::vector<uint8_t>* bytes;
+        uint32_t address;
+    };
+    std::vector<L1BufferCopy> l1_buffer_copies_;
 };
 
 // Makes a run and its running instance visible to the services on this thread.

@@ -112,6 +112,10 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
             check_in_grid(dev, s.core_ranges, "semaphore " + std::to_string(s.id));
             for (const auto& c : s.core_ranges.cores()) used[{c.y, c.x}] = true;
         }
+        // Cores holding L1 buffers take part too: kernels reach those buffers over the NOC.
+        for (const auto& [address, buffer] : programs[d].device->l1_buffers().buffers()) {
+            for (const auto& [x, y] : buffer.cores) used[{y, x}] = true;
+        }
         for (const auto& [yx, _] : used) device_cores[d].push_back({yx.second, yx.first});
         total += device_cores[d].size();
     }
@@ -144,6 +148,7 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
             }
         }
         load_cb_shards(d, *programs[d].program);
+        load_l1_buffers(d);
         setup_semaphores(d, *programs[d].program);
         setup_kernels(d, *programs[d].program);
     }
@@ -241,6 +246,22 @@ void Run::load_cb_shards(size_t d, const ProgramDescriptor& p) {
             const uint32_t base = core.cbs[index].base;
             std::memcpy(core.l1 + base, shard.bytes.data(), shard.bytes.size());
             services::mark_written_l1(core, base, static_cast<uint32_t>(shard.bytes.size()));
+        }
+    }
+}
+
+void Run::load_l1_buffers(size_t d) {
+    for (auto& [address, buffer] : devices_[d]->l1_buffers().buffers()) {
+        for (size_t i = 0; i < buffer.cores.size(); ++i) {
+            CoreState& core = *core_at(d, buffer.cores[i].first, buffer.cores[i].second);
+            if (core.cb_top > address) {
+                throw EmuError("L1 overflow on device " + std::to_string(devices_[d]->id()) + " " + core_name(core) +
+                               ": circular buffers end at " + hex(core.cb_top) + ", above the L1 buffer at " +
+                               hex(address) + " (" + std::to_string(buffer.span) + " bytes)");
+            }
+            std::memcpy(core.l1 + address, buffer.bytes[i].data(), buffer.span);
+            if (core.l1_shadow) poison::mark(core.l1_shadow + address, buffer.span);
+            l1_buffer_copies_.push_back({&core, &buffer.bytes[i], address});
         }
     }
 }
@@ -384,6 +405,10 @@ std::vector<Counters> Run::execute() {
         if (idle_spin_passes > 2'000'000) throw EmuError(deadlock_report());
     }
     fabric_->finish();
+    // L1 buffers keep what the kernels left in them.
+    for (const L1BufferCopy& copy : l1_buffer_copies_) {
+        std::memcpy(copy.bytes->data(), copy.core->l1 + copy.address, copy.bytes->size());
+    }
     std::vector<timing::DeviceTiming> timings = time_->finish(instances_);
     for (size_t d = 0; d < counters_.size(); ++d) counters_[d].timing = std::move(timings[d]);
     for (auto& inst : instances_) {

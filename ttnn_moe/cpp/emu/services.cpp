@@ -617,6 +617,22 @@ void svc_yield() {
     Fiber::yield();
 }
 
+// L1 bank b is the logical worker core (b % grid_x, b / grid_x), as the device's L1 buffers place it.
+uint32_t svc_num_l1_banks() {
+    const Device& dev = *t_inst->core->device;
+    return dev.grid_x() * dev.grid_y();
+}
+
+uint32_t svc_l1_bank_noc_xy(uint32_t bank) {
+    const Device& dev = *t_inst->core->device;
+    if (bank >= dev.grid_x() * dev.grid_y()) {
+        fail("L1 bank " + std::to_string(bank) + " does not exist (the device has " +
+             std::to_string(dev.grid_x() * dev.grid_y()) + ")");
+    }
+    const NocCoord c = dev.worker_core_from_logical_core(bank % dev.grid_x(), bank / dev.grid_x());
+    return (c.y << 8) | c.x;
+}
+
 ttnn_moe_emu::Services make_table() {
     ttnn_moe_emu::Services t{};
     t.abi_version = ttnn_moe_emu::ABI_VERSION;
@@ -644,6 +660,8 @@ ttnn_moe_emu::Services make_table() {
     t.noc_barrier = &svc_noc_barrier;
     t.wait_l1_value = &svc_wait_l1_value;
     t.yield = &svc_yield;
+    t.num_l1_banks = &svc_num_l1_banks;
+    t.l1_bank_noc_xy = &svc_l1_bank_noc_xy;
     services::fill_compute_services(t);
     t.fabric = fabric::services_table();
     return t;

@@ -27,6 +27,8 @@ constexpr uint32_t NOC_UNICAST_WRITE = 0;
 constexpr uint32_t NOC_UNICAST_INLINE_WRITE = 1;
 constexpr uint32_t NOC_UNICAST_ATOMIC_INC = 2;
 constexpr uint32_t NOC_FUSED_UNICAST_ATOMIC_INC = 3;
+constexpr uint32_t NOC_UNICAST_SCATTER_WRITE = 4;
+constexpr uint32_t NOC_SCATTER_WRITE_MAX_CHUNKS = 4;
 // What a packet delivers past the bytes its sender wrote into the buffer slot.
 constexpr uint8_t kStaleSlotByte = 0xA5;
 
@@ -58,6 +60,21 @@ std::string route_text(const MeshFabric& mesh, const std::vector<Hop>& hops) {
     std::string s = mesh.chip_name(hops.front().from);
     for (const Hop& h : hops) s += " -> " + mesh.chip_name(h.to);
     return s;
+}
+
+// A scatter command names 1 .. 4 addresses, and its leading chunks leave a last chunk to the payload.
+void check_scatter(const Connection& c, const FabricPacket& header) {
+    const uint32_t count = header.scatter_chunk_count;
+    if (count == 0 || count > NOC_SCATTER_WRITE_MAX_CHUNKS) {
+        fail("fabric send on " + c.name() + ": a scatter write of " + std::to_string(count) + " chunks (1 to " +
+             std::to_string(NOC_SCATTER_WRITE_MAX_CHUNKS) + " are possible)");
+    }
+    uint32_t leading = 0;
+    for (uint32_t i = 0; i + 1 < count; ++i) leading += header.scatter_chunk_size[i];
+    if (leading > header.payload_size) {
+        fail("fabric send on " + c.name() + ": scatter chunks of " + std::to_string(leading) +
+             " bytes before the last one exceed the payload of " + std::to_string(header.payload_size) + " bytes");
+    }
 }
 
 }  // namespace
@@ -218,11 +235,13 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
         c.pending_payload = false;
     }
     const uint32_t type = header.noc_send_type;
-    const bool writes = type == NOC_UNICAST_WRITE || type == NOC_FUSED_UNICAST_ATOMIC_INC;
+    const bool writes =
+        type == NOC_UNICAST_WRITE || type == NOC_FUSED_UNICAST_ATOMIC_INC || type == NOC_UNICAST_SCATTER_WRITE;
     if (!writes && type != NOC_UNICAST_ATOMIC_INC && type != NOC_UNICAST_INLINE_WRITE) {
         fail("fabric send on " + c.name() + ": NocSendType " + std::to_string(type) +
-             " is not emulated (unicast write, inline write, atomic inc and fused write + inc are)");
+             " is not emulated (unicast write, inline write, atomic inc, fused write + inc and scatter write are)");
     }
+    if (type == NOC_UNICAST_SCATTER_WRITE) check_scatter(c, header);
     // The router forwards the header's payload size from the buffer slot. tt-metal's CCL helpers round it up
     // to the L1 alignment past the bytes they sent; the rest of the slot holds stale bytes (a fill pattern here).
     const size_t sent = p.payload.size();
@@ -262,6 +281,15 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
                 first_destination_hop = header.hops - 1;
             }
             break;
+        case FabricRoute::LineSparseMulticast: {
+            if (mesh_2d) fail("fabric send on " + c.name() + ": a 1D sparse multicast route on a 2D Mesh fabric");
+            uint32_t farthest = 0;
+            for (uint32_t bit = 0; bit < 32; ++bit) {
+                if (header.hops & (1u << bit)) farthest = bit + 1;
+            }
+            hops = mesh.route_hops(c.src_chip, c.direction, farthest, error);
+            break;
+        }
         case FabricRoute::MeshDevice:
             if (!mesh_2d) fail("fabric send on " + c.name() + ": a 2D (mesh) route on a 1D fabric");
             if (header.dst_mesh_id != mesh.mesh_id()) {
@@ -279,6 +307,7 @@ void FabricRun::send_header(Instance& inst, uint32_t conn, const FabricPacket& h
     if (hops.empty()) fail("fabric route error on " + c.name() + ": " + error);
     p.route = route_text(mesh, hops);
     for (size_t i = first_destination_hop; i < hops.size(); ++i) {
+        if (header.route == FabricRoute::LineSparseMulticast && !(header.hops & (1u << i))) continue;
         const uint32_t chip = hops[i].to;
         const int dst_index = run_.device_index_of(chip);
         if (dst_index < 0) {
@@ -438,6 +467,19 @@ void FabricRun::deliver_to(const Connection& c, const Packet& p, size_t dst_devi
         case NOC_UNICAST_ATOMIC_INC:
             increment(p.header.noc_address, p.header.value);
             break;
+        case NOC_UNICAST_SCATTER_WRITE: {
+            // Chunk i of the payload to address i; the last chunk takes what the others leave.
+            const uint32_t count = p.header.scatter_chunk_count;
+            size_t at = 0;
+            for (uint32_t i = 0; i < count; ++i) {
+                const size_t size = i + 1 < count ? p.header.scatter_chunk_size[i] : p.payload.size() - at;
+                const size_t written = at >= p.sent_bytes ? 0 : std::min(size, p.sent_bytes - at);
+                std::memcpy(target(p.header.scatter_noc_address[i], static_cast<uint32_t>(size), false, written),
+                            p.payload.data() + at, size);
+                at += size;
+            }
+            break;
+        }
         case NOC_FUSED_UNICAST_ATOMIC_INC:
             // The data lands before the increment that announces it.
             std::memcpy(target(p.header.noc_address, p.payload.size(), false, p.sent_bytes), p.payload.data(),

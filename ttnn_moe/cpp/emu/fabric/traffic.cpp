@@ -23,6 +23,8 @@ const char* send_type_name(uint32_t send_type) {
             return "atomic_inc";
         case 3:
             return "fused_write_atomic_inc";
+        case 4:
+            return "scatter_write";
     }
     return "unknown";
 }

@@ -95,8 +95,9 @@ def copy_host_to_device_tensor(host_tensor: Tensor, device_tensor: Tensor) -> No
         raise ValueError(
             f"host_tensor holds {len(host_tensor._host_pages)} shards, device_tensor lives on {len(chips)} devices"
         )
+    device_tensor._check_on_device()
     for chip, data in zip(chips, host_tensor._host_pages):
-        chip.write(device_tensor.buffer_address(), device_tensor.page_size, data)
+        device_tensor._buffers.write(chip, data)
 
 
 def dump_tensor(file_name, tensor: Tensor) -> None:

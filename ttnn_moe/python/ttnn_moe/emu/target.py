@@ -13,6 +13,7 @@ from ttnn_moe import _C, emu
 from ttnn_moe.emu import fabric as emu_fabric
 from ttnn_moe.emu.generic_op import last_run_counters
 from ttnn_moe.emu.tensor import device_shards
+from ttnn_moe.emu.types import check_memory_config
 
 # Output dtypes by data format.
 _DTYPE_OF_FORMAT = {
@@ -77,6 +78,8 @@ class EmulatorTarget:
         return [[int(v) & 0xFFFFFFFF for v in shard.reshape(-1).tolist()] for shard in device_shards(tensor)]
 
     def allocate(self, spec: _C.program.TensorArg, mesh: Any, memory_config: Any) -> Any:
+        # The suite's kernels address their outputs as interleaved DRAM.
+        check_memory_config(memory_config)
         layout = emu.TILE_LAYOUT if spec.layout == _C.program.Layout.TILE else emu.ROW_MAJOR_LAYOUT
         return emu.allocate_tensor_on_device(
             list(spec.shape), _DTYPE_OF_FORMAT[spec.dtype], layout, mesh, memory_config=memory_config

@@ -1,9 +1,10 @@
 """Tensors of the emulator API: ttnn-shaped host and device tensors, from_torch / to_torch.
 
-A device tensor holds one interleaved DRAM buffer per device of its device or
-mesh, all at the same address (allocated in lockstep, like a ttnn MeshBuffer),
-so one TensorArg describes it for a program on any of those devices. A
-multi-device tensor's `shape` is the per-device shape, as in ttnn. A host
+A device tensor holds one buffer per device of its device or mesh, all at the
+same address (allocated in lockstep, like a ttnn MeshBuffer), so one TensorArg
+describes it for a program on any of those devices: interleaved DRAM (the
+default), interleaved L1, or L1 on one core (a height-sharded single shard).
+A multi-device tensor's `shape` is the per-device shape, as in ttnn. A host
 tensor (no device) keeps its encoded pages in memory, one set per shard.
 """
 
@@ -20,6 +21,7 @@ from ttnn_moe.emu import pages as _pages
 from ttnn_moe.emu.device import MeshDevice, _DeviceGroup
 from ttnn_moe.emu.host_traffic import count_device_read
 from ttnn_moe.emu.types import (
+    BufferType,
     DataType,
     Layout,
     MemoryConfig,
@@ -27,33 +29,57 @@ from ttnn_moe.emu.types import (
     bfloat16,
     check_dtype,
     check_layout,
-    check_memory_config,
+    check_tensor_memory_config,
     infer_dtype,
 )
 
 
-def _release(group: _DeviceGroup, address: int) -> None:
+def _release(group: _DeviceGroup, address: int, in_l1: bool) -> None:
     # A closed device's memory is gone with it; nothing to give back.
     if group.is_open:
         for chip in group._chips:
-            chip.deallocate(address)
+            _release_one(chip, address, in_l1)
+
+
+def _shard_core(memory_config: MemoryConfig):
+    """The logical (x, y) of a single-core shard, or None for an interleaved tensor."""
+    if memory_config.shard_spec is None:
+        return None
+    [core] = memory_config.shard_spec.cores()
+    return (int(core.x), int(core.y))
 
 
 class _DeviceBuffers:
-    """One DRAM buffer per device of a group, at one common address; freed with the tensor."""
+    """One buffer per device of a group (DRAM, L1 interleaved or L1 on one core), at one common address;
+    freed with the tensor."""
 
-    def __init__(self, group: _DeviceGroup, nbytes: int, page_size: int):
+    def __init__(self, group: _DeviceGroup, num_pages: int, page_size: int, memory_config: MemoryConfig):
         group.check_open()
-        addresses = [chip.allocate(nbytes, page_size) for chip in group._chips]
+        self.in_l1 = memory_config.buffer_type is BufferType.L1
+        self.core = _shard_core(memory_config)
+        self.page_size = page_size
+        if self.in_l1:
+            addresses = [chip.allocate_l1(num_pages, page_size, self.core) for chip in group._chips]
+        else:
+            addresses = [chip.allocate(num_pages * page_size, page_size) for chip in group._chips]
         if len(set(addresses)) != 1:
-            for chip, address in zip(group._chips, addresses):
-                chip.deallocate(address)
+            for address, chip in zip(addresses, group._chips):
+                _release_one(chip, address, self.in_l1)
             raise RuntimeError(
-                f"DRAM allocators of {group!r} diverged (addresses {sorted(set(addresses))}): allocate mesh tensors "
+                f"allocators of {group!r} diverged (addresses {sorted(set(addresses))}): allocate mesh tensors "
                 "on the mesh, not on its member devices"
             )
         self.address = addresses[0]
-        self._finalizer = weakref.finalize(self, _release, group, self.address)
+        self._finalizer = weakref.finalize(self, _release, group, self.address, self.in_l1)
+
+    def write(self, chip, data: np.ndarray) -> None:
+        if self.in_l1:
+            chip.write_l1(self.address, data)
+        else:
+            chip.write(self.address, self.page_size, data)
+
+    def read(self, chip, nbytes: int) -> np.ndarray:
+        return chip.read_l1(self.address, nbytes) if self.in_l1 else chip.read(self.address, self.page_size, nbytes)
 
     def release(self) -> None:
         self._finalizer()
@@ -61,6 +87,13 @@ class _DeviceBuffers:
     @property
     def alive(self) -> bool:
         return self._finalizer.alive
+
+
+def _release_one(chip, address: int, in_l1: bool) -> None:
+    if in_l1:
+        chip.deallocate_l1(address)
+    else:
+        chip.deallocate(address)
 
 
 class Tensor:
@@ -131,14 +164,16 @@ class Tensor:
     def to_arg(self):
         """What a program factory needs: `_C.program.TensorArg` (or its Python mirror while unbound)."""
         self._check_on_device()
+        chip = self._device.chips[0]
+        in_l1 = self._buffers.in_l1
         fields = dict(
             shape=list(self._shape),
             dtype=self._dtype.data_format,
             address=self._buffers.address,
             page_size=self.page_size,
             num_pages=self.num_pages,
-            is_dram=True,
-            alignment=self._device.chips[0].dram_alignment,
+            is_dram=not in_l1,
+            alignment=chip.l1_alignment if in_l1 else chip.dram_alignment,
         )
         return _program.TensorArg(layout=getattr(_program.Layout, self._layout.name), **fields)
 
@@ -164,7 +199,7 @@ class Tensor:
             return list(self._host_pages)
         self._check_on_device()
         count_device_read(repr(self))
-        return [chip.read(self._buffers.address, self.page_size, self.nbytes) for chip in self._device._chips]
+        return [self._buffers.read(chip, self.nbytes) for chip in self._device._chips]
 
 
 # --- construction -------------------------------------------------------------------------------
@@ -182,9 +217,11 @@ def _encode_shards(shards: Sequence[torch.Tensor], dtype: DataType, layout: Layo
     return [encoded[id(s)] for s in shards]
 
 
-def _buffers_for(device: _DeviceGroup, shape: Shape, dtype: DataType, layout: Layout) -> _DeviceBuffers:
+def _buffers_for(
+    device: _DeviceGroup, shape: Shape, dtype: DataType, layout: Layout, memory_config: MemoryConfig
+) -> _DeviceBuffers:
     page_size = _pages.page_size(shape, dtype, layout)
-    return _DeviceBuffers(device, page_size * _pages.num_pages(shape, layout), page_size)
+    return _DeviceBuffers(device, _pages.num_pages(shape, layout), page_size, memory_config)
 
 
 def _place(shard_pages: list[np.ndarray], shape: Shape, dtype, layout, memory_config, device) -> Tensor:
@@ -193,10 +230,9 @@ def _place(shard_pages: list[np.ndarray], shape: Shape, dtype, layout, memory_co
         return Tensor(shape, dtype, layout, memory_config, host_pages=shard_pages)
     if len(shard_pages) != len(device._chips):
         raise ValueError(f"{len(shard_pages)} shards cannot be placed on {device!r} ({len(device._chips)} devices)")
-    buffers = _buffers_for(device, shape, dtype, layout)
-    page_size = _pages.page_size(shape, dtype, layout)
+    buffers = _buffers_for(device, shape, dtype, layout, memory_config)
     for chip, data in zip(device._chips, shard_pages):
-        chip.write(buffers.address, page_size, data)
+        buffers.write(chip, data)
     return Tensor(shape, dtype, layout, memory_config, device, buffers)
 
 
@@ -209,8 +245,8 @@ def from_shards(
 ) -> Tensor:
     """One logical tensor per device (row-major device order) -> a multi-device tensor."""
     dtype, layout = check_dtype(dtype), check_layout(layout)
-    memory_config = check_memory_config(memory_config)
     shape = _pages.check_shape(shards[0].shape)
+    memory_config = check_tensor_memory_config(memory_config, shape)
     return _place(_encode_shards(shards, dtype, layout), shape, dtype, layout, memory_config, device)
 
 
@@ -237,7 +273,7 @@ def from_torch(
     if layout is None:  # ttnn's default; block floats exist only as tiles
         layout = Layout.TILE if dtype.is_block_float else Layout.ROW_MAJOR
     layout = check_layout(layout)
-    memory_config = check_memory_config(memory_config)
+    memory_config = check_tensor_memory_config(memory_config)  # the shard shape is checked per device shard
     if device is not None and not isinstance(device, _DeviceGroup):
         raise TypeError(f"device must be an emulator Device or MeshDevice, got {device!r}")
     _pages.check_shape(tensor.shape)
@@ -260,11 +296,13 @@ def allocate_tensor_on_device(
     """A device tensor whose contents are unspecified (what the DRAM held), like ttnn."""
     shape = _pages.check_shape(shape)
     dtype, layout = check_dtype(dtype), check_layout(layout)
-    memory_config = check_memory_config(memory_config)
+    memory_config = check_tensor_memory_config(memory_config, shape)
     _pages.check_layout_supports(dtype, layout)
     if not isinstance(device, _DeviceGroup):
         raise TypeError(f"device must be an emulator Device or MeshDevice, got {device!r}")
-    return Tensor(shape, dtype, layout, memory_config, device, _buffers_for(device, shape, dtype, layout))
+    return Tensor(
+        shape, dtype, layout, memory_config, device, _buffers_for(device, shape, dtype, layout, memory_config)
+    )
 
 
 def full(
@@ -313,7 +351,7 @@ def to_torch(tensor: Tensor, dtype: Optional[torch.dtype] = None, *, mesh_compos
 def to_device(tensor: Tensor, device: _DeviceGroup, memory_config: Optional[MemoryConfig] = None) -> Tensor:
     if tensor.device() is not None:
         raise ValueError(f"{tensor!r} is already on a device")
-    memory_config = check_memory_config(memory_config or tensor.memory_config())
+    memory_config = check_tensor_memory_config(memory_config or tensor.memory_config(), tensor.shape)
     return _place(tensor._host_pages, tensor.shape, tensor.dtype, tensor.layout, memory_config, device)
 
 

@@ -104,26 +104,85 @@ class BufferType(enum.Enum):
 
 class TensorMemoryLayout(enum.Enum):
     INTERLEAVED = "INTERLEAVED"
+    HEIGHT_SHARDED = "HEIGHT_SHARDED"
+
+
+class ShardOrientation(enum.Enum):
+    ROW_MAJOR = "ROW_MAJOR"
+
+
+@dataclass(frozen=True, eq=False)
+class ShardSpec:
+    """ttnn.ShardSpec: the cores (a CoreRangeSet) and the [rows, cols] shape of each shard."""
+
+    grid: object
+    shape: tuple
+    orientation: ShardOrientation = ShardOrientation.ROW_MAJOR
+
+    def cores(self) -> list:
+        return list(self.grid.cores())
+
+    def _key(self) -> tuple:
+        return (tuple((int(c.x), int(c.y)) for c in self.cores()), tuple(int(v) for v in self.shape), self.orientation)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ShardSpec) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 @dataclass(frozen=True)
 class MemoryConfig:
     memory_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED
     buffer_type: BufferType = BufferType.DRAM
+    shard_spec: Optional[ShardSpec] = None
 
 
 DRAM_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.DRAM)
 L1_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.L1)
 
 
-def check_memory_config(memory_config) -> MemoryConfig:
-    """The emulator keeps tensors in interleaved DRAM only."""
+def _check_is_memory_config(memory_config) -> MemoryConfig:
     if memory_config is None:
         return DRAM_MEMORY_CONFIG
     if not isinstance(memory_config, MemoryConfig):
         raise TypeError(f"memory_config must be a MemoryConfig, got {memory_config!r}")
+    return memory_config
+
+
+def check_memory_config(memory_config) -> MemoryConfig:
+    """Where the suite's ops put their outputs on the emulator: interleaved DRAM only."""
+    memory_config = _check_is_memory_config(memory_config)
     if memory_config.buffer_type is not BufferType.DRAM:
         raise NotImplementedError(f"{memory_config} is not emulated: tensors live in interleaved DRAM")
+    return memory_config
+
+
+def check_tensor_memory_config(memory_config, shape=None) -> MemoryConfig:
+    """Where a tensor may live on the emulator: interleaved DRAM, interleaved L1, or L1 height-sharded on one
+    core as a single shard of the whole tensor (the layout tt-metal's MoE ops give their L1 metadata)."""
+    memory_config = _check_is_memory_config(memory_config)
+    layout, buffer_type, spec = memory_config.memory_layout, memory_config.buffer_type, memory_config.shard_spec
+    if layout is TensorMemoryLayout.INTERLEAVED:
+        if spec is not None:
+            raise ValueError(f"{memory_config}: an interleaved memory config has no shard_spec")
+        return memory_config
+    if buffer_type is not BufferType.L1 or spec is None:
+        raise ValueError(f"{memory_config}: a sharded memory config needs buffer_type L1 and a shard_spec")
+    cores = spec.cores()
+    if len(cores) != 1:
+        raise NotImplementedError(
+            f"{memory_config}: shards on {len(cores)} cores are not emulated (one core holding the whole tensor is)"
+        )
+    if shape is not None:
+        rows = 1
+        for d in list(shape)[:-1]:
+            rows *= int(d)
+        if [int(v) for v in spec.shape] != [rows, int(list(shape)[-1])]:
+            raise ValueError(
+                f"{memory_config}: shard shape {list(spec.shape)} must be the whole tensor, [{rows}, {list(shape)[-1]}]"
+            )
     return memory_config
 
 

@@ -2,10 +2,11 @@
 // field layout and sizes): the command structs, PacketHeaderBase with the
 // to_chip_* / to_noc_* builders, LowLatencyPacketHeader (1D, 64 B),
 // HybridMeshPacketHeader (2D, 96 B), and PACKET_HEADER_TYPE chosen by
-// ROUTING_MODE like the real header. Emulated subset: chip unicast; NOC
-// unicast write, inline write, atomic increment, fused write + increment.
-// Multicast, scatter and read commands are not declared, so a kernel using
-// them fails to build instead of misbehaving.
+// ROUTING_MODE like the real header. Emulated subset: chip unicast, 1D chip
+// multicast (a range or a sparse hop mask); NOC unicast write, inline write,
+// atomic increment, fused write + increment, scatter write. NOC multicast and
+// read commands are not declared, so a kernel using them fails to build
+// instead of misbehaving.
 //
 // The routing fields hold the emulator's own encoding (the hop count, or a
 // chip id); the runtime computes the route, so kernels must not decode them.
@@ -74,7 +75,23 @@ struct NocUnicastScatterCommandHeader {
         i = 0;
         for (uint16_t c : chunk_sizes) chunk_size[i++ % (NOC_SCATTER_WRITE_MAX_CHUNKS - 1)] = c;
     }
+    // addresses[num_addresses], chunk_sizes[num_addresses - 1]; more than four addresses is an error when sent.
+    NocUnicastScatterCommandHeader(const uint64_t* addresses, const uint16_t* chunk_sizes, uint8_t num_addresses)
+        : noc_address{}, chunk_size{}, chunk_count(num_addresses), chunk_encoding(0) {
+        for (size_t i = 0; i < num_addresses && i < NOC_SCATTER_WRITE_MAX_CHUNKS; ++i) noc_address[i] = addresses[i];
+        for (size_t i = 0; i + 1 < num_addresses && i + 1 < NOC_SCATTER_WRITE_MAX_CHUNKS; ++i) {
+            chunk_size[i] = chunk_sizes[i];
+        }
+    }
 };
+// The scatter command as the header stores it (a plain struct, so the command union stays trivial).
+struct NocScatterWriteFields {
+    uint64_t noc_address[NOC_SCATTER_WRITE_MAX_CHUNKS];
+    uint16_t chunk_size[NOC_SCATTER_WRITE_MAX_CHUNKS - 1];
+    uint8_t chunk_count;
+    uint8_t chunk_encoding;
+};
+static_assert(sizeof(NocScatterWriteFields) == 40);
 // 1D chip multicast: the chips start_distance_in_hops .. start + range_hops - 1 along the line.
 struct MulticastRoutingCommandHeader {
     uint8_t start_distance_in_hops;
@@ -86,9 +103,10 @@ static_assert(sizeof(NocUnicastInlineWriteCommandHeader) == 16);
 static_assert(sizeof(NocUnicastAtomicIncCommandHeader) == 16);
 static_assert(sizeof(NocUnicastAtomicIncFusedCommandHeader) == 24);
 
-// 40 bytes, as the real union (its largest member, the scatter command, is not emulated).
+// 40 bytes, as the real union (its largest member is the scatter command).
 union NocCommandFields {
     NocUnicastCommandHeader unicast_write;
+    NocScatterWriteFields unicast_scatter_write;
     NocUnicastInlineWriteCommandHeader unicast_inline_write;
     NocUnicastAtomicIncCommandHeader unicast_seminc;
     NocUnicastAtomicIncFusedCommandHeader unicast_seminc_fused;
@@ -125,10 +143,18 @@ public:
         static_cast<volatile Derived*>(this)->to_chip_multicast_impl(mcast);
         return static_cast<volatile Derived*>(this);
     }
-    // Scatter packets are refused when sent: the builder keeps the header intact but marks the type.
-    volatile Derived* to_noc_unicast_scatter_write(const NocUnicastScatterCommandHeader&,
+    // The payload is cut across the command's addresses: chunk_size[i] bytes to address i, the rest to the last.
+    volatile Derived* to_noc_unicast_scatter_write(const NocUnicastScatterCommandHeader& cmd,
                                                    size_t payload_size_bytes) volatile {
         this->noc_send_type = NOC_UNICAST_SCATTER_WRITE;
+        for (size_t i = 0; i < NOC_SCATTER_WRITE_MAX_CHUNKS; ++i) {
+            this->command_fields.unicast_scatter_write.noc_address[i] = cmd.noc_address[i];
+        }
+        for (size_t i = 0; i + 1 < NOC_SCATTER_WRITE_MAX_CHUNKS; ++i) {
+            this->command_fields.unicast_scatter_write.chunk_size[i] = cmd.chunk_size[i];
+        }
+        this->command_fields.unicast_scatter_write.chunk_count = cmd.chunk_count;
+        this->command_fields.unicast_scatter_write.chunk_encoding = cmd.chunk_encoding;
         this->payload_size_bytes = static_cast<uint16_t>(payload_size_bytes);
         return static_cast<volatile Derived*>(this);
     }
@@ -183,6 +209,10 @@ public:
         as_volatile()->to_noc_unicast_write(cmd, payload_size_bytes);
         return derived();
     }
+    Derived& to_noc_unicast_scatter_write(const NocUnicastScatterCommandHeader& cmd, size_t payload_size_bytes) {
+        as_volatile()->to_noc_unicast_scatter_write(cmd, payload_size_bytes);
+        return derived();
+    }
     Derived& to_noc_unicast_inline_write(const NocUnicastInlineWriteCommandHeader& cmd) {
         as_volatile()->to_noc_unicast_inline_write(cmd);
         return derived();
@@ -204,9 +234,11 @@ private:
 
 // 1D header: 44 B of command + 8 B of routing fields, padded to 64 B.
 struct LowLatencyRoutingFields {
-    uint32_t value;            // hop count, or a multicast's first hop (emulator encoding)
-    uint32_t route_buffer[1];  // [0]: destination chip id + 1 when routed by chip id, MULTICAST | range, or 0
+    uint32_t value;  // hop count, a multicast's first hop, or a sparse multicast's hop mask (emulator encoding)
+    uint32_t route_buffer[1];  // [0]: destination chip id + 1 when routed by chip id, MULTICAST | range,
+                               // SPARSE_MULTICAST, or 0
     static constexpr uint32_t MULTICAST = 0x80000000u;
+    static constexpr uint32_t SPARSE_MULTICAST = 0x40000000u;
 } __attribute__((packed));
 
 struct LowLatencyPacketHeader : public PacketHeaderBase<LowLatencyPacketHeader> {
@@ -308,6 +340,15 @@ FabricPacket fabric_packet_of(const volatile Header& h) {
             p.semaphore_noc_address = h.command_fields.unicast_seminc_fused.semaphore_noc_address;
             p.value = h.command_fields.unicast_seminc_fused.val;
             break;
+        case NOC_UNICAST_SCATTER_WRITE:
+            for (size_t i = 0; i < NOC_SCATTER_WRITE_MAX_CHUNKS; ++i) {
+                p.scatter_noc_address[i] = h.command_fields.unicast_scatter_write.noc_address[i];
+            }
+            for (size_t i = 0; i + 1 < NOC_SCATTER_WRITE_MAX_CHUNKS; ++i) {
+                p.scatter_chunk_size[i] = h.command_fields.unicast_scatter_write.chunk_size[i];
+            }
+            p.scatter_chunk_count = h.command_fields.unicast_scatter_write.chunk_count;
+            break;
         default:
             break;  // the runtime rejects the type by number
     }
@@ -317,6 +358,8 @@ FabricPacket fabric_packet_of(const volatile Header& h) {
         if (route_word & LowLatencyRoutingFields::MULTICAST) {
             p.route = FabricRoute::LineMulticast;
             p.range_hops = route_word & ~LowLatencyRoutingFields::MULTICAST;
+        } else if (route_word & LowLatencyRoutingFields::SPARSE_MULTICAST) {
+            p.route = FabricRoute::LineSparseMulticast;
         } else {
             p.route = route_word ? FabricRoute::LineDevice : FabricRoute::Hops;
             p.dst_chip_id = route_word ? route_word - 1 : 0;

@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 11;
+inline constexpr uint32_t ABI_VERSION = 12;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -114,6 +114,10 @@ struct Services {
     void (*wait_l1_value)(const volatile uint32_t* addr, uint32_t value, uint32_t at_least);
     // Lets the other kernels run (spin loops on L1 call it).
     void (*yield)();
+
+    // L1 banks of the running core's device (interleaved L1 tensors): how many, and bank b's NOC (y << 8) | x.
+    uint32_t (*num_l1_banks)();
+    uint32_t (*l1_bank_noc_xy)(uint32_t bank);
 
     // Compute (one context runs UNPACK, MATH and PACK).
     void (*compute_hw_startup)(uint32_t icb0, uint32_t icb1, uint32_t ocb);

@@ -16,10 +16,11 @@ inline constexpr uint32_t FABRIC_MAX_PAYLOAD_BYTES = 4096;
 
 // How a packet header names its destination chip.
 enum class FabricRoute : uint32_t {
-    Hops = 0,           // 1D: distance along the connection's line
-    LineDevice = 1,     // 1D: a chip id on the connection's line
-    MeshDevice = 2,     // 2D: destination (mesh id, chip id)
-    LineMulticast = 3,  // 1D: every chip `hops` .. `hops + range_hops - 1` along the connection's line
+    Hops = 0,                 // 1D: distance along the connection's line
+    LineDevice = 1,           // 1D: a chip id on the connection's line
+    MeshDevice = 2,           // 2D: destination (mesh id, chip id)
+    LineMulticast = 3,        // 1D: every chip `hops` .. `hops + range_hops - 1` along the connection's line
+    LineSparseMulticast = 4,  // 1D: the chips i + 1 hops along the line for every bit i set in `hops`
 };
 
 // A packet header as the kernel hands it over, decoded by the header's own type.
@@ -30,12 +31,17 @@ struct FabricPacket {
     uint64_t semaphore_noc_address;  // fused write + increment: the increment target
     uint32_t value;                  // increment value, or the inline-write word
     FabricRoute route;
-    uint32_t hops;               // FabricRoute::Hops; LineMulticast: the first chip's distance
-    uint32_t dst_chip_id;        // FabricRoute::LineDevice / MeshDevice
-    uint32_t dst_mesh_id;        // FabricRoute::MeshDevice
+    uint32_t hops;         // FabricRoute::Hops; LineMulticast: the first chip's distance; LineSparseMulticast: hop mask
+    uint32_t dst_chip_id;  // FabricRoute::LineDevice / MeshDevice
+    uint32_t dst_mesh_id;  // FabricRoute::MeshDevice
     uint32_t inline_payload_l1;  // payload sent right behind the header (0: none)
     uint32_t inline_payload_bytes;
     uint32_t range_hops;  // FabricRoute::LineMulticast: how many chips, from `hops` on
+    // NOC_UNICAST_SCATTER_WRITE: the payload's first scatter_chunk_size[i] bytes go to address i, the rest to the
+    // last of scatter_chunk_count addresses.
+    uint64_t scatter_noc_address[4];
+    uint16_t scatter_chunk_size[3];
+    uint8_t scatter_chunk_count;
 };
 
 struct FabricServices {

@@ -56,6 +56,12 @@ constexpr uint64_t noc_xy_addr(uint32_t x, uint32_t y, uint64_t addr) {
     __builtin_unreachable();
 }
 
+// The NOC address of `addr` on L1 bank `bank` of this device (an interleaved L1 tensor's page home).
+inline uint64_t l1_bank_noc_addr(uint32_t bank, uint64_t addr) {
+    const uint32_t xy = services->l1_bank_noc_xy(bank);
+    return noc_xy_addr(xy & 0xff, xy >> 8, addr);
+}
+
 // Host code hands kernels bare L1 offsets (a global semaphore's address), which kernels built for the hardware
 // use as pointers. The emulated core's L1 starts at env().l1_base, so an address below the L1 size is such an
 // offset; anything else is already a host address inside the core's L1.

@@ -165,16 +165,17 @@ def kernel_path(relative: str) -> str:
 def use_kernel_includes() -> None:
     """Kernel include dirs as tt-metal's JIT has them for these kernels: the wheel's `ttnn/cpp` and
     `tt_metal/api` (use_wheel sets those) plus `ttnn/`, through which the CCL helpers include
-    `cpp/ttnn/operations/...`."""
+    `cpp/ttnn/operations/...`, and the wheel's root (the experimental CCL kernels include
+    `ttnn/cpp/ttnn/operations/...`)."""
     root: Path = wheel_root()
-    wanted = [str(root / "ttnn" / "cpp"), str(root / "tt_metal" / "api"), str(root / "ttnn")]
+    wanted = [str(root / "ttnn" / "cpp"), str(root / "tt_metal" / "api"), str(root / "ttnn"), str(root)]
     if list(_emu.kernel_include_dirs()) != wanted:
         _emu.set_kernel_include_dirs(wanted)
 
 
 def tensor_accessor_args(tensor) -> list[int]:
-    """TensorAccessorArgs(buffer).append_to(...) of an interleaved DRAM tensor."""
-    return list(_emu.tensor_accessor_args(tensor.page_size, True))
+    """TensorAccessorArgs(buffer).append_to(...) of an interleaved (DRAM or L1) tensor."""
+    return list(_emu.tensor_accessor_args(tensor.page_size, bool(tensor.to_arg().is_dram)))
 
 
 def per_device_programs(rows: int, cols: int, build: Callable[[int, int], object]) -> pd.MeshProgramDescriptor:

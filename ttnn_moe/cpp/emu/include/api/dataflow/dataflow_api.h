@@ -89,7 +89,10 @@ FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_
         return ttnn_moe_emu::noc_xy_addr(ttnn_moe_emu::dram_bank_x(bank_id), ttnn_moe_emu::dram_bank_y(bank_id),
                                          bank_address_offset);
     } else {
-        ttnn_moe_emu::fail("get_noc_addr_from_bank_id<false>: L1 banks are not emulated");
+        if (bank_id >= ttnn_moe_emu::services->num_l1_banks()) {
+            ttnn_moe_emu::fail("get_noc_addr_from_bank_id<false>: L1 bank id out of range");
+        }
+        return ttnn_moe_emu::l1_bank_noc_addr(bank_id, bank_address_offset);
     }
 }
 

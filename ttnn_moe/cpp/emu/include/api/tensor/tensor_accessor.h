@@ -1,6 +1,6 @@
 // TensorAccessor: page id -> NOC address of an interleaved tensor (page i in
-// bank i % banks at base + (i / banks) * aligned_page_size). DRAM tensors are
-// emulated; L1-interleaved and sharded tensors fail when accessed.
+// bank i % banks at base + (i / banks) * aligned_page_size). DRAM and
+// L1-interleaved tensors are emulated; a sharded tensor's accessor builds and fails when addressed.
 #pragma once
 
 #include <cstdint>
@@ -59,10 +59,9 @@ struct TensorAccessor {
         static constexpr bool is_interleaved = !Args::is_sharded;
     };
 
+    // A sharded accessor may be built (kernels build some they never use); addressing through it fails.
     TensorAccessor(const Args& args, uint32_t bank_base_address_in, uint32_t page_size_in)
-        : bank_base_address(bank_base_address_in), aligned_page_size(page_size_in) {
-        check_emulated();
-    }
+        : bank_base_address(bank_base_address_in), aligned_page_size(page_size_in) {}
     TensorAccessor(const Args& args, uint32_t bank_base_address_in)
         : TensorAccessor(args, bank_base_address_in, args.get_aligned_page_size()) {}
     // From a Metal 2.0 binding token: the base address is the token's common runtime word.
@@ -74,6 +73,15 @@ struct TensorAccessor {
     constexpr uint32_t get_bank_base_address() const { return bank_base_address; }
 
     uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t noc = noc_index) const {
+        if constexpr (Args::is_sharded) {
+            ttnn_moe_emu::fail("TensorAccessor: sharded tensors are not emulated");
+        } else if constexpr (!Args::is_dram) {
+            // L1 banks: one per worker core, pages at a stride of the page size rounded up to the L1 alignment.
+            const uint32_t banks = ttnn_moe_emu::services->num_l1_banks();
+            const uint32_t bank_stride = align_power_of_2<uint32_t>(aligned_page_size, L1_ALIGNMENT);
+            return ttnn_moe_emu::l1_bank_noc_addr(page_id % banks,
+                                                  bank_base_address + (page_id / banks) * bank_stride + offset);
+        }
         const uint32_t bank = page_id % NUM_DRAM_BANKS;
         // Like the real interleaved accessor (InterleavedAddrGen), pages sit in a bank at a stride of the
         // page size rounded up to the DRAM alignment, whatever page size the kernel passed.
@@ -88,14 +96,6 @@ struct TensorAccessor {
     }
 
 private:
-    static void check_emulated() {
-        if constexpr (Args::is_sharded) {
-            ttnn_moe_emu::fail("TensorAccessor: sharded tensors are not emulated");
-        } else if constexpr (!Args::is_dram) {
-            ttnn_moe_emu::fail("TensorAccessor: L1-interleaved tensors are not emulated");
-        }
-    }
-
     uint32_t bank_base_address = 0;
     uint32_t aligned_page_size = 0;
 };

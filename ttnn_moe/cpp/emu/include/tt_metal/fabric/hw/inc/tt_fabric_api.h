@@ -4,7 +4,8 @@
 // destination, and the direction of a connection's channel. Like the real
 // header it brings tt::tt_fabric into the global namespace (the CCL kernel
 // helpers name WorkerToFabricEdmSender and eth_chan_directions unqualified).
-// Sparse multicast routes are declared and fail to build when instantiated.
+// fabric_set_sparse_multicast_route: 1D headers, the chips i + 1 hops away for
+// every bit i of the mask (at most 16 hops, as the real fabric).
 #pragma once
 
 #include <cstdint>
@@ -48,9 +49,14 @@ bool fabric_set_unicast_route(volatile tt_l1_ptr LowLatencyPacketHeader* packet_
     return true;
 }
 
-template <typename PacketHeaderType>
-void fabric_set_sparse_multicast_route(volatile tt_l1_ptr PacketHeaderType*, uint16_t) {
-    static_assert(!sizeof(PacketHeaderType*), "fabric_set_sparse_multicast_route: sparse multicast is not emulated");
+template <typename HopMaskType>
+void fabric_set_sparse_multicast_route(volatile tt_l1_ptr LowLatencyPacketHeader* packet_header, HopMaskType hop_mask) {
+    if (hop_mask == 0 || static_cast<uint64_t>(hop_mask) > 0xFFFFu) {
+        ttnn_moe_emu::fail(
+            "fabric_set_sparse_multicast_route: the hop mask must name at least one and at most 16 hops");
+    }
+    packet_header->routing_fields.value = static_cast<uint32_t>(hop_mask);
+    packet_header->routing_fields.route_buffer[0] = LowLatencyRoutingFields::SPARSE_MULTICAST;
 }
 
 }  // namespace tt::tt_fabric
