@@ -104,6 +104,60 @@ def test_matmul_tile_loop_is_bound_by_unpack_or_math_by_hand(fidelity, in_format
     assert timing["arch"] == "wormhole_b0" and timing["clock_ghz"] == 1.0
 
 
+# ---------------------------------------------------------------- compute: one matmul_block step
+
+MATMUL_BLOCK_STEP = """
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/matmul.h"
+void kernel_main() {
+    const uint32_t rt = get_arg_val<uint32_t>(0);
+    const uint32_t ct = get_arg_val<uint32_t>(1);
+    compute_kernel_hw_startup(0, 1, 16);
+    matmul_block_init(0, 1, 0, ct, rt, 1);
+    cb_reserve_back(0, rt); cb_push_back(0, rt);
+    cb_reserve_back(1, ct); cb_push_back(1, ct);
+    cb_wait_front(0, rt); cb_wait_front(1, ct);
+    tile_regs_acquire();
+    matmul_block(0, 1, 0, 0, 0, 0, ct, rt, 1);
+    tile_regs_commit();
+    tile_regs_wait();
+    tile_regs_release();
+}
+"""
+
+
+# (rt, ct) -> (A tiles, B tiles) unpacked, counted by hand from the loop of _llk_unpack_AB_matmul_: with
+# ct >= rt the rt A tiles are held, two per pass (both srcB banks), and each pass streams the ct B tiles;
+# with rt > ct the ct B tiles are held two per pass and each pass streams the rt A tiles.
+@pytest.mark.parametrize(
+    "rt, ct, a_tiles, b_tiles",
+    [
+        (1, 5, 1, 5),  # one pass
+        (5, 1, 5, 1),
+        (4, 2, 4, 2),  # two B tiles held, one pass of four A tiles
+        (2, 4, 2, 4),
+        (3, 3, 3, 6),  # three A tiles held: passes {0, 1} and {2}, each streaming three B tiles
+        (4, 4, 4, 8),
+        (5, 3, 10, 3),  # three B tiles held over two passes of five A tiles
+    ],
+)
+def test_matmul_block_unpacks_what_the_llk_unpacks_by_hand(rt, ct, a_tiles, b_tiles):
+    p = emu.timing_params()
+    cores = core_set(0, 0)
+    config = pd.ComputeConfigDescriptor(math_fidelity=pd.MathFidelity.LoFi, dst_full_sync_en=True)  # 16 tiles
+    program = pd.ProgramDescriptor(
+        kernels=[source_kernel(MATMUL_BLOCK_STEP, cores, config, [(pd.CoreCoord(0, 0), [rt, ct])])],
+        # A in bfloat16, B in bfloat8_b: the unpacked bytes tell which operand was held.
+        cbs=[cb(0, rt, TILE_BYTES, cores), cb(1, ct, BFP8_TILE_BYTES, cores, pd.DataFormat.Bfp8_b)],
+    )
+    timing = emu.run_program(emu.open_device(), program)["timing"]
+    unpacked = p["compute_call_cycles"] + math.ceil(
+        (a_tiles * TILE_BYTES + b_tiles * BFP8_TILE_BYTES) / p["unpack_bytes_per_cycle"]
+    )
+    assert risc(timing, "TRISC0")["end"] == unpacked
+    assert risc(timing, "TRISC1")["end"] == unpacked + rt * ct * p["matmul_tile_cycles"]["LoFi"]
+
+
 # ---------------------------------------------------------------- NOC reads from a DRAM bank
 
 READ_LOOP = """
@@ -336,6 +390,155 @@ def test_semaphore_ping_pong_round_trips_by_hand():
     end = max(q + issue + c, ack_arrival, q + issue + dram_write + dram_lat)
     assert risc(timing, "BRISC", receiver)["end"] == end
     assert risc(timing, "BRISC", receiver)["wait_cycles"]["semaphore_wait"] > 0
+
+
+# ---------------------------------------------------------------- a semaphore set on the same core
+
+# Either kernel optionally reads `bytes` from DRAM bank 0 (and waits for it) before its semaphore step.
+SAME_CORE_SETTER = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t read_first = get_arg_val<uint32_t>(0);
+    const uint32_t addr = get_arg_val<uint32_t>(1);
+    const uint32_t bytes = get_arg_val<uint32_t>(2);
+    if (read_first) {
+        noc_async_read(get_noc_addr_from_bank_id<true>(0, addr), get_write_ptr(0), bytes);
+        noc_async_read_barrier();
+    }
+    noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), 1);
+}
+"""
+SAME_CORE_WAITER = """
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t read_first = get_arg_val<uint32_t>(0);
+    const uint32_t addr = get_arg_val<uint32_t>(1);
+    const uint32_t bytes = get_arg_val<uint32_t>(2);
+    const uint32_t out = get_arg_val<uint32_t>(3);
+    if (read_first) {
+        noc_async_read(get_noc_addr_from_bank_id<true>(0, addr), get_write_ptr(1), bytes);
+        noc_async_read_barrier();
+    }
+    noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), 1);
+    noc_async_write(get_write_ptr(1), get_noc_addr_from_bank_id<true>(0, out), 32);
+    noc_async_write_barrier();
+}
+"""
+
+
+def same_core_semaphore_timing(setter_reads, waiter_reads, nbytes):
+    device = emu.open_device()
+    src, out = device.allocate(nbytes * 12, nbytes), device.allocate(32 * 12, 32)
+    cores = core_set(0, 0)
+    at = pd.CoreCoord(0, 0)
+    program = pd.ProgramDescriptor(
+        kernels=[
+            source_kernel(SAME_CORE_SETTER, cores, pd.WriterConfigDescriptor(), [(at, [setter_reads, src, nbytes])]),
+            source_kernel(
+                SAME_CORE_WAITER, cores, pd.ReaderConfigDescriptor(), [(at, [waiter_reads, src, nbytes, out])]
+            ),
+        ],
+        cbs=[cb(0, 1, nbytes, cores), cb(1, 1, nbytes, cores)],
+        semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)],
+    )
+    return device, emu.run_program(device, program)["timing"]
+
+
+def dram_read_and_barrier(p, device, nbytes):
+    """A read from bank 0 issued at cycle 0, then its barrier: done when the data has landed."""
+    transfer = math.ceil(nbytes / min(p["noc_port_bytes_per_cycle"], p["dram_bytes_per_cycle"] / 12))
+    return p["noc_issue_cycles"] + transfer + read_latency(device, (0, 0), 0)
+
+
+def dram_write_and_barrier(p, device, nbytes):
+    """A write to bank 0 and its barrier: issue, transfer and the write latency to the bank."""
+    x, y = device.worker_core_from_logical_core(0, 0)
+    latency = p["noc_write_latency_base_cycles"] + p["noc_write_latency_per_hop_cycles"] * (x + abs(y - 1))
+    return (
+        p["noc_issue_cycles"]
+        + math.ceil(nbytes / min(p["noc_port_bytes_per_cycle"], p["dram_bytes_per_cycle"] / 12))
+        + latency
+    )
+
+
+def test_semaphore_set_on_the_same_core_orders_the_wait_after_it():
+    """BRISC sets the word after a DRAM read; NCRISC, waiting from its first call, passes the wait only then."""
+    p = emu.timing_params()
+    c, nbytes = p["dataflow_call_cycles"], 2048
+    device, timing = same_core_semaphore_timing(1, 0, nbytes)
+    set_at = dram_read_and_barrier(p, device, nbytes)  # the set is a plain store: no cost of its own
+    setter, waiter = risc(timing, "BRISC"), risc(timing, "NCRISC")
+    assert setter["end"] == set_at
+    write = dram_write_and_barrier(p, device, 32)
+    # The wait's call comes first (cycle c), then the wait until the set; the write's barrier waits for all
+    # of the write but the issue and the barrier's own call.
+    assert waiter["wait_cycles"] == {
+        "semaphore_wait": set_at - c,
+        "noc_write_barrier": write - p["noc_issue_cycles"] - c,
+    }
+    assert waiter["end"] == set_at + write
+
+
+def test_semaphore_set_before_the_wait_costs_the_waiter_nothing():
+    """BRISC sets the word at cycle 0; NCRISC reaches its wait after a DRAM read and passes it at once."""
+    p = emu.timing_params()
+    c, nbytes = p["dataflow_call_cycles"], 2048
+    device, timing = same_core_semaphore_timing(0, 1, nbytes)
+    waited_at = dram_read_and_barrier(p, device, nbytes) + c  # the wait's own call
+    setter, waiter = risc(timing, "BRISC"), risc(timing, "NCRISC")
+    assert setter["end"] == 0
+    assert "semaphore_wait" not in waiter["wait_cycles"]
+    assert waiter["end"] == waited_at + dram_write_and_barrier(p, device, 32)
+
+
+MAILBOX_SENDER = """
+#include "api/dataflow/dataflow_api.h"
+#include "ckernel.h"
+void kernel_main() {
+    const uint32_t addr = get_arg_val<uint32_t>(0);
+    const uint32_t bytes = get_arg_val<uint32_t>(1);
+    ckernel::mailbox_write(ckernel::ThreadId::UnpackThreadId, 1);
+    noc_async_read(get_noc_addr_from_bank_id<true>(0, addr), get_write_ptr(0), bytes);
+    noc_async_read_barrier();
+    ckernel::mailbox_write(ckernel::ThreadId::MathThreadId, 2);
+    ckernel::mailbox_write(ckernel::ThreadId::PackThreadId, 3);
+}
+"""
+MAILBOX_READER = """
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "ckernel.h"
+void kernel_main() {
+    uint32_t got = 0;
+    UNPACK(got += ckernel::mailbox_read(ckernel::ThreadId::BriscThreadId);)
+    MATH(got += ckernel::mailbox_read(ckernel::ThreadId::BriscThreadId);)
+    PACK(got += ckernel::mailbox_read(ckernel::ThreadId::BriscThreadId);)
+    if (got != 6) ttnn_moe_emu::fail("mailbox words lost");
+}
+"""
+
+
+def test_mailbox_read_waits_on_the_reading_trisc_for_the_write():
+    """The data-movement kernel writes UNPACK's mailbox at cycle 0, MATH's and PACK's after a DRAM read: only
+    the math and pack clocks wait, each until that read has landed."""
+    p = emu.timing_params()
+    device = emu.open_device()
+    nbytes = 2048
+    src = device.allocate(nbytes * 12, nbytes)
+    cores = core_set(0, 0)
+    program = pd.ProgramDescriptor(
+        kernels=[
+            source_kernel(MAILBOX_SENDER, cores, pd.ReaderConfigDescriptor(), [(pd.CoreCoord(0, 0), [src, nbytes])]),
+            source_kernel(MAILBOX_READER, cores, pd.ComputeConfigDescriptor()),
+        ],
+        cbs=[cb(0, 1, nbytes, cores)],
+    )
+    timing = emu.run_program(device, program)["timing"]
+    written = dram_read_and_barrier(p, device, nbytes)  # the mailbox stores cost nothing of their own
+    assert risc(timing, "NCRISC")["end"] == written
+    assert risc(timing, "TRISC0")["end"] == 0
+    for trisc in ("TRISC1", "TRISC2"):
+        assert risc(timing, trisc)["end"] == written
+        assert risc(timing, trisc)["wait_cycles"] == {"semaphore_wait": written}
 
 
 # ---------------------------------------------------------------- a fabric send

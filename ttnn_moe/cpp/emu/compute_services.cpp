@@ -143,9 +143,17 @@ void c_matmul(uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst) {
 void c_matmul_block(uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t dst, uint32_t transpose, uint32_t ct_dim,
                     uint32_t rt_dim, uint32_t kt_dim) {
     engine().matmul_block(a, b, ia, ib, dst, transpose != 0, ct_dim, rt_dim, kt_dim);
-    // One inner step: rt_dim A tiles and ct_dim B tiles unpacked, rt_dim x ct_dim tile matmuls.
+    // One inner step, unpacked as the LLK does (llk_unpack_AB_matmul.h): the operand along the block's shorter
+    // side is held, two tiles at a time in the two banks of its source register (A's rt_dim tiles when
+    // ct_dim >= rt_dim, else B's ct_dim), and for each pair the other operand's tiles along the longer side
+    // stream past once: held + ceil(held / 2) x streamed tiles. Then rt_dim x ct_dim tile matmuls.
+    const bool hold_a = ct_dim >= rt_dim;
+    const uint64_t held = hold_a ? rt_dim : ct_dim;
+    const uint64_t streamed = (held + 1) / 2 * (hold_a ? ct_dim : rt_dim);
+    const uint64_t unpacked =
+        hold_a ? held * tile_bytes(a) + streamed * tile_bytes(b) : held * tile_bytes(b) + streamed * tile_bytes(a);
     const auto fidelity = static_cast<uint32_t>(config().math_fidelity);
-    time().unpack_math(instance(), rt_dim * tile_bytes(a) + ct_dim * tile_bytes(b),
+    time().unpack_math(instance(), unpacked,
                        static_cast<uint64_t>(rt_dim) * ct_dim * time().arch().matmul_cycles(fidelity));
 }
 void c_binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast bcast, uint32_t a, uint32_t b, uint32_t ia,

@@ -597,9 +597,20 @@ void svc_noc_barrier(ttnn_moe_emu::Barrier kind) {
                                        kind == B::WritesFlushed);
 }
 
-void svc_wait_l1_value(const volatile uint32_t* addr, uint32_t value, uint32_t at_least) {
+// The clock a local L1 wait or store moves or stamps: a compute kernel's TRISC `risc`, a data-movement kernel's one.
+timing::Thread local_thread(uint32_t risc, const char* what) {
+    const bool compute = t_inst->kind == KernelKind::COMPUTE;
+    if (risc >= (compute ? 3u : 1u)) {
+        fail(std::string(what) + ": RISC index " + std::to_string(risc) + " is out of range (" +
+             (compute ? "0..2, the TRISCs of a compute kernel" : "0 in a data-movement kernel") + ")");
+    }
+    return static_cast<timing::Thread>(risc);
+}
+
+void svc_wait_l1_value(const volatile uint32_t* addr, uint32_t value, uint32_t at_least, uint32_t risc) {
     services::count_call();
     l1_offset(reinterpret_cast<uintptr_t>(addr), 4, "noc_semaphore_wait");
+    const timing::Thread thread = local_thread(risc, "noc_semaphore_wait");
     const bool ok = at_least ? *addr >= value : *addr == value;
     Instance& inst = *t_inst;
     if (!ok) {
@@ -609,7 +620,17 @@ void svc_wait_l1_value(const volatile uint32_t* addr, uint32_t value, uint32_t a
         Fiber::yield();
         inst.wait = WaitKind::None;
     }
-    services::run().time().semaphore_waited(inst, addr, value, at_least != 0);
+    services::run().time().semaphore_waited(inst, thread, addr, value, at_least != 0);
+}
+
+// A plain store on the device: no API call's cost, only the stamp another RISC's wait depends on.
+void svc_store_l1_word(volatile uint32_t* addr, uint32_t value, uint32_t risc, uint32_t read_modify_write) {
+    l1_offset(reinterpret_cast<uintptr_t>(addr), 4, "a local semaphore store");
+    if (reinterpret_cast<uintptr_t>(addr) % 4 != 0) fail("a local semaphore store: address is not 4-byte aligned");
+    const timing::Thread thread = local_thread(risc, "a local semaphore store");
+    const uint32_t before = *addr;
+    *addr = value;
+    services::run().time().word_stored(*t_inst, thread, addr, before, value, read_modify_write != 0);
 }
 
 void svc_yield() {
@@ -659,6 +680,7 @@ ttnn_moe_emu::Services make_table() {
     t.noc_inline_write = &svc_noc_inline_write;
     t.noc_barrier = &svc_noc_barrier;
     t.wait_l1_value = &svc_wait_l1_value;
+    t.store_l1_word = &svc_store_l1_word;
     t.yield = &svc_yield;
     t.num_l1_banks = &svc_num_l1_banks;
     t.l1_bank_noc_xy = &svc_l1_bank_noc_xy;

@@ -49,10 +49,10 @@ inline void mailbox_write(const std::uint8_t thread, const std::uint32_t data) {
     volatile std::uint32_t* box = emu_mailbox::of_trisc(thread);  // [writes, reads, data...]
     const std::uint32_t writes = box[0];
     if (writes - box[1] >= ttnn_moe_emu::L1_MAILBOX_DEPTH) {
-        ttnn_moe_emu::services->wait_l1_value(&box[1], writes - ttnn_moe_emu::L1_MAILBOX_DEPTH + 1, 1);
+        ttnn_moe_emu::services->wait_l1_value(&box[1], writes - ttnn_moe_emu::L1_MAILBOX_DEPTH + 1, 1, 0);
     }
     box[2 + writes % ttnn_moe_emu::L1_MAILBOX_DEPTH] = data;
-    box[0] = writes + 1;
+    ttnn_moe_emu::services->store_l1_word(&box[0], writes + 1, 0, 0);
 #endif
 }
 
@@ -62,12 +62,13 @@ inline void mailbox_write(const std::uint8_t thread, const std::uint32_t data) {
 #else
     if (thread != BriscThreadId) ttnn_moe_emu::fail("mailbox_read: only the data-movement kernel's words are emulated");
     volatile std::uint32_t* turn = emu_mailbox::words();
-    volatile std::uint32_t* box = emu_mailbox::of_trisc(UnpackThreadId + *turn % 3);
+    const std::uint32_t trisc = *turn % 3;  // 0 UNPACK, 1 MATH, 2 PACK: the reader, whose clock waits
+    volatile std::uint32_t* box = emu_mailbox::of_trisc(UnpackThreadId + trisc);
     *turn = *turn + 1;
     const std::uint32_t reads = box[1];
-    ttnn_moe_emu::services->wait_l1_value(&box[0], reads + 1, 1);
+    ttnn_moe_emu::services->wait_l1_value(&box[0], reads + 1, 1, trisc);
     const std::uint32_t data = box[2 + reads % ttnn_moe_emu::L1_MAILBOX_DEPTH];
-    box[1] = reads + 1;
+    ttnn_moe_emu::services->store_l1_word(&box[1], reads + 1, trisc, 0);
     return data;
 #endif
 }

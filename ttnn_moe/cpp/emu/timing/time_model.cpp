@@ -241,7 +241,7 @@ void TimeModel::noc_word_update(Instance& inst, const CoreState& remote, const v
 
 void TimeModel::record_word(const volatile uint32_t* word, uint32_t before, uint32_t after, uint64_t arrival) {
     auto& events = words_[word].events;
-    // The owner rewrote the word locally (noc_semaphore_set) since the last remote update: a new history.
+    // A kernel stored into the word by pointer since the last recorded update: a new history.
     if (!events.empty() && events.back().first != before) events.clear();
     const uint64_t latest = events.empty() ? arrival : std::max(arrival, events.back().second);
     events.emplace_back(after, latest);
@@ -254,17 +254,30 @@ void TimeModel::noc_barrier(Instance& inst, bool reads, bool writes_arrived, boo
     if (writes_left) wait_until(inst, kData, t.writes_left, WaitKind::WriteBarrier);
 }
 
-void TimeModel::semaphore_waited(Instance& inst, const volatile uint32_t* word, uint32_t value, bool at_least) {
+void TimeModel::word_stored(Instance& inst, Thread thread, const volatile uint32_t* word, uint32_t before,
+                            uint32_t after, bool read_modify_write) {
+    const uint64_t now = inst.time.clock[thread];
+    if (read_modify_write) {
+        record_word(word, before, after, now);
+        return;
+    }
+    auto& events = words_[word].events;
+    events.clear();
+    events.emplace_back(after, now);
+}
+
+void TimeModel::semaphore_waited(Instance& inst, Thread thread, const volatile uint32_t* word, uint32_t value,
+                                 bool at_least) {
     const auto it = words_.find(word);
     if (it == words_.end() || it->second.events.empty()) return;
     const auto& events = it->second.events;
     const uint32_t now = *word;
-    if (events.back().first != now) return;  // the word was set locally since: no remote dependency
+    if (events.back().first != now) return;  // stored by pointer since: no known dependency
     auto holds = [&](uint32_t v) { return at_least ? v >= value : v == value; };
-    // The write that made the condition true: the earliest of the trailing run of events after which it holds.
+    // The update that made the condition true: the earliest of the trailing run of events after which it holds.
     size_t first = events.size() - 1;
     while (first > 0 && holds(events[first - 1].first)) --first;
-    wait_until(inst, kData, events[first].second, WaitKind::Semaphore);
+    wait_until(inst, thread, events[first].second, WaitKind::Semaphore);
 }
 
 // ---------------------------------------------------------------- compute

@@ -9,9 +9,10 @@
 // - Dependencies in model time: cb_push_back stamps the pages with the producer's clock,
 //   cb_wait_front moves the consumer to the stamp of the last page it needs; cb_pop_front
 //   stamps the freed pages, cb_reserve_back waits for them. A semaphore word keeps the
-//   history of remote writes (value after, arrival time); a wait that is satisfied moves
-//   the waiter to the arrival of the write that made its condition true (and every write
-//   before it since the owner last reset the word).
+//   history of its updates (value after, time): remote writes at their arrival, local stores
+//   (noc_semaphore_set, mailbox counters) at the storing RISC's clock; a wait that is
+//   satisfied moves the waiter to the update that made its condition true (and every update
+//   before it since the word was last set).
 // - NOC transfers take latency + bytes / rate and occupy, in busy-interval timelines,
 //   the DRAM bank or source core's NOC port and the destination's port (Timeline).
 //   Read barriers wait for the reads' completion, write barriers for the writes' arrival.
@@ -91,7 +92,12 @@ public:
     void noc_word_update(Instance& inst, const CoreState& remote, const volatile uint32_t* word, uint32_t before,
                          uint32_t after);
     void noc_barrier(Instance& inst, bool reads, bool writes_arrived, bool writes_left);
-    void semaphore_waited(Instance& inst, const volatile uint32_t* word, uint32_t value, bool at_least);
+    // A satisfied wait of `thread` (a compute kernel's TRISC, else kData) for word == value (>= if at_least).
+    void semaphore_waited(Instance& inst, Thread thread, const volatile uint32_t* word, uint32_t value, bool at_least);
+    // A local store into an L1 word by `thread` of `inst`, at its clock. A plain store starts the word's history
+    // (its value depends on nothing before); a read-modify-write extends it.
+    void word_stored(Instance& inst, Thread thread, const volatile uint32_t* word, uint32_t before, uint32_t after,
+                     bool read_modify_write);
     // A word update landing at `arrival` on another path (a fabric packet).
     void record_word(const volatile uint32_t* word, uint32_t before, uint32_t after, uint64_t arrival);
 
@@ -118,7 +124,7 @@ private:
         std::vector<uint64_t> popped;
     };
     struct WordHistory {
-        std::vector<std::pair<uint32_t, uint64_t>> events;  // (value after, latest arrival so far)
+        std::vector<std::pair<uint32_t, uint64_t>> events;  // (value after, latest update time so far)
     };
     using LinkKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // from chip, to chip, link
 

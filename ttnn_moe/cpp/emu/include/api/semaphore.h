@@ -20,11 +20,11 @@ public:
     explicit Semaphore(SemaphoreBindingToken token) : Semaphore(checked_id(token)) {}
     explicit Semaphore(std::uint32_t semaphore_id) : address_(get_semaphore<core_type>(semaphore_id)) {}
 
-    void up(std::uint32_t value) { *word() += value; }
+    void up(std::uint32_t value) { ttnn_moe_emu::services->store_l1_word(word(), *word() + value, 0, 1); }
     // Blocks until the count covers `value`, then takes it.
     void down(std::uint32_t value) {
         noc_semaphore_wait_min(word(), value);
-        *word() -= value;
+        ttnn_moe_emu::services->store_l1_word(word(), *word() - value, 0, 1);
     }
     void wait(std::uint32_t value) const { noc_semaphore_wait(word(), value); }
     void wait_min(std::uint32_t value) const { noc_semaphore_wait_min(word(), value); }

@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 12;
+inline constexpr uint32_t ABI_VERSION = 13;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -110,8 +110,13 @@ struct Services {
     void (*noc_inline_write)(uint64_t dst_noc_addr, uint32_t value, uint32_t byte_enable);
     void (*noc_barrier)(Barrier which);
 
-    // Blocks (yields) until *addr == value (at_least = 0) or *addr >= value (at_least = 1).
-    void (*wait_l1_value)(const volatile uint32_t* addr, uint32_t value, uint32_t at_least);
+    // Blocks (yields) until *addr == value (at_least = 0) or *addr >= value (at_least = 1). `risc` is the
+    // waiting TRISC of a compute kernel (0 UNPACK, 1 MATH, 2 PACK), 0 in a data-movement kernel.
+    void (*wait_l1_value)(const volatile uint32_t* addr, uint32_t value, uint32_t at_least, uint32_t risc);
+    // A local store of `value` into an L1 word another RISC of the core may wait on (noc_semaphore_set,
+    // the Semaphore object's local updates, the mailbox counters), stamped with the storing RISC's clock
+    // (`risc` as above). read_modify_write: the value was computed from the word's previous one.
+    void (*store_l1_word)(volatile uint32_t* addr, uint32_t value, uint32_t risc, uint32_t read_modify_write);
     // Lets the other kernels run (spin loops on L1 call it).
     void (*yield)();
 

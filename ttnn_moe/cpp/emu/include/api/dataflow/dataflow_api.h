@@ -306,13 +306,15 @@ FORCE_INLINE uintptr_t get_semaphore(uint32_t semaphore_id) {
 
 // sem_addr may be a bare L1 offset from the host (a global semaphore's address), as on the hardware.
 FORCE_INLINE void noc_semaphore_wait(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
-    ttnn_moe_emu::services->wait_l1_value(ttnn_moe_emu::local_l1_pointer(sem_addr), val, 0);
+    ttnn_moe_emu::services->wait_l1_value(ttnn_moe_emu::local_l1_pointer(sem_addr), val, 0, 0);
 }
 FORCE_INLINE void noc_semaphore_wait_min(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
-    ttnn_moe_emu::services->wait_l1_value(ttnn_moe_emu::local_l1_pointer(sem_addr), val, 1);
+    ttnn_moe_emu::services->wait_l1_value(ttnn_moe_emu::local_l1_pointer(sem_addr), val, 1, 0);
 }
+// A plain L1 store on the device; through the services so that another RISC of the core waiting on the
+// word depends on it in model time.
 FORCE_INLINE void noc_semaphore_set(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val) {
-    *ttnn_moe_emu::local_l1_pointer(sem_addr) = val;
+    ttnn_moe_emu::services->store_l1_word(ttnn_moe_emu::local_l1_pointer(sem_addr), val, 0, 0);
 }
 
 template <bool posted = false>
