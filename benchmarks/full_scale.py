@@ -6,7 +6,9 @@
 Each (mesh, tokens) case runs the demo's layer (random weights generated expert by expert, the
 streaming fp32 reference) in its own process, so its peak resident memory is its own. Prints per
 case: wall time, CPU time (all threads), peak RSS, the routed experts' converted bytes per device,
-tile-matmuls executed vs needed, and the layer's PCC against the reference. The demo's progress lines pass through.
+tile-matmuls executed vs needed, the layer's PCC against the reference, and how often the
+file-backed emulated DRAM dropped its resident pages (ttnn_moe/cpp/emu/README.md, "DRAM";
+TTNN_MOE_DRAM_FILES=0 keeps DRAM in memory, for comparison). The demo's progress lines pass through.
 Targets (full dims, TG 32 tokens, bfloat8_b / bfloat4_b): wall <= 120 s, peak RSS <= 16 GB.
 """
 
@@ -31,6 +33,7 @@ def run_case(mesh: str, config_name: str, tokens: int, expert_dtype: str, seed: 
     """In this process: the demo's layer once, then the figures as a dict."""
     import torch  # noqa: PLC0415  (the parent process only starts children)
     from loguru import logger  # noqa: PLC0415
+    from ttnn_moe._C import emu  # noqa: PLC0415
 
     from models.deepseek_v3.config import mesh_shape  # noqa: PLC0415
     from models.deepseek_v3.demo import CONFIGS, run_demo  # noqa: PLC0415
@@ -66,6 +69,8 @@ def run_case(mesh: str, config_name: str, tokens: int, expert_dtype: str, seed: 
         "tile_matmuls": result.counters.tile_matmuls,
         "tile_matmuls_needed": needed,
         "pcc": result.pcc,
+        "dram_files": emu.dram_files()["enabled"],
+        "dram_file_drops": emu.dram_files()["releases"],
         "passed": result.passed,
     }
 
@@ -101,7 +106,7 @@ def main() -> int:
 
     print()
     print(f"{'mesh':<6}{'tokens':>7}{'wall s':>9}{'CPU s':>8}{'peak RSS GiB':>14}{'experts MiB/dev':>17}"
-          f"{'tile-matmuls':>14}{'needed':>12}{'ratio':>7}{'PCC':>10}")  # fmt: skip
+          f"{'tile-matmuls':>14}{'needed':>12}{'ratio':>7}{'PCC':>10}{'DRAM drops':>12}")  # fmt: skip
     for mesh, tokens, f in rows:
         if f is None:
             print(f"{mesh:<6}{tokens:>7}  failed")
@@ -110,7 +115,8 @@ def main() -> int:
         print(
             f"{mesh:<6}{tokens:>7}{f['wall_s']:>9.1f}{f['cpu_s']:>8.1f}{f['peak_rss_gib']:>14.2f}"
             f"{f['expert_bytes_per_device'] / 2**20:>17.1f}{f['tile_matmuls']:>14}{f['tile_matmuls_needed']:>12}"
-            f"{ratio:>7.2f}{f['pcc']:>10.5f}{'' if f['passed'] else '  below the bar'}"
+            f"{ratio:>7.2f}{f['pcc']:>10.5f}{f['dram_file_drops'] if f['dram_files'] else 'off':>12}"
+            f"{'' if f['passed'] else '  below the bar'}"
         )
     return 0 if all(f is not None and f["passed"] for _, _, f in rows) else 1
 

@@ -23,6 +23,18 @@ def poisoned():
     emu.set_poison(was)
 
 
+@pytest.fixture(params=["memory", "file"])
+def poisoned_dram(request, tmp_path):
+    """A poisoned device whose DRAM buffers are anonymous memory or, all of them, mapped files."""
+    was = emu.dram_files()
+    emu.set_dram_files(enabled=request.param == "file", threshold_bytes=1, directory=str(tmp_path))
+    was_poison = emu.poison()
+    emu.set_poison(True)
+    yield emu.open_device()
+    emu.set_poison(was_poison)
+    emu.set_dram_files(enabled=was["enabled"], threshold_bytes=was["threshold_bytes"], directory=was["directory"])
+
+
 def _page_program(bank_addr, size, stored, mode, pages=1, compute=False):
     """poison_page.cpp on one core (see the kernel), with compute_silu_mul.cpp taking its pages."""
     cores = core_set(*CORE)
@@ -59,8 +71,8 @@ def _raw_read(bank_addr, size):
     )
 
 
-def test_reading_dram_nothing_wrote_names_kernel_core_address_and_buffer(poisoned):
-    dev = poisoned
+def test_reading_dram_nothing_wrote_names_kernel_core_address_and_buffer(poisoned_dram):
+    dev = poisoned_dram
     buf = dev.allocate(12 * PAGE, PAGE)  # page 0 in bank 0 at bank address buf
     with pytest.raises(emu.EmulatorError) as err:
         emu.run_program(dev, _raw_read(buf, 64))
@@ -70,8 +82,8 @@ def test_reading_dram_nothing_wrote_names_kernel_core_address_and_buffer(poisone
     assert f"DRAM bank 0 address {hex(buf)}: page 0, byte 0 of the buffer at {hex(buf)} (12 pages of 2048 bytes)" in msg
 
 
-def test_dram_the_host_wrote_reads_clean_and_its_unwritten_tail_does_not(poisoned):
-    dev = poisoned
+def test_dram_the_host_wrote_reads_clean_and_its_unwritten_tail_does_not(poisoned_dram):
+    dev = poisoned_dram
     buf = dev.allocate(12 * PAGE, PAGE)
     data = np.arange(PAGE, dtype=np.uint8)  # page 0 only (bank 0), the other 11 pages stay unwritten
     dev.write(buf, PAGE, data)

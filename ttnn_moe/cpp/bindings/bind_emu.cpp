@@ -11,6 +11,7 @@
 #include "emu/binding_headers.hpp"
 #include "emu/device.hpp"
 #include "emu/device_params.hpp"
+#include "emu/dram_storage.hpp"
 #include "emu/error.hpp"
 #include "emu/include/ttnn_moe_emu/fabric_abi.h"
 #include "emu/jit.hpp"
@@ -367,6 +368,41 @@ void bind_emu(py::module_& parent) {
         "Poison mode (TTNN_MOE_POISON=1 at start-up): L1 and DRAM taken from now on hold a fill pattern, and a "
         "kernel's read of bytes nothing wrote raises EmulatorError naming the kernel, core, address and buffer.");
     m.def("poison", []() { return poison::enabled(); }, "Whether poison mode is on.");
+    m.def(
+        "set_dram_files",
+        [](std::optional<bool> enabled, std::optional<uint64_t> threshold_bytes,
+           std::optional<uint64_t> resident_budget_bytes, std::optional<std::string> directory) {
+            DramFileSettings s = dram_file_settings();
+            if (enabled) s.enabled = *enabled;
+            if (threshold_bytes) s.threshold_bytes = *threshold_bytes;
+            if (resident_budget_bytes) s.resident_budget_bytes = *resident_budget_bytes;
+            if (directory) s.directory = *directory;
+            set_dram_file_settings(s);
+        },
+        py::arg("enabled") = py::none(), py::arg("threshold_bytes") = py::none(),
+        py::arg("resident_budget_bytes") = py::none(), py::arg("directory") = py::none(),
+        "File-backed DRAM (TTNN_MOE_DRAM_FILES=0 / 1 and TTNN_MOE_DRAM_DIR at start-up; None keeps a setting): "
+        "buffers allocated from now on of at least threshold_bytes are memory-mapped unnamed files in directory, "
+        "and their resident pages are dropped whenever resident_budget_bytes have been accessed since the last "
+        "drop.");
+    m.def(
+        "dram_files",
+        []() {
+            const DramFileSettings s = dram_file_settings();
+            const DramFileStats stats = dram_file_stats();
+            py::dict d;
+            d["enabled"] = s.enabled;
+            d["threshold_bytes"] = s.threshold_bytes;
+            d["resident_budget_bytes"] = s.resident_budget_bytes;
+            d["directory"] = s.directory;
+            d["buffers"] = stats.buffers;
+            d["bytes"] = stats.bytes;
+            d["releases"] = stats.releases;
+            return d;
+        },
+        "File-backed DRAM settings, the live file-backed buffers and bytes, and how often their resident pages "
+        "were dropped.");
+    m.def("release_dram_files", &release_dram_files, "Drops the resident pages of every file-backed DRAM buffer now.");
     m.def(
         "semaphore_l1_address",
         [](uint32_t id) {

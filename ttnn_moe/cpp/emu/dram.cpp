@@ -1,7 +1,6 @@
 #include "emu/dram.hpp"
 
-#include <sys/mman.h>
-
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -19,7 +18,6 @@ uint64_t round_up(uint64_t v, uint64_t a) {
 }  // namespace
 
 DramBuffer::~DramBuffer() {
-    if (storage) munmap(storage, static_cast<size_t>(params::NUM_DRAM_BANKS) * bank_span);
     poison::unmap_shadow(shadow, static_cast<size_t>(params::NUM_DRAM_BANKS) * bank_span);
 }
 
@@ -51,13 +49,17 @@ uint32_t Dram::allocate(uint64_t size_bytes, uint32_t page_size) {
     buf->aligned_page_size = static_cast<uint32_t>(aligned_page);
     buf->num_pages = static_cast<uint32_t>(num_pages);
     buf->bank_span = static_cast<uint32_t>(span);
-    void* mem = mmap(nullptr, static_cast<size_t>(params::NUM_DRAM_BANKS) * span, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (mem == MAP_FAILED) throw EmuError("DRAM allocate: cannot map " + std::to_string(span * 12) + " bytes");
-    buf->storage = static_cast<uint8_t*>(mem);
+    const size_t bytes = static_cast<size_t>(params::NUM_DRAM_BANKS) * span;
+    buf->memory = std::make_unique<DramStorage>(bytes);
+    buf->storage = buf->memory->data();
     if (poison::enabled()) {
-        const size_t bytes = static_cast<size_t>(params::NUM_DRAM_BANKS) * span;
-        poison::fill(buf->storage, bytes);
+        // In pieces, each noted: a file-backed buffer's fill stays within the resident budget.
+        constexpr size_t kFillPiece = size_t{64} << 20;
+        for (size_t at = 0; at < bytes; at += kFillPiece) {
+            const size_t n = std::min(kFillPiece, bytes - at);
+            poison::fill(buf->storage + at, n);
+            buf->note_access(n);
+        }
         buf->shadow = poison::map_shadow(bytes);
     }
     const uint32_t address = buf->address;
@@ -125,14 +127,17 @@ void Dram::write_pages(uint32_t address, uint32_t page_size, const uint8_t* data
     for_each_page(buf, address, page_size, pages, [&](size_t i, uint8_t* page) {
         std::memcpy(page, data + i * page_size, page_size);
         poison::mark(buf.shadow_of(page), page_size);
+        buf.note_access(page_size);
     });
 }
 
 void Dram::read_pages(uint32_t address, uint32_t page_size, uint8_t* data, size_t nbytes) {
     DramBuffer& buf = buffer_at(address);
     const size_t pages = checked_pages(buf, page_size, nbytes, "device read");
-    for_each_page(buf, address, page_size, pages,
-                  [&](size_t i, const uint8_t* page) { std::memcpy(data + i * page_size, page, page_size); });
+    for_each_page(buf, address, page_size, pages, [&](size_t i, const uint8_t* page) {
+        std::memcpy(data + i * page_size, page, page_size);
+        buf.note_access(page_size);
+    });
 }
 
 uint64_t Dram::occupied_bytes() const {

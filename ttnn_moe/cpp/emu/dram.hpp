@@ -1,8 +1,9 @@
 // DRAM of one emulated device: 12 banks, a first-fit allocator over the bank
 // address space, and interleaved buffers (page i in bank i % 12 at bank
 // address base + (i / 12) * aligned_page_size). A buffer occupies the same
-// bank-address range in every bank; its backing memory is reserved with
-// MAP_NORESERVE and committed only where written.
+// bank-address range in every bank; its backing memory (emu/dram_storage.hpp) is
+// reserved with MAP_NORESERVE and committed only where written, or, for a large
+// buffer, a memory-mapped file whose pages the kernel can write back and drop.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <vector>
+
+#include "emu/dram_storage.hpp"
 
 namespace ttnn_moe::emu {
 
@@ -19,9 +22,10 @@ struct DramBuffer {
     uint32_t page_size = 0;
     uint32_t aligned_page_size = 0;  // page_size rounded up to the DRAM alignment
     uint32_t num_pages = 0;
-    uint32_t bank_span = 0;      // bytes this buffer occupies in each bank
-    uint8_t* storage = nullptr;  // NUM_DRAM_BANKS * bank_span bytes, bank-major
-    uint8_t* shadow = nullptr;   // poison mode: a byte per storage byte, set where written (emu/poison.hpp)
+    uint32_t bank_span = 0;               // bytes this buffer occupies in each bank
+    std::unique_ptr<DramStorage> memory;  // NUM_DRAM_BANKS * bank_span bytes, bank-major
+    uint8_t* storage = nullptr;           // memory->data()
+    uint8_t* shadow = nullptr;            // poison mode: a byte per storage byte, set where written (emu/poison.hpp)
 
     DramBuffer() = default;
     DramBuffer(const DramBuffer&) = delete;
@@ -32,6 +36,8 @@ struct DramBuffer {
     uint8_t* at(uint32_t bank, uint32_t addr) const {
         return storage + static_cast<size_t>(bank) * bank_span + (addr - address);
     }
+    // Counts bytes a transfer moves to or from this buffer (bounds the resident pages of large buffers).
+    void note_access(size_t bytes) const { memory->note_access(bytes); }
     // The shadow of a storage pointer, or nullptr when the buffer is not tracked.
     uint8_t* shadow_of(const uint8_t* p) const { return shadow ? shadow + (p - storage) : nullptr; }
 };

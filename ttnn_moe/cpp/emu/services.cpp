@@ -237,6 +237,7 @@ Endpoint resolve(uint64_t noc_addr, uint32_t size, const char* what) {
         ep.buffer = buf;
         ep.bank_addr = static_cast<uint32_t>(local);
         ep.ptr = buf->at(ep.bank, ep.bank_addr);
+        buf->note_access(size);
         return ep;
     }
     CoreState* core = run.core_at_noc(d, x, y);
