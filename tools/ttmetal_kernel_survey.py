@@ -128,7 +128,11 @@ _CCL_WRITER_DEFINES = {
 for _writer in ("writer_all_to_all_dispatch.cpp", "writer_all_to_all_combine.cpp", "writer.cpp"):
     KERNEL_DEFINES[_writer] = _CCL_WRITER_DEFINES
 # all_to_all_dispatch_metadata's factory also picks the routing algorithm (3: the sparse multicast, its default).
-KERNEL_DEFINES["writer_all_to_all_dispatch_metadata.cpp"] = {**_CCL_WRITER_DEFINES, "AXIS": "1", "DISPATCH_ALGORITHM": "3"}
+KERNEL_DEFINES["writer_all_to_all_dispatch_metadata.cpp"] = {
+    **_CCL_WRITER_DEFINES,
+    "AXIS": "1",
+    "DISPATCH_ALGORITHM": "3",
+}
 
 PLACEHOLDER_ARG = 2
 PLACEHOLDER_ARG_COUNT = 96
