@@ -170,8 +170,8 @@ std::vector<CircularBuffer> circular_buffers(const Dims& d, const Attributes& a)
     using program::tile_size_bytes;
     const uint32_t bias_bytes = round_up(d.num_experts * 4, kStagingAlignment);
     // Teams: a row tile of x resident, the weight streamed in two blocks. Resident split: x streamed in
-    // kXStreamBlocks blocks, the column's weight resident.
-    const uint32_t x_pages = d.resident() ? kXStreamBlocks * d.inner_block : d.inner_tiles;
+    // kXStreamRounds rounds of a block per grid column, the column's weight resident.
+    const uint32_t x_pages = d.resident() ? kXStreamRounds * d.split_cols * d.inner_block : d.inner_tiles;
     const uint32_t w_pages = d.resident() ? d.column_expert_tiles * d.inner_tiles : 2 * d.inner_block;
     return {
         {kCbX, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), x_pages},

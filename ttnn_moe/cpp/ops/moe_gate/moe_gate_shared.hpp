@@ -121,16 +121,16 @@ enum : uint32_t {
 // column's first core, and multicast down the column into every core's cb_w, where they stay for the
 // whole op (in k-block order: block b holds the column's expert tiles' b-th inner_block tiles). Grid row
 // i holds a contiguous, balanced range of the row tiles; their x streams through cb_x block by block,
-// the row's n-th block read from DRAM by the row's column n % split_cols and multicast along the row. A core keeps the score
+// in rounds of a block per column: the round's blocks are read from DRAM at once, the row's n-th block
+// by its column n % split_cols, and multicast along the row in turn. A core keeps the score
 // tiles of its expert tiles in DST over the whole of H (at most kMaxResidentExpertTiles), so x streams
 // through once per row tile and every score keeps the one-core accumulation order. Row tile q of a grid
 // row (its q-th) is ranked by the row's column q % split_cols: that core reads the other columns' score
 // tiles from the same cb_scores slot of theirs (all push the same slots) and frees them.
 inline constexpr uint32_t kMaxResidentExpertTiles = 4;  // fp32 tiles DST holds in half-sync mode
-// Blocks of x in cb_x in the resident split: a block's trip (read from DRAM by its sender, multicast along
-// the grid row) takes about twice as long as its matmuls, so the blocks behind it keep the compute kernel
-// busy meanwhile.
-inline constexpr uint32_t kXStreamBlocks = 4;
+// Rounds of x blocks in cb_x in the resident split (a round: a block per grid column): the cores read the
+// next round from DRAM while the compute kernels work through this one.
+inline constexpr uint32_t kXStreamRounds = 2;
 
 // Per-core runtime args of the resident split's x stream (writer_gate_x_multicast.cpp, RISC-V 0 / NOC 0),
 // then the NOC x coordinate of each grid column of the split from kColumnNocXs on.

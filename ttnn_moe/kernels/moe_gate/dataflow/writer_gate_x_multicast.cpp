@@ -1,8 +1,7 @@
 // moe_gate x stream, resident split (RISC-V 0 / NOC 0): this core's grid row's row tiles of x into cb_x,
-// block by block along H (a few blocks in flight in the CB). The row's cores take turns: the row's n-th block is read
-// from DRAM by its column n % split_cols, which multicasts it into the same cb_x slot of every core of
-// the row (itself included), so each x tile leaves DRAM once, and each core's NOC port reads and sends
-// a share of the blocks while the next block's sender reads it from DRAM.
+// block by block along H. The row's cores take turns: the row's n-th block is read from DRAM by its
+// column n % split_cols, which multicasts it into the same cb_x slot of every core of the row (itself
+// included), so each x tile leaves DRAM once, and each core's NOC port reads and sends a share.
 //
 // Handshake per block, with two semaphores per core: a receiver reserves its slot, clears its
 // sem_x_valid and increments the sender's sem_x_ready, then waits for its sem_x_valid to be 1; the
@@ -61,54 +60,43 @@ void kernel_main() {
     auto* ready = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(ready_l1);
     auto* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(valid_l1);
 
-    // Block n of the row is row tile first_row_tile + n / blocks_per_row_tile, its k block n % that; it
-    // goes to slot n % kXStreamBlocks of cb_x (every block is pushed whole, in order, from the CB's start).
+    // Block n of the row is row tile first_row_tile + n / blocks_per_row_tile, its k block n % that. The
+    // row's blocks go in rounds of split_cols, one per core; cb_x holds two rounds, so a round's slots
+    // never wrap (every block is pushed whole, in order, from the CB's start).
     const uint32_t blocks_per_row_tile = inner_tiles / inner_block;
     const uint32_t blocks = num_row_tiles * blocks_per_row_tile;
-    const auto read_block = [&](uint32_t n, uint32_t l1) {
-        const uint32_t first_page =
-            (first_row_tile + n / blocks_per_row_tile) * inner_tiles + (n % blocks_per_row_tile) * inner_block;
-        for (uint32_t j = 0; j < inner_block; ++j) {
-            noc_async_read(x.get_noc_addr(first_page + j), l1 + j * tile_bytes, tile_bytes);
-        }
-    };
-    uint32_t base = 0;
-    bool prefetched = false;  // this core's block was read ahead, while it received the one before
-    for (uint32_t n = 0; n < blocks; ++n) {
-        const uint32_t sender = n % cols;
-        // Reserving the next block's slot too lets this core read it from DRAM while it receives this one
-        // (not across the end of the ring: a reservation does not wrap).
-        const bool next_is_mine = n + 1 < blocks && (n + 1) % cols == col && cols > 1 && (n + 1) % kXStreamBlocks != 0;
-        cb_reserve_back(cb_x, next_is_mine ? 2 * inner_block : inner_block);
-        if (n == 0) base = get_write_ptr(cb_x);
-        const uint32_t l1 = base + (n % kXStreamBlocks) * block_bytes;
-        if (sender == col) {
-            if (!prefetched) {
-                noc_async_writes_flushed();  // this core's last multicast has left the slot it may reuse
-                read_block(n, l1);
+    for (uint32_t round = 0; round < blocks; round += cols) {
+        const uint32_t round_blocks = blocks - round < cols ? blocks - round : cols;
+        // The whole round's slots at once: every core reads its block of the round from DRAM at the same
+        // time, so the reads hold the row's NOC ports once per round, not once per multicast.
+        cb_reserve_back(cb_x, round_blocks * inner_block);
+        const uint32_t round_l1 = get_write_ptr(cb_x);
+        if (col < round_blocks) {
+            const uint32_t n = round + col;
+            const uint32_t first_page =
+                (first_row_tile + n / blocks_per_row_tile) * inner_tiles + (n % blocks_per_row_tile) * inner_block;
+            const uint32_t l1 = round_l1 + col * block_bytes;
+            for (uint32_t j = 0; j < inner_block; ++j) {
+                noc_async_read(x.get_noc_addr(first_page + j), l1 + j * tile_bytes, tile_bytes);
             }
-            prefetched = false;
             noc_async_read_barrier();
-            if (cols > 1) {
+        }
+        for (uint32_t sender = 0; sender < round_blocks; ++sender) {
+            const uint32_t l1 = round_l1 + sender * block_bytes;
+            if (cols > 1 && sender == col) {
                 noc_semaphore_wait(ready, cols - 1);
                 noc_semaphore_set(ready, 0);
                 noc_semaphore_set(valid, 1);
                 noc_async_write_multicast_loopback_src(l1, row_addr(cols, row_noc_y, l1), block_bytes, cols);
                 noc_semaphore_set_multicast_loopback_src(valid_l1, row_addr(cols, row_noc_y, valid_l1), cols);
+            } else if (cols > 1) {
+                noc_semaphore_set(valid, 0);
+                noc_semaphore_inc(get_noc_addr(column_noc_x(sender), row_noc_y, ready_l1), 1);
+                noc_semaphore_wait(valid, 1);
             }
-        } else {
-            if (next_is_mine) {
-                noc_async_writes_flushed();
-                read_block(n + 1, base + ((n + 1) % kXStreamBlocks) * block_bytes);
-                prefetched = true;
-            }
-            noc_semaphore_set(valid, 0);
-            noc_semaphore_inc(get_noc_addr(column_noc_x(sender), row_noc_y, ready_l1), 1);
-            noc_semaphore_wait(valid, 1);
-            // The read ahead ran while this block came; a push waits for every read into the CB.
-            if (prefetched) noc_async_read_barrier();
+            cb_push_back(cb_x, inner_block);
         }
-        cb_push_back(cb_x, inner_block);
+        noc_async_writes_flushed();  // this core's multicast has left its slot before the slot is refilled
     }
     noc_async_write_barrier();
     noc_async_atomic_barrier();
