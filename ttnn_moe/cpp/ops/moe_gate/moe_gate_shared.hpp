@@ -1,6 +1,8 @@
-// What the program factory of moe_gate and its kernels (kernels/moe_gate/{dataflow/reader_gate_inputs.cpp,
-// compute/gate_scores.cpp, dataflow/writer_topk.cpp, dataflow/writer_send_scores.cpp}) must agree
-// on. Included by both sides: plain C++17, no device or host headers.
+// What the program factories of moe_gate and its kernels (kernels/moe_gate/: teams:
+// dataflow/reader_gate_inputs.cpp, compute/gate_scores.cpp, dataflow/writer_topk.cpp,
+// dataflow/writer_send_scores.cpp; the resident split: dataflow/reader_gate_resident.cpp,
+// compute/gate_scores_resident.cpp, dataflow/writer_gate_x_multicast.cpp) must agree on. Included by both
+// sides: plain C++17, no device or host headers.
 #pragma once
 
 #include <cstdint>
