@@ -345,7 +345,8 @@ def test_nan_scores_are_counted_per_row_tile_and_strict_names_the_first_token(de
         run_gate(device, x, gate_weight, bias, **routing)
 
 
-# (grid, T, E, routing, cores that work). The expert tiles of a row tile are spread over a team of
+# (grid, T, E, routing, cores that work). Teams: one row tile, or expert tiles too many for the resident
+# split (more than 4 per grid column). The expert tiles of a row tile are spread over a team of
 # consecutive cores of a grid row, as many as there are expert tiles and the grid row holds, while the
 # teams of all row tiles use at most 16 cores and the grid has a team per row tile; each team's first
 # core ranks.
@@ -356,13 +357,11 @@ SPLITS = [
     ("8x1", 5, 80, "4groups_top6", {(0, 0), (1, 0), (2, 0)}),
     # 7 expert tiles over a row of 3 cores (2, 2, 3): E not a multiple of the team size
     ("3x2", 1, 224, "deepseek", {(0, 0), (1, 0), (2, 0)}),
-    # 2 row tiles (T = 33 not a multiple of 32), 7 expert tiles: 2 teams of 4 (1, 2, 2, 2 tiles)
-    ("8x1", 33, 200, "deepseek", {(x, 0) for x in range(8)}),
-    # 3 row tiles on a row of 4 cores: no room for a team per row tile, so a core per row tile
-    ("4x1", 70, 256, "deepseek", {(0, 0), (1, 0), (2, 0)}),
-    # 4 row tiles: 4 teams of 4 on two grid rows
-    ("8x8", 100, 256, "deepseek", {(x, y) for x in range(8) for y in range(2)}),
-    # one core: no team
+    # 2 row tiles (T = 33 not a multiple of 32), 15 expert tiles: 2 teams of 3 (5 tiles each)
+    ("3x2", 33, 480, "deepseek", {(x, y) for x in range(3) for y in range(2)}),
+    # 3 row tiles on a grid of 3 x 2: no room for a team per row tile, so a core per row tile
+    ("3x2", 70, 480, "deepseek", {(0, 0), (1, 0), (2, 0)}),
+    # one core, 8 expert tiles: no team
     ("1x1", 33, 256, "deepseek", {(0, 0)}),
 ]
 
@@ -393,3 +392,52 @@ def test_expert_tiles_spread_over_a_team(grids, grid, T, E, routing, cores):
     assert torch.equal(
         ttnn.to_torch(out.topk_weights).view(torch.int16), ttnn.to_torch(single.topk_weights).view(torch.int16)
     )
+
+
+# (grid, T, E). The resident split: grid columns take the expert tiles (min(Et, grid columns) columns, at
+# most 4 tiles each), grid rows the row tiles (min(row tiles, grid rows) rows). T not a multiple of 32;
+# E not a multiple of the columns; x in two k blocks per row tile (H = 1088: 34 tiles, blocks of 17).
+RESIDENT = [
+    ("8x8", 33, 256),  # 2 row tiles: 8 columns x 2 rows
+    ("8x8", 1000, 200),  # 7 expert tiles: 7 columns x 8 rows of 4 row tiles
+    ("8x8", 1024, 256),
+    ("8x8", 2050, 256),  # 65 row tiles: 8 or 9 per grid row
+    ("3x2", 1000, 224),  # 7 expert tiles over 3 columns (2, 2, 3), 32 row tiles over 2 rows
+    ("3x2", 33, 80),  # 3 expert tiles: a column each
+    ("1x1", 1024, 96),  # one core holds the whole (3-tile) weight
+    ("1x1", 33, 128),
+]
+
+
+@pytest.mark.parametrize("grid, T, E", RESIDENT, ids=lambda v: str(v))
+def test_resident_split_reads_each_weight_tile_once(grids, grid, T, E):
+    """Many row tiles: indices exact and weights against the golden; every tile matmul once; every
+    gate-weight tile and every x tile read from DRAM once (the weight is multicast down the grid columns
+    and stays in L1, x is multicast along the grid rows); the expected cores busy; and the outputs
+    bitwise those of the 1x1 grid (each score keeps its accumulation order)."""
+    H = 1088
+    x, gate_weight, bias = gate_inputs(T, H, E, seed=T + E)
+    device = grids[grid]
+    w_d = ttnn.from_torch(gate_weight, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device)
+    x_d = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    out = ttnn_moe.moe_gate(
+        x_d, w_d, ttnn.from_torch(bias, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device), **DEEPSEEK
+    )
+    counters = ttnn.last_run_counters()
+    ids, _ = check_against_golden(out, x, gate_weight, bias, **DEEPSEEK)
+    row_tiles, expert_tiles, inner_tiles = -(-T // 32), -(-E // 32), H // 32
+    assert counters["tile_matmuls"] == row_tiles * expert_tiles * inner_tiles
+    fp32_tile, bf16_tile = 32 * 32 * 4, 32 * 32 * 2
+    assert counters["dram_buffers"][w_d.to_arg().address]["bytes_read"] == expert_tiles * inner_tiles * fp32_tile
+    assert counters["dram_buffers"][x_d.to_arg().address]["bytes_read"] == row_tiles * inner_tiles * bf16_tile
+    grid_x, grid_y = (int(n) for n in grid.split("x"))
+    cols, rows = min(expert_tiles, grid_x), min(row_tiles, grid_y)
+    assert {core for core, busy in counters["core_busy"].items() if busy} == {
+        (c, r) for c in range(cols) for r in range(rows)
+    }
+    if grid != "1x1":
+        single = run_gate(grids["1x1"], x, gate_weight, bias, **DEEPSEEK)
+        assert torch.equal(ids, ttnn.to_torch(single.topk_indices).reshape(T, -1).long())
+        assert torch.equal(
+            ttnn.to_torch(out.topk_weights).view(torch.int16), ttnn.to_torch(single.topk_weights).view(torch.int16)
+        )

@@ -50,6 +50,11 @@ def test_the_matrix_covers_every_op_on_every_device():
     fabric = {(c.device, c.op) for c in CASES.values() if "mesh" in c.spec and c.expect == "compile"}
     for device in ("n300", "t3k_1x8", "t3k_2x4_2d"):
         assert {(device, "all_to_all_dispatch_dense"), (device, "all_to_all_combine_dense")} <= fabric
+    # An op whose cases name their kernels (one program each) compiles every kernel in some case.
+    for op in ops:
+        named = [set(c.spec["kernels"]) for c in CASES.values() if c.op == op and "kernels" in c.spec]
+        if named:
+            assert set().union(*named) == matrix.kernels_of(op), op
 
 
 def test_a_rejected_case_fails_the_judgement():

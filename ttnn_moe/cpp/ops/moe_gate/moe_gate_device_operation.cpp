@@ -1,5 +1,6 @@
 #include "ops/moe_gate/moe_gate_device_operation.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "ops/common/tensor_checks.hpp"
@@ -89,6 +90,29 @@ void validate_routing(const Attributes& a, uint32_t num_experts) {
     }
 }
 
+// The resident split: grid columns take the expert tiles (each at most kMaxResidentExpertTiles, whose
+// score tiles DST holds over the whole of H), grid rows the row tiles. It runs for more than one row tile
+// when its cb_w (a column's weight, resident) fits L1 with some block size; fills d's split fields.
+bool choose_resident_split(Dims& d, const Attributes& a) {
+    if (d.row_tiles < 2) return false;
+    const uint32_t cols = std::min(d.expert_tiles, a.grid.x);
+    const uint32_t column_tiles = (d.expert_tiles + cols - 1) / cols;
+    if (column_tiles > kMaxResidentExpertTiles) return false;
+    Dims split = d;
+    split.split_cols = cols;
+    split.split_rows = std::min(d.row_tiles, a.grid.y);
+    split.column_expert_tiles = column_tiles;
+    for (uint32_t block = largest_divisor_up_to(d.inner_tiles, kMaxInnerBlock);;
+         block = largest_divisor_up_to(d.inner_tiles, block - 1)) {
+        split.inner_block = block;
+        if (l1_bytes(circular_buffers(split, a)) <= kL1BudgetBytes) {
+            d = split;
+            return true;
+        }
+        if (block == 1) return false;
+    }
+}
+
 }  // namespace
 
 Dims validate(const Attributes& attributes, const std::vector<TensorArg>& inputs) {
@@ -129,10 +153,12 @@ Dims validate(const Attributes& attributes, const std::vector<TensorArg>& inputs
     d.inner_tiles = d.hidden / kTileRows;
     d.expert_tiles = (d.num_experts + kTileRows - 1) / kTileRows;  // the last one padded past E
     d.weight_format = w.dtype;
-    // The largest block that fits; a block of 1 that does not is refused below.
-    d.inner_block = largest_divisor_up_to(d.inner_tiles, kMaxInnerBlock);
-    while (d.inner_block > 1 && l1_bytes(circular_buffers(d, attributes)) > kL1BudgetBytes) {
-        d.inner_block = largest_divisor_up_to(d.inner_tiles, d.inner_block - 1);
+    if (!choose_resident_split(d, attributes)) {
+        // Teams: the largest block that fits; a block of 1 that does not is refused below.
+        d.inner_block = largest_divisor_up_to(d.inner_tiles, kMaxInnerBlock);
+        while (d.inner_block > 1 && l1_bytes(circular_buffers(d, attributes)) > kL1BudgetBytes) {
+            d.inner_block = largest_divisor_up_to(d.inner_tiles, d.inner_block - 1);
+        }
     }
     check_l1_budget(kOpName, l1_bytes(circular_buffers(d, attributes)),
                     "H=" + std::to_string(d.hidden) + " (a resident row tile of x: " + std::to_string(d.inner_tiles) +
@@ -143,9 +169,13 @@ Dims validate(const Attributes& attributes, const std::vector<TensorArg>& inputs
 std::vector<CircularBuffer> circular_buffers(const Dims& d, const Attributes& a) {
     using program::tile_size_bytes;
     const uint32_t bias_bytes = round_up(d.num_experts * 4, kStagingAlignment);
+    // Teams: a row tile of x resident, the weight streamed in two blocks. Resident split: x streamed in
+    // kXStreamRounds rounds of a block per grid column, the column's weight resident.
+    const uint32_t x_pages = d.resident() ? kXStreamRounds * d.split_cols * d.inner_block : d.inner_tiles;
+    const uint32_t w_pages = d.resident() ? d.column_expert_tiles * d.inner_tiles : 2 * d.inner_block;
     return {
-        {kCbX, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), d.inner_tiles},
-        {kCbW, d.weight_format, tile_size_bytes(d.weight_format), 2 * d.inner_block},
+        {kCbX, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), x_pages},
+        {kCbW, d.weight_format, tile_size_bytes(d.weight_format), w_pages},
         // Two row tiles of scores: the compute kernel fills one while the writer ranks the other.
         {kCbScores, DataFormat::Float32, tile_size_bytes(DataFormat::Float32), 2 * d.expert_tiles},
         {kCbBias, DataFormat::Float32, bias_bytes, 1},

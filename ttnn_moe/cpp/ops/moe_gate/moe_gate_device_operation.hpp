@@ -50,8 +50,14 @@ struct Dims {
     uint32_t row_tiles = 0;     // ceil(T / 32)
     uint32_t inner_tiles = 0;   // H / 32
     uint32_t expert_tiles = 0;  // ceil(E / 32)
-    uint32_t inner_block = 0;   // gate-weight tiles per CB push: the largest divisor of H/32 up to 32 that fits L1
+    uint32_t inner_block = 0;   // tiles per CB push along H: the largest divisor of H/32 up to 32 that fits L1
     program::DataFormat weight_format = program::DataFormat::Float16_b;
+    // The resident split (moe_gate_shared.hpp) when it runs: split_rows x split_cols cores, each holding at
+    // most column_expert_tiles expert tiles' weight in L1. 0 x 0: teams.
+    uint32_t split_rows = 0;
+    uint32_t split_cols = 0;
+    uint32_t column_expert_tiles = 0;
+    bool resident() const { return split_cols > 0; }
 };
 
 // Checks ranks, shapes, dtypes, layouts, the routing attributes and the L1 budget; throws
@@ -60,8 +66,9 @@ Dims validate(const Attributes& attributes, const std::vector<program::TensorArg
 
 // CB indices (named compile-time args of the kernels).
 enum Cb : uint8_t { kCbX, kCbW, kCbScores, kCbBias, kCbBiased, kCbIndices, kCbWeights, kCbStatus };
-// Semaphore ids (named compile-time args): the gather of a team's score tiles on its ranker.
-enum Semaphore : uint8_t { kSemScoresIn };
+// Semaphore ids (named compile-time args): the gather of a row tile's score tiles on its ranker, and the
+// resident split's multicasts of x and the gate weight.
+enum Semaphore : uint8_t { kSemScoresIn, kSemXReady, kSemXValid, kSemWeightBlocks, kSemScoresTaken };
 
 // The circular buffers of every core (validation checks their L1 total, the factory creates them).
 struct CircularBuffer {

@@ -13,6 +13,7 @@
 
 #include "ops/common/tensor_checks.hpp"
 #include "ops/moe_gate/moe_gate_device_operation.hpp"
+#include "ops/moe_gate/moe_gate_program.hpp"
 #include "ops/moe_gate/moe_gate_shared.hpp"
 #include "program/tensor_accessor_args.hpp"
 
@@ -67,6 +68,51 @@ CoreRangeSet member_ranges(const WorkSplit& split, uint32_t first_member, uint32
 
 }  // namespace
 
+void add_buffers(ProgramDescriptor& program, const Dims& d, const Attributes& attributes, const CoreRangeSet& cores) {
+    for (const auto& cb : circular_buffers(d, attributes)) {
+        program.cbs.push_back(CBDescriptor{
+            cb.page_size * cb.pages, cores, {CBFormatDescriptor{cb.index, cb.format, cb.page_size, std::nullopt}}});
+    }
+    const uint32_t semaphores = d.resident() ? kSemScoresTaken + 1 : kSemScoresIn + 1;
+    for (uint32_t id = 0; id < semaphores; ++id) {
+        program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
+    }
+}
+
+std::vector<uint32_t> routing_args(const Attributes& attributes, const Dims& d, const std::vector<TensorArg>& io) {
+    std::vector<uint32_t> w(routing_arg::kCount);
+    w[routing_arg::kBiasAddr] = io[kBias].address;
+    w[routing_arg::kIndicesAddr] = io[kTopkIndices].address;
+    w[routing_arg::kWeightsAddr] = io[kTopkWeights].address;
+    w[routing_arg::kBiasPageBytes] = aligned_page_size(io[kBias]);
+    w[routing_arg::kIndicesPageBytes] = aligned_page_size(io[kTopkIndices]);
+    w[routing_arg::kWeightsPageBytes] = aligned_page_size(io[kTopkWeights]);
+    w[routing_arg::kStatusAddr] = io[kGateStatus].address;
+    w[routing_arg::kStatusPageBytes] = aligned_page_size(io[kGateStatus]);
+    w[routing_arg::kNumTokens] = d.num_tokens;
+    w[routing_arg::kNumExperts] = d.num_experts;
+    w[routing_arg::kNumGroups] = attributes.n_group;
+    w[routing_arg::kTopkGroups] = attributes.topk_group;
+    w[routing_arg::kTopK] = attributes.top_k;
+    w[routing_arg::kNormalize] = attributes.norm_topk_prob ? 1u : 0u;
+    w[routing_arg::kScalingBits] = attributes.routed_scaling_factor_bits;
+    w[routing_arg::kIndexBytes] = attributes.indices_format == DataFormat::UInt16 ? 2 : 4;
+    return w;
+}
+
+void append_topk_accessor_args(const std::vector<TensorArg>& io, std::vector<uint32_t>& compile_time_args) {
+    for (uint32_t i : {kBias, kTopkIndices, kTopkWeights, kGateStatus}) {
+        append_runtime_page_size_accessor_args(io[i], compile_time_args);
+    }
+}
+
+void add_routing_address_slots(CachedProgram& cached, uint32_t kernel, uint32_t core_index, uint32_t routing_base) {
+    cached.address_slots.push_back({kernel, core_index, routing_base + routing_arg::kBiasAddr, kBias});
+    cached.address_slots.push_back({kernel, core_index, routing_base + routing_arg::kIndicesAddr, kTopkIndices});
+    cached.address_slots.push_back({kernel, core_index, routing_base + routing_arg::kWeightsAddr, kTopkWeights});
+    cached.address_slots.push_back({kernel, core_index, routing_base + routing_arg::kStatusAddr, kGateStatus});
+}
+
 CachedProgram create_program(const Attributes& attributes, const std::vector<TensorArg>& io,
                              const DeviceLimits& device) {
     if (io.size() != kNumIo) {
@@ -74,17 +120,13 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
                                     std::to_string(io.size()));
     }
     const Dims d = validate(attributes, {io.begin(), io.begin() + kTopkIndices});
+    if (d.resident()) return create_resident_program(attributes, d, io, device);
     const WorkSplit split = work_split(d, attributes.grid);
     const CoreRangeSet cores = member_ranges(split, 0, split.team_size - 1);
 
     CachedProgram cached;
     auto& program = cached.program;
-    // Every CB and semaphore on every core, so each sits at the same L1 address on all of them.
-    for (const auto& cb : circular_buffers(d, attributes)) {
-        program.cbs.push_back(CBDescriptor{
-            cb.page_size * cb.pages, cores, {CBFormatDescriptor{cb.index, cb.format, cb.page_size, std::nullopt}}});
-    }
-    program.semaphores.push_back(SemaphoreDescriptor{kSemScoresIn, CoreType::WORKER, cores, 0});
+    add_buffers(program, d, attributes, cores);
     const std::string root = attributes.kernels_dir + "/moe_gate/";
 
     KernelDescriptor reader;
@@ -108,9 +150,7 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
     KernelDescriptor writer;
     writer.kernel_source = root + "dataflow/writer_topk.cpp";
     writer.core_ranges = member_ranges(split, 0, 0);
-    for (uint32_t i : {kBias, kTopkIndices, kTopkWeights, kGateStatus}) {
-        append_runtime_page_size_accessor_args(io[i], writer.compile_time_args);
-    }
+    append_topk_accessor_args(io, writer.compile_time_args);
     append_tensor_accessor_args(io[kX], writer.compile_time_args);
     writer.named_compile_time_args = {
         {named_arg::kCbX, kCbX},           {named_arg::kCbScores, kCbScores},      {named_arg::kCbBias, kCbBias},
@@ -172,35 +212,18 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
             }
         }
 
-        std::vector<uint32_t> w(writer_arg::kCount);
+        std::vector<uint32_t> w(writer_arg::kRouting);
         w[writer_arg::kXAddr] = io[kX].address;
         w[writer_arg::kInnerTiles] = d.inner_tiles;
         w[writer_arg::kInnerBlock] = d.inner_block;
-        w[writer_arg::kBiasAddr] = io[kBias].address;
-        w[writer_arg::kIndicesAddr] = io[kTopkIndices].address;
-        w[writer_arg::kWeightsAddr] = io[kTopkWeights].address;
-        w[writer_arg::kBiasPageBytes] = aligned_page_size(io[kBias]);
-        w[writer_arg::kIndicesPageBytes] = aligned_page_size(io[kTopkIndices]);
-        w[writer_arg::kWeightsPageBytes] = aligned_page_size(io[kTopkWeights]);
         w[writer_arg::kFirstRowTile] = first;
         w[writer_arg::kNumRowTiles] = count;
-        w[writer_arg::kNumTokens] = d.num_tokens;
-        w[writer_arg::kNumExperts] = d.num_experts;
-        w[writer_arg::kNumGroups] = attributes.n_group;
-        w[writer_arg::kTopkGroups] = attributes.topk_group;
-        w[writer_arg::kTopK] = attributes.top_k;
-        w[writer_arg::kNormalize] = attributes.norm_topk_prob ? 1u : 0u;
-        w[writer_arg::kScalingBits] = attributes.routed_scaling_factor_bits;
-        w[writer_arg::kStatusAddr] = io[kGateStatus].address;
-        w[writer_arg::kStatusPageBytes] = aligned_page_size(io[kGateStatus]);
         w[writer_arg::kNumSenders] = split.team_size - 1;
-        w[writer_arg::kIndexBytes] = attributes.indices_format == DataFormat::UInt16 ? 2 : 4;
+        const std::vector<uint32_t> routing = routing_args(attributes, d, io);
+        w.insert(w.end(), routing.begin(), routing.end());
         writer.runtime_args.emplace_back(split.core(t, 0), std::move(w));
         cached.address_slots.push_back({writer_kernel, t, writer_arg::kXAddr, kX});
-        cached.address_slots.push_back({writer_kernel, t, writer_arg::kBiasAddr, kBias});
-        cached.address_slots.push_back({writer_kernel, t, writer_arg::kIndicesAddr, kTopkIndices});
-        cached.address_slots.push_back({writer_kernel, t, writer_arg::kWeightsAddr, kTopkWeights});
-        cached.address_slots.push_back({writer_kernel, t, writer_arg::kStatusAddr, kGateStatus});
+        add_routing_address_slots(cached, writer_kernel, t, writer_arg::kRouting);
     }
     program.kernels = {std::move(reader), std::move(compute), std::move(writer)};
     if (split.team_size > 1) program.kernels.push_back(std::move(sender));

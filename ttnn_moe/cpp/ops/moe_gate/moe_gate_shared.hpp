@@ -1,6 +1,8 @@
-// What the program factory of moe_gate and its kernels (kernels/moe_gate/{dataflow/reader_gate_inputs.cpp,
-// compute/gate_scores.cpp, dataflow/writer_topk.cpp, dataflow/writer_send_scores.cpp}) must agree
-// on. Included by both sides: plain C++17, no device or host headers.
+// What the program factories of moe_gate and its kernels (kernels/moe_gate/: teams:
+// dataflow/reader_gate_inputs.cpp, compute/gate_scores.cpp, dataflow/writer_topk.cpp,
+// dataflow/writer_send_scores.cpp; the resident split: dataflow/reader_gate_resident.cpp,
+// compute/gate_scores_resident.cpp, dataflow/writer_gate_x_multicast.cpp) must agree on. Included by both
+// sides: plain C++17, no device or host headers.
 #pragma once
 
 #include <cstdint>
@@ -78,20 +80,18 @@ enum : uint32_t {
 };
 }  // namespace sender_arg
 
-// Per-core runtime args of the writer (the top-k): addresses, then its row tiles of x and the routing.
-namespace writer_arg {
+// Runtime args of the top-k (writer_topk.cpp, and the ranking part of reader_gate_resident.cpp from its
+// routing_base on): the bias, the outputs and the routing.
+namespace routing_arg {
 enum : uint32_t {
-    kXAddr,
-    kInnerTiles,
-    kInnerBlock,
     kBiasAddr,
     kIndicesAddr,
     kWeightsAddr,
     kBiasPageBytes,  // DRAM-aligned page sizes (the bank stride of each tensor's pages)
     kIndicesPageBytes,
     kWeightsPageBytes,
-    kFirstRowTile,
-    kNumRowTiles,
+    kStatusAddr,  // gate_status
+    kStatusPageBytes,
     kNumTokens,    // T: rows of the last row tile past T are not written
     kNumExperts,   // E
     kNumGroups,    // n_group
@@ -99,13 +99,94 @@ enum : uint32_t {
     kTopK,         // K
     kNormalize,    // 1: weights divided by their sum (norm_topk_prob)
     kScalingBits,  // routed_scaling_factor, fp32 bits
-    kStatusAddr,   // gate_status
-    kStatusPageBytes,
-    kNumSenders,  // the team's other cores, whose score tiles this core waits for
-    kIndexBytes,  // 4: topk_indices in uint32, 2: in uint16
+    kIndexBytes,   // 4: topk_indices in uint32, 2: in uint16
     kCount,
 };
+}  // namespace routing_arg
+
+// Per-core runtime args of the writer of a team's ranker: its row tiles of x, then the routing.
+namespace writer_arg {
+enum : uint32_t {
+    kXAddr,
+    kInnerTiles,
+    kInnerBlock,
+    kFirstRowTile,
+    kNumRowTiles,
+    kNumSenders,  // the team's other cores, whose score tiles this core waits for
+    kRouting,     // routing_arg from here
+    kCount = kRouting + routing_arg::kCount,
+};
 }  // namespace writer_arg
+
+// The resident split, for many row tiles: a grid of split_rows x split_cols cores. Grid column j holds
+// its contiguous, balanced range of the expert tiles; its weight tiles are read from DRAM once, by the
+// column's first core, and multicast down the column into every core's cb_w, where they stay for the
+// whole op (in k-block order: block b holds the column's expert tiles' b-th inner_block tiles). Grid row
+// i holds a contiguous, balanced range of the row tiles; their x streams through cb_x block by block,
+// in rounds of a block per column: the round's blocks are read from DRAM at once, the row's n-th block
+// by its column n % split_cols, and multicast along the row in turn. A core keeps the score
+// tiles of its expert tiles in DST over the whole of H (at most kMaxResidentExpertTiles), so x streams
+// through once per row tile and every score keeps the one-core accumulation order. Row tile q of a grid
+// row (its q-th) is ranked by the row's column q % split_cols: that core reads the other columns' score
+// tiles from the same cb_scores slot of theirs (all push the same slots) and frees them.
+inline constexpr uint32_t kMaxResidentExpertTiles = 4;  // fp32 tiles DST holds in half-sync mode
+// Rounds of x blocks in cb_x in the resident split (a round: a block per grid column): the cores read the
+// next round from DRAM while the compute kernels work through this one.
+inline constexpr uint32_t kXStreamRounds = 2;
+
+// Per-core runtime args of the resident split's x stream (writer_gate_x_multicast.cpp, RISC-V 0 / NOC 0),
+// then the NOC x coordinate of each grid column of the split from kColumnNocXs on.
+namespace x_stream_arg {
+enum : uint32_t {
+    kXAddr,
+    kInnerTiles,
+    kInnerBlock,
+    kFirstRowTile,  // the grid row's row tiles
+    kNumRowTiles,
+    kSplitCols,  // columns of the split, this core's column and its row's NOC y
+    kSplitCol,
+    kRowNocY,
+    kColumnNocXs,
+};
+}  // namespace x_stream_arg
+
+// Per-core runtime args of the resident split's reader (reader_gate_resident.cpp, RISC-V 1 / NOC 1): the
+// weight column in, then the ranking of this core's share of the row tiles; then the routing
+// (routing_arg) from kRouting on, then the NOC x coordinate of each grid column of the split.
+namespace resident_arg {
+enum : uint32_t {
+    kGateWeightAddr,
+    kInnerTiles,
+    kInnerBlock,
+    kFirstExpertTile,  // this column's expert tiles
+    kNumExpertTiles,
+    kWeightReceivers,  // on the column's first core: the column's other cores (0: none); elsewhere 0
+    kIsWeightSender,   // 1 on the column's first core
+    kColumnNocX,       // the multicast rectangle: the column's second core to its last
+    kColumnStartNocY,
+    kColumnEndNocY,
+    kFirstRowTile,  // the grid row's row tiles
+    kNumRowTiles,
+    kSplitCols,  // columns of the split; this core's column and its row's NOC y
+    kSplitCol,
+    kRowNocY,
+    kRouting,  // routing_arg from here, then kSplitCols NOC x coordinates
+    kColumnNocXs = kRouting + routing_arg::kCount,
+};
+}  // namespace resident_arg
+
+// Per-core runtime args of the resident split's compute kernel (compute/gate_scores_resident.cpp).
+namespace resident_compute_arg {
+enum : uint32_t {
+    kNumRowTiles,
+    kInnerTiles,
+    kInnerBlock,
+    kFirstExpertTile,  // packed at their place in each row tile's slot of Et tiles
+    kNumExpertTiles,
+    kExpertTiles,  // Et
+    kCount,
+};
+}  // namespace resident_compute_arg
 
 // Names of the named compile-time args (CBs and semaphores).
 namespace named_arg {
@@ -117,8 +198,15 @@ inline constexpr const char* kCbBiased = "cb_biased";    // writer scratch: one 
 inline constexpr const char* kCbIndices = "cb_indices";  // writer staging: 32 rows of K ids, one uint32 row
 inline constexpr const char* kCbWeights = "cb_weights";  // writer staging: 32 rows of K bf16
 inline constexpr const char* kCbStatus = "cb_status";    // writer staging: one row of gate_status
-// ranker: the senders' score tiles have landed (one increment per sender)
+// ranker: the senders' score tiles have landed (team) or are ready to be read (resident split)
 inline constexpr const char* kSemScoresIn = "sem_scores_in";
+// resident split: the ranker has read this core's score tiles of the row tile
+inline constexpr const char* kSemScoresTaken = "sem_scores_taken";
+// resident split: x multicast handshake (row's first core counts its ready receivers; a receiver's
+// flag is set when the block has landed) and the weight blocks multicast so far (a column's cores)
+inline constexpr const char* kSemXReady = "sem_x_ready";
+inline constexpr const char* kSemXValid = "sem_x_valid";
+inline constexpr const char* kSemWeightBlocks = "sem_weight_blocks";
 }  // namespace named_arg
 
 }  // namespace ttnn_moe::moe_gate_shared
