@@ -163,34 +163,21 @@ def _device_program(mesh, view, row, col, x, mapping, metadata, output, *, axis,
         ("REPLICATE_GROUP_AXIS", str(axis)),
     ]
     reader_rt, writer_rt = [], []
-    src_node = mesh.get_fabric_node_id(pd.MeshCoordinate(row, col))
     start = 0
     for link, core in enumerate(cores):
         end = min(start + tokens_per_core, tokens_per_device)
         reader_rt.append((core, [mapping.buffer_address(), metadata.buffer_address(), x.buffer_address(), start, end]))
         args = [output.buffer_address(), cross_device_semaphore, init_semaphore, start, end]
-        for r, c in neighbor_coords:
-            dst_node = mesh.get_fabric_node_id(pd.MeshCoordinate(r, c))
-            args += emu_fabric.setup_fabric_connection(src_node, dst_node, link, program, core)
+        args += ccl.neighbor_connection_args(mesh, row, col, neighbor_coords, link, program, core)
         writer_rt.append((core, args))
         start = end
-    program.kernels = [
-        pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/reader_all_to_all_combine.cpp"),
-            core_ranges=grid,
-            compile_time_args=reader_ct,
-            runtime_args=reader_rt,
-            config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_1, pd.NOC.RISCV_1_default),
-        ),
-        pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/writer_all_to_all_combine.cpp"),
-            core_ranges=grid,
-            compile_time_args=writer_ct,
-            defines=writer_defines,
-            runtime_args=writer_rt,
-            config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_0, pd.NOC.RISCV_0_default),
-        ),
-    ]
+    program.kernels = ccl.reader_writer_kernels(
+        f"{_KERNELS}/reader_all_to_all_combine.cpp",
+        f"{_KERNELS}/writer_all_to_all_combine.cpp",
+        grid,
+        (reader_ct, reader_rt, []),
+        (writer_ct, writer_rt, writer_defines),
+    )
     return program
 
 

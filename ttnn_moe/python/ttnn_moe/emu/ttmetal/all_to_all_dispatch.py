@@ -179,14 +179,11 @@ def _device_program(mesh, view, row, col, x, indices, mapping, output, metadata,
     addresses = [t.buffer_address() for t in tensors]
     reader_rt, writer_rt = [], []
     start = 0
-    src_node = mesh.get_fabric_node_id(pd.MeshCoordinate(row, col))
     for link, core in enumerate(cores):
         end = min(start + tokens_per_core, tokens_per_device)
         reader_rt.append((core, [*addresses, cross_device_semaphore, start, end]))
         args = [*addresses, cross_device_semaphore, init_semaphore, start, end]
-        for r, c in neighbor_coords:
-            dst_node = mesh.get_fabric_node_id(pd.MeshCoordinate(r, c))
-            args += emu_fabric.setup_fabric_connection(src_node, dst_node, link, program, core)
+        args += ccl.neighbor_connection_args(mesh, row, col, neighbor_coords, link, program, core)
         writer_rt.append((core, args))
         start = end
 
@@ -198,24 +195,13 @@ def _device_program(mesh, view, row, col, x, indices, mapping, output, metadata,
     ]
     if axis is not None:
         writer_defines.append(("AXIS", str(axis)))
-    program.kernels = [
-        pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/reader_all_to_all_dispatch.cpp"),
-            core_ranges=grid,
-            compile_time_args=compile_time_args,
-            defines=reader_defines,
-            runtime_args=reader_rt,
-            config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_1, pd.NOC.RISCV_1_default),  # NOC_1,
-        ),
-        pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/writer_all_to_all_dispatch.cpp"),
-            core_ranges=grid,
-            compile_time_args=compile_time_args,
-            defines=writer_defines,
-            runtime_args=writer_rt,
-            config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_0, pd.NOC.RISCV_0_default),  # NOC_0,
-        ),
-    ]
+    program.kernels = ccl.reader_writer_kernels(
+        f"{_KERNELS}/reader_all_to_all_dispatch.cpp",
+        f"{_KERNELS}/writer_all_to_all_dispatch.cpp",
+        grid,
+        (compile_time_args, reader_rt, reader_defines),
+        (compile_time_args, writer_rt, writer_defines),
+    )
     return program
 
 

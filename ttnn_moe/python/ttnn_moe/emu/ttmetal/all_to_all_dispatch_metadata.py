@@ -220,14 +220,11 @@ def _device_program(mesh, view, row, col, tensors, *, axis, num_links, topology,
     payload = [0, x.page_size, 1]  # direct mode: the whole page, every worker primary
     reader_rt, writer_rt = [], []
     start = 0
-    src_node = mesh.get_fabric_node_id(pd.MeshCoordinate(row, col))
     for link, core in enumerate(cores):
         end = min(start + tokens_per_core, tokens_per_device)
         reader_rt.append((core, [*addresses, cross_device_semaphore, start, end, *payload, 0]))
         args = [*addresses, cross_device_semaphore, init_semaphore, start, end, *drain_noc, *payload]
-        for r, c in neighbor_coords:
-            dst_node = mesh.get_fabric_node_id(pd.MeshCoordinate(r, c))
-            args += emu_fabric.setup_fabric_connection(src_node, dst_node, link, program, core)
+        args += ccl.neighbor_connection_args(mesh, row, col, neighbor_coords, link, program, core)
         writer_rt.append((core, args))
         start = end
 
@@ -238,23 +235,13 @@ def _device_program(mesh, view, row, col, tensors, *, axis, num_links, topology,
         ("DIRECTIONS", ccl.stringify(directions)),
         ("DISPATCH_ALGORITHM", str(algorithm.value)),
     ]
-    program.kernels = [
-        pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/reader_all_to_all_dispatch_metadata.cpp"),
-            core_ranges=grid,
-            compile_time_args=compile_time_args,
-            runtime_args=reader_rt,
-            config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_1, pd.NOC.RISCV_1_default),
-        ),
-        pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/writer_all_to_all_dispatch_metadata.cpp"),
-            core_ranges=grid,
-            compile_time_args=compile_time_args,
-            defines=writer_defines,
-            runtime_args=writer_rt,
-            config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_0, pd.NOC.RISCV_0_default),
-        ),
-    ]
+    program.kernels = ccl.reader_writer_kernels(
+        f"{_KERNELS}/reader_all_to_all_dispatch_metadata.cpp",
+        f"{_KERNELS}/writer_all_to_all_dispatch_metadata.cpp",
+        grid,
+        (compile_time_args, reader_rt, []),
+        (compile_time_args, writer_rt, writer_defines),
+    )
     return program
 
 

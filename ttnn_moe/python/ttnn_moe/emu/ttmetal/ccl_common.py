@@ -178,6 +178,42 @@ def tensor_accessor_args(tensor) -> list[int]:
     return list(_emu.tensor_accessor_args(tensor.page_size, bool(tensor.to_arg().is_dram)))
 
 
+def neighbor_connection_args(
+    mesh: MeshDevice, row: int, col: int, neighbor_coords, link: int, program, core
+) -> list[int]:
+    """The writer's runtime args for one fabric connection per neighbour (in `neighbor_coords` order) on `link`,
+    as the CCL factories append them after the writer's own args."""
+    src_node = mesh.get_fabric_node_id(pd.MeshCoordinate(row, col))
+    args: list[int] = []
+    for r, c in neighbor_coords:
+        dst_node = mesh.get_fabric_node_id(pd.MeshCoordinate(r, c))
+        args += emu_fabric.setup_fabric_connection(src_node, dst_node, link, program, core)
+    return args
+
+
+def reader_writer_kernels(
+    reader: str, writer: str, grid: pd.CoreRangeSet, reader_args: tuple, writer_args: tuple
+) -> list[pd.KernelDescriptor]:
+    """The CCL factories' kernel pair on `grid`: the reader on RISCV_1 / NOC 1, the writer on RISCV_0 / NOC 0.
+    Each `*_args` is (compile_time_args, runtime_args, defines)."""
+
+    def kernel(path: str, args: tuple, processor, noc) -> pd.KernelDescriptor:
+        compile_time_args, runtime_args, defines = args
+        return pd.KernelDescriptor(
+            kernel_source=kernel_path(path),
+            core_ranges=grid,
+            compile_time_args=compile_time_args,
+            defines=defines,
+            runtime_args=runtime_args,
+            config=pd.DataMovementConfigDescriptor(processor, noc),
+        )
+
+    return [
+        kernel(reader, reader_args, pd.DataMovementProcessor.RISCV_1, pd.NOC.RISCV_1_default),
+        kernel(writer, writer_args, pd.DataMovementProcessor.RISCV_0, pd.NOC.RISCV_0_default),
+    ]
+
+
 def per_device_programs(rows: int, cols: int, build: Callable[[int, int], object]) -> pd.MeshProgramDescriptor:
     """A mesh program of one device program per coordinate: build(row, col) -> ProgramDescriptor
     (the factories specialise every device's program by its position)."""
