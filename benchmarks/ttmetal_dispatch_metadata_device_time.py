@@ -32,33 +32,12 @@ import ttnn_moe
 from ttnn_moe import emu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tools package
+# The classic ops' benchmark's routing (every token's experts on its own line), so the figures compare.
+from ttmetal_moe_device_time import EXPERTS_PER_DEVICE, TOP_K, fabric_payload_mb, routing  # noqa: E402
+
 from tools.tt_wheel import ensure_ttnn_wheel  # noqa: E402
 
-TOP_K = 8
-EXPERTS_PER_DEVICE = 8
 TOPOLOGIES = {"linear": emu.Topology.Linear, "ring": emu.Topology.Ring}
-
-
-def line_of(device: int, rows: int, cols: int, axis: int) -> list[int]:
-    r, c = divmod(device, cols)
-    return [r * cols + j for j in range(cols)] if axis == 1 else [i * cols + c for i in range(rows)]
-
-
-def routing(rows: int, cols: int, axis: int, tokens: int, seed: int = 0) -> list[torch.Tensor]:
-    g = torch.Generator().manual_seed(seed)
-    ids = []
-    for d in range(rows * cols):
-        line_experts = torch.tensor(
-            [q * EXPERTS_PER_DEVICE + j for q in line_of(d, rows, cols, axis) for j in range(EXPERTS_PER_DEVICE)]
-        )
-        ids.append(
-            torch.stack([line_experts[torch.randperm(len(line_experts), generator=g)[:TOP_K]] for _ in range(tokens)])
-        )
-    return ids
-
-
-def fabric_payload_mb(record) -> float:
-    return sum(d.counters["fabric"]["bytes"] for d in record.devices) / 1e6
 
 
 def main() -> None:
