@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ops/moe_gate/moe_gate_device_operation.hpp"
@@ -23,6 +24,9 @@ void append_topk_accessor_args(const std::vector<program::TensorArg>& io, std::v
 
 // The output addresses of a ranking kernel's runtime args at `routing_base`, rebound per run.
 void add_routing_address_slots(CachedProgram& cached, uint32_t kernel, uint32_t core_index, uint32_t routing_base);
+
+// The score matmul's compute kernel `source` on `cores`: HiFi4, fp32 accumulation (the scores accumulate in fp32).
+program::KernelDescriptor scores_compute_kernel(const std::string& source, const program::CoreRangeSet& cores);
 
 // The resident split's program (d.resident()).
 CachedProgram create_resident_program(const Attributes& attributes, const Dims& d,

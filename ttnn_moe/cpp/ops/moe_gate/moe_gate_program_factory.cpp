@@ -106,6 +106,20 @@ void append_topk_accessor_args(const std::vector<TensorArg>& io, std::vector<uin
     }
 }
 
+KernelDescriptor scores_compute_kernel(const std::string& source, const CoreRangeSet& cores) {
+    KernelDescriptor compute;
+    compute.kernel_source = source;
+    compute.core_ranges = cores;
+    compute.named_compile_time_args = {
+        {named_arg::kCbX, kCbX}, {named_arg::kCbW, kCbW}, {named_arg::kCbScores, kCbScores}};
+    ComputeConfigDescriptor config;
+    config.math_fidelity = MathFidelity::HiFi4;
+    config.fp32_dest_acc_en = true;
+    config.math_approx_mode = false;
+    compute.config = config;
+    return compute;
+}
+
 void add_routing_address_slots(CachedProgram& cached, uint32_t kernel, uint32_t core_index, uint32_t routing_base) {
     cached.address_slots.push_back({kernel, core_index, routing_base + routing_arg::kBiasAddr, kBias});
     cached.address_slots.push_back({kernel, core_index, routing_base + routing_arg::kIndicesAddr, kTopkIndices});
@@ -136,16 +150,7 @@ CachedProgram create_program(const Attributes& attributes, const std::vector<Ten
     reader.named_compile_time_args = {{named_arg::kCbW, kCbW}};
     reader.config = ReaderConfigDescriptor{};
 
-    KernelDescriptor compute;
-    compute.kernel_source = root + "compute/gate_scores.cpp";
-    compute.core_ranges = cores;
-    compute.named_compile_time_args = {
-        {named_arg::kCbX, kCbX}, {named_arg::kCbW, kCbW}, {named_arg::kCbScores, kCbScores}};
-    ComputeConfigDescriptor compute_config;
-    compute_config.math_fidelity = MathFidelity::HiFi4;
-    compute_config.fp32_dest_acc_en = true;  // the scores accumulate in fp32
-    compute_config.math_approx_mode = false;
-    compute.config = compute_config;
+    KernelDescriptor compute = scores_compute_kernel(root + "compute/gate_scores.cpp", cores);
 
     KernelDescriptor writer;
     writer.kernel_source = root + "dataflow/writer_topk.cpp";

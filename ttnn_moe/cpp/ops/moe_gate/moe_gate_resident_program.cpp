@@ -46,16 +46,7 @@ CachedProgram create_resident_program(const Attributes& attributes, const Dims& 
                                       {named_arg::kSemWeightBlocks, kSemWeightBlocks}};
     reader.config = ReaderConfigDescriptor{};
 
-    KernelDescriptor compute;
-    compute.kernel_source = root + "compute/gate_scores_resident.cpp";
-    compute.core_ranges = cores;
-    compute.named_compile_time_args = {
-        {named_arg::kCbX, kCbX}, {named_arg::kCbW, kCbW}, {named_arg::kCbScores, kCbScores}};
-    ComputeConfigDescriptor compute_config;
-    compute_config.math_fidelity = MathFidelity::HiFi4;
-    compute_config.fp32_dest_acc_en = true;  // the scores accumulate in fp32
-    compute_config.math_approx_mode = false;
-    compute.config = compute_config;
+    KernelDescriptor compute = scores_compute_kernel(root + "compute/gate_scores_resident.cpp", cores);
 
     KernelDescriptor writer;
     writer.kernel_source = root + "dataflow/writer_gate_x_multicast.cpp";
