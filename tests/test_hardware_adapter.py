@@ -144,7 +144,8 @@ def test_program_fields_all_carried_over():
     assert compute.config.unpack_to_dest_mode == ["UnpackToDestMode.UnpackToDestFp32", "UnpackToDestMode.Default"]
 
     big, small = theirs.cbs
-    assert set(big.fields) == _data_fields(pd.CBDescriptor)
+    # L1 shard contents are the emulator's stand-in for a sharded tensor: the adapter refuses them (test below).
+    assert set(big.fields) == _data_fields(pd.CBDescriptor) - {"shard_cores"}
     assert big.total_size == 4096 and small.total_size == 64
     assert _ranges(big.core_ranges) == [((0, 0), (1, 2)), ((4, 5), (4, 6))]
     f0, f1 = big.format_descriptors
@@ -164,6 +165,16 @@ def test_a_kernel_with_metal2_bindings_is_refused_naming_the_kernel():
     program = _sample_program()
     program.kernels[0].bindings = pd.KernelBindingsDescriptor(runtime_args=["first_page"])
     with pytest.raises(ValueError, match=rf"{program.kernels[0].kernel_source}.*Metal 2.0 bindings"):
+        hardware.program_descriptor(make_fake_ttnn(), program)
+
+
+def test_a_cb_with_l1_shard_contents_is_refused_naming_the_cb():
+    program = _sample_program()
+    cbs = list(program.cbs)
+    cbs[0].add_shard(pd.CoreCoord(0, 0), bytes(64))
+    program.cbs = cbs
+    index = cbs[0].format_descriptors[0].buffer_index
+    with pytest.raises(ValueError, match=rf"circular buffer {index} holds L1 shard contents for 1 core"):
         hardware.program_descriptor(make_fake_ttnn(), program)
 
 

@@ -96,6 +96,14 @@ def kernel_descriptor(ttnn: Any, kernel: pd.KernelDescriptor) -> Any:
 
 
 def cb_descriptor(ttnn: Any, cb: pd.CBDescriptor) -> Any:
+    if cb.shard_cores:
+        # The emulator's stand-in for a CB over an L1-sharded tensor: host bytes loaded at the CB's base. On a
+        # device the CB aliases the tensor's buffer instead, which ttnn's descriptor takes as a buffer, not bytes.
+        index = cb.format_descriptors[0].buffer_index if cb.format_descriptors else "?"
+        raise ValueError(
+            f"circular buffer {index} holds L1 shard contents for {len(cb.shard_cores)} core(s), an emulator-only "
+            "stand-in ttnn.CBDescriptor cannot carry (on a device, point the CB at the sharded tensor's buffer)"
+        )
     formats = []
     for f in cb.format_descriptors:
         tile = None if f.tile is None else ttnn.TileDescriptor(f.tile.height, f.tile.width, f.tile.transpose)
