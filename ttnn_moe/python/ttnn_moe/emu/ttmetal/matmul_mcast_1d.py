@@ -383,24 +383,29 @@ def mcast_in0_program(
         compute_defines["FUSE_ACTIVATION"] = "0"
     else:
         compute_values["bias_ntiles"] = out_block_w  # the dense factory names it; read only with a fused bias
-    kernels.append(
-        pd.KernelDescriptor(
-            kernel_source=wheel_kernel_path(COMPUTE),
-            core_ranges=all_cores,
-            defines=sorted(compute_defines.items()),
-            config=pd.ComputeConfigDescriptor(
-                math_fidelity=math_fidelity(compute_config),
-                fp32_dest_acc_en=False,
-                dst_full_sync_en=bool(compute_config.dst_full_sync_en),
-                math_approx_mode=bool(compute_config.math_approx_mode),
-            ),
-            bindings=pd.KernelBindingsDescriptor(
-                compile_time_values=sorted(compute_values.items()),
-                dataflow_buffers=[(n, cb_ids[n]) for n in ("in0", "in1", "out", "intermed0")],
-            ),
-        )
-    )
+    kernels.append(compute_kernel(all_cores, sorted(compute_defines.items()), compute_config, compute_values, cb_ids))
     return pd.ProgramDescriptor(kernels=kernels, semaphores=semaphores, cbs=cbs)
+
+
+def compute_kernel(
+    cores: pd.CoreRangeSet, defines: list, compute_config, compute_values: dict[str, int], cb_ids: dict[str, int]
+) -> pd.KernelDescriptor:
+    """The bmm compute kernel both multicast matmul programs run (fp32 accumulation off, as their factories set)."""
+    return pd.KernelDescriptor(
+        kernel_source=wheel_kernel_path(COMPUTE),
+        core_ranges=cores,
+        defines=defines,
+        config=pd.ComputeConfigDescriptor(
+            math_fidelity=math_fidelity(compute_config),
+            fp32_dest_acc_en=False,
+            dst_full_sync_en=bool(compute_config.dst_full_sync_en),
+            math_approx_mode=bool(compute_config.math_approx_mode),
+        ),
+        bindings=pd.KernelBindingsDescriptor(
+            compile_time_values=sorted(compute_values.items()),
+            dataflow_buffers=[(n, cb_ids[n]) for n in ("in0", "in1", "out", "intermed0")],
+        ),
+    )
 
 
 def _writer_args(i: int, Nt: int, config, out_format: pd.DataFormat) -> list[int]:

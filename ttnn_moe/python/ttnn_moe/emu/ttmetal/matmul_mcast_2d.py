@@ -29,10 +29,8 @@ from ttnn_moe.emu.ttmetal.matmul_config import (
     MatmulMultiCoreReuseMultiCastProgramConfig,
     div_up,
     grid_xy,
-    math_fidelity,
 )
 from ttnn_moe.emu.ttmetal.matmul_mcast_1d import (
-    COMPUTE,
     IN0_RECEIVER,
     IN0_RECEIVER_ARGS,
     IN0_SENDER,
@@ -43,6 +41,7 @@ from ttnn_moe.emu.ttmetal.matmul_mcast_1d import (
     MCAST_INPUT_BUFFERING_DEPTH,
     MatmulShape,
     Operand,
+    compute_kernel,
     in1_block_values,
     out_block_values,
 )
@@ -358,23 +357,8 @@ def mcast_2d_program(
         "get_batch_from_reader": 0,
         "bias_ntiles": block_w,  # named by the factory; read only with a fused bias
     }
-    kernels.append(
-        pd.KernelDescriptor(
-            kernel_source=wheel_kernel_path(COMPUTE),
-            core_ranges=all_cores,
-            defines=[("PACKER_L1_ACC", "1")] if packer_l1_acc else [],
-            config=pd.ComputeConfigDescriptor(
-                math_fidelity=math_fidelity(compute_config),
-                fp32_dest_acc_en=False,
-                dst_full_sync_en=bool(compute_config.dst_full_sync_en),
-                math_approx_mode=bool(compute_config.math_approx_mode),
-            ),
-            bindings=pd.KernelBindingsDescriptor(
-                compile_time_values=sorted(compute_values.items()),
-                dataflow_buffers=[(n, CBS[n]) for n in ("in0", "in1", "out", "intermed0")],
-            ),
-        )
-    )
+    defines = [("PACKER_L1_ACC", "1")] if packer_l1_acc else []
+    kernels.append(compute_kernel(all_cores, defines, compute_config, compute_values, CBS))
     return pd.ProgramDescriptor(kernels=kernels, semaphores=semaphores, cbs=cbs)
 
 
