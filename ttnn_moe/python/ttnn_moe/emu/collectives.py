@@ -6,11 +6,13 @@ ordered by row; 1: its mesh row, ordered by column).
 
 A group that is a line of the mesh (a cluster_axis, or a 1xN / Nx1 mesh) and a tensor
 whose pages line up with the split run as device programs on the emulated fabric
-(line_ccl.py; num_links worker cores, one link each). Otherwise they are HOST BUILT-INS,
-counted in host_traffic: every device's shard is read, combined on the host with torch
-and written back. Either way reduce_scatter sums in fp32 in ascending group position and
-rounds once, so the two agree bit for bit. topology, subdevice_id, chunks_per_sync and the
-other tuning options are accepted for ttnn's signature; the emulated mesh's topology rules.
+(line_ccl.py: ttnn's line algorithms over num_links links, by default every link between
+neighbours). There reduce_scatter adds as it forwards, partials rounded to the input format
+at every hop in a fixed order (docs/emulated_collectives.md). Otherwise they are HOST
+BUILT-INS, counted in host_traffic: every device's shard is read, combined on the host with
+torch and written back; reduce_scatter then sums in fp32 in ascending group position and
+rounds once. topology, subdevice_id, chunks_per_sync and the other tuning options are
+accepted for ttnn's signature; the emulated mesh's topology rules.
 """
 
 from __future__ import annotations
@@ -129,8 +131,8 @@ def reduce_scatter(
     compute_kernel_config=None,
     use_l1_small_for_semaphores: bool = False,
 ) -> Tensor:
-    """The group's sum (fp32, in ascending group position, rounded once), split along dim;
-    the device at position i of its group keeps chunk i."""
+    """The group's sum split along dim; the device at position i of its group keeps chunk i
+    (summation order and rounding: the module docstring)."""
     dim = _check(input_tensor, dim, cluster_axis, "reduce_scatter")
     if input_tensor.dtype.is_integer:
         raise TypeError(f"reduce_scatter needs a floating-point tensor, got {input_tensor.dtype.name}")

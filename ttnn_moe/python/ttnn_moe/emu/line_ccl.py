@@ -19,15 +19,22 @@ from ttnn_moe._C import program as _program
 from ttnn_moe.emu import kernel_programs as kp
 from ttnn_moe.emu.device import MeshDevice
 from ttnn_moe.emu.fabric import fabric_max_payload_size
-from ttnn_moe.emu.line_fabric import MAX_LINKS, MeshLine, mesh_lines
+from ttnn_moe.emu.line_fabric import BACKWARD, FORWARD, MAX_LINKS, MeshLine, mesh_lines
 from ttnn_moe.emu.tensor import Tensor, allocate_tensor_on_device
-from ttnn_moe.emu.types import TILE_SIZE, Layout
+from ttnn_moe.emu.types import DRAM_MEMORY_CONFIG, TILE_SIZE, Layout
 
 _ALL_GATHER = "ccl_line/dataflow/all_gather_line.cpp"
-_REDUCE_SCATTER = "ccl_line/dataflow/reduce_scatter_line.cpp"
-_SUM_IN_ORDER = "ccl_line/compute/sum_in_order.cpp"
-_WRITE_PAGES = "page_copy/dataflow/write_pages.cpp"
+_RS_READER = "ccl_line/dataflow/reduce_scatter_line_reader.cpp"
+_RS_ADD = "ccl_line/compute/add_partials.cpp"
+_RS_WRITER = "ccl_line/dataflow/reduce_scatter_line_writer.cpp"
 _SEM_INIT, _SEM_PAGES = 0, 1
+_SEM_BARRIER, _SEM_ARRIVED, _SEM_FORWARD_DONE = 0, 1, 2
+_CB_OWN, _CB_PARTIAL, _CB_SUM, _CB_HEADERS = 0, 1, 2, 3
+# Worker cores per fabric link: all_gather one (both directions), reduce_scatter one per direction.
+_AG_CORES_PER_LINK, _RS_CORES_PER_LINK = 1, 2
+# reduce_scatter pages per CB chunk and chunks per CB: ttnn's line reduce_scatter moves
+# min(4 x pages per 4352-B packet, 8) tiles at a time (8 for bf16) in triple-buffered CBs.
+_RS_GRANULARITY, _RS_CB_CHUNKS = 8, 3
 
 
 def _page_grid(t: Tensor) -> list[int]:
@@ -59,12 +66,20 @@ def scatter_pages(t: Tensor, dim: int, line_size: int) -> bool:
     return t.layout is Layout.TILE and _page_dim(t, dim, line_size) is not None
 
 
-def _check_links(mesh: MeshDevice, num_links: Optional[int]) -> int:
-    links = 1 if num_links is None else num_links
-    if isinstance(links, bool) or not isinstance(links, int) or not 1 <= links <= MAX_LINKS:
-        raise ValueError(f"num_links must be in [1, {MAX_LINKS}], got {num_links!r}")
+def _check_links(mesh: MeshDevice, num_links: Optional[int], cores_per_link: int) -> int:
+    """num_links, or by default ttnn's: every link between line neighbours (the fabric's routing
+    planes), as many as the worker grid has cores for."""
     grid = mesh.compute_with_storage_grid_size()
-    return min(links, grid.x * grid.y)
+    fitting = grid.x * grid.y // cores_per_link
+    if num_links is None:
+        return max(1, min(int(mesh.chip_mesh.fabric_num_links), fitting))
+    if isinstance(num_links, bool) or not isinstance(num_links, int) or not 1 <= num_links <= MAX_LINKS:
+        raise ValueError(f"num_links must be in [1, {MAX_LINKS}], got {num_links!r}")
+    if num_links > fitting:
+        raise ValueError(
+            f"num_links {num_links} needs {num_links * cores_per_link} worker cores, the grid has {grid.x * grid.y}"
+        )
+    return num_links
 
 
 def _mesh_program(lines: list[MeshLine], build) -> _program.MeshProgramDescriptor:
@@ -87,7 +102,7 @@ def all_gather_on_fabric(t: Tensor, output: Tensor, dim: int, cluster_axis: int,
     """output (allocated, dim `line size` times larger) <- the line's inputs concatenated along dim."""
     mesh = t.device()
     lines = mesh_lines(mesh, cluster_axis)
-    links = _check_links(mesh, num_links)
+    links = _check_links(mesh, num_links, _AG_CORES_PER_LINK)
     grid = _page_grid(t)
     block = math.prod(grid[_page_dim(t, dim, 1) :])
     src, dst = t.to_arg(), output.to_arg()
@@ -130,72 +145,97 @@ def all_gather_on_fabric(t: Tensor, output: Tensor, dim: int, cluster_axis: int,
 def reduce_scatter_on_fabric(
     t: Tensor, output: Tensor, dim: int, cluster_axis: int, num_links: Optional[int]
 ) -> Tensor:
-    """output (allocated, dim `line size` times smaller) <- chunk `position` of the line's sum."""
+    """output (allocated, dim `line size` times smaller) <- chunk `position` of the line's sum.
+
+    ttnn's line reduce_scatter (reduce_scatter_line.hpp): per link a forward and a backward worker
+    core; partials pass neighbour to neighbour, each member adding its share on the way."""
     mesh = t.device()
-    lines = mesh_lines(mesh, cluster_axis)
-    links = _check_links(mesh, num_links)
+    lines = mesh_lines(mesh, cluster_axis, along_line=True)
+    links = _check_links(mesh, num_links, _RS_CORES_PER_LINK)
     size = lines[0].size
     grid = _page_grid(t)
     chunk = math.prod(grid[_page_dim(t, dim, size) :]) // size
     src, dst = t.to_arg(), output.to_arg()
     out_pages = dst.num_pages
-    staging = allocate_tensor_on_device([size * out_pages * TILE_SIZE, TILE_SIZE], t.dtype, Layout.TILE, mesh)
+    # One input-sized half per direction: the partials the previous member sends.
+    staging = allocate_tensor_on_device(
+        [2 * size * out_pages * TILE_SIZE, TILE_SIZE], t.dtype, Layout.TILE, mesh, DRAM_MEMORY_CONFIG
+    )
     stage = staging.to_arg()
-    coords = kp.worker_cores(mesh.compute_with_storage_grid_size(), links)
+    chip = mesh.get_devices()[0]
+    coords = kp.worker_cores(mesh.compute_with_storage_grid_size(), _RS_CORES_PER_LINK * links)
     cores = kp.cores_of(coords)
     ranges = kp.split(out_pages, links)
-    acc_bytes = TILE_SIZE * TILE_SIZE * 4
 
     def build(line: MeshLine) -> _program.ProgramDescriptor:
         program = _program.ProgramDescriptor(
             kernels=[],
             cbs=[
-                kp.page_cb(0, 2, src.page_size, src.dtype, cores),
-                kp.scratch_cb(1, src.page_size, cores),
-                kp.scratch_cb(2, kp.HEADER_BYTES, cores),
-                kp.page_cb(3, 2, acc_bytes, _program.DataFormat.Float32, cores),
-                kp.page_cb(4, 2, dst.page_size, dst.dtype, cores),
+                kp.page_cb(_CB_OWN, _RS_CB_CHUNKS * _RS_GRANULARITY, src.page_size, src.dtype, cores),
+                kp.page_cb(_CB_PARTIAL, _RS_CB_CHUNKS * _RS_GRANULARITY, src.page_size, src.dtype, cores),
+                kp.page_cb(_CB_SUM, _RS_CB_CHUNKS * _RS_GRANULARITY, src.page_size, src.dtype, cores),
+                kp.scratch_cb(_CB_HEADERS, kp.HEADER_BYTES, cores),
             ],
-            semaphores=_semaphores(cores),
+            semaphores=[
+                _program.SemaphoreDescriptor(id=i, core_ranges=cores, initial_value=0)
+                for i in (_SEM_BARRIER, _SEM_ARRIVED, _SEM_FORWARD_DONE)
+            ],
         )
         reader_args, compute_args, writer_args = [], [], []
-        for link, ((x, y), (first, count)) in enumerate(zip(coords, ranges)):
-            core = _program.CoreCoord(x, y)
-            head = [src.address, stage.address, src.page_size, first, count, chunk, out_pages, line.size]
-            args = head + [line.position, int(fabric_max_payload_size)] + _line_args(line, program, core, link)
-            reader_args.append((core, args))
-            compute_args.append((core, [count, line.size]))
-            writer_args.append((core, [dst.address, dst.page_size, first, count]))
+        for link, (first, count) in enumerate(ranges):
+            pair = coords[_RS_CORES_PER_LINK * link : _RS_CORES_PER_LINK * (link + 1)]
+            for direction, (x, y) in enumerate(pair):
+                core = _program.CoreCoord(x, y)
+                opposite = chip.worker_core_from_logical_core(_program.CoreCoord(*pair[1 - direction]))
+                head = [src.address, stage.address, dst.address, src.page_size, first, count, chunk, out_pages]
+                head += [size, line.position, direction, opposite.x, opposite.y, int(fabric_max_payload_size)]
+                side = FORWARD if direction == 0 else BACKWARD
+                reader_args.append((core, head))
+                writer_args.append((core, head + line.route_words() + line.connection_args(program, core, link, side)))
+                compute_args.append((core, [_received_slices(line, direction), count]))
         compute_config = _program.ComputeConfigDescriptor()
         compute_config.math_fidelity = _program.MathFidelity.HiFi4
         compute_config.fp32_dest_acc_en = True
         program.kernels = [
             _program.KernelDescriptor(
-                kernel_source=kp.kernel_path(_REDUCE_SCATTER),
+                kernel_source=kp.kernel_path(_RS_READER),
                 core_ranges=cores,
-                compile_time_args=kp.accessor_args(src, stage),
+                compile_time_args=kp.accessor_args(src, stage, dst),
                 named_compile_time_args=[
-                    ("cb_in", 0),
-                    ("cb_page", 1),
-                    ("cb_headers", 2),
-                    ("sem_init", _SEM_INIT),
-                    ("sem_pages", _SEM_PAGES),
+                    ("cb_own", _CB_OWN),
+                    ("cb_partial", _CB_PARTIAL),
+                    ("cb_sum", _CB_SUM),
+                    ("sem_arrived", _SEM_ARRIVED),
+                    ("sem_forward_done", _SEM_FORWARD_DONE),
+                    ("granularity", _RS_GRANULARITY),
                 ],
                 runtime_args=reader_args,
                 config=_program.ReaderConfigDescriptor(),
             ),
             _program.KernelDescriptor(
-                kernel_source=kp.kernel_path(_SUM_IN_ORDER),
+                kernel_source=kp.kernel_path(_RS_ADD),
                 core_ranges=cores,
-                named_compile_time_args=[("cb_in", 0), ("cb_acc", 3), ("cb_out", 4)],
+                named_compile_time_args=[
+                    ("cb_own", _CB_OWN),
+                    ("cb_partial", _CB_PARTIAL),
+                    ("cb_sum", _CB_SUM),
+                    ("granularity", _RS_GRANULARITY),
+                ],
                 runtime_args=compute_args,
                 config=compute_config,
             ),
             _program.KernelDescriptor(
-                kernel_source=kp.kernel_path(_WRITE_PAGES),
+                kernel_source=kp.kernel_path(_RS_WRITER),
                 core_ranges=cores,
-                compile_time_args=kp.accessor_args(dst),
-                named_compile_time_args=[("cb_pages", 4)],
+                compile_time_args=kp.accessor_args(stage, dst),
+                named_compile_time_args=[
+                    ("cb_sum", _CB_SUM),
+                    ("cb_headers", _CB_HEADERS),
+                    ("sem_barrier", _SEM_BARRIER),
+                    ("sem_arrived", _SEM_ARRIVED),
+                    ("sem_forward_done", _SEM_FORWARD_DONE),
+                    ("granularity", _RS_GRANULARITY),
+                ],
                 runtime_args=writer_args,
                 config=_program.WriterConfigDescriptor(),
             ),
@@ -205,3 +245,11 @@ def reduce_scatter_on_fabric(
     kp.run_op("reduce_scatter", [t, staging], [output], _mesh_program(lines, build))
     staging.deallocate()
     return output
+
+
+def _received_slices(line: MeshLine, direction: int) -> int:
+    """Partials the worker of `direction` receives: none at the member that starts the direction,
+    else the slices it passes on and its own (reduce_scatter_line.hpp)."""
+    first = line.position == 0 if direction == 0 else line.position == line.size - 1
+    ahead = line.size - 1 - line.position if direction == 0 else line.position
+    return 0 if first else ahead + 1
