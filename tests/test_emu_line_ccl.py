@@ -20,7 +20,7 @@ TILE_BYTES = 2048
 
 @pytest.fixture(scope="module", params=MESH_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 def mesh(request):
-    m = ttnn.open_mesh_device(ttnn.MeshShape(*request.param), grid=(2, 2))
+    m = ttnn.open_mesh_device(ttnn.MeshShape(*request.param), grid=(2, 4))
     yield m
     ttnn.close_mesh_device(m)
 
@@ -108,7 +108,7 @@ def test_all_gather_matches_the_golden_exactly(mesh, cluster_axis, dim):
 
 @pytest.mark.parametrize("cluster_axis", [0, 1])
 def test_all_gather_of_row_major_rows_with_an_uneven_split_over_links(mesh, cluster_axis):
-    """5 rows per device (5 pages) over the 4 links the 2x2 grid allows: shares 2, 1, 1, 1."""
+    """5 rows per device (5 pages) over the 4 links (one core each): shares 2, 1, 1, 1."""
     shards = _shards(mesh, (5, 48), seed=15)
     out = ttnn.all_gather(_to_mesh(mesh, shards, ttnn.ROW_MAJOR_LAYOUT), 0, cluster_axis=cluster_axis)
     for d, (got, expected) in enumerate(
@@ -133,8 +133,9 @@ def test_reduce_scatter_sums_in_the_line_order(mesh, cluster_axis):
 
 
 def test_reduce_scatter_of_leading_dims_with_an_uneven_split_over_links(mesh):
-    """dim 0 of (N, 32, 96): 3 output pages per member over the 2 links the 2x2 grid has room for
-    (2 cores per link): 2 and 1; and dim 1 of (32, 96 N): 3 tile columns per member, 2 and 1."""
+    """dim 0 of (N, 32, 96): 3 output pages per member over the 2 links the 2x4 grid has room for
+    (per link and direction a mux core and a worker): 2 and 1; and dim 1 of (32, 96 N): 3 tile
+    columns per member, 2 and 1."""
     cluster_axis = 1 if mesh.shape[1] > 1 else 0
     size = mesh.shape[cluster_axis]
     shards = _shards(mesh, (size, 32, 96), seed=25)
@@ -188,7 +189,7 @@ def test_unaligned_splits_take_the_counted_host_path():
             assert torch.equal(got, expected.to(torch.bfloat16))
         with pytest.raises(ValueError, match="num_links must be in \\[1, 4\\], got 5"):
             ttnn.all_gather(_to_mesh(m, shards), 0, cluster_axis=1, num_links=5)
-        with pytest.raises(ValueError, match="num_links 3 needs 6 worker cores, the grid has 4"):
+        with pytest.raises(ValueError, match="num_links 3 needs 12 cores, the grid has 4"):
             ttnn.reduce_scatter(_to_mesh(m, _shards(m, (32, 64), seed=51)), 1, cluster_axis=1, num_links=3)
     finally:
         ttnn.close_mesh_device(m)
@@ -217,11 +218,12 @@ def test_line_all_gather_carries_each_page_once_per_link():
 
 
 def test_line_collectives_cross_each_link_once_per_slice_and_direction():
-    """1x8 line, 2 links, (64, 8 x 64) partials (4 tiles per slice): the reduce_scatter link from
+    """1x8 line, 2 links (a 4x4 grid: 2 workers per direction and link, as ttnn picks them),
+    (64, 8 x 64) partials (4 tiles per slice): the reduce_scatter link from
     position k to k + 1 carries the partials of the 7 - k slices of members k + 1 .. 7 once each, the
     link back from k + 1 to k those of slices 0 .. k; the all_gather of (64, 64) carries the same
     counts of whole inputs. So the links next to the ends carry 7/8 of the tensor, the middle ones 4/8."""
-    m = ttnn.open_mesh_device(ttnn.MeshShape(1, 8), grid=(2, 2))
+    m = ttnn.open_mesh_device(ttnn.MeshShape(1, 8), grid=(4, 4))
     slice_bytes = 4 * TILE_BYTES
     try:
         partials = _shards(m, (64, 8 * 64), seed=70)

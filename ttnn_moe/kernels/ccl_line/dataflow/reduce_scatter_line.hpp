@@ -1,9 +1,9 @@
 // What the reader and the writer of the line reduce_scatter (reduce_scatter_line_reader.cpp,
 // reduce_scatter_line_writer.cpp) agree on: their runtime args and the walk of one direction.
 //
-// Every member of the line runs two workers per link, one per direction, each owning the same
-// range [first, first + count) of output pages of every slice (slice d = the pages member d
-// keeps). Forward (direction 0): the partial sums of slices N-1, N-2, ..., position+1 go to the
+// Every member of the line runs, per link, the same number of workers in each direction, each
+// owning the same range [first, first + count) of output pages of every slice (slice d = the
+// pages member d keeps), and sending through its link's fabric mux for its direction. Forward (direction 0): the partial sums of slices N-1, N-2, ..., position+1 go to the
 // next member; the member at position 0 starts them with its own input, every other member adds
 // its input to the partial the previous member sent and passes the sum on. The partial of its
 // own slice (the last one to arrive) is its final forward sum. Backward (direction 1): the
@@ -22,20 +22,20 @@
 //
 // Runtime args (both kernels): input, staging and output addresses, page bytes, first and count,
 // chunk (output pages per slab of the split dim), out_pages, line size, position, direction,
-// the opposite-direction worker's NOC x and y, max packet payload, then the route words of every
-// line position (fabric_line.hpp), then the fabric connection of the direction ([has_forward]
-// [3 args][has_backward][3 args], one link; the reader does not read it).
+// the opposite-direction worker's NOC x and y (its counterpart on the same link), max packet
+// payload; the writer's go on with the next member's fabric node (chip id | mesh id << 16) and,
+// if the worker sends, its mux channel (the 11 args of a FabricMuxV2Sender).
 #pragma once
 
 #include <cstdint>
 
-#include "../../../cpp/ops/common/common_shared.hpp"
 #include "api/dataflow/dataflow_api.h"
 
 namespace moe_rs_line {
 
 constexpr uint32_t kForward = 0;
-constexpr uint32_t kRouteArg = 14;
+constexpr uint32_t kNextNodeArg = 14;
+constexpr uint32_t kMuxArg = 15;
 
 struct Args {
     uint32_t input, staging, output, page_bytes, first, count, chunk, out_pages, line_size, position, direction;
@@ -66,7 +66,6 @@ struct Args {
     uint32_t chunk_pages(uint32_t k, uint32_t granularity) const {
         return first + count - k < granularity ? first + count - k : granularity;
     }
-    size_t connection_arg() const { return kRouteArg + ttnn_moe::common_shared::kRouteWordsPerPosition * line_size; }
 };
 
 inline Args read_args() {

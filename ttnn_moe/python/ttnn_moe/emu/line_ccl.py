@@ -18,8 +18,8 @@ from typing import Optional
 from ttnn_moe._C import program as _program
 from ttnn_moe.emu import kernel_programs as kp
 from ttnn_moe.emu.device import MeshDevice
-from ttnn_moe.emu.fabric import fabric_max_payload_size
-from ttnn_moe.emu.line_fabric import BACKWARD, FORWARD, MAX_LINKS, MeshLine, mesh_lines
+from ttnn_moe.emu.fabric import fabric_max_payload_size, setup_fabric_mux_connection
+from ttnn_moe.emu.line_fabric import MAX_LINKS, MeshLine, mesh_lines
 from ttnn_moe.emu.tensor import Tensor, allocate_tensor_on_device
 from ttnn_moe.emu.types import DRAM_MEMORY_CONFIG, TILE_SIZE, Layout
 
@@ -30,8 +30,11 @@ _RS_WRITER = "ccl_line/dataflow/reduce_scatter_line_writer.cpp"
 _SEM_INIT, _SEM_PAGES = 0, 1
 _SEM_BARRIER, _SEM_ARRIVED, _SEM_FORWARD_DONE = 0, 1, 2
 _CB_OWN, _CB_PARTIAL, _CB_SUM, _CB_HEADERS = 0, 1, 2, 3
-# Worker cores per fabric link: all_gather one (both directions), reduce_scatter one per direction.
-_AG_CORES_PER_LINK, _RS_CORES_PER_LINK = 1, 2
+# all_gather: one worker core per fabric link (both directions).
+_AG_CORES_PER_LINK = 1
+_RS_FORWARD = 0  # reduce_scatter_line.hpp: direction 0 sends to higher positions
+# ttnn's line reduce_scatter: one buffer per mux channel (num_buffers_per_channel's default).
+_RS_MUX_BUFFERS = 1
 # reduce_scatter pages per CB chunk and chunks per CB: ttnn's line reduce_scatter moves
 # min(4 x pages per 4352-B packet, 8) tiles at a time (8 for bf16) in triple-buffered CBs.
 _RS_GRANULARITY, _RS_CB_CHUNKS = 8, 3
@@ -77,7 +80,7 @@ def _check_links(mesh: MeshDevice, num_links: Optional[int], cores_per_link: int
         raise ValueError(f"num_links must be in [1, {MAX_LINKS}], got {num_links!r}")
     if num_links > fitting:
         raise ValueError(
-            f"num_links {num_links} needs {num_links * cores_per_link} worker cores, the grid has {grid.x * grid.y}"
+            f"num_links {num_links} needs {num_links * cores_per_link} cores, the grid has {grid.x * grid.y}"
         )
     return num_links
 
@@ -142,16 +145,30 @@ def all_gather_on_fabric(t: Tensor, output: Tensor, dim: int, cluster_axis: int,
     return output
 
 
+def _reduce_scatter_layout(mesh: MeshDevice, num_links: Optional[int]) -> tuple[int, int]:
+    """(links, workers per direction per link) as ttnn's line reduce_scatter picks them: every link
+    by default, then the most workers of 8, 4, 2, 1 for which the links' cores (per link and
+    direction a mux core and the workers) fit the grid."""
+    grid = mesh.compute_with_storage_grid_size()
+    cores = grid.x * grid.y
+    links = _check_links(mesh, num_links, 2 * (1 + 1))
+    for workers in (8, 4, 2, 1):
+        if links * 2 * (1 + workers) <= cores:
+            return links, workers
+    raise AssertionError("_check_links keeps one worker per direction within the grid")
+
+
 def reduce_scatter_on_fabric(
     t: Tensor, output: Tensor, dim: int, cluster_axis: int, num_links: Optional[int]
 ) -> Tensor:
     """output (allocated, dim `line size` times smaller) <- chunk `position` of the line's sum.
 
-    ttnn's line reduce_scatter (reduce_scatter_line.hpp): per link a forward and a backward worker
-    core; partials pass neighbour to neighbour, each member adding its share on the way."""
+    ttnn's line reduce_scatter (reduce_scatter_line.hpp): per link and direction a mux core (not run
+    by the emulator: its clients share the link's connection) and `workers` worker cores; partials
+    pass neighbour to neighbour, each member adding its share on the way."""
     mesh = t.device()
-    lines = mesh_lines(mesh, cluster_axis, along_line=True)
-    links = _check_links(mesh, num_links, _RS_CORES_PER_LINK)
+    lines = mesh_lines(mesh, cluster_axis)
+    links, workers = _reduce_scatter_layout(mesh, num_links)
     size = lines[0].size
     grid = _page_grid(t)
     chunk = math.prod(grid[_page_dim(t, dim, size) :]) // size
@@ -163,9 +180,20 @@ def reduce_scatter_on_fabric(
     )
     stage = staging.to_arg()
     chip = mesh.get_devices()[0]
-    coords = kp.worker_cores(mesh.compute_with_storage_grid_size(), _RS_CORES_PER_LINK * links)
-    cores = kp.cores_of(coords)
-    ranges = kp.split(out_pages, links)
+    # Per link: [mux, workers] of one direction, then of the other, as ttnn lays them out.
+    per_direction = 1 + workers
+    coords = kp.worker_cores(mesh.compute_with_storage_grid_size(), links * 2 * per_direction)
+
+    def worker_core(link: int, direction: int, worker: int) -> tuple[int, int]:
+        return coords[(2 * link + direction) * per_direction + 1 + worker]
+
+    def mux_core(link: int, direction: int) -> _program.CoreCoord:
+        return chip.worker_core_from_logical_core(_program.CoreCoord(*coords[(2 * link + direction) * per_direction]))
+
+    slots = [(link, direction, worker) for link in range(links) for direction in (0, 1) for worker in range(workers)]
+    cores = kp.cores_of([worker_core(*slot) for slot in slots])
+    ranges = kp.split(out_pages, links * workers)
+    channel_bytes = int(fabric_max_payload_size) + kp.HEADER_BYTES
 
     def build(line: MeshLine) -> _program.ProgramDescriptor:
         program = _program.ProgramDescriptor(
@@ -182,17 +210,23 @@ def reduce_scatter_on_fabric(
             ],
         )
         reader_args, compute_args, writer_args = [], [], []
-        for link, (first, count) in enumerate(ranges):
-            pair = coords[_RS_CORES_PER_LINK * link : _RS_CORES_PER_LINK * (link + 1)]
-            for direction, (x, y) in enumerate(pair):
-                core = _program.CoreCoord(x, y)
-                opposite = chip.worker_core_from_logical_core(_program.CoreCoord(*pair[1 - direction]))
-                head = [src.address, stage.address, dst.address, src.page_size, first, count, chunk, out_pages]
-                head += [size, line.position, direction, opposite.x, opposite.y, int(fabric_max_payload_size)]
-                side = FORWARD if direction == 0 else BACKWARD
-                reader_args.append((core, head))
-                writer_args.append((core, head + line.route_words() + line.connection_args(program, core, link, side)))
-                compute_args.append((core, [_received_slices(line, direction), count]))
+        for link, direction, worker in slots:
+            first, count = ranges[link * workers + worker]
+            core = _program.CoreCoord(*worker_core(link, direction, worker))
+            opposite = chip.worker_core_from_logical_core(_program.CoreCoord(*worker_core(link, 1 - direction, worker)))
+            head = [src.address, stage.address, dst.address, src.page_size, first, count, chunk, out_pages]
+            head += [size, line.position, direction, opposite.x, opposite.y, int(fabric_max_payload_size)]
+            next_member = line.position + (1 if direction == _RS_FORWARD else -1)
+            writer = head + [line.node_word(next_member % size)]
+            if 0 <= next_member < size:
+                writer += setup_fabric_mux_connection(
+                    line.fabric_node(line.position), line.fabric_node(next_member), link, program, core,
+                    mux_core=mux_core(link, direction), channel_id=worker, num_buffers=_RS_MUX_BUFFERS,
+                    channel_buffer_size_bytes=channel_bytes,
+                )  # fmt: skip
+            reader_args.append((core, head))
+            writer_args.append((core, writer))
+            compute_args.append((core, [_received_slices(line, direction), count]))
         compute_config = _program.ComputeConfigDescriptor()
         compute_config.math_fidelity = _program.MathFidelity.HiFi4
         compute_config.fp32_dest_acc_en = True

@@ -3,21 +3,18 @@
 A line is the devices that share one mesh coordinate: cluster_axis 0 is a mesh column
 (positions are rows), 1 a mesh row (positions are columns). A worker reaches position q
 through its connection towards q (forward: higher positions); on a Ring the shorter
-way round, ties forward, unless the line is walked `along_line` (neighbour to neighbour, as
-a line reduce_scatter does: never across the Ring's wrap). The route words and the connection
-block are the runtime args `FabricLine` reads.
+way round, ties forward. The route words and the connection block are the runtime args
+`FabricLine` reads.
 """
 
 from __future__ import annotations
-
-from typing import Optional
 
 from ttnn_moe._C import program as _program
 from ttnn_moe.emu.device import MeshDevice
 from ttnn_moe.emu.fabric import Topology, setup_fabric_connection
 
 # kernels/cpp common_shared.hpp: route word layout.
-FORWARD, BACKWARD, _LOCAL = 1, 2, 0
+_FORWARD, _BACKWARD, _LOCAL = 1, 2, 0
 _HOPS_SHIFT = 8
 _MESH_ID_SHIFT = 16
 MAX_LINE_DEVICES = 32
@@ -39,43 +36,46 @@ def _route(position: int, q: int, size: int, ring: bool) -> tuple[int, int]:
         return _LOCAL, 0
     if ring:
         forward_hops = (q - position) % size
-        return (FORWARD, forward_hops) if forward_hops <= size - forward_hops else (BACKWARD, size - forward_hops)
-    return (FORWARD, q - position) if q > position else (BACKWARD, position - q)
+        return (_FORWARD, forward_hops) if forward_hops <= size - forward_hops else (_BACKWARD, size - forward_hops)
+    return (_FORWARD, q - position) if q > position else (_BACKWARD, position - q)
 
 
 class MeshLine:
     """One device's line: its position, the members, and the fabric args of a worker core."""
 
-    def __init__(self, mesh: MeshDevice, members: list[int], position: int, along_line: bool = False):
+    def __init__(self, mesh: MeshDevice, members: list[int], position: int):
         self.mesh = mesh
         self.members = members
         self.position = position
         self.size = len(members)
-        self._ring = mesh.fabric_topology == Topology.Ring and not along_line
+        self._ring = mesh.fabric_topology == Topology.Ring
 
     def coord(self, device_index: int) -> _program.MeshCoordinate:
         return _program.MeshCoordinate(device_index // self.mesh.shape[1], device_index % self.mesh.shape[1])
 
+    def fabric_node(self, q: int):
+        """The fabric node id of the member at position q."""
+        return self.mesh.get_fabric_node_id(self.coord(self.members[q]))
+
+    def node_word(self, q: int) -> int:
+        """Position q's fabric node as a route word carries it (chip id | mesh id << 16)."""
+        node = self.fabric_node(q)
+        return int(node.chip_id) | int(node.mesh_id) << _MESH_ID_SHIFT
+
     def route_words(self) -> list[int]:
         words = []
-        for q, member in enumerate(self.members):
+        for q in range(self.size):
             direction, hops = _route(self.position, q, self.size, self._ring)
-            node = self.mesh.get_fabric_node_id(self.coord(member))
-            words += [direction | hops << _HOPS_SHIFT, int(node.chip_id) | int(node.mesh_id) << _MESH_ID_SHIFT]
+            words += [direction | hops << _HOPS_SHIFT, self.node_word(q)]
         return words
 
-    def connection_args(
-        self, program: _program.ProgramDescriptor, core: _program.CoreCoord, link: int, only: Optional[int] = None
-    ) -> list[int]:
-        """[has_forward][3 args][has_backward][3 args] for `core` on `link` (`only` FORWARD or
-        BACKWARD: that side alone); adds the connections' semaphores to `program` (call after
-        declaring its own)."""
+    def connection_args(self, program: _program.ProgramDescriptor, core: _program.CoreCoord, link: int) -> list[int]:
+        """[has_forward][3 args][has_backward][3 args] for `core` on `link`; adds the connections'
+        semaphores to `program` (call after declaring its own)."""
         directions = {_route(self.position, q, self.size, self._ring)[0] for q in range(self.size)}
-        if only is not None:
-            directions &= {only}
         me = self.mesh.get_fabric_node_id(self.coord(self.members[self.position]))
         args = []
-        for direction, step in ((FORWARD, 1), (BACKWARD, -1)):
+        for direction, step in ((_FORWARD, 1), (_BACKWARD, -1)):
             if direction not in directions:
                 args.append(0)
                 continue
@@ -85,12 +85,12 @@ class MeshLine:
         return args
 
 
-def mesh_lines(mesh: MeshDevice, cluster_axis: int, along_line: bool = False) -> list[MeshLine]:
+def mesh_lines(mesh: MeshDevice, cluster_axis: int) -> list[MeshLine]:
     """The line of every device of the mesh (row-major)."""
     lines: list = [None] * mesh.get_num_devices()
     for group in line_groups(mesh.shape, cluster_axis):
         if len(group) > MAX_LINE_DEVICES:
             raise ValueError(f"a line of {len(group)} devices exceeds the supported {MAX_LINE_DEVICES}")
         for position, device_index in enumerate(group):
-            lines[device_index] = MeshLine(mesh, group, position, along_line)
+            lines[device_index] = MeshLine(mesh, group, position)
     return lines
