@@ -195,6 +195,21 @@ def test_unaligned_splits_take_the_counted_host_path():
         ttnn.close_mesh_device(m)
 
 
+def test_row_major_reduce_scatter_takes_the_counted_host_path():
+    """ttnn's line reduce_scatter takes tiles only; a ROW_MAJOR tensor is summed on the host, in fp32
+    in ascending position, rounded once."""
+    m = ttnn.open_mesh_device(ttnn.MeshShape(1, 4), grid=(2, 2))
+    try:
+        shards = _shards(m, (8, 4 * 32), seed=55)
+        before = ttnn.host_traffic()
+        out = ttnn.reduce_scatter(_to_mesh(m, shards, ttnn.ROW_MAJOR_LAYOUT), 1, cluster_axis=1)
+        assert (ttnn.host_traffic() - before).host_computations == 1
+        for got, expected in zip(device_shards(out), golden.reduce_scatter(shards, (1, 4), 1, 1)):
+            assert torch.equal(got, expected.to(torch.bfloat16))
+    finally:
+        ttnn.close_mesh_device(m)
+
+
 def test_line_all_gather_carries_each_page_once_per_link():
     """1x8 line, 2 pages per device: a page is multicast along each side of the line, so the link
     from position k + 1 to k carries the pages of the 7 - k members beyond it once each (not once
