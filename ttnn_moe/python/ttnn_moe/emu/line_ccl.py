@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as _program
 from ttnn_moe.emu import kernel_programs as kp
 from ttnn_moe.emu.device import MeshDevice
@@ -148,12 +149,16 @@ def all_gather_on_fabric(t: Tensor, output: Tensor, dim: int, cluster_axis: int,
 def _reduce_scatter_layout(mesh: MeshDevice, num_links: Optional[int]) -> tuple[int, int]:
     """(links, workers per direction per link) as ttnn's line reduce_scatter picks them: every link
     by default, then the most workers of 8, 4, 2, 1 for which the links' cores (per link and
-    direction a mux core and the workers) fit the grid."""
+    direction a mux core and the workers) fit the grid. One departure: all devices of a mesh
+    program must run at once, and the emulator holds at most `l1_slots` worker cores over the
+    mesh, so a large mesh (QUAD: 128 devices) takes fewer workers per direction."""
     grid = mesh.compute_with_storage_grid_size()
     cores = grid.x * grid.y
     links = _check_links(mesh, num_links, 2 * (1 + 1))
-    for workers in (8, 4, 2, 1):
-        if links * 2 * (1 + workers) <= cores:
+    slots = int(_emu.runtime_state()["l1_slots"])
+    fitting = [w for w in (8, 4, 2, 1) if links * 2 * (1 + w) <= cores]
+    for workers in fitting:
+        if workers == 1 or mesh.get_num_devices() * links * 2 * workers <= slots:
             return links, workers
     raise AssertionError("_check_links keeps one worker per direction within the grid")
 
