@@ -1,10 +1,11 @@
-"""all_gather and reduce_scatter as device programs on the emulated fabric (kernels/ccl_line).
+"""all_gather and reduce_scatter as device programs on the emulated fabric (kernels/ccl_line),
+with the work split and data flow of ttnn 0.81.1's line algorithms (docs/emulated_collectives.md).
 
-Each device of a line runs the same kernels on the same page ranges, one worker core per
-fabric link; pages travel as fused write + increment packets straight to every other
-member (1D routes: hops along the line; 2D: the member's chip id). reduce_scatter sums
-every output page in ascending line position with an fp32 accumulator and rounds once to
-the output format, so its result does not depend on delivery order or timing.
+all_gather: one worker core per fabric link, each on its share of the input pages; a page goes
+to every other member as one multicast per side of the line (2D: a unicast per member).
+reduce_scatter: per link and direction a mux core (not run) and several workers; partials pass
+neighbour to neighbour, each member adding its share in fp32 DST and rounding once to the input
+format, in an order the line fixes, so the result does not depend on delivery order or timing.
 
 `gather_pages` / `scatter_pages` say whether a tensor's pages line up with the split (the
 kernels move whole pages); the caller falls back to the host otherwise.
