@@ -256,3 +256,12 @@ def test_line_collectives_cross_each_link_once_per_slice_and_direction():
         assert reduce_links[(k + 1, k)] == (k + 1) * slice_bytes
         assert gather_links[(k, k + 1)] == (k + 1) * slice_bytes
         assert gather_links[(k + 1, k)] == (7 - k) * slice_bytes
+
+
+def test_a_grid_too_small_for_a_link_is_named():
+    m = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), grid=(1, 2))
+    try:
+        with pytest.raises(ValueError, match="a fabric link needs 4 cores here, the grid has 2"):
+            ttnn.reduce_scatter(_to_mesh(m, _shards(m, (32, 64), seed=80)), 1, cluster_axis=1)
+    finally:
+        ttnn.close_mesh_device(m)

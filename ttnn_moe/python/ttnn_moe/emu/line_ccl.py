@@ -35,6 +35,7 @@ _CB_OWN, _CB_PARTIAL, _CB_SUM, _CB_HEADERS = 0, 1, 2, 3
 # all_gather: one worker core per fabric link (both directions).
 _AG_CORES_PER_LINK = 1
 _RS_FORWARD = 0  # reduce_scatter_line.hpp: direction 0 sends to higher positions
+_RS_MIN_CORES_PER_LINK = 4  # per direction a mux core and one worker
 # ttnn's line reduce_scatter: one buffer per mux channel (num_buffers_per_channel's default).
 _RS_MUX_BUFFERS = 1
 # reduce_scatter pages per CB chunk and chunks per CB: ttnn's line reduce_scatter moves
@@ -76,8 +77,10 @@ def _check_links(mesh: MeshDevice, num_links: Optional[int], cores_per_link: int
     planes), as many as the worker grid has cores for."""
     grid = mesh.compute_with_storage_grid_size()
     fitting = grid.x * grid.y // cores_per_link
+    if fitting == 0:
+        raise ValueError(f"a fabric link needs {cores_per_link} cores here, the grid has {grid.x * grid.y}")
     if num_links is None:
-        return max(1, min(int(mesh.chip_mesh.fabric_num_links), fitting))
+        return min(int(mesh.chip_mesh.fabric_num_links), fitting)
     if isinstance(num_links, bool) or not isinstance(num_links, int) or not 1 <= num_links <= MAX_LINKS:
         raise ValueError(f"num_links must be in [1, {MAX_LINKS}], got {num_links!r}")
     if num_links > fitting:
@@ -155,7 +158,7 @@ def _reduce_scatter_layout(mesh: MeshDevice, num_links: Optional[int]) -> tuple[
     mesh, so a large mesh (QUAD: 128 devices) takes fewer workers per direction."""
     grid = mesh.compute_with_storage_grid_size()
     cores = grid.x * grid.y
-    links = _check_links(mesh, num_links, 2 * (1 + 1))
+    links = _check_links(mesh, num_links, _RS_MIN_CORES_PER_LINK)
     slots = int(_emu.runtime_state()["l1_slots"])
     fitting = [w for w in (8, 4, 2, 1) if links * 2 * (1 + w) <= cores]
     for workers in fitting:
