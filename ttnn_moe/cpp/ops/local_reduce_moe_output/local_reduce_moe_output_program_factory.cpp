@@ -110,7 +110,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         cb(cores, kCbWeightSegment, DataFormat::Float16_b, round_up(segment_entries * 2, limits.dram_alignment), 1),
         cb(cores, kCbRowIndex, DataFormat::UInt32, round_up((window_rows + 1) * 4, limits.dram_alignment),
            kRowIndexPages),
-        cb(cores, kCbStatusStage, DataFormat::UInt32, limits.dram_alignment, 1),
+        cb(cores, kCbStatusStage, DataFormat::UInt32, limits.dram_alignment, kOverflowStageSlots),
         cb(cores, kCbStatus, DataFormat::UInt32, round_up(kStatusWords * 4, limits.dram_alignment), 1),
         cb(cores, kCbRowRange, DataFormat::UInt32, round_up(kRangeWords * 4, limits.dram_alignment), 1),
     };

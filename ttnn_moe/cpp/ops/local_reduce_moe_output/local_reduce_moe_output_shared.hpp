@@ -31,6 +31,9 @@ inline constexpr uint32_t kMaxSegmentEntries = 2048;
 inline constexpr uint32_t kPairBatch = 8;
 inline constexpr uint32_t kPairPages = 2 * kPairBatch;
 
+// Aligned slots of cb_status_stage: the row_overflow words of that many rows are written together.
+inline constexpr uint32_t kOverflowStageSlots = 32;
+
 // The reader's tensors: order of its accessors' compile-time args and of its address
 // runtime args. Padded mode has no offsets tensor, and without num_used_rows there is no
 // used-rows tensor: those slots describe num_routed_tokens and are never read.

@@ -224,9 +224,57 @@ void take_rows(Args& a) {
     cb_push_back(cb_row_length, 1);
 }
 
+// Counts the experts whose entries a scan skips or cuts (status record): misaligned grouped
+// blocks with tokens (not read) and counts past the entries of their block (clamped).
+void count_unread_blocks(const Args& a, const Routing& routing, volatile uint32_t* status) {
+    for (uint32_t l = 0; l < a.num_local; ++l) {
+        const Block block = block_of(a, routing, l);
+        const uint32_t count = routing.count(l);
+        if (!block.aligned) {
+            if (count > 0 && status[kMisalignedOffsets]++ == 0) {
+                status[kFirstMisalignedExpert] = l;
+                status[kFirstMisalignedOffset] = block.column;
+            }
+        } else if (count > block.room && status[kClampedCounts]++ == 0) {
+            status[kFirstClampedExpert] = l;
+            status[kFirstClampedCount] = count;
+        }
+    }
+}
+
+// A scan's place: expert l, its entries from `first` on.
+struct ScanPosition {
+    uint32_t l, first;
+};
+
+// The pieces of the scan from `from` that fit one batch of the segment buffers, in scan order:
+// calls on_piece(l, first, entries, slot) for each, a piece being at most segment_entries
+// entries of one expert and `slot` its first entry in the buffers (at an aligned L1 address in
+// both). Returns where the next batch starts (l == num_local when the scan is done).
+template <typename OnPiece>
+ScanPosition for_each_piece_of_batch(const Args& a, const Routing& routing, ScanPosition at, OnPiece on_piece) {
+    uint32_t slot = 0;
+    while (at.l < a.num_local) {
+        const uint32_t count = entries_read(a, routing, at.l);
+        if (at.first >= count) {
+            at = {at.l + 1, 0};
+            continue;
+        }
+        const uint32_t left = count - at.first;
+        const uint32_t entries = left < a.segment_entries ? left : a.segment_entries;
+        if (slot + entries > a.segment_entries) break;
+        on_piece(at.l, at.first, entries, slot);
+        slot += align_up(entries * 2) / 2;  // the next weight piece (2 B each) starts aligned, so does the map's
+        at.first += entries;
+    }
+    return at;
+}
+
 // One scan over every expert's valid map entries (ascending l, then i), calling
-// on_entry(row, y page, weight bits) for each. With a status record (the core's first scan on
-// the reporting core) it also counts misaligned blocks, clamped counts and rows past the output.
+// on_entry(row, y page, weight bits) for each. The entries are read in batches: the pieces of
+// consecutive experts that fit the segment buffers, all their reads under one barrier. With a
+// status record (the core's first scan on the reporting core) it also counts misaligned blocks,
+// clamped counts and rows past the rows computed.
 template <typename OnEntry>
 void scan_map_entries(const Args& a, const Routing& routing, volatile uint32_t* status, OnEntry on_entry) {
     const auto idx_map = tensor<kTokenIdxMap>(a);
@@ -235,39 +283,30 @@ void scan_map_entries(const Args& a, const Routing& routing, volatile uint32_t* 
     cb_reserve_back(cb_weight_segment, 1);
     const uint32_t map_l1 = get_write_ptr(cb_map_segment);
     const uint32_t weight_l1 = get_write_ptr(cb_weight_segment);
-    for (uint32_t l = 0; l < a.num_local; ++l) {
-        const Block block = block_of(a, routing, l);
-        uint32_t count = routing.count(l);
-        if (!block.aligned) {
-            if (status && count > 0 && status[kMisalignedOffsets]++ == 0) {
-                status[kFirstMisalignedExpert] = l;
-                status[kFirstMisalignedOffset] = block.column;
-            }
-            continue;
-        }
-        if (count > block.room) {
-            if (status && status[kClampedCounts]++ == 0) {
-                status[kFirstClampedExpert] = l;
-                status[kFirstClampedCount] = count;
-            }
-            count = block.room;
-        }
-        for (uint32_t first = 0; first < count; first += a.segment_entries) {
-            const uint32_t pieces = count - first < a.segment_entries ? count - first : a.segment_entries;
-            const uint32_t column = block.column + first;
-            noc_async_read(idx_map.get_noc_addr(block.page, column * 4), map_l1, pieces * 4);
-            noc_async_read(weights.get_noc_addr(block.page, column * 2), weight_l1, pieces * 2);
-            noc_async_read_barrier();
-            for (uint32_t i = 0; i < pieces; ++i) {
-                const uint32_t row = words(map_l1)[i];
+    if (status) count_unread_blocks(a, routing, status);
+    ScanPosition at{0, 0};
+    while (at.l < a.num_local) {
+        const ScanPosition next =
+            for_each_piece_of_batch(a, routing, at, [&](uint32_t l, uint32_t first, uint32_t entries, uint32_t slot) {
+                const Block block = block_of(a, routing, l);
+                const uint32_t column = block.column + first;
+                noc_async_read(idx_map.get_noc_addr(block.page, column * 4), map_l1 + slot * 4, entries * 4);
+                noc_async_read(weights.get_noc_addr(block.page, column * 2), weight_l1 + slot * 2, entries * 2);
+            });
+        noc_async_read_barrier();
+        for_each_piece_of_batch(a, routing, at, [&](uint32_t l, uint32_t first, uint32_t entries, uint32_t slot) {
+            const Block block = block_of(a, routing, l);
+            for (uint32_t i = 0; i < entries; ++i) {
+                const uint32_t row = words(map_l1 + slot * 4)[i];
                 if (status && row >= a.rows && status[kBadRows]++ == 0) {
                     status[kFirstBadExpert] = l;
-                    status[kFirstBadIndex] = column + i;
+                    status[kFirstBadIndex] = block.column + first + i;
                     status[kFirstBadRow] = row;
                 }
-                on_entry(row, block.first_row + first + i, halves(weight_l1)[i]);
+                on_entry(row, block.first_row + first + i, halves(weight_l1 + slot * 2)[i]);
             }
-        }
+        });
+        at = next;
     }
 }
 
@@ -337,16 +376,20 @@ void place_entries(const Args& a, const Routing& routing, Window& window, uint32
     });
 }
 
-// row_overflow[row] = its dropped assignments (the window's cursors), one page per row.
+// row_overflow[row] = its dropped assignments (the window's cursors), one page per row. The words
+// are staged in kOverflowStageSlots aligned slots of cb_status_stage, so the writes of a round of
+// slots are in flight together; a slot is reused once the round's writes have left.
 void write_row_overflow(const Args& a, const Window& window) {
     const auto row_overflow = tensor<kRowOverflow>(a);
-    cb_reserve_back(cb_status_stage, 1);
+    cb_reserve_back(cb_status_stage, kOverflowStageSlots);
     const uint32_t stage_l1 = get_write_ptr(cb_status_stage);
     for (uint32_t r = 0; r < window.num_rows(); ++r) {
-        words(stage_l1)[0] = window.cursor[r];
-        noc_async_write(stage_l1, row_overflow.get_noc_addr(window.begin + r), 4);
-        noc_async_write_barrier();
+        const uint32_t slot = r % kOverflowStageSlots;
+        if (slot == 0 && r > 0) noc_async_writes_flushed();
+        words(stage_l1 + slot * kDramAlign)[0] = window.cursor[r];
+        noc_async_write(stage_l1 + slot * kDramAlign, row_overflow.get_noc_addr(window.begin + r), 4);
     }
+    noc_async_writes_flushed();
 }
 
 // The (y chunk, weight scalar tile) pairs go to the compute kernel in batches: the reads of up to
@@ -514,4 +557,5 @@ void kernel_main() {
         scan_map_entries(args, routing, status, [](uint32_t, uint32_t, uint32_t) {});
         write_status(args);
     }
+    noc_async_write_barrier();  // the row_overflow words have landed
 }
