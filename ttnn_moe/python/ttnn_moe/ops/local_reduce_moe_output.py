@@ -14,6 +14,7 @@ _OP = "local_reduce_moe_output"
 # Words of the reduce_status record, as the kernel writes them.
 StatusWord = _C.ops.local_reduce_moe_output.StatusWord
 _OFFSET_ALIGNMENT = _C.ops.local_reduce_moe_output.OFFSET_ALIGNMENT
+_NONE = _C.ops.local_reduce_moe_output.NONE  # a status word with no value (kUsedRowsRead: no num_used_rows)
 # fp32 accumulation unless the caller's config says otherwise.
 _DEFAULT_CONFIG = WormholeComputeKernelConfig(
     math_fidelity=MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True
@@ -112,16 +113,12 @@ def raise_on_reduce_errors(reduce_status: Any, *, num_out_rows: int, grouped: bo
     rows computed, a count past its block or overlapping grouped blocks."""
     for where, words in status_records(_OP, reduce_status):
         used = words[StatusWord.kUsedRowsRead]
-        if used != _C.ops.local_reduce_moe_output.NONE and used > num_out_rows:
+        if used != _NONE and used > num_out_rows:
             raise ValueError(f"{where}num_used_rows = {used} exceeds num_out_rows={num_out_rows}")
         if words[StatusWord.kBadRows]:
             expert, index = words[StatusWord.kFirstBadExpert], words[StatusWord.kFirstBadIndex]
             entry = f"token_idx_map[{index}] (expert {expert})" if grouped else f"token_idx_map[{expert}, {index}]"
-            rows = (
-                f"num_out_rows={num_out_rows}"
-                if used == _C.ops.local_reduce_moe_output.NONE
-                else f"num_used_rows={used}"
-            )
+            rows = f"num_out_rows={num_out_rows}" if used == _NONE else f"num_used_rows={used}"
             raise ValueError(
                 f"{where}{entry} = {words[StatusWord.kFirstBadRow]} is outside [0, {rows}) "
                 f"({words[StatusWord.kBadRows]} such entries, summed nowhere)"
