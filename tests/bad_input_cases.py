@@ -628,6 +628,25 @@ CASES: list[Case] = [
         "more than max_assignments_per_row=1; 7 dropped over 1 rows",
         {"row_overflow": {"row 0": 7}},
     ),
+    Case(
+        _LR,
+        "num_used_rows > num_out_rows",
+        lambda e, s: reduce(e, s, num_used_rows=_u32([9])),
+        ValueError,
+        "local_reduce_moe_output: num_used_rows = 9 exceeds num_out_rows=4",
+        _status("reduce_status", kUsedRowsRead=9),
+    ),
+    Case(
+        _LR,
+        "token_idx_map entry >= num_used_rows",
+        lambda e, s: reduce(
+            e, s, token_idx_map=_u32([[0, 0, 0, 0], [0, 2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]), num_used_rows=_u32([2])
+        ),
+        ValueError,
+        "local_reduce_moe_output: token_idx_map[1, 1] = 2 is outside [0, num_used_rows=2) "
+        "(1 such entries, summed nowhere)",
+        _status("reduce_status", kBadRows=1, kFirstBadExpert=1, kFirstBadIndex=1, kFirstBadRow=2, kUsedRowsRead=2),
+    ),
     # all_to_all_dispatch_dense (1x2 mesh, cluster_axis 1)
     Case(
         _DI,

@@ -15,6 +15,7 @@ import pytest
 import torch
 from hf_moe import hf_moe_with
 from ttnn_moe.ops.all_to_all_dispatch_dense import StatusWord, raise_on_dispatch_errors
+from ttnn_moe.ops.local_reduce_moe_output import StatusWord as ReduceWord
 from ttnn_moe.testing import assert_pcc
 
 import ttnn_moe
@@ -185,7 +186,11 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
         status = [
             tuple(int(words.reshape(-1)[i]) for i in checked) for words in device_values(moe.last_dispatch_status)
         ]
-        reduce_overflow = [int(words.sum()) for words in device_values(moe.last_reduce_row_overflow)]
+        # row_overflow is written for the used slots only: [0, reduce_status[kRowsComputed]).
+        computed = [int(words.reshape(-1)[ReduceWord.kRowsComputed]) for words in device_values(moe.last_reduce_status)]
+        reduce_overflow = [
+            int(words.reshape(-1)[:n].sum()) for words, n in zip(device_values(moe.last_reduce_row_overflow), computed)
+        ]
     finally:
         emu.close_mesh_device(mesh_device)
     B, H, K, E_l = 8, CONFIG.hidden_size, CONFIG.num_experts_per_tok, CONFIG.n_routed_experts // 32
@@ -204,6 +209,7 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
     assert shapes["reduce_scatter"] == ((B, H // 8), emu.TILE_LAYOUT)
     assert status == [(0, 0, 0)] * 32  # the default capacity drops nothing; routing and mapping are valid
     assert reduce_overflow == [0] * 32  # no slot receives more than K rows
+    assert sum(computed) > 0 and max(computed) < capacity  # the used slots, a few of the capacity
 
 
 def test_dispatch_counts_and_expert_tile_matmuls_follow_the_routing(weights):

@@ -79,6 +79,7 @@ def run(case: dict, device) -> None:
                 alloc([case["E"], 1], "uint32"),
                 num_out_rows=case["M"],
                 expert_offsets=alloc([case["E"], 1], "uint32"),
+                num_used_rows=alloc([1], "uint32"),
                 max_assignments_per_row=case["K"],
                 strict=False,
             )

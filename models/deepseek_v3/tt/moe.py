@@ -85,7 +85,7 @@ class TtMoE:
         self.last_gate_status: Optional[ttnn.Tensor] = None  # (ceil(B/32), 3) uint32 per device, see 2
         self.last_dispatch_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see dispatch
         self.last_reduce_row_overflow: Optional[ttnn.Tensor] = None  # (cap, 1) uint32 per device, see 5a
-        self.last_reduce_status: Optional[ttnn.Tensor] = None  # (1, 12) uint32 per device, see 5a
+        self.last_reduce_status: Optional[ttnn.Tensor] = None  # (1, 14) uint32 per device, see 5a
         self.last_combine_status: Optional[ttnn.Tensor] = None  # (1, 8) uint32 per device, see 5b
         self._all_rows: dict[int, tuple[ttnn.Tensor, ttnn.Tensor]] = {}  # B -> shared expert's routing, see 6
         self._block_rows: dict[int, tuple[ttnn.Tensor, ttnn.Tensor]] = {}  # B -> dispatched rows, expert output
@@ -206,7 +206,9 @@ class TtMoE:
         # 5a. Local reduce into slots [kernel]: weight every row by its routing weight (the only
         #     place the weights are applied) and sum the rows of each (source device, token) slot.
         #     A slot receives at most K rows (one per top-k choice): bounding the per-core
-        #     assignment lists by K keeps them in L1 at prefill capacities.
+        #     assignment lists by K keeps them in L1 at prefill capacities. Only the used slots
+        #     [0, num_slots) are computed and written (the count read on the device): combine
+        #     reads no other row.
         expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)  # (cap, H) RM
         notify("to_layout.expert_rows", expert_rows)
         reduced, self.last_reduce_row_overflow, self.last_reduce_status = ttnn_moe.local_reduce_moe_output(
@@ -216,9 +218,10 @@ class TtMoE:
             counts,
             num_out_rows=int(dispatched.tokens.shape[0]),
             expert_offsets=offsets,
+            num_used_rows=dispatched.handle.num_slots,
             max_assignments_per_row=config.num_experts_per_tok,
             strict=False,
-        )  # (cap, H) RM, (cap, 1), (1, 12)
+        )  # (cap, H) RM, rows past num_slots not written; (cap, 1), (1, 14)
         ttnn.deallocate(expert_rows)
         notify("local_reduce", reduced)
 

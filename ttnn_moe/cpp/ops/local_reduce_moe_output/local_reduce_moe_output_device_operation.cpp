@@ -11,11 +11,13 @@ using program::DataFormat;
 using program::TensorArg;
 
 Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
-    if (inputs.size() != 4 && inputs.size() != 5) {
-        throw std::invalid_argument(kOpName + ": expects 4 inputs (padded) or 5 (grouped, with expert_offsets), got " +
+    const size_t routing_inputs = inputs.size() - (attrs.has_used_rows ? 1 : 0);
+    if (inputs.size() < 4 || (routing_inputs != 4 && routing_inputs != 5)) {
+        throw std::invalid_argument(kOpName + ": expects 4 inputs (padded) or 5 (grouped, with expert_offsets)" +
+                                    (attrs.has_used_rows ? " and num_used_rows" : std::string()) + ", got " +
                                     std::to_string(inputs.size()));
     }
-    const bool grouped = inputs.size() == 5;
+    const bool grouped = routing_inputs == 5;
     const auto& y = inputs[0];
     const auto& idx_map = inputs[1];
     const auto& weights = inputs[2];
@@ -43,6 +45,14 @@ Shapes validate(const std::vector<TensorArg>& inputs, const Attributes& attrs) {
     } else if (counts_shape[0] != y_shape[0]) {
         throw std::invalid_argument(kOpName + ": num_routed_tokens has " + std::to_string(counts_shape[0]) +
                                     " experts, y " + shape_str(y.shape) + " has " + std::to_string(y_shape[0]));
+    }
+    if (attrs.has_used_rows) {
+        // One count: (1,), leading 1s allowed.
+        row_major_input(kOpName, "num_used_rows (1,)", inputs.back(), 1, DataFormat::UInt32);
+        if (inputs.back().shape.back() != 1) {
+            throw std::invalid_argument(kOpName + ": num_used_rows must hold one count, got shape " +
+                                        shape_str(inputs.back().shape));
+        }
     }
     for (const auto& t : inputs) require_dram(kOpName, "every input", t);
     if (attrs.num_out_rows == 0) throw std::invalid_argument(kOpName + ": num_out_rows must be positive, got 0");

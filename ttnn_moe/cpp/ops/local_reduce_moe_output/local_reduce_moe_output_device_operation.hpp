@@ -5,6 +5,8 @@
 //          num_routed_tokens (E_l, 1) uint32
 // grouped: y (M, H), token_idx_map (M,), routed_token_weights (M,), num_routed_tokens (E_l, 1),
 //          expert_offsets (E_l, 1) uint32 (multiples of 32)
+// then, with has_used_rows, num_used_rows (1,) uint32: only output rows [0, num_used_rows) are
+//          computed and written (the count is read on the device)
 // outputs: (num_out_rows, H) bf16 RM; row_overflow (num_out_rows, 1) uint32 RM = assignments of each
 //          row dropped for exceeding max_assignments_per_row (all 0 when every row fits);
 //          reduce_status (1, kStatusWords) uint32 RM (local_reduce_moe_output_shared::StatusWord)
@@ -29,7 +31,11 @@ struct Attributes {
     // Most assignments one output row can receive (top-k K: one per choice); 0 = no bound, the
     // per-core assignment list is then sized for every entry of the map.
     uint32_t max_assignments_per_row = 0;
-    auto fields() const { return std::tie(num_out_rows, math_fidelity, fp32_dest_acc_en, max_assignments_per_row); }
+    // The last input is num_used_rows: rows at or past it are neither computed nor written.
+    bool has_used_rows = false;
+    auto fields() const {
+        return std::tie(num_out_rows, math_fidelity, fp32_dest_acc_en, max_assignments_per_row, has_used_rows);
+    }
 };
 
 struct Shapes {
@@ -42,7 +48,8 @@ struct Shapes {
 
 Shapes validate(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
 std::vector<program::TensorArg> output_specs(const std::vector<program::TensorArg>& inputs, const Attributes& attrs);
-// io = the 4 (padded) or 5 (grouped) inputs, then the output, row_overflow and reduce_status.
+// io = the 4 (padded) or 5 (grouped) inputs, num_used_rows (has_used_rows), then the output,
+// row_overflow and reduce_status.
 CachedProgram create_program(const std::vector<program::TensorArg>& io, const std::string& kernels_root,
                              const program::DeviceLimits& limits, const Attributes& attrs);
 

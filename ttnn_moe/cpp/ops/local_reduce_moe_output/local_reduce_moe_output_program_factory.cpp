@@ -1,4 +1,5 @@
-// Program: token-stationary. Output rows are split contiguously over the cores.
+// Program: token-stationary. The output rows computed (num_used_rows, read on the device, or
+// num_out_rows) are split contiguously over the cores at run time.
 // Reader: reads the counts (and offsets), scans each expert's valid map entries once
 // (ascending l, i) keeping those that land in its rows, counting-sorts them by output
 // row in L1 (stable, so each row's list stays in ascending l), writes each row's count of
@@ -12,6 +13,7 @@
 // The first core's reader also writes reduce_status: map entries naming no output row,
 // counts past their block, overlapping grouped blocks.
 #include <algorithm>
+#include <cmath>
 
 #include "ops/common/tensor_checks.hpp"
 #include "ops/local_reduce_moe_output/local_reduce_moe_output_device_operation.hpp"
@@ -40,6 +42,7 @@ enum Cb : uint8_t {
     kCbRowIndex,
     kCbStatusStage,
     kCbStatus,
+    kCbRowRange,
 };
 
 CBDescriptor cb(const CoreRangeSet& cores, uint8_t index, DataFormat format, uint32_t page, uint32_t pages) {
@@ -64,6 +67,16 @@ uint32_t assignment_list_capacity(uint64_t most_kept, uint32_t fixed_bytes, uint
     const uint32_t fitting = room / ((kEntryWords + kSortedEntryWords) * 4) / kListGranule * kListGranule;
     return std::max(fitting, kListGranule);
 }
+// Every core scans all A valid map entries, and the map sits in one DRAM page (grouped; one per
+// expert padded): that bank carries cores x A x 6 bytes, while each core feeds its A x chunks /
+// cores (y chunk, weight) pairs. The two balance at a core count that grows with sqrt(chunks) and
+// not with A: kCoresPerRootChunk per sqrt(chunk), where Wormhole's modeled time is least for one
+// chunk (TG mini prefill, 1 chunk: 16.1 us on 64 cores, 11.6 on 16, 12.4 on 32). H = 7168 (7
+// chunks) gets the whole 8x8 grid.
+constexpr double kCoresPerRootChunk = 24.0;
+uint32_t scan_balanced_cores(uint32_t num_chunks) {
+    return static_cast<uint32_t>(std::ceil(kCoresPerRootChunk * std::sqrt(static_cast<double>(num_chunks))));
+}
 }  // namespace
 
 CachedProgram create_program(const std::vector<TensorArg>& io, const std::string& kernels_root,
@@ -73,14 +86,20 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const uint32_t out_index = static_cast<uint32_t>(num_inputs);
     const uint32_t overflow_index = out_index + 1;
     const uint32_t status_index = out_index + 2;
-    // io tensor of each reader tensor; padded mode has no offsets tensor: its slot describes
-    // num_routed_tokens and is never read.
-    const uint32_t reader_io[kNumReaderTensors] = {0, 1, 2, 3, s.grouped ? 4u : 3u, overflow_index, status_index};
-    const uint32_t num_cores = std::min(attrs.num_out_rows, limits.grid.x * limits.grid.y);
+    // io tensor of each reader tensor; padded mode has no offsets tensor, and without
+    // num_used_rows there is no used-rows tensor: those slots describe num_routed_tokens and are
+    // never read.
+    const uint32_t used_rows_index = attrs.has_used_rows ? out_index - 1 : 3u;
+    const uint32_t reader_io[kNumReaderTensors] = {
+        0, 1, 2, 3, s.grouped ? 4u : 3u, overflow_index, status_index, used_rows_index};
+    const uint32_t num_chunks = (s.hidden + kChunkElements - 1) / kChunkElements;
+    // How many rows are used is only known on the device; the cores are as many as balance the
+    // scan against the feed (scan_balanced_cores), at most one per output row.
+    const uint32_t num_cores =
+        std::min({attrs.num_out_rows, limits.grid.x * limits.grid.y, scan_balanced_cores(num_chunks)});
     const uint32_t max_rows_per_core = (attrs.num_out_rows + num_cores - 1) / num_cores;
     const auto selection = first_cores(limits.grid, num_cores);
     const auto& cores = selection.ranges;
-    const uint32_t num_chunks = (s.hidden + kChunkElements - 1) / kChunkElements;
     const uint32_t bf16_tile = tile_size_bytes(DataFormat::Float16_b);
     const uint32_t fp32_tile = tile_size_bytes(DataFormat::Float32);
     const uint32_t window_rows = std::min(max_rows_per_core, kMaxWindowRows);
@@ -92,9 +111,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
 
     ProgramDescriptor program;
     program.cbs = {
-        cb(cores, kCbY, DataFormat::Float16_b, bf16_tile, 2),
-        cb(cores, kCbWeight, DataFormat::Float16_b, bf16_tile, 2),
-        cb(cores, kCbRowLength, DataFormat::UInt32, limits.dram_alignment, 2),
+        cb(cores, kCbY, DataFormat::Float16_b, bf16_tile, kPairPages),
+        cb(cores, kCbWeight, DataFormat::Float16_b, bf16_tile, kPairPages),
+        cb(cores, kCbRowLength, DataFormat::UInt32, limits.dram_alignment, kPairPages),
         cb(cores, kCbProduct, DataFormat::Float32, fp32_tile, 1),
         cb(cores, kCbAcc, DataFormat::Float32, fp32_tile, 1),
         cb(cores, kCbOut, DataFormat::Float16_b, bf16_tile, 2),
@@ -104,8 +123,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         cb(cores, kCbWeightSegment, DataFormat::Float16_b, round_up(segment_entries * 2, limits.dram_alignment), 1),
         cb(cores, kCbRowIndex, DataFormat::UInt32, round_up((window_rows + 1) * 4, limits.dram_alignment),
            kRowIndexPages),
-        cb(cores, kCbStatusStage, DataFormat::UInt32, limits.dram_alignment, 1),
+        cb(cores, kCbStatusStage, DataFormat::UInt32, limits.dram_alignment, kOverflowStageSlots),
         cb(cores, kCbStatus, DataFormat::UInt32, round_up(kStatusWords * 4, limits.dram_alignment), 1),
+        cb(cores, kCbRowRange, DataFormat::UInt32, round_up(kRangeWords * 4, limits.dram_alignment), 1),
     };
     uint32_t fixed_bytes = 0;
     for (const auto& c : program.cbs) fixed_bytes += c.total_size;
@@ -140,6 +160,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         {named_arg::kCbRowIndex, kCbRowIndex},
         {named_arg::kCbStatusStage, kCbStatusStage},
         {named_arg::kCbStatus, kCbStatus},
+        {named_arg::kCbRowRange, kCbRowRange},
     };
     reader.config = ReaderConfigDescriptor{};
 
@@ -163,14 +184,11 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     writer.kernel_source = kernels_root + "/local_reduce_moe_output/dataflow/writer_rows.cpp";
     writer.core_ranges = cores;
     append_runtime_page_size_accessor_args(io[out_index], writer.compile_time_args);
-    writer.named_compile_time_args = {{named_arg::kCbOut, kCbOut}};
+    writer.named_compile_time_args = {{named_arg::kCbOut, kCbOut}, {named_arg::kCbRowRange, kCbRowRange}};
     writer.config = WriterConfigDescriptor{};
 
     CachedProgram cached;
     for (uint32_t c = 0; c < num_cores; ++c) {
-        const uint32_t begin = split_begin(attrs.num_out_rows, num_cores, c);
-        const uint32_t end = split_begin(attrs.num_out_rows, num_cores, c + 1);
-
         std::vector<uint32_t> reader_args(reader_arg::kCount);
         for (uint32_t t = 0; t < kNumReaderTensors; ++t) {
             cached.address_slots.push_back({0, c, t, reader_io[t]});
@@ -180,8 +198,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         reader_args[reader_arg::kNumLocal] = s.num_local;
         reader_args[reader_arg::kBlockRows] = s.block_rows;
         reader_args[reader_arg::kHidden] = s.hidden;
-        reader_args[reader_arg::kRowBegin] = begin;
-        reader_args[reader_arg::kRowEnd] = end;
+        reader_args[reader_arg::kCore] = c;
+        reader_args[reader_arg::kNumCores] = num_cores;
+        reader_args[reader_arg::kHasUsedRows] = attrs.has_used_rows ? 1u : 0u;
         reader_args[reader_arg::kListCapacity] = list_capacity;
         reader_args[reader_arg::kRowBound] = row_bound;
         reader_args[reader_arg::kNumOutRows] = attrs.num_out_rows;
@@ -191,7 +210,6 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         reader.runtime_args.emplace_back(selection.cores[c], std::move(reader_args));
 
         std::vector<uint32_t> compute_args(compute_arg::kCount);
-        compute_args[compute_arg::kNumRows] = end - begin;
         compute_args[compute_arg::kNumChunks] = num_chunks;
         compute.runtime_args.emplace_back(selection.cores[c], std::move(compute_args));
 
@@ -199,8 +217,6 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         cached.address_slots.push_back({2, c, writer_arg::kOutAddr, out_index});
         writer_args[writer_arg::kOutAddr] = io[out_index].address;
         writer_args[writer_arg::kHidden] = s.hidden;
-        writer_args[writer_arg::kRowBegin] = begin;
-        writer_args[writer_arg::kRowEnd] = end;
         writer.runtime_args.emplace_back(selection.cores[c], std::move(writer_args));
     }
     program.kernels = {std::move(reader), std::move(compute), std::move(writer)};

@@ -15,7 +15,7 @@ void bind(py::module_& ops) {
 
 inputs: padded [y (E_l, T, H) bfloat16, token_idx_map (E_l, T) uint32, routed_token_weights (E_l, T) bfloat16,
 num_routed_tokens (E_l, 1) uint32] or grouped [y (M, H), token_idx_map (M,), routed_token_weights (M,),
-num_routed_tokens, expert_offsets (E_l, 1)], ROW_MAJOR; outputs: (num_out_rows, H) bfloat16,
+num_routed_tokens, expert_offsets (E_l, 1)], then with has_used_rows num_used_rows (1,) uint32, ROW_MAJOR; outputs: (num_out_rows, H) bfloat16,
 row_overflow (num_out_rows, 1) uint32 and reduce_status (1, STATUS_WORDS) uint32 indexed by StatusWord.)doc");
     namespace shared = local_reduce_moe_output_shared;
     py::enum_<shared::StatusWord>(m, "StatusWord", py::arithmetic(), "Words of the reduce_status record.")
@@ -30,19 +30,24 @@ row_overflow (num_out_rows, 1) uint32 and reduce_status (1, STATUS_WORDS) uint32
         .value("kFirstOverlapExpert", shared::kFirstOverlapExpert)
         .value("kMisalignedOffsets", shared::kMisalignedOffsets)
         .value("kFirstMisalignedExpert", shared::kFirstMisalignedExpert)
-        .value("kFirstMisalignedOffset", shared::kFirstMisalignedOffset);
+        .value("kFirstMisalignedOffset", shared::kFirstMisalignedOffset)
+        .value("kUsedRowsRead", shared::kUsedRowsRead)
+        .value("kRowsComputed", shared::kRowsComputed);
     m.attr("OFFSET_ALIGNMENT") = shared::kOffsetAlignment;
     m.attr("STATUS_WORDS") = static_cast<uint32_t>(shared::kStatusWords);
     m.attr("NONE") = shared::kNone;
     py::class_<Attributes>(m, "Attributes")
         .def(py::init([](uint32_t num_out_rows, program::MathFidelity math_fidelity, bool fp32_dest_acc_en,
-                         uint32_t max_assignments_per_row) {
-                 return Attributes{num_out_rows, math_fidelity, fp32_dest_acc_en, max_assignments_per_row};
+                         uint32_t max_assignments_per_row, bool has_used_rows) {
+                 return Attributes{num_out_rows, math_fidelity, fp32_dest_acc_en, max_assignments_per_row,
+                                   has_used_rows};
              }),
              py::kw_only(), py::arg("num_out_rows"), py::arg("math_fidelity") = program::MathFidelity::HiFi4,
-             py::arg("fp32_dest_acc_en") = true, py::arg("max_assignments_per_row") = 0)
+             py::arg("fp32_dest_acc_en") = true, py::arg("max_assignments_per_row") = 0,
+             py::arg("has_used_rows") = false)
         .def_readonly("num_out_rows", &Attributes::num_out_rows)
-        .def_readonly("max_assignments_per_row", &Attributes::max_assignments_per_row);
+        .def_readonly("max_assignments_per_row", &Attributes::max_assignments_per_row)
+        .def_readonly("has_used_rows", &Attributes::has_used_rows);
     bind_device_operation<Operation>(m);
 }
 

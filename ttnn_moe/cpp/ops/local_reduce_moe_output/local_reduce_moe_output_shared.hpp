@@ -24,9 +24,19 @@ inline constexpr uint32_t kChunkElements = 1024;
 inline constexpr uint32_t kMaxWindowRows = 8192;
 inline constexpr uint32_t kMaxSegmentEntries = 2048;
 
+// The reader sends the compute kernel its (y chunk, weight) pairs in batches of at most
+// kPairBatch, the reads of a batch in flight together; cb_y and cb_weight hold kPairPages pages,
+// so one batch is filled while the other is summed, and cb_row_length as many (it must hold more
+// than kPairBatch: see the reader's PairFeed).
+inline constexpr uint32_t kPairBatch = 8;
+inline constexpr uint32_t kPairPages = 2 * kPairBatch;
+
+// Aligned slots of cb_status_stage: the row_overflow words of that many rows are written together.
+inline constexpr uint32_t kOverflowStageSlots = 32;
+
 // The reader's tensors: order of its accessors' compile-time args and of its address
-// runtime args. Padded mode has no offsets tensor: that slot describes num_routed_tokens
-// and is never read.
+// runtime args. Padded mode has no offsets tensor, and without num_used_rows there is no
+// used-rows tensor: those slots describe num_routed_tokens and are never read.
 enum ReaderTensor : uint32_t {
     kY,
     kTokenIdxMap,
@@ -35,8 +45,15 @@ enum ReaderTensor : uint32_t {
     kOffsets,
     kRowOverflow,
     kStatus,
+    kUsedRows,
     kNumReaderTensors,
 };
+
+// The output rows the op computes, [0, rows), are split over the cores at run time, where the
+// count is known: core c of `cores` takes [share_begin(c), share_begin(c + 1)).
+inline constexpr uint32_t share_begin(uint32_t core, uint32_t rows, uint32_t cores) {
+    return static_cast<uint32_t>(static_cast<uint64_t>(rows) * core / cores);
+}
 
 // Runtime args of the reader: the addresses of its tensors (ReaderTensor order), then these.
 namespace reader_arg {
@@ -45,37 +62,39 @@ enum : uint32_t {
     kNumLocal,                     // E_l
     kBlockRows,                    // entries per map page: T (padded) or M (grouped)
     kHidden,                       // H
-    kRowBegin,                     // this core's output rows [row_begin, row_end)
-    kRowEnd,
+    kCore,                         // this core's index among the kNumCores sharing the rows
+    kNumCores,
+    kHasUsedRows,     // 1: rows past num_used_rows (read on the device) are neither computed nor written
     kListCapacity,    // entries the L1 assignment lists hold
     kRowBound,        // assignments one output row may keep
     kNumOutRows,      // rows of the output: map entries at or past it name no row
     kReportsStatus,   // 1 on the core that writes reduce_status
-    kWindowRows,      // output rows indexed per window: min(rows of the core, kMaxWindowRows)
+    kWindowRows,      // output rows indexed per window: min(most rows of a core, kMaxWindowRows)
     kSegmentEntries,  // map entries read per piece: min(T or M, kMaxSegmentEntries)
     kCount,
 };
 }  // namespace reader_arg
 
-// Runtime args of the compute kernel.
+// Runtime args of the compute kernel. Its rows are counted on the device: the reader sends the
+// number first on cb_row_length, then each row's pair count.
 namespace compute_arg {
 enum : uint32_t {
-    kNumRows,    // output rows of this core
     kNumChunks,  // ceil(H / kChunkElements)
     kCount,
 };
 }  // namespace compute_arg
 
-// Runtime args of the writer.
+// Runtime args of the writer. The reader sends it the core's rows on cb_row_range.
 namespace writer_arg {
 enum : uint32_t {
     kOutAddr,
     kHidden,
-    kRowBegin,
-    kRowEnd,
     kCount,
 };
 }  // namespace writer_arg
+
+// Words of the cb_row_range page: this core's output rows [begin, end).
+enum RowRangeWord : uint32_t { kRangeBegin, kRangeEnd, kRangeWords };
 
 // Names of the named compile-time args (CBs).
 namespace named_arg {
@@ -92,13 +111,15 @@ inline constexpr const char* kCbWeightSegment = "cb_weight_segment";  // and the
 inline constexpr const char* kCbEntries = "cb_entries";               // kept assignments in scan order
 inline constexpr const char* kCbSorted = "cb_sorted";                 // the same, grouped by output row
 inline constexpr const char* kCbRowIndex = "cb_row_index";            // kRowIndexPages of per-row words
-inline constexpr const char* kCbStatusStage = "cb_status_stage";      // one word staged per row_overflow write
-inline constexpr const char* kCbStatus = "cb_status";                 // the reduce_status record
+inline constexpr const char* kCbStatusStage =
+    "cb_status_stage";                                      // num_used_rows read, then one word per row_overflow write
+inline constexpr const char* kCbStatus = "cb_status";       // the reduce_status record
+inline constexpr const char* kCbRowRange = "cb_row_range";  // the core's rows, reader -> writer
 }  // namespace named_arg
 
 // Words of the (1, kStatusWords) uint32 reduce_status record.
 enum StatusWord : uint32_t {
-    kBadRows,         // valid entries whose token_idx_map row is >= num_out_rows: not summed
+    kBadRows,         // valid entries whose token_idx_map row is >= kRowsComputed: not summed
     kFirstBadExpert,  // first such entry: its expert, its index in the map page, its row; kNone if none
     kFirstBadIndex,
     kFirstBadRow,
@@ -110,6 +131,8 @@ enum StatusWord : uint32_t {
     kMisalignedOffsets,   // grouped: experts with tokens whose offset is not a multiple of kOffsetAlignment: not read
     kFirstMisalignedExpert,  // first such expert and its offset, kNone if none
     kFirstMisalignedOffset,
+    kUsedRowsRead,  // num_used_rows as read, kNone without it; past num_out_rows it is clamped to it
+    kRowsComputed,  // output rows computed and written: [0, this)
     kStatusWords,
 };
 

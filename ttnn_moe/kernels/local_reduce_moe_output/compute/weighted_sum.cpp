@@ -1,4 +1,5 @@
-// local_reduce_moe_output compute: for each output row and 1024-element chunk, sums
+// local_reduce_moe_output compute: for each of this core's output rows (the reader sends how
+// many: it reads the rows used on the device) and 1024-element chunk, sums
 // w_j * y_j over the row's assignments in the order fed (ascending l): the first product
 // starts the fp32 accumulator, each next one is added to it, the last sum is packed to bf16.
 // Rows of H values are treated as element-wise "tiles": layout does not matter to mul/add.
@@ -31,19 +32,9 @@ constexpr uint32_t cb_product = get_named_compile_time_arg_val(named_arg::kCbPro
 constexpr uint32_t cb_acc = get_named_compile_time_arg_val(named_arg::kCbAcc);
 constexpr uint32_t cb_out = get_named_compile_time_arg_val(named_arg::kCbOut);
 
-struct Args {
-    uint32_t num_rows, num_chunks;
-};
-
-Args read_args() {
-    Args a;
-    a.num_rows = get_arg_val<uint32_t>(compute_arg::kNumRows);
-    a.num_chunks = get_arg_val<uint32_t>(compute_arg::kNumChunks);
-    return a;
-}
-
-// Assignments the reader feeds per chunk of the next row (>= 1).
-uint32_t receive_row_length() {
+// The word the reader sends next on cb_row_length: first this core's number of rows (counted on
+// the device), then per row the pairs it feeds per chunk (>= 1).
+uint32_t receive_row_word() {
     cb_wait_front(cb_row_length, 1);
     const uint32_t length = read_tile_value(cb_row_length, 0, 0);
     cb_pop_front(cb_row_length, 1);
@@ -80,10 +71,11 @@ void sum_chunk(uint32_t length) {
 }  // namespace
 
 void kernel_main() {
-    const Args args = read_args();
+    const uint32_t num_chunks = get_arg_val<uint32_t>(compute_arg::kNumChunks);
     compute_kernel_hw_startup(cb_y, cb_weight, cb_acc);
-    for (uint32_t row = 0; row < args.num_rows; ++row) {
-        const uint32_t length = receive_row_length();
-        for (uint32_t chunk = 0; chunk < args.num_chunks; ++chunk) sum_chunk(length);
+    const uint32_t num_rows = receive_row_word();
+    for (uint32_t row = 0; row < num_rows; ++row) {
+        const uint32_t length = receive_row_word();
+        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) sum_chunk(length);
     }
 }

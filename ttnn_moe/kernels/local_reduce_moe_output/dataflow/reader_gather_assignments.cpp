@@ -1,6 +1,11 @@
 // local_reduce_moe_output reader: builds this core's inverse index (output row -> its
 // assignments, ascending l) and feeds the compute kernel.
 //
+// Rows: the op computes output rows [0, rows): num_used_rows when given (read here, clamped to
+// num_out_rows), else num_out_rows. This core takes its share of them (share_begin), sends the
+// range to the writer (cb_row_range) and the number of rows to the compute kernel (the first
+// page of cb_row_length). Rows past `rows` are neither computed nor written.
+//
 // Inverse index: the core's rows are taken in windows of at most window_rows rows. For each
 // window one scan over every expert's valid map entries (ascending l, then i, read in pieces
 // of segment_entries) counts the entries landing in the window per row and keeps them, in
@@ -20,14 +25,14 @@
 // kernel always sums >= 1 product. Per row, cb_row_length carries that pair count.
 //
 // The core with reports_status also writes reduce_status: valid entries whose row is past
-// num_out_rows (summed nowhere), counts past the entries of their block (the rest unread),
+// `rows` (summed nowhere), counts past the entries of their block (the rest unread),
 // grouped blocks overlapping a lower expert's (their rows would be summed twice) and grouped
 // offsets that are not multiples of kOffsetAlignment (those blocks are not read).
 //
 // The tensor order, the runtime args, the named compile-time args and the status words are
 // listed in cpp/ops/local_reduce_moe_output/local_reduce_moe_output_shared.hpp; the compile-time
-// args are the 7 interleaved accessors (IsDram|RuntimePageSize) in ReaderTensor order.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12,cb_status_stage:13,cb_status:14 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32,13:uint32,14:uint32
+// args are the 8 interleaved accessors (IsDram|RuntimePageSize) in ReaderTensor order.
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130,130 named=cb_y:0,cb_weight:1,cb_row_length:2,cb_counts:6,cb_offsets:7,cb_map_segment:8,cb_weight_segment:9,cb_entries:10,cb_sorted:11,cb_row_index:12,cb_status_stage:13,cb_status:14,cb_row_range:15 formats=2:uint32,3:float32,4:float32,6:uint32,7:uint32,8:uint32,10:uint32,11:uint32,12:uint32,13:uint32,14:uint32,15:uint32
 #include <cstdint>
 #include <tuple>
 
@@ -52,14 +57,20 @@ constexpr uint32_t cb_sorted = get_named_compile_time_arg_val(named_arg::kCbSort
 constexpr uint32_t cb_row_index = get_named_compile_time_arg_val(named_arg::kCbRowIndex);
 constexpr uint32_t cb_status_stage = get_named_compile_time_arg_val(named_arg::kCbStatusStage);
 constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
+constexpr uint32_t cb_row_range = get_named_compile_time_arg_val(named_arg::kCbRowRange);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumReaderTensors, 0>();
 
 struct Args {
     uint32_t address[kNumReaderTensors];
     bool grouped;
-    uint32_t num_local, block_rows, hidden, row_begin, row_end, list_capacity, row_bound, num_out_rows;
+    uint32_t num_local, block_rows, hidden, core, num_cores;
+    bool has_used_rows;
+    uint32_t list_capacity, row_bound, num_out_rows;
     bool reports_status;
     uint32_t window_rows, segment_entries;
+    // Known once num_used_rows is read (take_rows): the rows the op computes, num_used_rows as
+    // read (kNone without it) and this core's share [row_begin, row_end) of them.
+    uint32_t rows, used_read, row_begin, row_end;
 };
 
 Args read_args() {
@@ -69,8 +80,9 @@ Args read_args() {
     a.num_local = get_arg_val<uint32_t>(reader_arg::kNumLocal);
     a.block_rows = get_arg_val<uint32_t>(reader_arg::kBlockRows);
     a.hidden = get_arg_val<uint32_t>(reader_arg::kHidden);
-    a.row_begin = get_arg_val<uint32_t>(reader_arg::kRowBegin);
-    a.row_end = get_arg_val<uint32_t>(reader_arg::kRowEnd);
+    a.core = get_arg_val<uint32_t>(reader_arg::kCore);
+    a.num_cores = get_arg_val<uint32_t>(reader_arg::kNumCores);
+    a.has_used_rows = get_arg_val<uint32_t>(reader_arg::kHasUsedRows) != 0;
     a.list_capacity = get_arg_val<uint32_t>(reader_arg::kListCapacity);
     a.row_bound = get_arg_val<uint32_t>(reader_arg::kRowBound);
     a.num_out_rows = get_arg_val<uint32_t>(reader_arg::kNumOutRows);
@@ -92,7 +104,7 @@ uint32_t page_bytes(const Args& a, uint32_t tensor) {
         case kStatus:
             return align_up(kStatusWords * 4);
         default:
-            return align_up(4);  // counts, offsets, row_overflow: one word per page
+            return align_up(4);  // counts, offsets, row_overflow, num_used_rows: one word per page
     }
 }
 
@@ -134,6 +146,8 @@ volatile uint32_t* start_status(const Args& a) {
     status[kClampedCounts] = 0;
     status[kOverlappingBlocks] = 0;
     status[kMisalignedOffsets] = 0;
+    status[kUsedRowsRead] = a.used_read;
+    status[kRowsComputed] = a.rows;
     return status;
 }
 
@@ -174,14 +188,16 @@ struct Window {
     uint32_t num_rows() const { return end - begin; }
 };
 
-// Reads the counts (and offsets) and reserves the per-row index; the caller issues the read
-// barrier.
+// Reads the counts (and offsets, and num_used_rows into cb_status_stage) and reserves the
+// per-row index; the caller issues the read barrier.
 Routing start_reading_routing(const Args& a, Window& window) {
     cb_reserve_back(cb_counts, a.num_local);
     cb_reserve_back(cb_offsets, a.num_local);
     const Routing routing{get_write_ptr(cb_counts), get_write_ptr(cb_offsets)};
     read_column_async(tensor<kCounts>(a), routing.counts_l1, a.num_local, kDramAlign);
     if (a.grouped) read_column_async(tensor<kOffsets>(a), routing.offsets_l1, a.num_local, kDramAlign);
+    cb_reserve_back(cb_status_stage, 1);
+    if (a.has_used_rows) read_column_async(tensor<kUsedRows>(a), get_write_ptr(cb_status_stage), 1, kDramAlign);
     cb_reserve_back(cb_row_index, kRowIndexPages);
     const uint32_t index_l1 = get_write_ptr(cb_row_index);
     const uint32_t page_bytes = align_up((a.window_rows + 1) * 4);
@@ -191,9 +207,74 @@ Routing start_reading_routing(const Args& a, Window& window) {
     return routing;
 }
 
+// The rows the op computes (num_used_rows, read by start_reading_routing, at most num_out_rows;
+// else num_out_rows) and this core's share of them; tells the writer its range and the compute
+// kernel its number of rows.
+void take_rows(Args& a) {
+    a.used_read = a.has_used_rows ? words(get_write_ptr(cb_status_stage))[0] : kNone;
+    a.rows = a.has_used_rows && a.used_read < a.num_out_rows ? a.used_read : a.num_out_rows;
+    a.row_begin = share_begin(a.core, a.rows, a.num_cores);
+    a.row_end = share_begin(a.core + 1, a.rows, a.num_cores);
+    cb_reserve_back(cb_row_range, 1);
+    words(get_write_ptr(cb_row_range))[kRangeBegin] = a.row_begin;
+    words(get_write_ptr(cb_row_range))[kRangeEnd] = a.row_end;
+    cb_push_back(cb_row_range, 1);
+    cb_reserve_back(cb_row_length, 1);
+    words(get_write_ptr(cb_row_length))[0] = a.row_end - a.row_begin;
+    cb_push_back(cb_row_length, 1);
+}
+
+// Counts the experts whose entries a scan skips or cuts (status record): misaligned grouped
+// blocks with tokens (not read) and counts past the entries of their block (clamped).
+void count_unread_blocks(const Args& a, const Routing& routing, volatile uint32_t* status) {
+    for (uint32_t l = 0; l < a.num_local; ++l) {
+        const Block block = block_of(a, routing, l);
+        const uint32_t count = routing.count(l);
+        if (!block.aligned) {
+            if (count > 0 && status[kMisalignedOffsets]++ == 0) {
+                status[kFirstMisalignedExpert] = l;
+                status[kFirstMisalignedOffset] = block.column;
+            }
+        } else if (count > block.room && status[kClampedCounts]++ == 0) {
+            status[kFirstClampedExpert] = l;
+            status[kFirstClampedCount] = count;
+        }
+    }
+}
+
+// A scan's place: expert l, its entries from `first` on.
+struct ScanPosition {
+    uint32_t l, first;
+};
+
+// The pieces of the scan from `from` that fit one batch of the segment buffers, in scan order:
+// calls on_piece(l, first, entries, slot) for each, a piece being at most segment_entries
+// entries of one expert and `slot` its first entry in the buffers (at an aligned L1 address in
+// both). Returns where the next batch starts (l == num_local when the scan is done).
+template <typename OnPiece>
+ScanPosition for_each_piece_of_batch(const Args& a, const Routing& routing, ScanPosition at, OnPiece on_piece) {
+    uint32_t slot = 0;
+    while (at.l < a.num_local) {
+        const uint32_t count = entries_read(a, routing, at.l);
+        if (at.first >= count) {
+            at = {at.l + 1, 0};
+            continue;
+        }
+        const uint32_t left = count - at.first;
+        const uint32_t entries = left < a.segment_entries ? left : a.segment_entries;
+        if (slot + entries > a.segment_entries) break;
+        on_piece(at.l, at.first, entries, slot);
+        slot += align_up(entries * 2) / 2;  // the next weight piece (2 B each) starts aligned, so does the map's
+        at.first += entries;
+    }
+    return at;
+}
+
 // One scan over every expert's valid map entries (ascending l, then i), calling
-// on_entry(row, y page, weight bits) for each. With a status record (the core's first scan on
-// the reporting core) it also counts misaligned blocks, clamped counts and rows past the output.
+// on_entry(row, y page, weight bits) for each. The entries are read in batches: the pieces of
+// consecutive experts that fit the segment buffers, all their reads under one barrier. With a
+// status record (the core's first scan on the reporting core) it also counts misaligned blocks,
+// clamped counts and rows past the rows computed.
 template <typename OnEntry>
 void scan_map_entries(const Args& a, const Routing& routing, volatile uint32_t* status, OnEntry on_entry) {
     const auto idx_map = tensor<kTokenIdxMap>(a);
@@ -202,39 +283,30 @@ void scan_map_entries(const Args& a, const Routing& routing, volatile uint32_t* 
     cb_reserve_back(cb_weight_segment, 1);
     const uint32_t map_l1 = get_write_ptr(cb_map_segment);
     const uint32_t weight_l1 = get_write_ptr(cb_weight_segment);
-    for (uint32_t l = 0; l < a.num_local; ++l) {
-        const Block block = block_of(a, routing, l);
-        uint32_t count = routing.count(l);
-        if (!block.aligned) {
-            if (status && count > 0 && status[kMisalignedOffsets]++ == 0) {
-                status[kFirstMisalignedExpert] = l;
-                status[kFirstMisalignedOffset] = block.column;
-            }
-            continue;
-        }
-        if (count > block.room) {
-            if (status && status[kClampedCounts]++ == 0) {
-                status[kFirstClampedExpert] = l;
-                status[kFirstClampedCount] = count;
-            }
-            count = block.room;
-        }
-        for (uint32_t first = 0; first < count; first += a.segment_entries) {
-            const uint32_t pieces = count - first < a.segment_entries ? count - first : a.segment_entries;
-            const uint32_t column = block.column + first;
-            noc_async_read(idx_map.get_noc_addr(block.page, column * 4), map_l1, pieces * 4);
-            noc_async_read(weights.get_noc_addr(block.page, column * 2), weight_l1, pieces * 2);
-            noc_async_read_barrier();
-            for (uint32_t i = 0; i < pieces; ++i) {
-                const uint32_t row = words(map_l1)[i];
-                if (status && row >= a.num_out_rows && status[kBadRows]++ == 0) {
+    if (status) count_unread_blocks(a, routing, status);
+    ScanPosition at{0, 0};
+    while (at.l < a.num_local) {
+        const ScanPosition next =
+            for_each_piece_of_batch(a, routing, at, [&](uint32_t l, uint32_t first, uint32_t entries, uint32_t slot) {
+                const Block block = block_of(a, routing, l);
+                const uint32_t column = block.column + first;
+                noc_async_read(idx_map.get_noc_addr(block.page, column * 4), map_l1 + slot * 4, entries * 4);
+                noc_async_read(weights.get_noc_addr(block.page, column * 2), weight_l1 + slot * 2, entries * 2);
+            });
+        noc_async_read_barrier();
+        for_each_piece_of_batch(a, routing, at, [&](uint32_t l, uint32_t first, uint32_t entries, uint32_t slot) {
+            const Block block = block_of(a, routing, l);
+            for (uint32_t i = 0; i < entries; ++i) {
+                const uint32_t row = words(map_l1 + slot * 4)[i];
+                if (status && row >= a.rows && status[kBadRows]++ == 0) {
                     status[kFirstBadExpert] = l;
-                    status[kFirstBadIndex] = column + i;
+                    status[kFirstBadIndex] = block.column + first + i;
                     status[kFirstBadRow] = row;
                 }
-                on_entry(row, block.first_row + first + i, halves(weight_l1)[i]);
+                on_entry(row, block.first_row + first + i, halves(weight_l1 + slot * 2)[i]);
             }
-        }
+        });
+        at = next;
     }
 }
 
@@ -304,47 +376,85 @@ void place_entries(const Args& a, const Routing& routing, Window& window, uint32
     });
 }
 
-// row_overflow[row] = its dropped assignments (the window's cursors), one page per row.
+// row_overflow[row] = its dropped assignments (the window's cursors), one page per row. The words
+// are staged in kOverflowStageSlots aligned slots of cb_status_stage, so the writes of a round of
+// slots are in flight together; a slot is reused once the round's writes have left.
 void write_row_overflow(const Args& a, const Window& window) {
     const auto row_overflow = tensor<kRowOverflow>(a);
-    cb_reserve_back(cb_status_stage, 1);
+    cb_reserve_back(cb_status_stage, kOverflowStageSlots);
     const uint32_t stage_l1 = get_write_ptr(cb_status_stage);
     for (uint32_t r = 0; r < window.num_rows(); ++r) {
-        words(stage_l1)[0] = window.cursor[r];
-        noc_async_write(stage_l1, row_overflow.get_noc_addr(window.begin + r), 4);
-        noc_async_write_barrier();
+        const uint32_t slot = r % kOverflowStageSlots;
+        if (slot == 0 && r > 0) noc_async_writes_flushed();
+        words(stage_l1 + slot * kDramAlign)[0] = window.cursor[r];
+        noc_async_write(stage_l1 + slot * kDramAlign, row_overflow.get_noc_addr(window.begin + r), 4);
     }
+    noc_async_writes_flushed();
 }
 
-// The (y chunk, weight scalar tile) pair of a row without assignments: zeros.
-void push_zero_pair() {
-    cb_reserve_back(cb_y, 1);
-    cb_reserve_back(cb_weight, 1);
-    fill_halves(get_write_ptr(cb_y), kChunkElements, 0);
-    halves(get_write_ptr(cb_weight))[0] = 0;
-    cb_push_back(cb_y, 1);
-    cb_push_back(cb_weight, 1);
-}
+// The (y chunk, weight scalar tile) pairs go to the compute kernel in batches: the reads of up to
+// kPairBatch pairs are in flight under one barrier (one at a time, each would wait a whole DRAM
+// read latency). A batch never crosses the end of the cb_y / cb_weight rings (the reader knows its
+// ring position from the pages it pushed). Rows whose length is pushed before all their pairs are
+// at most kPairBatch (every row feeds >= 1 pair), and cb_row_length holds more pages than that, so
+// the reader never waits for room there while the compute kernel waits for a pair it holds.
+class PairFeed {
+public:
+    // The pair of one sorted entry (y page, weight bits): its y chunk and weight.
+    template <typename Y>
+    void add_assignment(const Y& y, const volatile uint32_t* entry, uint32_t chunk, uint32_t chunk_bytes) {
+        const uint32_t slot = open_slot();
+        noc_async_read(y.get_noc_addr(entry[0], chunk * kChunkElements * 2), y_page(slot), chunk_bytes);
+        zero_page_tail(y_page(slot), chunk_bytes, kChunkElements * 2);
+        halves(weight_page(slot))[0] = static_cast<uint16_t>(entry[1]);
+        close_slot();
+    }
 
-// The (y chunk, weight scalar tile) pair of one sorted entry (y page, weight bits).
-template <typename Y>
-void push_assignment_pair(const Y& y, const volatile uint32_t* entry, uint32_t chunk, uint32_t chunk_bytes) {
-    cb_reserve_back(cb_y, 1);
-    cb_reserve_back(cb_weight, 1);
-    noc_async_read(y.get_noc_addr(entry[0], chunk * kChunkElements * 2), get_write_ptr(cb_y), chunk_bytes);
-    zero_page_tail(get_write_ptr(cb_y), chunk_bytes, kChunkElements * 2);
-    halves(get_write_ptr(cb_weight))[0] = static_cast<uint16_t>(entry[1]);
-    noc_async_read_barrier();
-    cb_push_back(cb_y, 1);
-    cb_push_back(cb_weight, 1);
-}
+    // The pair of a row without assignments: zeros.
+    void add_zero() {
+        const uint32_t slot = open_slot();
+        fill_halves(y_page(slot), kChunkElements, 0);
+        halves(weight_page(slot))[0] = 0;
+        close_slot();
+    }
 
-// The pair count (>= 1) of a row with `length` assignments, into cb_row_length.
-void push_row_length(uint32_t length) {
-    cb_reserve_back(cb_row_length, 1);
-    words(get_write_ptr(cb_row_length))[0] = length == 0 ? 1 : length;
-    cb_push_back(cb_row_length, 1);
-}
+    // The pair count (>= 1) of a row with `length` assignments, into cb_row_length.
+    void add_row_length(uint32_t length) {
+        cb_reserve_back(cb_row_length, 1);
+        words(get_write_ptr(cb_row_length))[0] = length == 0 ? 1 : length;
+        cb_push_back(cb_row_length, 1);
+    }
+
+    // Pushes the open batch once its reads have landed.
+    void send() {
+        if (held_ == 0) return;
+        noc_async_read_barrier();
+        cb_push_back(cb_y, held_);
+        cb_push_back(cb_weight, held_);
+        pushed_ += held_;
+        held_ = 0;
+    }
+
+private:
+    uint32_t open_slot() {
+        if (held_ == 0) {
+            const uint32_t to_ring_end = kPairPages - pushed_ % kPairPages;
+            room_ = to_ring_end < kPairBatch ? to_ring_end : kPairBatch;
+            cb_reserve_back(cb_y, room_);
+            cb_reserve_back(cb_weight, room_);
+            y_l1_ = get_write_ptr(cb_y);
+            weight_l1_ = get_write_ptr(cb_weight);
+        }
+        return held_;
+    }
+    void close_slot() {
+        if (++held_ == room_) send();
+    }
+    uint32_t y_page(uint32_t slot) const { return y_l1_ + slot * get_tile_size(cb_y); }
+    uint32_t weight_page(uint32_t slot) const { return weight_l1_ + slot * get_tile_size(cb_weight); }
+
+    uint32_t pushed_ = 0, held_ = 0, room_ = 0, y_l1_ = 0, weight_l1_ = 0;
+};
 
 uint32_t chunk_bytes(const Args& a, uint32_t chunk) {
     const uint32_t left = a.hidden - chunk * kChunkElements;
@@ -354,37 +464,39 @@ uint32_t chunk_bytes(const Args& a, uint32_t chunk) {
 // Feeds rows [r_begin, r_end) of the window, whose lists sit in `sorted` from the first of them:
 // per row its pair count, then per chunk of H one pair per assignment in list order.
 template <typename Y>
-void feed_rows(const Args& a, const Y& y, const Window& window, uint32_t r_begin, uint32_t r_end,
+void feed_rows(const Args& a, const Y& y, PairFeed& feed, const Window& window, uint32_t r_begin, uint32_t r_end,
                const volatile uint32_t* sorted) {
     const uint32_t num_chunks = (a.hidden + kChunkElements - 1) / kChunkElements;
     for (uint32_t r = r_begin; r < r_end; ++r) {
         const uint32_t first = window.start[r] - window.start[r_begin];
         const uint32_t length = window.count[r];
-        push_row_length(length);
+        feed.add_row_length(length);
         for (uint32_t c = 0; c < num_chunks; ++c) {
-            if (length == 0) push_zero_pair();
+            if (length == 0) feed.add_zero();
             for (uint32_t j = 0; j < length; ++j) {
-                push_assignment_pair(y, sorted + (first + j) * kSortedEntryWords, c, chunk_bytes(a, c));
+                feed.add_assignment(y, sorted + (first + j) * kSortedEntryWords, c, chunk_bytes(a, c));
             }
         }
     }
+    feed.send();
 }
 
 // Feeds the window's row r, longer than the list: per chunk of H, its assignments one
 // list-sized slice (one scan) at a time.
 template <typename Y>
-void feed_long_row(const Args& a, const Y& y, const Routing& routing, Window& window, uint32_t r,
+void feed_long_row(const Args& a, const Y& y, PairFeed& feed, const Routing& routing, Window& window, uint32_t r,
                    volatile uint32_t* sorted) {
     const uint32_t num_chunks = (a.hidden + kChunkElements - 1) / kChunkElements;
     const uint32_t length = window.count[r];
-    push_row_length(length);
+    feed.add_row_length(length);
     for (uint32_t c = 0; c < num_chunks; ++c) {
         for (uint32_t rank = 0; rank < length; rank += a.list_capacity) {
             const uint32_t slice = length - rank < a.list_capacity ? length - rank : a.list_capacity;
             place_entries(a, routing, window, r, r + 1, rank, rank + slice, sorted);
             for (uint32_t j = 0; j < slice; ++j) {
-                push_assignment_pair(y, sorted + j * kSortedEntryWords, c, chunk_bytes(a, c));
+                feed.add_assignment(y, sorted + j * kSortedEntryWords, c, chunk_bytes(a, c));
             }
+            feed.send();  // before the next scan
         }
     }
 }
@@ -392,19 +504,19 @@ void feed_long_row(const Args& a, const Y& y, const Routing& routing, Window& wi
 // Feeds a window whose kept assignments outgrew the list: consecutive rows grouped while their
 // lists fit, one placement scan per group; a row alone longer than the list in slices.
 template <typename Y>
-void feed_window_in_groups(const Args& a, const Y& y, const Routing& routing, Window& window,
+void feed_window_in_groups(const Args& a, const Y& y, PairFeed& feed, const Routing& routing, Window& window,
                            volatile uint32_t* sorted) {
     uint32_t r = 0;
     while (r < window.num_rows()) {
         if (window.count[r] > a.list_capacity) {
-            feed_long_row(a, y, routing, window, r, sorted);
+            feed_long_row(a, y, feed, routing, window, r, sorted);
             ++r;
             continue;
         }
         uint32_t end = r, held = 0;
         while (end < window.num_rows() && held + window.count[end] <= a.list_capacity) held += window.count[end++];
         if (held > 0) place_entries(a, routing, window, r, end, 0, a.list_capacity, sorted);
-        feed_rows(a, y, window, r, end, sorted);
+        feed_rows(a, y, feed, window, r, end, sorted);
         r = end;
     }
 }
@@ -412,10 +524,11 @@ void feed_window_in_groups(const Args& a, const Y& y, const Routing& routing, Wi
 }  // namespace
 
 void kernel_main() {
-    const Args args = read_args();
+    Args args = read_args();
     Window window;
     const Routing routing = start_reading_routing(args, window);
     noc_async_read_barrier();
+    take_rows(args);
 
     volatile uint32_t* status = start_status(args);
     if (status && args.grouped) count_overlapping_blocks(args, routing, status);
@@ -424,6 +537,7 @@ void kernel_main() {
     cb_reserve_back(cb_sorted, 1);
     volatile uint32_t* sorted = words(get_write_ptr(cb_sorted));
     const auto y = tensor<kY>(args);
+    PairFeed feed;
     for (uint32_t begin = args.row_begin; begin < args.row_end; begin += args.window_rows) {
         window.begin = begin;
         window.end = args.row_end - begin < args.window_rows ? args.row_end : begin + args.window_rows;
@@ -434,9 +548,14 @@ void kernel_main() {
         start_rows(window);
         if (num_kept <= args.list_capacity) {
             sort_entries_by_row(window, entries, num_kept, sorted);
-            feed_rows(args, y, window, 0, window.num_rows(), sorted);
+            feed_rows(args, y, feed, window, 0, window.num_rows(), sorted);
         } else {
-            feed_window_in_groups(args, y, routing, window, sorted);
+            feed_window_in_groups(args, y, feed, routing, window, sorted);
         }
     }
+    if (status) {  // this core has no rows (none are used): one scan for the record alone
+        scan_map_entries(args, routing, status, [](uint32_t, uint32_t, uint32_t) {});
+        write_status(args);
+    }
+    noc_async_write_barrier();  // the row_overflow words have landed
 }

@@ -111,8 +111,12 @@ def local_reduce_moe_output(
     num_out_rows: int,
     *,
     expert_offsets: torch.Tensor | None = None,
+    num_used_rows: int | None = None,
 ) -> torch.Tensor:
     """-> (num_out_rows, H) fp32: out[r] = sum of w * y over valid assignments mapped to r.
+
+    num_used_rows: only rows [0, num_used_rows) are computed (an assignment naming a later row is an
+    error); the op leaves the later rows as they were, so here they are NaN, which equals nothing.
 
     padded:  y (E_l, T, H), token_idx_map / routed_token_weights (E_l, T); entry (l, i) valid iff i < count_l.
     grouped: y (M, H), token_idx_map / routed_token_weights (M,); row m valid iff inside some
@@ -120,6 +124,12 @@ def local_reduce_moe_output(
     Sums run in ascending l, then ascending i (row), so the result is reproducible bit for bit.
     """
     require_positive_int(num_out_rows, "num_out_rows")
+    if num_used_rows is None:
+        num_used_rows = num_out_rows
+    elif (
+        isinstance(num_used_rows, bool) or not isinstance(num_used_rows, int) or not 0 <= num_used_rows <= num_out_rows
+    ):
+        raise ValueError(f"num_used_rows must be an int in [0, num_out_rows={num_out_rows}], got {num_used_rows!r}")
     grouped = expert_offsets is not None
     y = squeeze_to_rank(y, 2 if grouped else 3, "y (grouped: (M, H))" if grouped else "y (padded: (E_l, T, H))")
     require_float(y, "y")
@@ -145,11 +155,13 @@ def local_reduce_moe_output(
     blocks = [torch.arange(off, off + count) for off, count in zip(offsets, counts.tolist())]
     flat_rows = torch.cat(blocks + [torch.zeros(0, dtype=torch.int64)])  # (A,)
     dest = idx_map.reshape(-1)[flat_rows].to(torch.int64)
-    bad = ((dest < 0) | (dest >= num_out_rows)).nonzero()
+    bad = ((dest < 0) | (dest >= num_used_rows)).nonzero()
     if bad.numel():
         a = int(bad[0, 0])
         row = int(flat_rows[a])
         where = f"[{row}]" if grouped else f"[{row // width}, {row % width}]"
-        raise ValueError(f"token_idx_map{where} = {int(dest[a])} is outside [0, {num_out_rows})")
+        raise ValueError(f"token_idx_map{where} = {int(dest[a])} is outside [0, {num_used_rows})")
     contrib = weights.reshape(-1)[flat_rows].float()[:, None] * y.reshape(-1, hidden)[flat_rows].float()  # (A, H)
-    return _sum_rows_in_order(dest, contrib, num_out_rows)
+    out = _sum_rows_in_order(dest, contrib, num_out_rows)
+    out[num_used_rows:] = float("nan")
+    return out

@@ -14,6 +14,7 @@ _OP = "local_reduce_moe_output"
 # Words of the reduce_status record, as the kernel writes them.
 StatusWord = _C.ops.local_reduce_moe_output.StatusWord
 _OFFSET_ALIGNMENT = _C.ops.local_reduce_moe_output.OFFSET_ALIGNMENT
+_NONE = _C.ops.local_reduce_moe_output.NONE  # a status word with no value (kUsedRowsRead: no num_used_rows)
 # fp32 accumulation unless the caller's config says otherwise.
 _DEFAULT_CONFIG = WormholeComputeKernelConfig(
     math_fidelity=MathFidelity.HiFi4, math_approx_mode=False, fp32_dest_acc_en=True
@@ -23,7 +24,7 @@ _DEFAULT_CONFIG = WormholeComputeKernelConfig(
 class LocalReduceOutput(NamedTuple):
     output: Any  # (num_out_rows, H) bfloat16 ROW_MAJOR
     row_overflow: Any  # (num_out_rows, 1) uint32: assignments of each row dropped past max_assignments_per_row
-    reduce_status: Any  # (1, 12) uint32, words: StatusWord
+    reduce_status: Any  # (1, 14) uint32, words: StatusWord
 
 
 def local_reduce_moe_output(
@@ -34,6 +35,7 @@ def local_reduce_moe_output(
     *,
     num_out_rows: int,
     expert_offsets: Any = None,
+    num_used_rows: Any = None,
     max_assignments_per_row: int | None = None,
     memory_config: Any = None,
     compute_kernel_config: Any = None,
@@ -47,11 +49,15 @@ def local_reduce_moe_output(
     grouped: y (M, H), token_idx_map (M,), routed_token_weights (M,), num_routed_tokens (E_l, 1),
              expert_offsets (E_l, 1) uint32 (multiples of 32)
     -> LocalReduceOutput(output (num_out_rows, H) bfloat16 ROW_MAJOR, row_overflow (num_out_rows, 1)
-    uint32, reduce_status (1, 12) uint32). Entry (l, i) is valid iff i < num_routed_tokens[l].
+    uint32, reduce_status (1, 14) uint32). Entry (l, i) is valid iff i < num_routed_tokens[l].
     Contract: docs/ops/local_reduce_moe_output.md.
 
-    Token-stationary: output rows are split over the cores; each core builds the inverse
-    index of its rows on the device (work linear in the number of assignments). Sums run in
+    num_used_rows: (1,) uint32 device tensor (e.g. dispatch's num_slots): only output rows
+    [0, min(num_used_rows, num_out_rows)) are computed and written, the count read on the device;
+    the rows after it (and their row_overflow words) keep whatever they held. None: every row.
+
+    Token-stationary: the rows computed are split over the cores on the device; each core builds
+    the inverse index of its rows there (work linear in the number of assignments). Sums run in
     ascending l with fp32 accumulation (compute_kernel_config.fp32_dest_acc_en, default True),
     so results are bitwise reproducible.
 
@@ -63,7 +69,8 @@ def local_reduce_moe_output(
     The device counts in reduce_status what it cannot sum: valid entries whose token_idx_map row
     is >= num_out_rows (summed nowhere), counts past the entries of their block (the rest are not
     read), grouped blocks that overlap a lower expert's (their rows would be summed twice) and
-    grouped offsets that are not multiples of 32 (those blocks are not read).
+    grouped offsets that are not multiples of 32 (those blocks are not read); with num_used_rows,
+    entries naming a row at or past it count as outside, and a count past num_out_rows is an error.
     output_tensors: preallocated outputs in the order of LocalReduceOutput (entries may be None).
     strict: read reduce_status and, with a bound, row_overflow after the op (a validation sync,
     outside the hot path) and raise ValueError naming the first bad entry, count, block or row;
@@ -82,11 +89,14 @@ def local_reduce_moe_output(
     }
     if expert_offsets is not None:
         inputs["expert_offsets"] = expert_offsets
+    if num_used_rows is not None:
+        inputs["num_used_rows"] = num_used_rows
     attributes = _C.ops.local_reduce_moe_output.Attributes(
         num_out_rows=num_out_rows,
         math_fidelity=compute["math_fidelity"],
         fp32_dest_acc_en=compute["fp32_dest_acc_en"],
         max_assignments_per_row=max_assignments_per_row or 0,
+        has_used_rows=num_used_rows is not None,
     )
     result = LocalReduceOutput(
         *launch(_OP, inputs, attributes, memory_config=memory_config, output_tensors=output_tensors)
@@ -94,19 +104,23 @@ def local_reduce_moe_output(
     if strict:
         raise_on_reduce_errors(result.reduce_status, num_out_rows=num_out_rows, grouped=expert_offsets is not None)
         if max_assignments_per_row is not None:  # without a bound no row can overflow
-            raise_on_row_overflow(result.row_overflow, max_assignments_per_row)
+            raise_on_row_overflow(result.row_overflow, result.reduce_status, max_assignments_per_row)
     return result
 
 
 def raise_on_reduce_errors(reduce_status: Any, *, num_out_rows: int, grouped: bool) -> None:
-    """ValueError naming the first device with a map row past num_out_rows, a count past its block
-    or overlapping grouped blocks."""
+    """ValueError naming the first device with num_used_rows past num_out_rows, a map row past the
+    rows computed, a count past its block or overlapping grouped blocks."""
     for where, words in status_records(_OP, reduce_status):
+        used = words[StatusWord.kUsedRowsRead]
+        if used != _NONE and used > num_out_rows:
+            raise ValueError(f"{where}num_used_rows = {used} exceeds num_out_rows={num_out_rows}")
         if words[StatusWord.kBadRows]:
             expert, index = words[StatusWord.kFirstBadExpert], words[StatusWord.kFirstBadIndex]
             entry = f"token_idx_map[{index}] (expert {expert})" if grouped else f"token_idx_map[{expert}, {index}]"
+            rows = f"num_out_rows={num_out_rows}" if used == _NONE else f"num_used_rows={used}"
             raise ValueError(
-                f"{where}{entry} = {words[StatusWord.kFirstBadRow]} is outside [0, num_out_rows={num_out_rows}) "
+                f"{where}{entry} = {words[StatusWord.kFirstBadRow]} is outside [0, {rows}) "
                 f"({words[StatusWord.kBadRows]} such entries, summed nowhere)"
             )
         if words[StatusWord.kClampedCounts]:
@@ -128,10 +142,12 @@ def raise_on_reduce_errors(reduce_status: Any, *, num_out_rows: int, grouped: bo
             )
 
 
-def raise_on_row_overflow(row_overflow: Any, max_assignments_per_row: int | None) -> None:
-    """ValueError naming the first row (on any device) that received more than the bound."""
+def raise_on_row_overflow(row_overflow: Any, reduce_status: Any, max_assignments_per_row: int | None) -> None:
+    """ValueError naming the first row (on any device) that received more than the bound; only the
+    rows computed (reduce_status) are looked at, the others' words were not written."""
+    computed = [words[StatusWord.kRowsComputed] for words in read_device_words(reduce_status)]
     for device, dropped in enumerate(read_device_words(row_overflow)):
-        rows = [r for r, n in enumerate(dropped) if n]
+        rows = [r for r, n in enumerate(dropped[: computed[device]]) if n]
         if rows:
             r = rows[0]
             raise ValueError(
