@@ -10,8 +10,9 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
     const uint32_t routing_slots = 2 * dims.num_experts;  // counts, then offsets
     // Two of each block: the reader fills one while the compute kernel eats the other. x: the
     // segment's rows of one k block; w: one column's k block (gate and up side by side in SwiGLU).
-    // A row-major x arrives in cb_x_rows (two blocks of strips, the pages of two blocks of tiles), and
-    // cb_x holds the one block the compute kernel tilizes and then eats.
+    // A row-major x arrives in cb_x_rows, one block of strips (the pages of a block of tiles), and cb_x
+    // holds the one block the compute kernel tilizes from it and then eats: the reader fills the next
+    // block while the matmuls run, in the L1 of the two tiled blocks.
     const uint32_t x_block_pages = dims.row_block * dims.inner_block;
     const uint32_t x_pages = (dims.row_major_x ? 1 : 2) * x_block_pages;
     const uint32_t w_pages = 2 * dims.weight_halves * dims.inner_block;
@@ -31,7 +32,7 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
         {kCbPartial, partial_format, tile_size_bytes(partial_format), partial_pages},
     };
     if (dims.row_major_x) {
-        cbs.push_back({kCbXRows, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2 * x_block_pages});
+        cbs.push_back({kCbXRows, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), x_block_pages});
     }
     if (dims.addend) cbs.push_back({kCbAddend, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2});
     return cbs;

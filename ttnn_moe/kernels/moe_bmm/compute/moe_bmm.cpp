@@ -22,8 +22,8 @@
 //
 // Row-major x (common arg row_major_x = 1): the reader's blocks arrive in cb_x_rows as one strip per
 // row tile (32 rows x inner_block * 32 elements), and each block is tilized strip by strip into cb_x
-// (one block, which this kernel both fills and eats) before its matmuls; the unread blocks that align
-// the ring are then cb_x_rows'.
+// (one block, which this kernel both fills and eats) before its matmuls. cb_x_rows holds one block
+// (the reader fills the next while the matmuls run), so there is no ring to align.
 // Row-major output (common arg row_major_out = 1): in the last k block the packer untilizes each
 // finished tile into cb_out (pack_untilize_dest: 32 rows of 32 elements), which the writer writes
 // row by row.
@@ -150,9 +150,10 @@ uint32_t x_in(const Args& a) {
     return a.row_major_x ? cb_x_rows : cb_x;
 }
 
-// Pops the unread block the reader pushes to start the next segment in slot 0 of its x CB.
+// Pops the unread block the reader pushes to start the next segment in slot 0 of cb_x (cb_x_rows
+// has one slot: nothing to align).
 void align_x_ring(const Args& a, uint32_t& x_blocks) {
-    if (x_blocks % 2 == 0) return;
+    if (a.row_major_x || x_blocks % 2 == 0) return;
     cb_wait_front(x_in(a), a.row_block * a.inner_block);
     cb_pop_front(x_in(a), a.row_block * a.inner_block);
     ++x_blocks;

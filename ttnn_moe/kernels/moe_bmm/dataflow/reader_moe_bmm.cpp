@@ -21,7 +21,9 @@
 // cb_x_rows instead, as one strip per row tile, 32 rows x inner_block * 32 elements (tilize_block's
 // input, the bytes of inner_block tiles), read row by row; only the expert's counted rows are read,
 // the rest of its last row tile is zeroed. That row-major block is what the round shares, and each
-// core's compute kernel tilizes it into cb_x.
+// core's compute kernel tilizes it into cb_x. cb_x_rows holds one block, so every block lands at the
+// same address on every core and needs no alignment; the reader fills the next one while the compute
+// kernel multiplies the tilized one from cb_x.
 // Addend (common arg addend = 1): during the first k block, the addend's tile of each output tile
 // (in the compute kernel's order: column by column, row tile by row tile) goes to cb_addend right
 // after its column's weights; the compute kernel starts the tile's sum from it.
@@ -192,9 +194,10 @@ void x_block(const Args& a, const X& x, const Routing& routing, const Segment& s
 }
 
 // Starts the next segment in slot 0 of cb_x's two: an unread block fills slot 1 when the previous
-// segments pushed an odd number of blocks (the compute kernel pops it the same way).
+// segments pushed an odd number of blocks (the compute kernel pops it the same way). cb_x_rows has
+// one slot.
 void align_x_ring(const Shape& shape, uint32_t& x_blocks) {
-    if (x_blocks % 2 == 0) return;
+    if (shape.row_major_x || x_blocks % 2 == 0) return;
     const uint32_t pages = shape.row_block * shape.inner_block;
     cb_reserve_back(x_cb(shape), pages);
     cb_push_back(x_cb(shape), pages);
