@@ -433,10 +433,24 @@ CASES: list[Case] = [
     # moe_bmm
     Case(
         _BMM,
-        "x ROW_MAJOR",
-        lambda e, s: bmm(e, s, x=lambda d: _rm(d, torch.ones(E, T, H).bfloat16(), emu.bfloat16)),
+        "x ROW_MAJOR float32",  # a ROW_MAJOR x is read as it is, so it must be bfloat16 like a TILE one
+        lambda e, s: bmm(e, s, x=lambda d: _rm(d, torch.ones(E, T, H), emu.float32)),
         ValueError,
-        "moe_bmm: x must be in TILE layout, got ROW_MAJOR",
+        "moe_bmm: x must be bfloat16, got float32",
+    ),
+    Case(
+        _BMM,
+        "w ROW_MAJOR",
+        lambda e, s: bmm(e, s, w=lambda d: _rm(d, torch.ones(E, H, 32).bfloat16(), emu.bfloat16)),
+        ValueError,
+        "moe_bmm: w must be in TILE layout, got ROW_MAJOR",
+    ),
+    Case(
+        _BMM,
+        "output_layout 'rows'",
+        lambda e, s: bmm(e, s, output_layout="rows"),
+        ValueError,
+        "moe_bmm: output_layout must be TILE or ROW_MAJOR, got 'rows'",
     ),
     Case(
         _BMM,

@@ -201,7 +201,7 @@ def test_stages_keep_the_documented_per_device_shapes(weights):
     assert shapes["gate.topk_indices"] == ((1, B, K), emu.ROW_MAJOR_LAYOUT)
     assert shapes["dispatch.num_routed_tokens"] == ((E_l, 1), emu.ROW_MAJOR_LAYOUT)
     assert shapes["experts.swiglu"] == ((capacity, CONFIG.moe_intermediate_size), emu.TILE_LAYOUT)
-    assert shapes["experts.w2"] == ((capacity, H), emu.TILE_LAYOUT)
+    assert shapes["experts.w2"] == ((capacity, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["local_reduce"] == ((capacity, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["combine"] == ((1, B, H), emu.ROW_MAJOR_LAYOUT)
     assert shapes["shared_expert.swiglu"] == ((B, CONFIG.shared_intermediate_size // 8), emu.TILE_LAYOUT)

@@ -569,10 +569,10 @@ def test_bad_inputs_raise_naming_the_value(devices):
         ttnn_moe.moe_bmm(x, _tile(torch.randn(2, 96, 32), device=dev), counts)
     with pytest.raises(ValueError, match="x has 3 experts"):
         ttnn_moe.moe_bmm(_tile(torch.randn(3, 32, 64), device=dev), w, counts)
-    with pytest.raises(ValueError, match="TILE layout, got ROW_MAJOR"):
+    with pytest.raises(ValueError, match="w must be in TILE layout, got ROW_MAJOR"):  # x may be either
         ttnn_moe.moe_bmm(
-            ttnn.from_torch(torch.randn(2, 32, 64), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=dev),
-            w,
+            x,
+            ttnn.from_torch(torch.randn(2, 64, 32), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=dev),
             counts,
         )
     with pytest.raises(ValueError, match="x must be bfloat16, got float32"):

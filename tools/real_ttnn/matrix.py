@@ -59,6 +59,27 @@ SINGLE_DEVICE_CASES = {
         "w_dtype": "bfloat8_b",
         "activation": "swiglu",
     },
+    # The layer's routed launches: SwiGLU reading the dispatched ROW_MAJOR rows (tilized in the op), the
+    # down projection writing ROW_MAJOR rows (untilized in the op).
+    "moe_bmm_grouped_bfp4_swiglu_row_major_x": {
+        "op": "moe_bmm",
+        "E": 8,
+        "M": 256,
+        "H": 7168,
+        "N": 2048,
+        "w_dtype": "bfloat4_b",
+        "activation": "swiglu",
+        "x_layout": "ROW_MAJOR",
+    },
+    "moe_bmm_grouped_bfp4_row_major_out": {
+        "op": "moe_bmm",
+        "E": 8,
+        "M": 256,
+        "H": 2048,
+        "N": 7168,
+        "w_dtype": "bfloat4_b",
+        "output_layout": "ROW_MAJOR",
+    },
     "moe_bmm_shared_down_addend": {
         "op": "moe_bmm",
         "E": 1,

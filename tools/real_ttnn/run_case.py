@@ -63,8 +63,10 @@ def run(case: dict, device) -> None:
             options["activation"] = case["activation"]
         if case.get("addend"):
             options["addend"] = alloc([*rows, case["N"]], "bfloat16", ttnn.TILE_LAYOUT)
+        if case.get("output_layout"):
+            options["output_layout"] = getattr(ttnn.Layout, case["output_layout"])
         ttnn.moe_bmm(
-            alloc([*rows, case["H"]], "bfloat16", ttnn.TILE_LAYOUT),
+            alloc([*rows, case["H"]], "bfloat16", getattr(ttnn.Layout, case.get("x_layout", "TILE"))),
             alloc([case["E"], case["H"], weight_columns], case["w_dtype"], ttnn.TILE_LAYOUT),
             alloc([case["E"], 1], "uint32"),
             strict=False,

@@ -103,11 +103,11 @@ class TtMoE:
         return self._all_rows[rows]
 
     def _block_row_buffers(self, batch: int) -> tuple[ttnn.Tensor, ttnn.Tensor]:
-        """Dispatch's token rows (cap, H) ROW_MAJOR and the routed experts' output (cap, H) TILE, zeroed
-        once per batch size and written by every step. Dispatch writes only its blocks' rows and
-        moe_bmm only their tiles, but the layout conversions between them read every row: reused
-        buffers hold zeros or an earlier step's rows there, never memory nothing wrote (which a
-        device would hold after a fresh allocation)."""
+        """Dispatch's token rows and the routed experts' output rows, (cap, H) ROW_MAJOR each, zeroed
+        once per batch size and written by every step. Dispatch and moe_bmm write only their blocks'
+        counted rows and every reader reads only those, so the rest never needs clearing; zeroing once
+        keeps it from ever holding memory nothing wrote (which a device would after a fresh
+        allocation)."""
         if batch not in self._block_rows:
             rows, cols = tuple(self.mesh_device.shape)
             config = self.config
@@ -119,8 +119,8 @@ class TtMoE:
             )
             shape = ttnn.Shape([capacity, config.hidden_size])
             self._block_rows[batch] = tuple(
-                ttnn.full(shape, 0.0, dtype=ttnn.bfloat16, layout=layout, device=self.mesh_device)
-                for layout in (ttnn.ROW_MAJOR_LAYOUT, ttnn.TILE_LAYOUT)
+                ttnn.full(shape, 0.0, dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=self.mesh_device)
+                for _ in range(2)
             )
         return self._block_rows[batch]
 
@@ -189,19 +189,17 @@ class TtMoE:
 
         # 4. Routed experts, grouped moe_bmm over the packed blocks [kernels]: only the active row
         #    tiles of each local expert are computed; idle experts' weights are not read. The first
-        #    launch is SwiGLU fused: silu(tokens @ w1) * (tokens @ w3), each token tile read once.
-        tokens = ttnn.to_layout(dispatched.tokens, ttnn.TILE_LAYOUT)  # (cap, H) TILE
-        notify("to_layout.tokens", tokens)
+        #    launch is SwiGLU fused: silu(tokens @ w1) * (tokens @ w3), each token tile read once; it
+        #    reads the dispatched ROW_MAJOR rows (only the counted ones) and tilizes them itself.
         hidden = ttnn_moe.moe_bmm(
-            tokens, w.experts_w1_w3, counts, expert_offsets=offsets, activation="swiglu", strict=False
-        )  # (cap, I)
+            dispatched.tokens, w.experts_w1_w3, counts, expert_offsets=offsets, activation="swiglu", strict=False
+        )  # (cap, I) TILE
         notify("experts.swiglu", hidden)
-        expert_out = ttnn_moe.moe_bmm(
+        expert_rows = ttnn_moe.moe_bmm(
             hidden, w.experts_w2, counts, expert_offsets=offsets, output_tensor=expert_out, strict=False
-        )  # (cap, H)
-        for intermediate in (tokens, hidden):
-            ttnn.deallocate(intermediate)
-        notify("experts.w2", expert_out)
+        )  # (cap, H) ROW_MAJOR: the counted rows, untilized by the op
+        ttnn.deallocate(hidden)
+        notify("experts.w2", expert_rows)
 
         # 5a. Local reduce into slots [kernel]: weight every row by its routing weight (the only
         #     place the weights are applied) and sum the rows of each (source device, token) slot.
@@ -209,8 +207,6 @@ class TtMoE:
         #     assignment lists by K keeps them in L1 at prefill capacities. Only the used slots
         #     [0, num_slots) are computed and written (the count read on the device): combine
         #     reads no other row.
-        expert_rows = ttnn.to_layout(expert_out, ttnn.ROW_MAJOR_LAYOUT)  # (cap, H) RM
-        notify("to_layout.expert_rows", expert_rows)
         reduced, self.last_reduce_row_overflow, self.last_reduce_status = ttnn_moe.local_reduce_moe_output(
             expert_rows,
             dispatched.token_idx_map,
@@ -222,7 +218,6 @@ class TtMoE:
             max_assignments_per_row=config.num_experts_per_tok,
             strict=False,
         )  # (cap, H) RM, rows past num_slots not written; (cap, 1), (1, 14)
-        ttnn.deallocate(expert_rows)
         notify("local_reduce", reduced)
 
         # 5b. Combine up the column [kernel]: slot rows return to their source devices, which sum

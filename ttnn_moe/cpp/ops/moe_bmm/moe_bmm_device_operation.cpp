@@ -39,11 +39,12 @@ std::vector<uint32_t> squeezed(const TensorArg& t, size_t rank, const char* name
     return shape;
 }
 
-void require(const TensorArg& t, const char* name, Layout layout, std::initializer_list<DataFormat> dtypes) {
-    if (t.layout != layout) {
-        fail(std::string(name) + " must be in " + (layout == Layout::TILE ? "TILE" : "ROW_MAJOR") + " layout, got " +
-             (t.layout == Layout::TILE ? "TILE" : "ROW_MAJOR"));
-    }
+const char* layout_name(Layout layout) {
+    return layout == Layout::TILE ? "TILE" : "ROW_MAJOR";
+}
+
+// Any layout: x may be TILE or ROW_MAJOR.
+void require(const TensorArg& t, const char* name, std::initializer_list<DataFormat> dtypes) {
     bool ok = false;
     std::string allowed;
     for (auto d : dtypes) {
@@ -52,6 +53,13 @@ void require(const TensorArg& t, const char* name, Layout layout, std::initializ
     }
     if (!ok) fail(std::string(name) + " must be " + allowed + ", got " + format_name(t.dtype));
     if (!t.is_dram) fail(std::string(name) + " must be interleaved in DRAM (L1 tensors are not supported)");
+}
+
+void require(const TensorArg& t, const char* name, Layout layout, std::initializer_list<DataFormat> dtypes) {
+    if (t.layout != layout) {
+        fail(std::string(name) + " must be in " + layout_name(layout) + " layout, got " + layout_name(t.layout));
+    }
+    require(t, name, dtypes);
 }
 
 void require_tile_multiple(uint32_t value, const char* what) {
@@ -91,7 +99,10 @@ Dims validate(const Attributes& attributes, const Inputs& inputs) {
     Dims dims;
     dims.grouped = inputs.expert_offsets.has_value();
 
-    require(inputs.x, "x", Layout::TILE, {DataFormat::Float16_b});
+    // TILE or ROW_MAJOR, bfloat16 either way: a row-major x is tilized as it is, with no conversion.
+    require(inputs.x, "x", {DataFormat::Float16_b});
+    dims.row_major_x = inputs.x.layout == Layout::ROW_MAJOR;
+    dims.row_major_out = attributes.output_layout == Layout::ROW_MAJOR;
     require(inputs.w, "w", Layout::TILE, {DataFormat::Float16_b, DataFormat::Bfp8_b, DataFormat::Bfp4_b});
     require(inputs.num_routed_tokens, "num_routed_tokens", Layout::ROW_MAJOR, {DataFormat::UInt32});
 
@@ -181,6 +192,7 @@ OutputSpec output_spec(const Attributes& attributes, const Inputs& inputs) {
     OutputSpec spec;
     spec.shape =
         dims.grouped ? std::vector<uint32_t>{dims.rows, n} : std::vector<uint32_t>{dims.num_experts, dims.rows, n};
+    spec.layout = attributes.output_layout;
     return spec;
 }
 
@@ -200,7 +212,8 @@ Inputs inputs_from(const Attributes& attributes, const std::vector<TensorArg>& t
     return inputs;
 }
 
-TensorArg tile_output_arg(const OutputSpec& spec) {
+TensorArg output_arg(const OutputSpec& spec) {
+    if (spec.layout == Layout::ROW_MAJOR) return row_major_spec(spec.shape, spec.dtype);
     TensorArg out;
     out.shape = spec.shape;
     out.dtype = spec.dtype;
@@ -216,7 +229,7 @@ TensorArg tile_output_arg(const OutputSpec& spec) {
 }  // namespace
 
 std::vector<TensorArg> Operation::output_specs(const Attributes& attributes, const std::vector<TensorArg>& inputs) {
-    return {tile_output_arg(output_spec(attributes, inputs_from(attributes, inputs, inputs.size()))),
+    return {output_arg(output_spec(attributes, inputs_from(attributes, inputs, inputs.size()))),
             row_major_spec({1, moe_bmm_shared::kStatusWords}, DataFormat::UInt32)};
 }
 

@@ -1,9 +1,12 @@
 // moe_bmm: per-expert matmul of the routed rows, output-stationary over the core grid.
 //
-//   padded:  x (E_l, T, Kd) TILE bf16, w (E_l, Kd, N) TILE bf16|bfloat8_b|bfloat4_b,
-//            num_routed_tokens (E_l, 1) uint32 ROW_MAJOR            -> out (E_l, T, N) TILE bf16
-//   grouped: x (M, Kd) TILE bf16 packed by expert, expert_offsets (E_l, 1) uint32 ROW_MAJOR
-//            (multiples of 32), num_routed_tokens, w (E_l, Kd, N)  -> out (M, N) TILE bf16
+//   padded:  x (E_l, T, Kd) bf16, w (E_l, Kd, N) TILE bf16|bfloat8_b|bfloat4_b,
+//            num_routed_tokens (E_l, 1) uint32 ROW_MAJOR            -> out (E_l, T, N) bf16
+//   grouped: x (M, Kd) bf16 packed by expert, expert_offsets (E_l, 1) uint32 ROW_MAJOR
+//            (multiples of 32), num_routed_tokens, w (E_l, Kd, N)  -> out (M, N) bf16
+// x is TILE or ROW_MAJOR (read for the counted rows only and tilized by the compute kernel); the
+// output is TILE or ROW_MAJOR (attributes.output_layout: untilized by the packer, only the counted
+// rows written).
 //
 // out[l, rows] = x[l, rows] @ w[l] for the first count_l rows of expert l; with the SwiGLU
 // activation w is (E_l, Kd, 2N), its column tiles alternating gate and up, and
@@ -38,13 +41,14 @@ enum class Activation : uint32_t { None, Swiglu };
 struct Attributes {
     ComputeConfig compute;
     Activation activation = Activation::None;
-    bool with_addend = false;  // the inputs end with an addend: out = x @ w + addend
+    bool with_addend = false;                               // the inputs end with an addend: out = x @ w + addend
+    program::Layout output_layout = program::Layout::TILE;  // ROW_MAJOR: only counted rows are written
     // Filled from the mesh context:
     program::CoreCoord grid{8, 8};  // worker cores (x, y) the active tiles are split over
     std::string kernels_dir;        // root of the op kernels (<op>/{dataflow,compute}/...)
     auto fields() const {
         return std::tie(compute.math_fidelity, compute.fp32_dest_acc_en, compute.math_approx_mode, activation,
-                        with_addend, grid.x, grid.y, kernels_dir);
+                        with_addend, output_layout, grid.x, grid.y, kernels_dir);
     }
 };
 
@@ -66,6 +70,8 @@ struct Dims {
     uint32_t col_tiles = 0;      // Nt = N / 32 (of the output)
     uint32_t weight_halves = 1;  // weight column tiles per output column tile: 1, or 2 (SwiGLU gate, up)
     bool addend = false;         // each output tile starts from the addend's tile instead of 0
+    bool row_major_x = false;    // x's pages are rows: read as row strips, tilized by the compute kernel
+    bool row_major_out = false;  // the output's pages are rows: untilized, only counted rows written
     uint32_t inner_block = 0;    // k tiles per block: the largest divisor of Kt up to 16
     // A core computes its share in segments: Mb' <= row_block row tiles of one expert times up to
     // output_block / Mb' of its columns, accumulated over Kt in blocks of inner_block tiles. Each

@@ -10,7 +10,11 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
     const uint32_t routing_slots = 2 * dims.num_experts;  // counts, then offsets
     // Two of each block: the reader fills one while the compute kernel eats the other. x: the
     // segment's rows of one k block; w: one column's k block (gate and up side by side in SwiGLU).
-    const uint32_t x_pages = 2 * dims.row_block * dims.inner_block;
+    // A row-major x arrives in cb_x_rows, one block of strips (the pages of a block of tiles), and cb_x
+    // holds the one block the compute kernel tilizes from it and then eats: the reader fills the next
+    // block while the matmuls run, in the L1 of the two tiled blocks.
+    const uint32_t x_block_pages = dims.row_block * dims.inner_block;
+    const uint32_t x_pages = (dims.row_major_x ? 1 : 2) * x_block_pages;
     const uint32_t w_pages = 2 * dims.weight_halves * dims.inner_block;
     // Partial sums of a segment's output tiles between k blocks (both products in SwiGLU), in the
     // DST format so that spilling and reloading them changes no bit.
@@ -27,6 +31,9 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
         {kCbOut, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2},
         {kCbPartial, partial_format, tile_size_bytes(partial_format), partial_pages},
     };
+    if (dims.row_major_x) {
+        cbs.push_back({kCbXRows, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), x_block_pages});
+    }
     if (dims.addend) cbs.push_back({kCbAddend, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2});
     return cbs;
 }

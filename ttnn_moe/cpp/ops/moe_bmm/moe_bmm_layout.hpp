@@ -19,6 +19,7 @@ constexpr uint8_t kCbRoutingWriter = 4;  // writer's copy of counts and offsets
 constexpr uint8_t kCbZero = 5;           // writer's zero tile (padded mode), or an addend tile it copies
 constexpr uint8_t kCbAddend = 6;         // the addend's tile of each output tile (with an addend only)
 constexpr uint8_t kCbStatus = 7;         // writer's status record (core 0)
+constexpr uint8_t kCbXRows = 8;          // row-major x only: one k block of row strips, bf16
 constexpr uint8_t kCbOut = 16;           // output tiles, bf16
 constexpr uint8_t kCbPartial = 24;       // partial sums between k blocks, bf16 (fp32 with fp32_dest_acc_en)
 

@@ -1,10 +1,12 @@
 // Program of moe_bmm: reader, compute and writer kernels on every core of the grid.
 // Everything that varies with the problem (sizes, addresses, the core's index) is a
 // runtime arg, so one build of each kernel serves every shape; the compile-time args
-// are the CB ids and the tensors' accessor descriptions (which fix the page sizes).
+// are the CB ids and the tensors' accessor descriptions (w's fixes its page size, the format's
+// tile; x's, the addend's and the output's take theirs at run time, a tile or a row).
 #include <stdexcept>
 #include <string>
 
+#include "ops/common/tensor_checks.hpp"
 #include "ops/moe_bmm/moe_bmm_device_operation.hpp"
 #include "ops/moe_bmm/moe_bmm_layout.hpp"
 #include "ops/moe_bmm/moe_bmm_shared.hpp"
@@ -39,6 +41,8 @@ std::vector<uint32_t> common_args(const Dims& dims, uint32_t count) {
     args[common_arg::kOutputBlock] = dims.output_block;
     args[common_arg::kWeightHalves] = dims.weight_halves;
     args[common_arg::kAddend] = dims.addend ? 1u : 0u;
+    args[common_arg::kRowMajorX] = dims.row_major_x ? 1u : 0u;
+    args[common_arg::kRowMajorOut] = dims.row_major_out ? 1u : 0u;
     return args;
 }
 
@@ -56,11 +60,12 @@ std::vector<std::pair<program::CoreCoord, std::vector<uint32_t>>> core_index_arg
     return args;
 }
 
-// The reader's common args: the shape, its address slots, the grid's size and the NOC coordinates
-// of its columns and rows (reader_common_arg).
-std::vector<uint32_t> reader_common_args(const Dims& dims, const program::CoreCoord& grid,
+// The reader's common args: the shape, its address slots, x's page size, the grid's size and the NOC
+// coordinates of its columns and rows (reader_common_arg).
+std::vector<uint32_t> reader_common_args(const Dims& dims, const TensorArg& x, const program::CoreCoord& grid,
                                          const program::DeviceLimits& device) {
     std::vector<uint32_t> args = common_args(dims, reader_common_arg::kCount);
+    args[reader_common_arg::kXPageBytes] = program::aligned_page_size(x);
     args[reader_common_arg::kGridCols] = grid.x;
     args[reader_common_arg::kGridRows] = grid.y;
     // The NOC x of a column and y of a row are the same for every core of it on every chip.
@@ -102,17 +107,19 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     KernelDescriptor reader;
     reader.kernel_source = kernel_path(attributes, "dataflow/reader_moe_bmm.cpp");
     reader.core_ranges = cores;
-    program::append_tensor_accessor_args(inputs.x, reader.compile_time_args);
+    append_runtime_page_size_accessor_args(inputs.x, reader.compile_time_args);
     program::append_tensor_accessor_args(inputs.w, reader.compile_time_args);
     program::append_tensor_accessor_args(inputs.num_routed_tokens, reader.compile_time_args);
+    append_runtime_page_size_accessor_args(inputs.addend ? *inputs.addend : inputs.x, reader.compile_time_args);
     reader.named_compile_time_args = {{named_arg::kCbX, kCbX},
+                                      {named_arg::kCbXRows, kCbXRows},
                                       {named_arg::kCbW, kCbW},
                                       {named_arg::kCbWork, kCbWork},
                                       {named_arg::kCbRouting, kCbRoutingReader},
                                       {named_arg::kCbAddend, kCbAddend},
                                       {named_arg::kSemXReady, kSemXReady},
                                       {named_arg::kSemXValid, kSemXValid}};
-    reader.common_runtime_args = reader_common_args(dims, attributes.grid, device);
+    reader.common_runtime_args = reader_common_args(dims, inputs.x, attributes.grid, device);
     reader.runtime_args = core_index_args(cores);
     reader.config = program::ReaderConfigDescriptor{};
 
@@ -120,22 +127,27 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     writer.kernel_source = kernel_path(attributes, "dataflow/writer_moe_bmm.cpp");
     writer.core_ranges = cores;
     program::append_tensor_accessor_args(inputs.num_routed_tokens, writer.compile_time_args);
-    program::append_tensor_accessor_args(output, writer.compile_time_args);
+    append_runtime_page_size_accessor_args(output, writer.compile_time_args);
     program::append_tensor_accessor_args(status, writer.compile_time_args);
     writer.named_compile_time_args = {{named_arg::kCbOut, kCbOut},
                                       {named_arg::kCbZero, kCbZero},
                                       {named_arg::kCbRouting, kCbRoutingWriter},
                                       {named_arg::kCbStatus, kCbStatus}};
     writer.common_runtime_args = common_args(dims, writer_common_arg::kCount);
+    writer.common_runtime_args[writer_common_arg::kOutPageBytes] = program::aligned_page_size(output);
     writer.runtime_args = core_index_args(cores);
     writer.config = program::WriterConfigDescriptor{};
 
     KernelDescriptor compute;
     compute.kernel_source = kernel_path(attributes, "compute/moe_bmm.cpp");
     compute.core_ranges = cores;
-    compute.named_compile_time_args = {{named_arg::kCbX, kCbX},       {named_arg::kCbW, kCbW},
-                                       {named_arg::kCbWork, kCbWork}, {named_arg::kCbAddend, kCbAddend},
-                                       {named_arg::kCbOut, kCbOut},   {named_arg::kCbPartial, kCbPartial}};
+    compute.named_compile_time_args = {{named_arg::kCbX, kCbX},
+                                       {named_arg::kCbXRows, kCbXRows},
+                                       {named_arg::kCbW, kCbW},
+                                       {named_arg::kCbWork, kCbWork},
+                                       {named_arg::kCbAddend, kCbAddend},
+                                       {named_arg::kCbOut, kCbOut},
+                                       {named_arg::kCbPartial, kCbPartial}};
     compute.common_runtime_args = common_args(dims, common_arg::kCount);
     ComputeConfigDescriptor compute_config;
     compute_config.math_fidelity = attributes.compute.math_fidelity;

@@ -9,6 +9,8 @@ namespace ttnn_moe::moe_bmm_shared {
 
 // Rows (and columns) of a tile; expert_offsets are multiples of it.
 inline constexpr uint32_t kTileRows = 32;
+// Bytes of one tile row of bfloat16, the unit a row-major x or output is read or written in.
+inline constexpr uint32_t kTileRowBytes = kTileRows * 2;
 
 // Common runtime args (the same on every core) of all three kernels: the problem's shape.
 // The reader's and the writer's addresses follow (reader_common_arg, writer_common_arg).
@@ -27,6 +29,8 @@ enum : uint32_t {
     kWeightHalves,  // 1: out = x @ w; 2 (SwiGLU): w's column tiles alternate gate, up (2 Nt of them)
                     // and out = silu(x @ gate) * (x @ up)
     kAddend,        // 1: out = x @ w + addend (a tensor shaped like the output); 0: no addend
+    kRowMajorX,     // 1: x is ROW_MAJOR (a page per row): the reader reads row strips, compute tilizes
+    kRowMajorOut,   // 1: the output is ROW_MAJOR: compute untilizes, the writer writes counted rows only
     kCount,
 };
 }  // namespace common_arg
@@ -43,9 +47,9 @@ inline constexpr uint32_t kFieldMask = 0xffff;
 }  // namespace segment_word
 
 // The reader's addresses, after the shape (expert_offsets is 0 in padded mode, the addend's 0 without
-// one), then the core grid: its columns and rows, and from kCount on the NOC x coordinate of each grid
-// column followed by the NOC y coordinate of each grid row (the x multicast addresses the other
-// cores by them).
+// one), x's page size (a tile, or a row of Kd elements), then the core grid: its columns and rows, and
+// from kCount on the NOC x coordinate of each grid column followed by the NOC y coordinate of each grid
+// row (the x multicast addresses the other cores by them).
 namespace reader_common_arg {
 enum : uint32_t {
     kXAddr = common_arg::kCount,
@@ -53,16 +57,25 @@ enum : uint32_t {
     kCountsAddr,
     kOffsetsAddr,
     kAddendAddr,
+    kXPageBytes,
     kGridCols,
     kGridRows,
     kCount
 };
 }  // namespace reader_common_arg
 
-// The writer's addresses, after the shape. expert_offsets is 0 in padded mode, the addend's 0
-// without one.
+// The writer's addresses, after the shape, then the output's page size (a tile, or a row of N
+// elements). expert_offsets is 0 in padded mode, the addend's 0 without one.
 namespace writer_common_arg {
-enum : uint32_t { kOutAddr = common_arg::kCount, kCountsAddr, kOffsetsAddr, kAddendAddr, kStatusAddr, kCount };
+enum : uint32_t {
+    kOutAddr = common_arg::kCount,
+    kCountsAddr,
+    kOffsetsAddr,
+    kAddendAddr,
+    kStatusAddr,
+    kOutPageBytes,
+    kCount
+};
 }  // namespace writer_common_arg
 
 // Per-core runtime args of the reader and the writer: cores in row-major order.
@@ -71,10 +84,12 @@ enum : uint32_t { kCoreIndex, kNumCores, kCount };
 }  // namespace core_arg
 
 // Order of the accessors' compile-time args. expert_offsets uses num_routed_tokens' (both
-// are (E_l, 1) uint32 ROW_MAJOR); the addend uses x's in the reader and the output's in the
-// writer (all bfloat16 TILE, interleaved in DRAM).
+// are (E_l, 1) uint32 ROW_MAJOR). x, the addend and the output take their page size at run time
+// (x's and the output's pages are tiles or rows; the common args carry their sizes, the addend's is
+// a tile), so one build serves both layouts and every shape; the writer copies the addend (only into
+// a TILE output) through the output's.
 namespace reader_tensor {
-enum : uint32_t { kX, kW, kRouting, kCount };
+enum : uint32_t { kX, kW, kRouting, kAddend, kCount };
 }  // namespace reader_tensor
 namespace writer_tensor {
 enum : uint32_t { kRouting, kOut, kStatus, kCount };
@@ -83,6 +98,7 @@ enum : uint32_t { kRouting, kOut, kStatus, kCount };
 // Names of the named compile-time args (CBs and semaphores).
 namespace named_arg {
 inline constexpr const char* kCbX = "cb_x";               // x tiles: a segment's rows, one k block at a time
+inline constexpr const char* kCbXRows = "cb_x_rows";      // row-major x: the rows' strips, one k block at a time
 inline constexpr const char* kCbW = "cb_w";               // w tiles: one column's k block (gate, then up)
 inline constexpr const char* kCbWork = "cb_work";         // reader -> compute: one word per segment, then 0
 inline constexpr const char* kCbPartial = "cb_partial";   // compute's partial sums between k blocks

@@ -20,11 +20,19 @@
 // same slot of every core sharing them): when the blocks so far are odd, the reader pushes an unread
 // block first, which this kernel pops unread.
 //
-// Common runtime args (common_arg: Kt, inner_block, row_block, weight_halves, addend) and the
-// named compile-time args: cpp/ops/moe_bmm/moe_bmm_shared.hpp.
+// Row-major x (common arg row_major_x = 1): the reader's blocks arrive in cb_x_rows as one strip per
+// row tile (32 rows x inner_block * 32 elements), and each block is tilized strip by strip into cb_x
+// (one block, which this kernel both fills and eats) before its matmuls. cb_x_rows holds one block
+// (the reader fills the next while the matmuls run), so there is no ring to align.
+// Row-major output (common arg row_major_out = 1): in the last k block the packer untilizes each
+// finished tile into cb_out (pack_untilize_dest: 32 rows of 32 elements), which the writer writes
+// row by row.
 //
-// conformance: kind=compute named=cb_x:0,cb_w:1,cb_work:2,cb_addend:6,cb_out:16,cb_partial:24 formats=2:uint32 label=bf16-weights
-// conformance: kind=compute named=cb_x:0,cb_w:1,cb_work:2,cb_addend:6,cb_out:16,cb_partial:24 formats=1:bfloat8_b,2:uint32,24:float32 fp32_dest_acc=1 math_fidelity=HiFi2 label=bfp8-weights-fp32-acc
+// Common runtime args (common_arg: Kt, inner_block, row_block, weight_halves, addend, row_major_x,
+// row_major_out) and the named compile-time args: cpp/ops/moe_bmm/moe_bmm_shared.hpp.
+//
+// conformance: kind=compute named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_addend:6,cb_out:16,cb_partial:24 formats=2:uint32 label=bf16-weights
+// conformance: kind=compute named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_addend:6,cb_out:16,cb_partial:24 formats=1:bfloat8_b,2:uint32,24:float32 fp32_dest_acc=1 math_fidelity=HiFi2 label=bfp8-weights-fp32-acc
 #include <cstdint>
 
 #include "../../../cpp/ops/moe_bmm/moe_bmm_shared.hpp"
@@ -35,15 +43,18 @@
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/matmul.h"
 #include "api/compute/pack.h"
+#include "api/compute/pack_untilize.h"
 #include "api/compute/reconfig_data_format.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/tile_move_copy.h"
+#include "api/compute/tilize.h"
 
 using namespace ttnn_moe::moe_bmm_shared;
 
 namespace {
 
 constexpr uint32_t cb_x = get_named_compile_time_arg_val(named_arg::kCbX);
+constexpr uint32_t cb_x_rows = get_named_compile_time_arg_val(named_arg::kCbXRows);
 constexpr uint32_t cb_w = get_named_compile_time_arg_val(named_arg::kCbW);
 constexpr uint32_t cb_work = get_named_compile_time_arg_val(named_arg::kCbWork);
 constexpr uint32_t cb_addend = get_named_compile_time_arg_val(named_arg::kCbAddend);
@@ -54,7 +65,7 @@ constexpr uint32_t kDstUp = 1;  // SwiGLU: the up product
 
 struct Args {
     uint32_t inner_tiles, inner_block, row_block, weight_halves;
-    bool addend;
+    bool addend, row_major_x, row_major_out;
 };
 
 Args read_args() {
@@ -64,6 +75,8 @@ Args read_args() {
     a.row_block = get_common_arg_val<uint32_t>(common_arg::kRowBlock);
     a.weight_halves = get_common_arg_val<uint32_t>(common_arg::kWeightHalves);
     a.addend = get_common_arg_val<uint32_t>(common_arg::kAddend) != 0;
+    a.row_major_x = get_common_arg_val<uint32_t>(common_arg::kRowMajorX) != 0;
+    a.row_major_out = get_common_arg_val<uint32_t>(common_arg::kRowMajorOut) != 0;
     return a;
 }
 
@@ -123,12 +136,43 @@ void pack_to(uint32_t cb, uint32_t pages) {
     cb_push_back(cb, pages);
 }
 
-// Pops the unread block the reader pushes to start the next segment in slot 0 of cb_x.
+// Packs DST 0 to cb_out as 32 rows of 32 elements (pack_untilize_dest_init before, uninit after).
+void pack_rows_to_out() {
+    cb_reserve_back(cb_out, 1);
+    tile_regs_wait();
+    pack_untilize_dest<1>(cb_out);
+    tile_regs_release();
+    cb_push_back(cb_out, 1);
+}
+
+// The CB the reader's x blocks arrive in: cb_x, or cb_x_rows when x is row-major.
+uint32_t x_in(const Args& a) {
+    return a.row_major_x ? cb_x_rows : cb_x;
+}
+
+// Pops the unread block the reader pushes to start the next segment in slot 0 of cb_x (cb_x_rows
+// has one slot: nothing to align).
 void align_x_ring(const Args& a, uint32_t& x_blocks) {
-    if (x_blocks % 2 == 0) return;
-    cb_wait_front(cb_x, a.row_block * a.inner_block);
-    cb_pop_front(cb_x, a.row_block * a.inner_block);
+    if (a.row_major_x || x_blocks % 2 == 0) return;
+    cb_wait_front(x_in(a), a.row_block * a.inner_block);
+    cb_pop_front(x_in(a), a.row_block * a.inner_block);
     ++x_blocks;
+}
+
+// Row-major x: the reader's block of row strips (one per row tile) becomes the block of x tiles in
+// cb_x, strip by strip; strips past the segment's rows are popped and their cb_x pages pushed unread,
+// so that each block fills cb_x exactly and matmul_tiles' indices never wrap.
+void tilize_x_block(const Args& a, uint32_t rows) {
+    tilize_init(cb_x_rows, a.inner_block, cb_x);
+    for (uint32_t r = 0; r < a.row_block; ++r) {
+        cb_wait_front(cb_x_rows, a.inner_block);
+        cb_reserve_back(cb_x, a.inner_block);
+        if (r < rows) tilize_block(cb_x_rows, a.inner_block, cb_x);
+        cb_push_back(cb_x, a.inner_block);
+        cb_pop_front(cb_x_rows, a.inner_block);
+    }
+    tilize_uninit(cb_x_rows, cb_x);
+    matmul_init(cb_x, cb_w);
 }
 
 // One segment of `rows` row tiles by `cols` columns; x_blocks counts the x blocks consumed.
@@ -138,7 +182,9 @@ void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_bl
     align_x_ring(a, x_blocks);
     for (uint32_t k0 = 0; k0 < a.inner_tiles; k0 += a.inner_block, ++x_blocks) {
         const bool first = k0 == 0, last = k0 + a.inner_block == a.inner_tiles;
+        if (a.row_major_x) tilize_x_block(a, rows);
         cb_wait_front(cb_x, x_pages);
+        if (last && a.row_major_out) pack_untilize_dest_init<1>(cb_out);
         for (uint32_t c = 0; c < cols; ++c) {
             cb_wait_front(cb_w, w_pages);
             for (uint32_t r = 0; r < rows; ++r) {
@@ -151,7 +197,9 @@ void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_bl
                 accumulate_block(a, r);
                 if (last && a.weight_halves == kSwigluHalves) apply_swiglu();
                 tile_regs_commit();
-                if (last) {
+                if (last && a.row_major_out) {
+                    pack_rows_to_out();
+                } else if (last) {
                     pack_to(cb_out, 1);
                 } else {
                     pack_to(cb_partial, a.weight_halves);
@@ -159,6 +207,7 @@ void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_bl
             }
             cb_pop_front(cb_w, w_pages);
         }
+        if (last && a.row_major_out) pack_untilize_uninit(cb_out);
         cb_pop_front(cb_x, x_pages);
     }
 }

@@ -43,6 +43,8 @@ struct Shape {
     uint32_t output_block;   // output tiles per segment at most
     uint32_t weight_halves;  // weight column tiles per output column tile (2: SwiGLU gate, up)
     bool addend;             // out = x @ w + addend: the addend's tile of each output tile is read too
+    bool row_major_x;        // x's pages are rows (Kd elements), not tiles
+    bool row_major_out;      // the output's pages are rows (N elements): only counted rows are written
     // Column tiles of w: gate and up alternate in SwiGLU mode.
     uint32_t weight_col_tiles() const { return weight_halves * col_tiles; }
 };
@@ -61,6 +63,8 @@ inline Shape read_shape() {
     s.output_block = get_common_arg_val<uint32_t>(common_arg::kOutputBlock);
     s.weight_halves = get_common_arg_val<uint32_t>(common_arg::kWeightHalves);
     s.addend = get_common_arg_val<uint32_t>(common_arg::kAddend) != 0;
+    s.row_major_x = get_common_arg_val<uint32_t>(common_arg::kRowMajorX) != 0;
+    s.row_major_out = get_common_arg_val<uint32_t>(common_arg::kRowMajorOut) != 0;
     return s;
 }
 
@@ -83,6 +87,9 @@ public:
     uint32_t row_tile_base(uint32_t l) const {
         return shape_.grouped ? word(shape_.num_experts + l) / kTileRows : l * shape_.row_tiles;
     }
+    // First row of expert l in a row-major x or output: row l * T of (E_l, T, ..) (padded), the row of
+    // its first row tile (grouped).
+    uint32_t row_base(uint32_t l) const { return shape_.grouped ? row_tile_base(l) * kTileRows : l * shape_.rows; }
     // Row tiles of expert l's block in the padded layout (the zero-filled range is [active, this)).
     uint32_t block_row_tiles() const { return shape_.row_tiles; }
     uint32_t num_experts() const { return shape_.num_experts; }

@@ -20,7 +20,8 @@
 // counts in its `ready` while it waits.
 //
 // The slot a block lands in must be the same on every core of the round: cb_x holds two blocks and
-// every segment starts in slot 0 (align_x_ring), so k block j of every round is in slot j % 2.
+// every segment starts in slot 0 (align_x_ring), so k block j of every round is in slot j % 2; a
+// row-major x's cb_x_rows holds one block, the same slot for every block.
 //
 // Receivers are addressed by rectangles of the core grid: cores are in row-major order (index i at
 // logical (i % grid columns, i / grid columns)), and each run of consecutive receivers is at most a

@@ -17,17 +17,25 @@
 // reads is read once per row block and every x tile leaves DRAM once per round of its row block
 // (once per segment on a core whose share straddles two row blocks).
 // Every segment's first x block goes to slot 0 of cb_x's two (align_x_ring), as the multicast needs.
+// Row-major x (common arg row_major_x = 1; a page is one row of Kd elements): the block goes to
+// cb_x_rows instead, as one strip per row tile, 32 rows x inner_block * 32 elements (tilize_block's
+// input, the bytes of inner_block tiles), read row by row; only the expert's counted rows are read,
+// the rest of its last row tile is zeroed. That row-major block is what the round shares, and each
+// core's compute kernel tilizes it into cb_x. cb_x_rows holds one block, so every block lands at the
+// same address on every core and needs no alignment; the reader fills the next one while the compute
+// kernel multiplies the tilized one from cb_x.
 // Addend (common arg addend = 1): during the first k block, the addend's tile of each output tile
 // (in the compute kernel's order: column by column, row tile by row tile) goes to cb_addend right
 // after its column's weights; the compute kernel starts the tile's sum from it.
 //
-// Compile-time args: TensorAccessorArgs of x, w, num_routed_tokens (reader_tensor order).
+// Compile-time args: TensorAccessorArgs of x, w, num_routed_tokens, addend (reader_tensor order).
 // Common runtime args (common_arg, then reader_common_arg and the grid's NOC coordinates),
 // per-core runtime args (core_arg) and the named compile-time args (CBs, semaphores):
 // cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
-// conformance: kind=dataflow ct_args=2,2048,2,2048,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=2:uint32,3:uint32 label=bf16-weights
-// conformance: kind=dataflow ct_args=2,2048,2,1088,2,32 named=cb_x:0,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=1:bfloat8_b,2:uint32,3:uint32 label=bfp8-weights
+// conformance: kind=dataflow ct_args=130,2,2048,2,32,130 named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=2:uint32,3:uint32 label=bf16-weights
+// conformance: kind=dataflow ct_args=130,2,1088,2,32,130 named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=1:bfloat8_b,2:uint32,3:uint32 label=bfp8-weights
+// conformance: kind=dataflow ct_args=130,2,576,2,32,130 named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=1:bfloat4_b,2:uint32,3:uint32 label=bfp4-weights
 #include <cstdint>
 #include <tuple>
 
@@ -40,6 +48,7 @@ using namespace moe_bmm;
 namespace {
 
 constexpr uint32_t cb_x = get_named_compile_time_arg_val(named_arg::kCbX);
+constexpr uint32_t cb_x_rows = get_named_compile_time_arg_val(named_arg::kCbXRows);
 constexpr uint32_t cb_w = get_named_compile_time_arg_val(named_arg::kCbW);
 constexpr uint32_t cb_work = get_named_compile_time_arg_val(named_arg::kCbWork);
 constexpr uint32_t cb_routing = get_named_compile_time_arg_val(named_arg::kCbRouting);
@@ -50,7 +59,7 @@ constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<reader_tensor::kCou
 
 struct Args {
     Shape shape;
-    uint32_t x_addr, w_addr, counts_addr, offsets_addr, addend_addr;
+    uint32_t x_addr, w_addr, counts_addr, offsets_addr, addend_addr, x_page_bytes;
     uint32_t core_index, num_cores;
     Grid grid;
 };
@@ -63,6 +72,7 @@ Args read_args() {
     a.counts_addr = get_common_arg_val<uint32_t>(reader_common_arg::kCountsAddr);
     a.offsets_addr = get_common_arg_val<uint32_t>(reader_common_arg::kOffsetsAddr);
     a.addend_addr = get_common_arg_val<uint32_t>(reader_common_arg::kAddendAddr);
+    a.x_page_bytes = get_common_arg_val<uint32_t>(reader_common_arg::kXPageBytes);
     a.core_index = get_arg_val<uint32_t>(core_arg::kCoreIndex);
     a.num_cores = get_arg_val<uint32_t>(core_arg::kNumCores);
     a.grid = Grid{get_common_arg_val<uint32_t>(reader_common_arg::kGridCols),
@@ -106,10 +116,17 @@ void read_tiles_async_at(uint32_t l1, uint32_t cb, const Tensor& tensor, uint32_
     }
 }
 
+// The CB the reader fills with x blocks: cb_x (tiles), or cb_x_rows (row strips the compute kernel
+// tilizes).
+uint32_t x_cb(const Shape& shape) {
+    return shape.row_major_x ? cb_x_rows : cb_x;
+}
+
 // The segment's rows x inner_block x tiles of k block k0 from DRAM to `l1` (a cb_x slot); rows past
 // the expert's count are zeroed.
 template <typename X>
-void read_x_rows(const Shape& shape, const X& x, const Routing& routing, const Segment& seg, uint32_t k0, uint32_t l1) {
+void read_x_tiles(const Shape& shape, const X& x, const Routing& routing, const Segment& seg, uint32_t k0,
+                  uint32_t l1) {
     const uint32_t tile_bytes = get_tile_size(cb_x);
     for (uint32_t r = 0; r < seg.rows; ++r) {
         const uint32_t first_page = (routing.row_tile_base(seg.expert) + seg.first_row + r) * shape.inner_tiles + k0;
@@ -123,35 +140,67 @@ void read_x_rows(const Shape& shape, const X& x, const Routing& routing, const S
     }
 }
 
-// The segment's x block k0 into cb_x: read (and multicast by the round's sender) or received. Every
-// push is row_block x inner_block pages, however many rows the segment has, so that a block never
-// straddles the end of the ring (the pages past the segment's rows go unread).
+// Row-major x: the segment's row strips of k block k0 to `l1` (a cb_x_rows slot), strip r holding rows
+// 32 r .. 32 r + 31 of the segment, each the inner_block * 32 elements from column 32 k0 on. Only the
+// expert's counted rows are read; the rest of its last row tile is zeroed.
+template <typename X>
+void read_x_row_strips(const Shape& shape, const X& x, const Routing& routing, const Segment& seg, uint32_t k0,
+                       uint32_t l1) {
+    const uint32_t segment_bytes = shape.inner_block * kTileRowBytes;  // of one row, in one strip
+    const uint32_t strip_bytes = kTileRows * segment_bytes;
+    const uint32_t valid = routing.valid_rows(seg.expert);
+    const uint32_t first_row = seg.first_row * kTileRows;
+    const uint32_t end_row = first_row + seg.rows * kTileRows;
+    const uint32_t read_end = valid < end_row ? valid : end_row;
+    const uint32_t base = routing.row_base(seg.expert);
+    for (uint32_t row = first_row; row < read_end; ++row) {
+        noc_async_read(x.get_noc_addr(base + row, k0 * kTileRowBytes), l1 + (row - first_row) * segment_bytes,
+                       segment_bytes);
+    }
+    if (read_end < end_row) {  // the segment holds the expert's last, partial row tile
+        const uint32_t zero_from = l1 + (read_end - first_row) * segment_bytes;
+        const uint32_t strips_end = l1 + seg.rows * strip_bytes;
+        moe_kernel::fill_words(zero_from, (strips_end - zero_from) / sizeof(uint32_t), 0);
+    }
+    noc_async_read_barrier();
+}
+
+// The segment's x block k0 into cb_x (cb_x_rows for a row-major x): read (and multicast by the
+// round's sender) or received. Every push is row_block x inner_block pages, however many rows the
+// segment has, so that a block never straddles the end of the ring (the pages past the segment's
+// rows go unread).
 template <typename X>
 void x_block(const Args& a, const X& x, const Routing& routing, const Segment& seg, const XRound& round, uint32_t k0) {
     const Shape& shape = a.shape;
     const uint32_t pages = shape.row_block * shape.inner_block;
     const XSemaphores sem{static_cast<uint32_t>(get_semaphore(sem_x_ready)),
                           static_cast<uint32_t>(get_semaphore(sem_x_valid))};
-    cb_reserve_back(cb_x, pages);
-    const uint32_t l1 = get_write_ptr(cb_x);
+    const uint32_t cb = x_cb(shape);
+    cb_reserve_back(cb, pages);
+    const uint32_t l1 = get_write_ptr(cb);
     if (round.sender() != a.core_index) {
         receive_x_block(a.grid, round, sem);
     } else {
-        read_x_rows(shape, x, routing, seg, k0, l1);
+        if (shape.row_major_x) {
+            read_x_row_strips(shape, x, routing, seg, k0, l1);
+        } else {
+            read_x_tiles(shape, x, routing, seg, k0, l1);
+        }
         if (round.receivers() > 0) {
-            multicast_x_block(a.grid, round, sem, l1, seg.rows * shape.inner_block * get_tile_size(cb_x));
+            multicast_x_block(a.grid, round, sem, l1, seg.rows * shape.inner_block * get_tile_size(cb));
         }
     }
-    cb_push_back(cb_x, pages);
+    cb_push_back(cb, pages);
 }
 
 // Starts the next segment in slot 0 of cb_x's two: an unread block fills slot 1 when the previous
-// segments pushed an odd number of blocks (the compute kernel pops it the same way).
+// segments pushed an odd number of blocks (the compute kernel pops it the same way). cb_x_rows has
+// one slot.
 void align_x_ring(const Shape& shape, uint32_t& x_blocks) {
-    if (x_blocks % 2 == 0) return;
+    if (shape.row_major_x || x_blocks % 2 == 0) return;
     const uint32_t pages = shape.row_block * shape.inner_block;
-    cb_reserve_back(cb_x, pages);
-    cb_push_back(cb_x, pages);
+    cb_reserve_back(x_cb(shape), pages);
+    cb_push_back(x_cb(shape), pages);
     ++x_blocks;
 }
 
@@ -186,11 +235,12 @@ void read_addend_tile(const Addend& addend, uint32_t page) {
 void kernel_main() {
     const Args args = read_args();
     const Shape& shape = args.shape;
-    const auto x = TensorAccessor(std::get<reader_tensor::kX>(kTensorArgs), args.x_addr);
+    const auto x = TensorAccessor(std::get<reader_tensor::kX>(kTensorArgs), args.x_addr, args.x_page_bytes);
     const auto w = TensorAccessor(std::get<reader_tensor::kW>(kTensorArgs), args.w_addr);
     const auto counts = TensorAccessor(std::get<reader_tensor::kRouting>(kTensorArgs), args.counts_addr);
     const auto offsets = TensorAccessor(std::get<reader_tensor::kRouting>(kTensorArgs), args.offsets_addr);
-    const auto addend = TensorAccessor(std::get<reader_tensor::kX>(kTensorArgs), args.addend_addr);
+    const auto addend =
+        TensorAccessor(std::get<reader_tensor::kAddend>(kTensorArgs), args.addend_addr, get_tile_size(cb_addend));
 
     const Routing routing(load_routing(cb_routing, counts, offsets, shape), shape);
     const uint32_t total = active_tiles(shape, routing);

@@ -4,7 +4,10 @@
 // tiles ceil(count_l / 32) .. Mt - 1), so the whole (E_l, T, N) output is defined; with an
 // addend (out = x @ w + addend) it copies the addend's tiles there instead.
 // Grouped mode writes active row tiles only: rows outside them are left as they were
-// (nobody reads them: see the op's docstring). Core 0 also writes bmm_status: counts past
+// (nobody reads them: see the op's docstring).
+// Row-major output (common arg row_major_out = 1; a page is one row of N elements): each tile arrives
+// untilized (32 rows of 32 elements) and only its rows below the expert's count are written, as
+// 64-byte segments at column 32 n of their rows; nothing else is written, in either mode. Core 0 also writes bmm_status: counts past
 // their block, grouped offsets off the tile grid and overlapping grouped blocks.
 //
 // Compile-time args: TensorAccessorArgs of num_routed_tokens, the output and bmm_status
@@ -12,7 +15,7 @@
 // per-core runtime args (core_arg) and the named compile-time args:
 // cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
-// conformance: kind=dataflow ct_args=2,32,2,2048,2,32 named=cb_out:16,cb_zero:5,cb_routing:4,cb_status:7 formats=4:uint32,7:uint32
+// conformance: kind=dataflow ct_args=2,32,130,2,32 named=cb_out:16,cb_zero:5,cb_routing:4,cb_status:7 formats=4:uint32,7:uint32
 #include <cstdint>
 #include <tuple>
 
@@ -39,7 +42,7 @@ struct IdleRows {
 
 struct Args {
     Shape shape;
-    uint32_t out_addr, counts_addr, offsets_addr, addend_addr, status_addr;
+    uint32_t out_addr, counts_addr, offsets_addr, addend_addr, status_addr, out_page_bytes;
     uint32_t core_index, num_cores;
 };
 
@@ -51,6 +54,7 @@ Args read_args() {
     a.offsets_addr = get_common_arg_val<uint32_t>(writer_common_arg::kOffsetsAddr);
     a.addend_addr = get_common_arg_val<uint32_t>(writer_common_arg::kAddendAddr);
     a.status_addr = get_common_arg_val<uint32_t>(writer_common_arg::kStatusAddr);
+    a.out_page_bytes = get_common_arg_val<uint32_t>(writer_common_arg::kOutPageBytes);
     a.core_index = get_arg_val<uint32_t>(core_arg::kCoreIndex);
     a.num_cores = get_arg_val<uint32_t>(core_arg::kNumCores);
     return a;
@@ -78,8 +82,8 @@ void write_zero_tiles(const Args& a, const Routing& routing, const Out& out, con
 template <typename Out>
 void copy_addend_tiles(const Args& a, const Routing& routing, const Out& out, const Share& idle_share,
                        TileWalk<IdleRows>& idle) {
-    const auto addend = TensorAccessor(std::get<writer_tensor::kOut>(kTensorArgs), a.addend_addr);
     const uint32_t tile_bytes = get_tile_size(cb_zero);
+    const auto addend = TensorAccessor(std::get<writer_tensor::kOut>(kTensorArgs), a.addend_addr, tile_bytes);
     for (uint32_t t = 0; t < idle_share.count; ++t) {
         const uint32_t page = output_page(a.shape, routing, t == 0 ? idle.seek(idle_share.first) : idle.next());
         cb_reserve_back(cb_zero, 1);
@@ -107,6 +111,20 @@ void write_inactive_tiles(const Args& a, const Routing& routing, const Out& out)
     }
 }
 
+// Row-major output: the counted rows of an untilized tile at `l1`, each its 32 elements of column
+// tile tile.col_tile.
+template <typename Out>
+void write_tile_rows(const Routing& routing, const Out& out, const TileCoord& tile, uint32_t l1) {
+    const uint32_t first = tile.row_tile * kTileRows;  // an active tile: the count reaches past it
+    const uint32_t left = routing.valid_rows(tile.expert) - first;
+    const uint32_t rows = left < kTileRows ? left : kTileRows;
+    const uint32_t row0 = routing.row_base(tile.expert) + first;
+    for (uint32_t i = 0; i < rows; ++i) {
+        noc_async_write(l1 + i * kTileRowBytes, out.get_noc_addr(row0 + i, tile.col_tile * kTileRowBytes),
+                        kTileRowBytes);
+    }
+}
+
 // The compute kernel's output tiles, in this core's segment order.
 template <typename Out>
 void write_active_tiles(const Args& a, const Routing& routing, const Out& out) {
@@ -116,8 +134,12 @@ void write_active_tiles(const Args& a, const Routing& routing, const Out& out) {
             for (uint32_t r = 0; r < seg.rows; ++r) {
                 const TileCoord tile{seg.expert, seg.first_row + r, seg.first_col + c};
                 cb_wait_front(cb_out, 1);
-                noc_async_write(get_read_ptr(cb_out), out.get_noc_addr(output_page(a.shape, routing, tile)),
-                                tile_bytes);
+                if (a.shape.row_major_out) {
+                    write_tile_rows(routing, out, tile, get_read_ptr(cb_out));
+                } else {
+                    noc_async_write(get_read_ptr(cb_out), out.get_noc_addr(output_page(a.shape, routing, tile)),
+                                    tile_bytes);
+                }
                 noc_async_writes_flushed();
                 cb_pop_front(cb_out, 1);
             }
@@ -172,7 +194,7 @@ void write_status(const Args& a, const Routing& routing, const Status& status_ou
 
 void kernel_main() {
     const Args args = read_args();
-    const auto out = TensorAccessor(std::get<writer_tensor::kOut>(kTensorArgs), args.out_addr);
+    const auto out = TensorAccessor(std::get<writer_tensor::kOut>(kTensorArgs), args.out_addr, args.out_page_bytes);
     const auto counts = TensorAccessor(std::get<writer_tensor::kRouting>(kTensorArgs), args.counts_addr);
     const auto offsets = TensorAccessor(std::get<writer_tensor::kRouting>(kTensorArgs), args.offsets_addr);
 
@@ -180,6 +202,6 @@ void kernel_main() {
     if (args.core_index == 0) {
         write_status(args, routing, TensorAccessor(std::get<writer_tensor::kStatus>(kTensorArgs), args.status_addr));
     }
-    if (!args.shape.grouped) write_inactive_tiles(args, routing, out);
+    if (!args.shape.grouped && !args.shape.row_major_out) write_inactive_tiles(args, routing, out);
     write_active_tiles(args, routing, out);
 }

@@ -16,11 +16,12 @@ StatusWord = _C.ops.moe_bmm.StatusWord
 
 
 class MoeBmmOutput(NamedTuple):
-    output: Any  # (E_l, T, N) or (M, N) TILE bfloat16
+    output: Any  # (E_l, T, N) or (M, N) bfloat16, TILE or ROW_MAJOR (output_layout)
     bmm_status: Any  # (1, 8) uint32, words: StatusWord
 
 
 _ACTIVATIONS = {None: _C.ops.moe_bmm.Activation.NONE, "swiglu": _C.ops.moe_bmm.Activation.SWIGLU}
+_LAYOUTS = _C.program.Layout.__members__  # by name: ttnn's, the emulator's and ours share ROW_MAJOR, TILE
 
 
 def moe_bmm(
@@ -31,6 +32,7 @@ def moe_bmm(
     expert_offsets: Any = None,
     activation: str | None = None,
     addend: Any = None,
+    output_layout: Any = None,
     memory_config: Any = None,
     compute_kernel_config: Any = None,
     output_tensor: Any = None,
@@ -39,12 +41,18 @@ def moe_bmm(
 ) -> Any:
     """out[l, rows] = x[l, rows] @ w[l] over the first count_l rows of every local expert l.
 
-    padded:  x (E_l, T, Kd) TILE bfloat16, w (E_l, Kd, N) TILE bfloat16, bfloat8_b or bfloat4_b,
-             num_routed_tokens (E_l, 1) ROW_MAJOR uint32             -> (E_l, T, N) TILE bfloat16
-    grouped (expert_offsets given): x (M, Kd) TILE bfloat16 packed by expert, expert l's
+    padded:  x (E_l, T, Kd) bfloat16, w (E_l, Kd, N) TILE bfloat16, bfloat8_b or bfloat4_b,
+             num_routed_tokens (E_l, 1) ROW_MAJOR uint32             -> (E_l, T, N) bfloat16
+    grouped (expert_offsets given): x (M, Kd) bfloat16 packed by expert, expert l's
              rows at [expert_offsets[l], expert_offsets[l] + count_l), offsets (E_l, 1)
-             ROW_MAJOR uint32 and multiples of 32                    -> (M, N) TILE bfloat16
+             ROW_MAJOR uint32 and multiples of 32                    -> (M, N) bfloat16
     Kd and N are multiples of 32. Contract: docs/ops/moe_bmm.md.
+
+    x is TILE or ROW_MAJOR: row-major rows are read for the active row tiles only and tilized by
+    the compute kernel. output_layout (ttnn's TILE_LAYOUT / ROW_MAJOR_LAYOUT; None: the layout of
+    output_tensor if given, else TILE) ROW_MAJOR makes the compute kernel untilize what it packs and
+    the writer write only the rows each expert has (rows past count_l are never written, in both
+    modes: no zero rows, no addend rows).
 
     activation="swiglu": w is (E_l, Kd, 2N), the gate and up weights interleaved per column
     tile (`ttnn_moe.interleave_gate_up`), and out = silu(x @ w_gate) * (x @ w_up), still
@@ -67,12 +75,14 @@ def moe_bmm(
     fit in a core's L1 next to the other buffers (bfloat16 Kd > ~15k), it is streamed in
     blocks for every output tile instead.
 
-    Output contract:
+    Output contract (TILE output):
     - rows of an active row tile past count_l are exactly 0 (the kernel clears the x rows
       there before the matmul, whatever x holds);
     - padded mode: every other row of each expert's T range is 0 (zero tiles are written);
     - grouped mode: rows outside the active row tiles [off_l, off_l + 32*ceil(count_l/32))
       are not written (like the dispatch buffer it consumes, nothing reads them).
+    ROW_MAJOR output: only the counted rows [off_l, off_l + count_l) (padded: [l*T, l*T + count_l))
+    are written; every other row is left as it was.
 
     compute_kernel_config: ttnn-style (math_fidelity, fp32_dest_acc_en, math_approx_mode;
     packer_l1_acc is ignored). None means HiFi4 with bfloat16 DST accumulation.
@@ -90,13 +100,17 @@ def moe_bmm(
     require_bool("moe_bmm", "return_status", return_status)
     if activation not in _ACTIVATIONS:
         raise ValueError(f"moe_bmm: activation must be None or 'swiglu', got {activation!r}")
+    layout = _output_layout(output_layout, output_tensor)
     inputs = {"x": x, "w": w, "num_routed_tokens": num_routed_tokens}
     if expert_offsets is not None:
         inputs["expert_offsets"] = expert_offsets
     if addend is not None:
         inputs["addend"] = addend
     attributes = _C.ops.moe_bmm.Attributes(
-        **compute_attrs(compute_kernel_config), activation=_ACTIVATIONS[activation], with_addend=addend is not None
+        **compute_attrs(compute_kernel_config),
+        activation=_ACTIVATIONS[activation],
+        with_addend=addend is not None,
+        output_layout=layout,
     )
     if strict:
         # Shapes, dtypes and layouts first, so the read-back below only sees valid tensors.
@@ -106,6 +120,25 @@ def moe_bmm(
         *launch("moe_bmm", inputs, attributes, memory_config=memory_config, output_tensor=output_tensor)
     )
     return result if return_status else result.output
+
+
+def _output_layout(output_layout: Any, output_tensor: Any) -> Any:
+    """The output's layout from output_layout, else from output_tensor, else TILE."""
+    if output_layout is None:
+        return (
+            _LAYOUTS["TILE"] if output_tensor is None else _layout_named(output_tensor.layout, "output_tensor.layout")
+        )
+    layout = _layout_named(output_layout, "output_layout")
+    if output_tensor is not None and _layout_named(output_tensor.layout, "output_tensor.layout") != layout:
+        raise ValueError(f"moe_bmm: output_layout is {layout.name} but output_tensor is {output_tensor.layout.name}")
+    return layout
+
+
+def _layout_named(layout: Any, what: str) -> Any:
+    name = getattr(layout, "name", None)
+    if name not in _LAYOUTS:
+        raise ValueError(f"moe_bmm: {what} must be TILE or ROW_MAJOR, got {layout!r}")
+    return _LAYOUTS[name]
 
 
 def _check_routing(x: Any, num_routed_tokens: Any, expert_offsets: Any) -> None:
