@@ -85,6 +85,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
 
     const uint32_t num_c = num_cores(attrs, limits);
     const uint32_t num_s = num_sum_cores(attrs, limits);
+    const uint32_t merge_pages = presence_merge_pages(line_size, num_c, presence_stride);
     const CoreSelection selection = first_cores(limits.grid, num_s);  // the senders first: (c, 0), c < C
     const CoreRangeSet& cores = selection.ranges;
     ProgramDescriptor program;
@@ -104,8 +105,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
                      cores,
                      {CBFormatDescriptor{kCbOut, attrs.output_dtype, kTileElements * element_bytes(attrs.output_dtype),
                                          std::nullopt}}},
-        // D presence rows of a window of tokens, and one page window read in while they are merged
-        scratch_cb(cores, kCbPresence, DataFormat::UInt32, (line_size + 1) * presence_stride),
+        // D presence rows of a window of tokens, and the page windows read in at a time to be merged
+        scratch_cb(cores, kCbPresence, DataFormat::UInt32, (line_size + merge_pages) * presence_stride),
         scratch_cb(cores, kCbStage, DataFormat::UInt32, std::max(kStageBytes, kSlotBatch * limits.dram_alignment)),
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
         // partials per chunk of the next token, read by the compute kernel (read_tile_value)
@@ -209,6 +210,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         args[dataflow_arg::kOutputIsFp32] = attrs.output_dtype == DataFormat::Float32 ? 1u : 0u;
         args[dataflow_arg::kReturnPartials] = attrs.return_partials ? 1u : 0u;
         args[dataflow_arg::kPresenceStride] = presence_stride;
+        args[dataflow_arg::kPresenceMergePages] = merge_pages;
         args[dataflow_arg::kNumLinks] = attrs.num_links;
         args[dataflow_arg::kCore] = c;
         args[dataflow_arg::kNumCores] = num_c;

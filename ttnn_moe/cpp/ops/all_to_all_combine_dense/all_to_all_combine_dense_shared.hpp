@@ -42,6 +42,7 @@ enum : uint32_t {
     kOutputIsFp32,        // 1: float32 output, 0: bfloat16
     kReturnPartials,      // 1: absent partial rows are written as zeros
     kPresenceStride,      // bytes between the presence rows in L1 (presence_row_words, aligned)
+    kPresenceMergePages,  // presence pages read in at a time to be merged (presence_merge_pages)
     kNumLinks,            // L: fabric links per direction, dealt out over the cores (core_links)
     kCore,                // c: this core's index; a sender (c < C) sends slot share c; every core sums token share c
     kNumCores,            // C: the senders, one per block of links
@@ -139,6 +140,16 @@ inline constexpr uint32_t presence_pages(uint32_t line_size, uint32_t links, uin
 // token below the window's first.
 inline constexpr uint32_t presence_row_words(uint32_t num_tokens, uint32_t dram_alignment) {
     return (num_tokens < kPresenceWindowTokens ? num_tokens : kPresenceWindowTokens) + dram_alignment / 4;
+}
+
+// Presence pages of the other cores read in at a time (behind one barrier) to be merged into the
+// rows: as many as fit kPresenceMergeBytes, at least one (clearing the outgoing pages above one
+// window writes from it), at most the D x (C - 1) there are.
+inline constexpr uint32_t kPresenceMergeBytes = 32 * 1024;
+inline constexpr uint32_t presence_merge_pages(uint32_t line_size, uint32_t cores, uint32_t presence_stride) {
+    const uint32_t fit = kPresenceMergeBytes / presence_stride;
+    const uint32_t pages = fit < line_size * (cores - 1) ? fit : line_size * (cores - 1);
+    return pages > 0 ? pages : 1;
 }
 
 // Staging of num_slots or the status record.

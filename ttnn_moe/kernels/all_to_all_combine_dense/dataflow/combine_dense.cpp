@@ -4,7 +4,7 @@
 //
 // 1. Line barrier with core c of every peer (every member runs this program before remote
 //    writes start).
-// 2. Each used slot s of core c's share of [0, num_slots): slot_source[s] = (q, t); the reduced
+// 2. Each used slot s of core c's share of [0, num_slots) (s = c mod C): slot_source[s] = (q, t); the reduced
 //    row goes to partials[position, t] on the device at position q (NOC when q is this
 //    device, fabric otherwise), and presence[q][t] is set: in L1 when T fits one presence window,
 //    else in this core's outgoing presence page for q in DRAM. slot_source is read kSlotBatch
@@ -66,7 +66,7 @@ struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, hidden, line_size, position, capacity, max_payload;
     bool output_is_fp32, return_partials;
-    uint32_t presence_stride, num_links, core, num_cores, num_sum_cores;
+    uint32_t presence_stride, merge_pages, num_links, core, num_cores, num_sum_cores;
     uint32_t route_arg() const { return dataflow_arg::kRoutes; }
     uint32_t core_noc_arg() const { return dataflow_arg::kRoutes + moe_fabric::kRouteWordsPerPosition * line_size; }
     uint32_t connection_arg() const { return core_noc_arg() + 2 * num_sum_cores; }
@@ -103,6 +103,7 @@ Args read_args() {
     a.output_is_fp32 = get_arg_val<uint32_t>(dataflow_arg::kOutputIsFp32) != 0;
     a.return_partials = get_arg_val<uint32_t>(dataflow_arg::kReturnPartials) != 0;
     a.presence_stride = get_arg_val<uint32_t>(dataflow_arg::kPresenceStride);
+    a.merge_pages = get_arg_val<uint32_t>(dataflow_arg::kPresenceMergePages);
     a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
     a.core = get_arg_val<uint32_t>(dataflow_arg::kCore);
     a.num_cores = get_arg_val<uint32_t>(dataflow_arg::kNumCores);
@@ -146,7 +147,7 @@ struct Scratch {
     volatile uint32_t* presence_row(uint32_t q) const { return moe_kernel::words(presence + q * presence_stride); }
     uint32_t presence_first;  // the token of the rows' first word
     bool present(uint32_t q, uint32_t t) const { return presence_row(q)[t - presence_first] != 0; }
-    uint32_t page_in;  // where a presence page is read in before it is merged into the rows
+    uint32_t page_in;  // merge_pages buffers where presence pages are read in before they are merged into the rows
     volatile uint32_t* handoff_words() const { return moe_kernel::words(handoff); }
     volatile tt_l1_ptr uint32_t* handoff_ready() const {
         return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_ready));
@@ -162,7 +163,7 @@ Scratch reserve_scratch(const Args& a) {
     s.presence_stride = a.presence_stride;
     s.row_stride = align_up(a.row_bytes());
     s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
-    s.presence = moe_scratch::reserve(cb_presence, (a.line_size + 1) * a.presence_stride);
+    s.presence = moe_scratch::reserve(cb_presence, (a.line_size + a.merge_pages) * a.presence_stride);
     s.page_in = s.presence + a.line_size * a.presence_stride;
     s.presence_first = 0;
     s.stage = moe_scratch::reserve(cb_stage, kSlotBatch * moe_kernel::kDramAlign);
@@ -230,44 +231,46 @@ void mark_present(const Args& a, const Scratch& s, const Presence& presence, uin
 
 // A slot whose row has been read into its buffer and waits to be sent.
 struct ReadSlot {
-    uint32_t slot, q, t, buffer;
+    uint32_t q, t, buffer;
 };
 
 // The read slot's row to partials[position, t] on device q (NOC when q is this device, fabric
-// on link slot % num_links otherwise), marking presence[q][t]; its buffer may be refilled after.
+// otherwise, the remote rows taking turns on the core's links), marking presence[q][t]; its buffer
+// may be refilled after.
 template <typename Partials, typename Presence>
 void send_row(const Args& a, const Scratch& s, FabricLine& line, const Partials& partials, const Presence& presence,
-              const ReadSlot& r) {
+              const ReadSlot& r, uint32_t& remote_rows) {
     const uint64_t dst = partials.get_noc_addr(a.position * a.num_tokens + r.t);
     if (r.q == a.position) {
         noc_async_write(r.buffer, dst, a.row_bytes());
     } else {
-        line.write(r.q, r.buffer, dst, a.row_bytes(), r.slot % line.num_links());
+        line.write(r.q, r.buffer, dst, a.row_bytes(), remote_rows++ % line.num_links());
     }
     mark_present(a, s, presence, r.q, r.t);
     noc_async_writes_flushed();
 }
 
-// Every used slot of this core's share to partials[position, t] on its source device q. slot_source entries are
-// read kSlotBatch at a time; each row is read into one of two buffers while the previous slot's
-// row is sent from the other. A slot naming a source outside the line or the tokens is recorded
-// in status.
+// Every used slot of this core's share to partials[position, t] on its source device q. The share is
+// every C-th slot from slot c: slots come in ascending (position, token), so each core, and with it
+// each link, carries about 1/C of the rows to every destination (contiguous shares put the rows to
+// the far positions of a long line on one link). slot_source entries are read kSlotBatch at a time;
+// each row is read into one of two buffers while the previous slot's row is sent from the other. A
+// slot naming a source outside the line or the tokens is recorded in status.
 void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t num_slots, uint32_t* status) {
     const auto slot_source = tensor<kSlotSource>(a);
     const auto reduced = tensor<kReduced>(a);
     const auto partials = tensor<kPartials>(a);
     const auto presence = tensor<kPresence>(a);
+    const uint32_t stride = a.num_cores;
     ReadSlot pending{};
     bool has_pending = false;
     uint32_t next_buffer = 0;
-    const uint32_t first = share_start(a.core, num_slots, a.num_cores);
-    const uint32_t end = share_start(a.core + 1, num_slots, a.num_cores);
-    for (uint32_t slot = first; slot < end; ++slot) {
-        const uint32_t entry = (slot - first) % kSlotBatch;
+    uint32_t remote_rows = 0;
+    for (uint32_t slot = a.core, i = 0; slot < num_slots; slot += stride, ++i) {
+        const uint32_t entry = i % kSlotBatch;
         if (entry == 0) {
-            const uint32_t batch = end - slot < kSlotBatch ? end - slot : kSlotBatch;
-            for (uint32_t i = 0; i < batch; ++i) {
-                noc_async_read(slot_source.get_noc_addr(slot + i), s.stage + i * moe_kernel::kDramAlign, 8);
+            for (uint32_t e = 0, next = slot; e < kSlotBatch && next < num_slots; ++e, next += stride) {
+                noc_async_read(slot_source.get_noc_addr(next), s.stage + e * moe_kernel::kDramAlign, 8);
             }
             noc_async_read_barrier();
         }
@@ -278,15 +281,15 @@ void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t 
             if (status[kBadSlots]++ == 0) status[kFirstBadSlot] = slot;
             continue;
         }
-        const ReadSlot read{slot, q, t, s.row_buffer(next_buffer)};
+        const ReadSlot read{q, t, s.row_buffer(next_buffer)};
         next_buffer ^= 1;
         noc_async_read(reduced.get_noc_addr(slot), read.buffer, a.row_bytes());
-        if (has_pending) send_row(a, s, line, partials, presence, pending);
+        if (has_pending) send_row(a, s, line, partials, presence, pending, remote_rows);
         noc_async_read_barrier();
         pending = read;
         has_pending = true;
     }
-    if (has_pending) send_row(a, s, line, partials, presence, pending);
+    if (has_pending) send_row(a, s, line, partials, presence, pending, remote_rows);
 }
 
 // Presence row q to this core's presence page of `position` on device q, as fused write +
@@ -356,31 +359,47 @@ void signal_ready(const Args& a, const Scratch& s, const uint32_t* status) {
 
 // Presence rows of the received partials of tokens [first, end) (at most one window): row q is the
 // union of the pages every core of position q sent (their tokens are disjoint: each slot is one
-// (position, token) pair). The rows start at the DRAM-aligned token at or below `first`.
+// (position, token) pair). The rows start at the DRAM-aligned token at or below `first`. Core 0's
+// pages are read straight into the rows, the other cores' a batch of merge_pages at a time into
+// the page buffers, one barrier per batch (a barrier per page cost a DRAM latency each: 64 of
+// them on a line of 16 with 4 cores).
 void merge_presence(const Args& a, Scratch& s, uint32_t first, uint32_t end) {
     const auto presence = tensor<kPresence>(a);
     s.presence_first = first - first % (moe_kernel::kDramAlign / 4);
     const uint32_t words = end - s.presence_first;
+    const uint32_t offset = s.presence_first * 4;
     for (uint32_t q = 0; q < a.line_size; ++q) {
-        volatile uint32_t* row = s.presence_row(q);
-        for (uint32_t c = 0; c < a.num_cores; ++c) {
-            const uint32_t target = c == 0 ? s.presence + q * s.presence_stride : s.page_in;
-            noc_async_read(presence.get_noc_addr(a.presence_page(q, c), s.presence_first * 4), target, words * 4);
-            noc_async_read_barrier();
-            if (c == 0) continue;
-            volatile uint32_t* page = moe_kernel::words(s.page_in);
-            for (uint32_t i = 0; i < words; ++i) row[i] |= page[i];
-        }
+        noc_async_read(presence.get_noc_addr(a.presence_page(q, 0), offset), s.presence + q * s.presence_stride,
+                       words * 4);
     }
+    const uint32_t others = a.num_cores - 1;
+    const uint32_t other_pages = a.line_size * others;
+    uint32_t batch = 0;
+    do {
+        const uint32_t n = other_pages - batch < a.merge_pages ? other_pages - batch : a.merge_pages;
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t q = (batch + i) / others;
+            const uint32_t c = 1 + (batch + i) % others;
+            noc_async_read(presence.get_noc_addr(a.presence_page(q, c), offset), s.page_in + i * s.presence_stride,
+                           words * 4);
+        }
+        noc_async_read_barrier();
+        for (uint32_t i = 0; i < n; ++i) {
+            volatile uint32_t* row = s.presence_row((batch + i) / others);
+            volatile uint32_t* page = moe_kernel::words(s.page_in + i * s.presence_stride);
+            for (uint32_t w = 0; w < words; ++w) row[w] |= page[w];
+        }
+        batch += n;
+    } while (batch < other_pages);
 }
 
 // Core 0: the status record of the op, from every core's (counts add up; the first bad slot is
-// the lowest core's, their slot shares being in ascending order).
+// the lowest of the cores' first ones, kNone being above every slot).
 void write_status(const Args& a, const Scratch& s) {
     volatile uint32_t* merged = moe_kernel::words(s.status);
     for (uint32_t c = 1; c < a.num_cores; ++c) {
         volatile uint32_t* other = moe_kernel::words(s.status + c * kStageBytes);
-        if (merged[kBadSlots] == 0) merged[kFirstBadSlot] = other[kFirstBadSlot];
+        if (other[kFirstBadSlot] < merged[kFirstBadSlot]) merged[kFirstBadSlot] = other[kFirstBadSlot];
         merged[kBadSlots] += other[kBadSlots];
     }
     noc_async_write(s.status, tensor<kStatus>(a).get_noc_addr(0), kStatusWords * 4);
