@@ -7,8 +7,9 @@
 // 2. Each used slot s of core c's share of [0, num_slots) (s = c mod C): slot_source[s] = (q, t); the reduced
 //    row goes to partials[position, t] on the device at position q (NOC when q is this
 //    device, fabric otherwise), and presence[q][t] is set: in L1 when T fits one presence window,
-//    else in this core's outgoing presence page for q in DRAM. slot_source is read kSlotBatch
-//    entries at a time; each row is read while the previous one is sent.
+//    else in this core's outgoing presence page for q in DRAM. The share is taken from both ends
+//    in turn (both directions of the line busy, farthest first); slot_source is read kSlotBatch / 2
+//    entries at a time per end; each row is read while the previous one is sent.
 // 3. Presence row q goes to presence page position * L + (core c's first link) on device q as
 //    fused write + increment packets on the core's first link (once they land, so has every row
 //    sent on it) to core c there, after a flushed increment on each of its other links (slots
@@ -250,35 +251,68 @@ void send_row(const Args& a, const Scratch& s, FabricLine& line, const Partials&
     noc_async_writes_flushed();
 }
 
+// A window of slot_source entries of this core's share, read in behind one barrier: the entries of
+// share indices [first, end) (slot c + k x C for index k) at its half of cb_stage.
+struct SlotEntries {
+    uint32_t buffer, first = 1, end = 0;
+    bool holds(uint32_t k) const { return k >= first && k < end; }
+    volatile uint32_t* entry(uint32_t k) const {
+        return moe_kernel::words(buffer + (k - first) * moe_kernel::kDramAlign);
+    }
+};
+
+// slot_source entry of share index k. When neither window holds it, the window `w` of its end reads
+// the kSlotBatch / 2 indices from k upwards (`upward`, the front) or down to k (the back).
+template <typename SlotSource>
+volatile uint32_t* slot_entry(const Args& a, const SlotSource& slot_source, SlotEntries& w, const SlotEntries& other,
+                              uint32_t k, uint32_t share, bool upward) {
+    if (other.holds(k)) return other.entry(k);
+    if (!w.holds(k)) {
+        constexpr uint32_t kWindow = kSlotBatch / 2;
+        w.first = upward ? k : (k + 1 > kWindow ? k + 1 - kWindow : 0);
+        w.end = upward ? (share - k > kWindow ? k + kWindow : share) : k + 1;
+        for (uint32_t i = w.first; i < w.end; ++i) {
+            noc_async_read(slot_source.get_noc_addr(a.core + i * a.num_cores),
+                           w.buffer + (i - w.first) * moe_kernel::kDramAlign, 8);
+        }
+        noc_async_read_barrier();
+    }
+    return w.entry(k);
+}
+
 // Every used slot of this core's share to partials[position, t] on its source device q. The share is
 // every C-th slot from slot c: slots come in ascending (position, token), so each core, and with it
 // each link, carries about 1/C of the rows to every destination (contiguous shares put the rows to
-// the far positions of a long line on one link). slot_source entries are read kSlotBatch at a time;
-// each row is read into one of two buffers while the previous slot's row is sent from the other. A
-// slot naming a source outside the line or the tokens is recorded in status.
+// the far positions of a long line on one link). The share is taken from both ends in turn: its
+// front holds the lowest positions, its back the highest, so a device inside the line keeps both
+// directions busy from the start (in ascending order it sent every row one way, then the other),
+// each farthest first. slot_source entries are read kSlotBatch / 2 at a time per end; each row is
+// read into one of two buffers while the previous slot's row is sent from the other. A slot naming
+// a source outside the line or the tokens is recorded in status.
 void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t num_slots, uint32_t* status) {
     const auto slot_source = tensor<kSlotSource>(a);
     const auto reduced = tensor<kReduced>(a);
     const auto partials = tensor<kPartials>(a);
     const auto presence = tensor<kPresence>(a);
-    const uint32_t stride = a.num_cores;
+    const uint32_t share = a.core < num_slots ? (num_slots - a.core + a.num_cores - 1) / a.num_cores : 0;
+    SlotEntries front{s.stage};
+    SlotEntries back{s.stage + kSlotBatch / 2 * moe_kernel::kDramAlign};
     ReadSlot pending{};
     bool has_pending = false;
     uint32_t next_buffer = 0;
     uint32_t remote_rows = 0;
-    for (uint32_t slot = a.core, i = 0; slot < num_slots; slot += stride, ++i) {
-        const uint32_t entry = i % kSlotBatch;
-        if (entry == 0) {
-            for (uint32_t e = 0, next = slot; e < kSlotBatch && next < num_slots; ++e, next += stride) {
-                noc_async_read(slot_source.get_noc_addr(next), s.stage + e * moe_kernel::kDramAlign, 8);
-            }
-            noc_async_read_barrier();
-        }
-        volatile uint32_t* source = moe_kernel::words(s.stage + entry * moe_kernel::kDramAlign);
+    uint32_t low = 0;  // share indices [low, high) not taken yet
+    uint32_t high = share;
+    for (bool from_front = true; low < high; from_front = !from_front) {
+        const uint32_t k = from_front ? low++ : --high;
+        const uint32_t slot = a.core + k * a.num_cores;
+        volatile uint32_t* source = from_front ? slot_entry(a, slot_source, front, back, k, share, true)
+                                               : slot_entry(a, slot_source, back, front, k, share, false);
         const uint32_t q = source[0];
         const uint32_t t = source[1];
         if (q >= a.line_size || t >= a.num_tokens) {
-            if (status[kBadSlots]++ == 0) status[kFirstBadSlot] = slot;
+            ++status[kBadSlots];
+            if (slot < status[kFirstBadSlot]) status[kFirstBadSlot] = slot;
             continue;
         }
         const ReadSlot read{q, t, s.row_buffer(next_buffer)};
