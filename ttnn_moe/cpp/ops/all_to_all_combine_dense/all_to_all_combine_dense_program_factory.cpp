@@ -94,14 +94,14 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         scratch_cb(cores, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
         // a token's partial row chunks fed to the compute kernel, double-buffered: the next
         // token's are read while it sums one (single-buffered below when L1 is short); its fp32
-        // accumulator and a token's summed chunks
+        // accumulator and two tokens' summed chunks (one is written out while the next is summed)
         CBDescriptor{2 * token_block_bytes,
                      cores,
                      {CBFormatDescriptor{kCbPartial, DataFormat::Float16_b, kTileElements * 2, std::nullopt}}},
         CBDescriptor{kTileElements * 4,
                      cores,
                      {CBFormatDescriptor{kCbAcc, DataFormat::Float32, kTileElements * 4, std::nullopt}}},
-        CBDescriptor{chunks * kTileElements * element_bytes(attrs.output_dtype),
+        CBDescriptor{2 * chunks * kTileElements * element_bytes(attrs.output_dtype),
                      cores,
                      {CBFormatDescriptor{kCbOut, attrs.output_dtype, kTileElements * element_bytes(attrs.output_dtype),
                                          std::nullopt}}},

@@ -462,18 +462,17 @@ void push_partial_count(uint32_t count) {
     cb_push_back(cb_count, 1);
 }
 
-// Token t's partials into cb_partial in one push of line_size pages per chunk: chunk c's i-th
+// Starts token t's partials into cb_partial, one push of line_size pages per chunk: chunk c's i-th
 // present partial (ascending source position) at page c * line_size + i, or a zero page 0 of each
 // chunk when none arrived. The first present / 2 partials are read here, the others by the partial
-// reader on the other NOC (handed over through cb_handoff); the block is pushed once both halves
-// landed. The unused pages go unread.
+// reader on the other NOC (handed over through cb_handoff); finish_token_partials pushes the block
+// once both halves landed. The unused pages go unread.
 template <typename Partials>
-void push_token_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t handed_count,
-                         uint32_t present) {
+void start_token_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t handed_count,
+                          uint32_t present) {
     const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
     const uint32_t page_bytes = kTileElements * 2;
-    const uint32_t pages = a.line_size * num_chunks;
-    cb_reserve_back(cb_partial, pages);
+    cb_reserve_back(cb_partial, a.line_size * num_chunks);
     const uint32_t base = get_write_ptr(cb_partial);
     if (present == 0) {
         for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
@@ -502,9 +501,15 @@ void push_token_partials(const Args& a, const Scratch& s, const Partials& partia
     s.handoff_words()[kHandoffSources] = handed;
     s.handoff_words()[kHandoffFirstPage] = own_share;
     noc_semaphore_set(s.handoff_ready(), handed_count);
+}
+
+// The started token's block to the compute kernel once its own reads and the partial reader's
+// (the handed_count-th token handed over) have landed.
+void finish_token_partials(const Args& a, const Scratch& s, uint32_t handed_count) {
+    const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
     noc_async_read_barrier();
     noc_semaphore_wait_min(s.handoff_done(), handed_count);
-    cb_push_back(cb_partial, pages);
+    cb_push_back(cb_partial, a.line_size * num_chunks);
 }
 
 // Token t's summed row from cb_out (one push of all its chunks) to the output.
@@ -525,24 +530,28 @@ void write_token_sum(const Args& a, const Output& output, uint32_t t) {
 }
 
 // Feeds every token's received partials to the compute kernel and writes each sum it returns
-// to the output row. Token t + 1's partials are read while the compute kernel sums token t. The
-// presence rows are merged a window of tokens at a time.
+// to the output row. Token t's partials are read while the compute kernel sums token t - 1 and
+// token t - 2's sum is written out (cb_partial and cb_out hold two tokens each: writing token t - 1's
+// sum instead would wait for the compute kernel every token; at TG prefill the sum took 2.2 us a
+// token). The presence rows are merged a window of tokens at a time.
 void sum_received_partials(const Args& a, Scratch& s) {
     const auto partials = tensor<kPartials>(a);
     const auto output = tensor<kOutput>(a);
     const uint32_t first = share_start(a.core, a.num_tokens, a.num_sum_cores);
     const uint32_t end = share_start(a.core + 1, a.num_tokens, a.num_sum_cores);
+    constexpr uint32_t kWriteLag = 2;
     moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // a zero row, for absent partials
-    for (uint32_t t = first; t <= end; ++t) {
+    for (uint32_t t = first; t < end + kWriteLag; ++t) {
         if (t < end) {
             if ((t - first) % kPresenceWindowTokens == 0) {
                 merge_presence(a, s, t, end - t < kPresenceWindowTokens ? end : t + kPresenceWindowTokens);
             }
             const uint32_t present = count_present(a, s, partials, t);
             push_partial_count(present > 0 ? present : 1);
-            push_token_partials(a, s, partials, t, t - first + 1, present);
+            start_token_partials(a, s, partials, t, t - first + 1, present);
         }
-        if (t > first) write_token_sum(a, output, t - 1);
+        if (t >= first + kWriteLag) write_token_sum(a, output, t - kWriteLag);
+        if (t < end) finish_token_partials(a, s, t - first + 1);
     }
 }
 
