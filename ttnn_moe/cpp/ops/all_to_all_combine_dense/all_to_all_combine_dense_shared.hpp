@@ -55,51 +55,54 @@ enum : uint32_t {
 namespace compute_arg {
 enum : uint32_t {
     kNumTokens,  // tokens of this core's share
-    kNumChunks,  // ceil(H / kTileElements)
-    kLineSize,   // D: cb_partial pages per chunk
+    kNumChunks,  // ceil(H / kTileElements): cb_partial pages per partial row
     kCount,
 };
 }  // namespace compute_arg
 
-// Runtime args of the partial reader (read_partials.cpp, the core's other data-movement RISC
-// and NOC): it reads a share of every token's partial rows into the block the dataflow kernel
-// reserved, so both NOCs' ports carry the partials.
+// Runtime args of the partial reader (read_partials.cpp, the core's other data-movement RISC and
+// NOC): it streams the partial rows of the core's token share into cb_partial, a batch of rows
+// behind one read barrier, while the dataflow kernel writes the sums out.
 namespace reader_arg {
 enum : uint32_t {
     kPartialsAddress,
     kNumTokens,   // T
     kFirstToken,  // this core's share of the tokens: [first, end)
     kEndToken,
-    kHidden,    // H
-    kLineSize,  // D: cb_partial pages per chunk
+    kHidden,          // H
+    kLineSize,        // D: presence rows
+    kPresenceStride,  // bytes between the presence rows in L1
+    kPartialRows,     // partial rows cb_partial holds
     kCount,
 };
 }  // namespace reader_arg
 
-// The handoff block (cb_handoff, plain L1) through which the dataflow kernel gives the partial
-// reader one token at a time: the reserved cb_partial block, the source positions whose rows
-// the reader fetches (bit q), and the page index within each chunk of the first of them.
-// sem_handoff_ready counts tokens handed over, sem_handoff_done tokens whose rows landed.
-enum HandoffWord : uint32_t { kHandoffBlock, kHandoffSources, kHandoffFirstPage, kHandoffWords };
-static_assert(common_shared::kMaxLineDevices <= 32, "a handoff names its source positions as bits of one word");
+// The presence rows in cb_presence are plain L1 the dataflow kernel merges and the partial reader
+// reads, a window of tokens at a time: sem_windows_merged counts the windows the dataflow kernel
+// merged, sem_windows_read those whose rows the reader has taken (the next may then be merged).
+
+// Partial rows (ceil(H / kTileElements) pages each) the reader reads behind one barrier: several,
+// so their DRAM latencies and banks overlap (a 14 KiB row from one bank took 0.9 us alone). A batch
+// ends at the end of the cb_partial ring (a reservation never runs past it) and at the end of a
+// presence window (the dataflow kernel merges the next once every sum of this one is written).
+inline constexpr uint32_t kReadBatchRows = 4;
 
 // Names of the named compile-time args: CBs and semaphores.
 namespace named_arg {
-inline constexpr const char* kCbRow = "cb_row";                       // two reduced rows (dataflow scratch)
-inline constexpr const char* kCbPartial = "cb_partial";               // a token's partial chunks, dataflow -> compute
-inline constexpr const char* kCbAcc = "cb_acc";                       // fp32 accumulator (compute)
-inline constexpr const char* kCbOut = "cb_out";                       // a token's summed chunks, compute -> dataflow
-inline constexpr const char* kCbCount = "cb_count";                   // partials per chunk of the next token
-inline constexpr const char* kCbPresence = "cb_presence";             // D + 1 presence rows of a window
-inline constexpr const char* kCbStage = "cb_stage";                   // staging of small reads and writes
-inline constexpr const char* kCbHeaders = "cb_headers";               // the fabric packet header
-inline constexpr const char* kSemInit = "sem_init";                   // peers running this program
-inline constexpr const char* kSemPartials = "sem_partials";           // a peer's rows and presence landed
-inline constexpr const char* kCbHandoff = "cb_handoff";               // a token handed to the partial reader
-inline constexpr const char* kSemHandoffReady = "sem_handoff_ready";  // tokens handed to the partial reader
-inline constexpr const char* kSemHandoffDone = "sem_handoff_done";    // tokens the partial reader finished
-inline constexpr const char* kCbStatus = "cb_status";                 // on core 0: every core's status record
-inline constexpr const char* kSemReady = "sem_ready";                 // cores whose received rows all landed
+inline constexpr const char* kCbRow = "cb_row";              // two reduced rows (dataflow scratch)
+inline constexpr const char* kCbPartial = "cb_partial";      // partial rows, reader -> compute
+inline constexpr const char* kCbAcc = "cb_acc";              // fp32 accumulator (compute)
+inline constexpr const char* kCbOut = "cb_out";              // a token's summed chunks, compute -> dataflow
+inline constexpr const char* kCbCount = "cb_count";          // partials of each next token, reader -> compute
+inline constexpr const char* kCbPresence = "cb_presence";    // D + 1 presence rows of a window
+inline constexpr const char* kCbStage = "cb_stage";          // staging of small reads and writes
+inline constexpr const char* kCbHeaders = "cb_headers";      // the fabric packet header
+inline constexpr const char* kSemInit = "sem_init";          // peers running this program
+inline constexpr const char* kSemPartials = "sem_partials";  // a peer's rows and presence landed
+inline constexpr const char* kSemWindowsMerged = "sem_windows_merged";  // presence windows merged
+inline constexpr const char* kSemWindowsRead = "sem_windows_read";      // presence windows the reader took
+inline constexpr const char* kCbStatus = "cb_status";                   // on core 0: every core's status record
+inline constexpr const char* kSemReady = "sem_ready";                   // cores whose received rows all landed
 }  // namespace named_arg
 
 // Links per direction of core c when L links are dealt out over C cores (a contiguous block each,

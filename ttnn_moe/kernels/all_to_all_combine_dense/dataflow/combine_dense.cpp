@@ -12,26 +12,24 @@
 //    entries at a time per end; each row is read while the previous one is sent.
 // 3. Presence row q goes to presence page position * L + (core c's first link) on device q as
 //    fused write + increment packets on the core's first link (once they land, so has every row
-//    sent on it) to core c there, after a flushed increment on each of its other links (slots
+//    sent on it) to core c there, after a flushed increment on each of its other links (rows
 //    take turns on the core's links); above one window, a window at a time read back from DRAM.
 //    Once core c of every peer has signalled, and this core's own rows and presence page have
 //    landed, the core records its status in core 0's cb_status and increments sem_ready on every
 //    one of the S cores: at C, every row sent to this device has landed.
 // 4. For each window of core c's share of the tokens, the core merges the presence pages of every
-//    (position, core) for it into its presence rows; then for each token: feed the partials[q, t] that
-//    arrived, in ascending q, to the compute kernel (sum_partials.cpp: fp32
-//    accumulation) in 1024-element chunks (a zero tile when none arrived), all of a
-//    token's in one push read with one barrier, the next token's while the compute
-//    kernel sums this one (half of a token's partials are read by read_partials.cpp on the
-//    other NOC); write the chunks of the sum it returns (bf16 or fp32) in one
-//    go; with return_partials, absent partial rows are written as zeros. Skipping absent partials instead of adding
-//    +0.0 can differ from the golden only in the sign of a zero.
+//    (position, core) for it into its presence rows and signals sem_windows_merged; the partial
+//    reader (read_partials.cpp, the other RISC and NOC) feeds the partials[q, t] that arrived, in
+//    ascending q, to the compute kernel (sum_partials.cpp: fp32 accumulation), and this kernel
+//    writes each token's sum (bf16 or fp32) in one go; with return_partials, absent partial rows
+//    are written as zeros. Skipping absent partials instead of adding +0.0 can differ from the
+//    golden only in the sign of a zero.
 //
 // The io order, the runtime args and the named compile-time args are listed in
 // cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp; the compile-time
 // args are the 7 interleaved accessors (IsDram|RuntimePageSize) in io order.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3,cb_status:9,sem_ready:4 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3,cb_status:9,sem_ready:4 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_out:2,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,sem_windows_merged:2,sem_windows_read:3,cb_status:8,sem_ready:4 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_out:2,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,sem_windows_merged:2,sem_windows_read:3,cb_status:8,sem_ready:4 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 #include <tuple>
 
@@ -48,17 +46,14 @@ using moe_kernel::align_up;
 namespace {
 
 constexpr uint32_t cb_row = get_named_compile_time_arg_val(named_arg::kCbRow);
-constexpr uint32_t cb_partial = get_named_compile_time_arg_val(named_arg::kCbPartial);
 constexpr uint32_t cb_out = get_named_compile_time_arg_val(named_arg::kCbOut);
-constexpr uint32_t cb_count = get_named_compile_time_arg_val(named_arg::kCbCount);
 constexpr uint32_t cb_presence = get_named_compile_time_arg_val(named_arg::kCbPresence);
 constexpr uint32_t cb_stage = get_named_compile_time_arg_val(named_arg::kCbStage);
 constexpr uint32_t cb_headers = get_named_compile_time_arg_val(named_arg::kCbHeaders);
 constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit);
 constexpr uint32_t sem_partials = get_named_compile_time_arg_val(named_arg::kSemPartials);
-constexpr uint32_t cb_handoff = get_named_compile_time_arg_val(named_arg::kCbHandoff);
-constexpr uint32_t sem_handoff_ready = get_named_compile_time_arg_val(named_arg::kSemHandoffReady);
-constexpr uint32_t sem_handoff_done = get_named_compile_time_arg_val(named_arg::kSemHandoffDone);
+constexpr uint32_t sem_windows_merged = get_named_compile_time_arg_val(named_arg::kSemWindowsMerged);
+constexpr uint32_t sem_windows_read = get_named_compile_time_arg_val(named_arg::kSemWindowsRead);
 constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
 constexpr uint32_t sem_ready = get_named_compile_time_arg_val(named_arg::kSemReady);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumIo, 0>();
@@ -138,7 +133,7 @@ auto tensor(const Args& a) {
 
 // L1 blocks of the scratch CBs.
 struct Scratch {
-    uint32_t row, presence, stage, headers, handoff, status;
+    uint32_t row, presence, stage, headers, status;
     uint32_t row_stride, presence_stride;
     // The two reduced-row buffers.
     uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
@@ -149,13 +144,6 @@ struct Scratch {
     uint32_t presence_first;  // the token of the rows' first word
     bool present(uint32_t q, uint32_t t) const { return presence_row(q)[t - presence_first] != 0; }
     uint32_t page_in;  // merge_pages buffers where presence pages are read in before they are merged into the rows
-    volatile uint32_t* handoff_words() const { return moe_kernel::words(handoff); }
-    volatile tt_l1_ptr uint32_t* handoff_ready() const {
-        return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_ready));
-    }
-    volatile tt_l1_ptr uint32_t* handoff_done() const {
-        return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_done));
-    }
 };
 
 Scratch reserve_scratch(const Args& a) {
@@ -169,7 +157,6 @@ Scratch reserve_scratch(const Args& a) {
     s.presence_first = 0;
     s.stage = moe_scratch::reserve(cb_stage, kSlotBatch * moe_kernel::kDramAlign);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
-    s.handoff = moe_scratch::reserve(cb_handoff, kHandoffWords * 4);
     s.status = moe_scratch::reserve(cb_status, a.num_cores * kStageBytes);
     return s;
 }
@@ -440,76 +427,16 @@ void write_status(const Args& a, const Scratch& s) {
     noc_async_write_barrier();
 }
 
-// The positions that sent token t; with return_partials the others' partial rows are
-// written as zeros (s.row holds a zero row).
+// With return_partials: zero rows for the partials of tokens [first, end) that did not arrive (s.row
+// holds a zero row).
 template <typename Partials>
-uint32_t count_present(const Args& a, const Scratch& s, const Partials& partials, uint32_t t) {
-    uint32_t present = 0;
-    for (uint32_t q = 0; q < a.line_size; ++q) {
-        if (s.present(q, t)) {
-            ++present;
-        } else if (a.return_partials) {
-            noc_async_write(s.row, partials.get_noc_addr(q * a.num_tokens + t), a.row_bytes());
+void write_absent_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t first, uint32_t end) {
+    for (uint32_t t = first; t < end; ++t) {
+        for (uint32_t q = 0; q < a.line_size; ++q) {
+            if (!s.present(q, t)) noc_async_write(s.row, partials.get_noc_addr(q * a.num_tokens + t), a.row_bytes());
         }
+        noc_async_writes_flushed();
     }
-    return present;
-}
-
-// One cb_count page: the partials the compute kernel sums per chunk of the next token.
-void push_partial_count(uint32_t count) {
-    cb_reserve_back(cb_count, 1);
-    moe_kernel::words(get_write_ptr(cb_count))[0] = count;
-    cb_push_back(cb_count, 1);
-}
-
-// Starts token t's partials into cb_partial, one push of line_size pages per chunk: chunk c's i-th
-// present partial (ascending source position) at page c * line_size + i, or a zero page 0 of each
-// chunk when none arrived. The first present / 2 partials are read here, the others by the partial
-// reader on the other NOC (handed over through cb_handoff); finish_token_partials pushes the block
-// once both halves landed. The unused pages go unread.
-template <typename Partials>
-void start_token_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t handed_count,
-                          uint32_t present) {
-    const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
-    const uint32_t page_bytes = kTileElements * 2;
-    cb_reserve_back(cb_partial, a.line_size * num_chunks);
-    const uint32_t base = get_write_ptr(cb_partial);
-    if (present == 0) {
-        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
-            moe_kernel::fill_words(base + chunk * a.line_size * page_bytes, kTileElements / 2, 0);
-        }
-    }
-    const uint32_t own_share = present / 2;
-    uint32_t handed = 0;
-    uint32_t i = 0;
-    for (uint32_t q = 0; q < a.line_size; ++q) {
-        if (!s.present(q, t)) continue;
-        if (i >= own_share) {
-            handed |= 1u << q;
-            continue;
-        }
-        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
-            const uint32_t left = a.hidden - chunk * kTileElements;
-            const uint32_t elements = left < kTileElements ? left : kTileElements;
-            const uint32_t page = base + (chunk * a.line_size + i) * page_bytes;
-            noc_async_read(partials.get_noc_addr(q * a.num_tokens + t, chunk * kTileElements * 2), page, elements * 2);
-            moe_kernel::zero_page_tail(page, elements * 2, page_bytes);
-        }
-        ++i;
-    }
-    s.handoff_words()[kHandoffBlock] = base;
-    s.handoff_words()[kHandoffSources] = handed;
-    s.handoff_words()[kHandoffFirstPage] = own_share;
-    noc_semaphore_set(s.handoff_ready(), handed_count);
-}
-
-// The started token's block to the compute kernel once its own reads and the partial reader's
-// (the handed_count-th token handed over) have landed.
-void finish_token_partials(const Args& a, const Scratch& s, uint32_t handed_count) {
-    const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
-    noc_async_read_barrier();
-    noc_semaphore_wait_min(s.handoff_done(), handed_count);
-    cb_push_back(cb_partial, a.line_size * num_chunks);
 }
 
 // Token t's summed row from cb_out (one push of all its chunks) to the output.
@@ -529,29 +456,26 @@ void write_token_sum(const Args& a, const Output& output, uint32_t t) {
     cb_pop_front(cb_out, num_chunks);
 }
 
-// Feeds every token's received partials to the compute kernel and writes each sum it returns
-// to the output row. Token t's partials are read while the compute kernel sums token t - 1 and
-// token t - 2's sum is written out (cb_partial and cb_out hold two tokens each: writing token t - 1's
-// sum instead would wait for the compute kernel every token; at TG prefill the sum took 2.2 us a
-// token). The presence rows are merged a window of tokens at a time.
+// Merges the presence rows of core c's token share a window at a time for the partial reader
+// (read_partials.cpp, which feeds the partials to the compute kernel) and writes each sum the
+// compute kernel returns to the output row, on this RISC's NOC while the reader reads on the other.
 void sum_received_partials(const Args& a, Scratch& s) {
     const auto partials = tensor<kPartials>(a);
     const auto output = tensor<kOutput>(a);
     const uint32_t first = share_start(a.core, a.num_tokens, a.num_sum_cores);
     const uint32_t end = share_start(a.core + 1, a.num_tokens, a.num_sum_cores);
-    constexpr uint32_t kWriteLag = 2;
-    moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // a zero row, for absent partials
-    for (uint32_t t = first; t < end + kWriteLag; ++t) {
-        if (t < end) {
-            if ((t - first) % kPresenceWindowTokens == 0) {
-                merge_presence(a, s, t, end - t < kPresenceWindowTokens ? end : t + kPresenceWindowTokens);
-            }
-            const uint32_t present = count_present(a, s, partials, t);
-            push_partial_count(present > 0 ? present : 1);
-            start_token_partials(a, s, partials, t, t - first + 1, present);
-        }
-        if (t >= first + kWriteLag) write_token_sum(a, output, t - kWriteLag);
-        if (t < end) finish_token_partials(a, s, t - first + 1);
+    volatile tt_l1_ptr uint32_t* merged =
+        reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_windows_merged));
+    volatile tt_l1_ptr uint32_t* read = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_windows_read));
+    if (a.return_partials) moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);
+    uint32_t windows = 0;
+    for (uint32_t window = first; window < end; window += kPresenceWindowTokens) {
+        const uint32_t window_end = end - window < kPresenceWindowTokens ? end : window + kPresenceWindowTokens;
+        noc_semaphore_wait_min(read, windows);  // the reader has taken the last window's rows
+        merge_presence(a, s, window, window_end);
+        if (a.return_partials) write_absent_partials(a, s, partials, window, window_end);
+        noc_semaphore_set(merged, ++windows);
+        for (uint32_t t = window; t < window_end; ++t) write_token_sum(a, output, t);
     }
 }
 
