@@ -89,8 +89,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const CoreRangeSet& cores = selection.ranges;
     ProgramDescriptor program;
     program.cbs = {
-        // two reduced rows: one is read while the other is sent
-        scratch_cb(cores, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
+        // 2 x kRowsPerRead reduced rows: kRowsPerRead are read while the others are sent
+        scratch_cb(cores, kCbRow, DataFormat::Float16_b,
+                   2 * kRowsPerRead * round_up(s.hidden * 2, limits.dram_alignment)),
         // partial rows fed to the compute kernel, two tokens' worth at most (one where L1 is short,
         // below); its fp32 accumulator (a row) and two tokens' summed chunks (one is written out
         // while the next is summed)

@@ -155,6 +155,11 @@ inline constexpr uint32_t presence_merge_pages(uint32_t line_size, uint32_t core
     return pages > 0 ? pages : 1;
 }
 
+// Slot rows a sender reads behind one barrier while it sends the last ones (cb_row holds twice as
+// many): two rows of different DRAM banks overlap their reads (one at a time, a 14 KiB row's read
+// took longer than its send).
+inline constexpr uint32_t kRowsPerRead = 2;
+
 // Staging of num_slots or the status record.
 inline constexpr uint32_t kStageBytes = 64;
 // slot_source entries read into cb_stage at a time, one per DRAM-aligned slot: the program

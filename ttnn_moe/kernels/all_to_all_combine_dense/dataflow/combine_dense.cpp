@@ -135,7 +135,7 @@ auto tensor(const Args& a) {
 struct Scratch {
     uint32_t row, presence, stage, headers, status;
     uint32_t row_stride, presence_stride;
-    // The two reduced-row buffers.
+    // The 2 x kRowsPerRead reduced-row buffers.
     uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
     volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
     // presence_row(q)[t - presence_first] != 0: position q holds (after the exchange: sent) a
@@ -151,7 +151,7 @@ Scratch reserve_scratch(const Args& a) {
     Scratch s;
     s.presence_stride = a.presence_stride;
     s.row_stride = align_up(a.row_bytes());
-    s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
+    s.row = moe_scratch::reserve(cb_row, 2 * kRowsPerRead * s.row_stride);
     s.presence = moe_scratch::reserve(cb_presence, (a.line_size + a.merge_pages) * a.presence_stride);
     s.page_in = s.presence + a.line_size * a.presence_stride;
     s.presence_first = 0;
@@ -284,33 +284,37 @@ void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t 
     const uint32_t share = a.core < num_slots ? (num_slots - a.core + a.num_cores - 1) / a.num_cores : 0;
     SlotEntries front{s.stage};
     SlotEntries back{s.stage + kSlotBatch / 2 * moe_kernel::kDramAlign};
-    ReadSlot pending{};
-    bool has_pending = false;
+    ReadSlot pending[kRowsPerRead];
+    uint32_t num_pending = 0;
     uint32_t next_buffer = 0;
     uint32_t remote_rows = 0;
     uint32_t low = 0;  // share indices [low, high) not taken yet
     uint32_t high = share;
-    for (bool from_front = true; low < high; from_front = !from_front) {
-        const uint32_t k = from_front ? low++ : --high;
-        const uint32_t slot = a.core + k * a.num_cores;
-        volatile uint32_t* source = from_front ? slot_entry(a, slot_source, front, back, k, share, true)
-                                               : slot_entry(a, slot_source, back, front, k, share, false);
-        const uint32_t q = source[0];
-        const uint32_t t = source[1];
-        if (q >= a.line_size || t >= a.num_tokens) {
-            ++status[kBadSlots];
-            if (slot < status[kFirstBadSlot]) status[kFirstBadSlot] = slot;
-            continue;
+    bool from_front = true;
+    do {
+        ReadSlot batch[kRowsPerRead];
+        uint32_t n = 0;
+        for (; n < kRowsPerRead && low < high; from_front = !from_front) {
+            const uint32_t k = from_front ? low++ : --high;
+            const uint32_t slot = a.core + k * a.num_cores;
+            volatile uint32_t* source = from_front ? slot_entry(a, slot_source, front, back, k, share, true)
+                                                   : slot_entry(a, slot_source, back, front, k, share, false);
+            const uint32_t q = source[0];
+            const uint32_t t = source[1];
+            if (q >= a.line_size || t >= a.num_tokens) {
+                ++status[kBadSlots];
+                if (slot < status[kFirstBadSlot]) status[kFirstBadSlot] = slot;
+                continue;
+            }
+            batch[n] = ReadSlot{q, t, s.row_buffer(next_buffer)};
+            next_buffer = (next_buffer + 1) % (2 * kRowsPerRead);
+            noc_async_read(reduced.get_noc_addr(slot), batch[n++].buffer, a.row_bytes());
         }
-        const ReadSlot read{q, t, s.row_buffer(next_buffer)};
-        next_buffer ^= 1;
-        noc_async_read(reduced.get_noc_addr(slot), read.buffer, a.row_bytes());
-        if (has_pending) send_row(a, s, line, partials, presence, pending, remote_rows);
+        for (uint32_t i = 0; i < num_pending; ++i) send_row(a, s, line, partials, presence, pending[i], remote_rows);
         noc_async_read_barrier();
-        pending = read;
-        has_pending = true;
-    }
-    if (has_pending) send_row(a, s, line, partials, presence, pending, remote_rows);
+        for (uint32_t i = 0; i < n; ++i) pending[i] = batch[i];
+        num_pending = n;
+    } while (num_pending > 0);
 }
 
 // Presence row q to this core's presence page of `position` on device q, as fused write +
