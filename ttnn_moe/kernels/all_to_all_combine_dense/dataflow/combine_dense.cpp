@@ -9,7 +9,7 @@
 //    device, fabric otherwise), and presence[q][t] is set: in L1 when T fits one presence window,
 //    else in this core's outgoing presence page for q in DRAM. The share is taken from both ends
 //    in turn (both directions of the line busy, farthest first); slot_source is read kSlotBatch / 2
-//    entries at a time per end; each row is read while the previous one is sent.
+//    entries at a time per end; two rows are read behind one barrier while the last two are sent.
 // 3. Presence row q goes to presence page position * L + (core c's first link) on device q as
 //    fused write + increment packets on the core's first link (once they land, so has every row
 //    sent on it) to core c there, after a flushed increment on each of its other links (rows
