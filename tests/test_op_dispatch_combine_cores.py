@@ -84,8 +84,8 @@ def test_dispatch_defaults_to_every_fabric_link_the_grid_has_a_core_for():
 
 
 def test_combine_merges_every_cores_status_record():
-    # Bad slots in the shares of cores 1 and 3 (slots 3 and 9 of 12: shares of 3): the record counts
-    # both and names the first.
+    # Bad slots 3 and 9 of 12, sent by cores 3 and 1 (core c sends every 4th slot from slot c): the
+    # record counts both and names the lower, though a higher core found it.
     shape, axis = (4, 2), 0
     xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", 1, 6, seed=23)
     mesh = open_mesh(shape, 4)

@@ -28,15 +28,14 @@ enum Cb : uint8_t {
     kCbHeaders,
     kCbAcc,
     kCbCount,
-    kCbHandoff,
     kCbStatus,
 };
 // Semaphore ids on the kernels' cores.
 enum Semaphore : uint32_t {
     kSemInit = 0,
     kSemPartials = 1,
-    kSemHandoffReady = 2,
-    kSemHandoffDone = 3,
+    kSemWindowsMerged = 2,
+    kSemWindowsRead = 3,
     kSemReady = 4,
 };
 // Kernel indices in the program.
@@ -85,33 +84,34 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
 
     const uint32_t num_c = num_cores(attrs, limits);
     const uint32_t num_s = num_sum_cores(attrs, limits);
+    const uint32_t merge_pages = presence_merge_pages(line_size, num_c, presence_stride);
     const CoreSelection selection = first_cores(limits.grid, num_s);  // the senders first: (c, 0), c < C
     const CoreRangeSet& cores = selection.ranges;
     ProgramDescriptor program;
     program.cbs = {
-        // two reduced rows: one is read while the other is sent
-        scratch_cb(cores, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
-        // a token's partial row chunks fed to the compute kernel, double-buffered: the next
-        // token's are read while it sums one (single-buffered below when L1 is short); its fp32
-        // accumulator and a token's summed chunks
+        // 2 x kRowsPerRead reduced rows: kRowsPerRead are read while the others are sent
+        scratch_cb(cores, kCbRow, DataFormat::Float16_b,
+                   2 * kRowsPerRead * round_up(s.hidden * 2, limits.dram_alignment)),
+        // partial rows fed to the compute kernel, two tokens' worth at most (one where L1 is short,
+        // below); its fp32 accumulator (a row) and two tokens' summed chunks (one is written out
+        // while the next is summed)
         CBDescriptor{2 * token_block_bytes,
                      cores,
                      {CBFormatDescriptor{kCbPartial, DataFormat::Float16_b, kTileElements * 2, std::nullopt}}},
-        CBDescriptor{kTileElements * 4,
+        CBDescriptor{chunks * kTileElements * 4,
                      cores,
                      {CBFormatDescriptor{kCbAcc, DataFormat::Float32, kTileElements * 4, std::nullopt}}},
-        CBDescriptor{chunks * kTileElements * element_bytes(attrs.output_dtype),
+        CBDescriptor{2 * chunks * kTileElements * element_bytes(attrs.output_dtype),
                      cores,
                      {CBFormatDescriptor{kCbOut, attrs.output_dtype, kTileElements * element_bytes(attrs.output_dtype),
                                          std::nullopt}}},
-        // D presence rows of a window of tokens, and one page window read in while they are merged
-        scratch_cb(cores, kCbPresence, DataFormat::UInt32, (line_size + 1) * presence_stride),
+        // D presence rows of a window of tokens, and the page windows read in at a time to be merged
+        scratch_cb(cores, kCbPresence, DataFormat::UInt32, (line_size + merge_pages) * presence_stride),
         scratch_cb(cores, kCbStage, DataFormat::UInt32, std::max(kStageBytes, kSlotBatch * limits.dram_alignment)),
         scratch_cb(cores, kCbHeaders, DataFormat::UInt32, kHeaderSlotBytes),
-        // partials per chunk of the next token, read by the compute kernel (read_tile_value)
-        scratch_cb(cores, kCbCount, DataFormat::UInt32, limits.dram_alignment),
-        // a token handed to the partial reader (plain L1 shared by both data-movement RISCs)
-        scratch_cb(cores, kCbHandoff, DataFormat::UInt32, limits.dram_alignment),
+        // partials of each next token, read by the compute kernel (read_tile_value): one page more
+        // than the tokens a batch of rows can span, so the reader never waits on it with a batch open
+        scratch_cb(cores, kCbCount, DataFormat::UInt32, (kReadBatchRows + 1) * common_shared::kScratchPageBytes),
         // every core's status record, merged by core 0
         scratch_cb(cores, kCbStatus, DataFormat::UInt32, num_c * kStageBytes),
     };
@@ -125,10 +125,15 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         }
         l1_bytes -= token_block_bytes;
     }
+    uint32_t partial_ring_rows = 0;  // partial rows cb_partial holds
+    for (const auto& cb : program.cbs) {
+        if (cb.format_descriptors.front().buffer_index == kCbPartial)
+            partial_ring_rows = cb.total_size / (chunks * kTileElements * 2);
+    }
     check_l1_budget(
         kOpName, l1_bytes,
         "T=" + std::to_string(tokens) + ", H=" + std::to_string(s.hidden) + ", D=" + std::to_string(line_size));
-    for (uint32_t id : {kSemInit, kSemPartials, kSemHandoffReady, kSemHandoffDone, kSemReady}) {
+    for (uint32_t id : {kSemInit, kSemPartials, kSemWindowsMerged, kSemWindowsRead, kSemReady}) {
         program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
     }
 
@@ -146,9 +151,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         {named_arg::kCbHeaders, kCbHeaders},
         {named_arg::kSemInit, kSemInit},
         {named_arg::kSemPartials, kSemPartials},
-        {named_arg::kCbHandoff, kCbHandoff},
-        {named_arg::kSemHandoffReady, kSemHandoffReady},
-        {named_arg::kSemHandoffDone, kSemHandoffDone},
+        {named_arg::kSemWindowsMerged, kSemWindowsMerged},
+        {named_arg::kSemWindowsRead, kSemWindowsRead},
         {named_arg::kCbStatus, kCbStatus},
         {named_arg::kSemReady, kSemReady},
     };
@@ -159,9 +163,11 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     reader.kernel_source = kernels_root + "/all_to_all_combine_dense/dataflow/read_partials.cpp";
     reader.core_ranges = cores;
     append_runtime_page_size_accessor_args(io[kPartials], reader.compile_time_args);
-    reader.named_compile_time_args = {{named_arg::kCbHandoff, kCbHandoff},
-                                      {named_arg::kSemHandoffReady, kSemHandoffReady},
-                                      {named_arg::kSemHandoffDone, kSemHandoffDone}};
+    reader.named_compile_time_args = {{named_arg::kCbPartial, kCbPartial},
+                                      {named_arg::kCbCount, kCbCount},
+                                      {named_arg::kCbPresence, kCbPresence},
+                                      {named_arg::kSemWindowsMerged, kSemWindowsMerged},
+                                      {named_arg::kSemWindowsRead, kSemWindowsRead}};
     reader.config = ReaderConfigDescriptor{};
     for (uint32_t c = 0; c < num_s; ++c) {
         std::vector<uint32_t> reader_args(reader_arg::kCount);
@@ -171,6 +177,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         reader_args[reader_arg::kEndToken] = share_start(c + 1, tokens, num_s);
         reader_args[reader_arg::kHidden] = s.hidden;
         reader_args[reader_arg::kLineSize] = line_size;
+        reader_args[reader_arg::kPresenceStride] = presence_stride;
+        reader_args[reader_arg::kPartialRows] = partial_ring_rows;
         reader.runtime_args.emplace_back(selection.cores[c], std::move(reader_args));
     }
 
@@ -189,7 +197,6 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         std::vector<uint32_t> sum_args(compute_arg::kCount);
         sum_args[compute_arg::kNumTokens] = share_start(c + 1, tokens, num_s) - share_start(c, tokens, num_s);
         sum_args[compute_arg::kNumChunks] = chunks;
-        sum_args[compute_arg::kLineSize] = line_size;
         sum.runtime_args.emplace_back(selection.cores[c], std::move(sum_args));
     }
 
@@ -209,6 +216,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         args[dataflow_arg::kOutputIsFp32] = attrs.output_dtype == DataFormat::Float32 ? 1u : 0u;
         args[dataflow_arg::kReturnPartials] = attrs.return_partials ? 1u : 0u;
         args[dataflow_arg::kPresenceStride] = presence_stride;
+        args[dataflow_arg::kPresenceMergePages] = merge_pages;
         args[dataflow_arg::kNumLinks] = attrs.num_links;
         args[dataflow_arg::kCore] = c;
         args[dataflow_arg::kNumCores] = num_c;

@@ -42,6 +42,7 @@ enum : uint32_t {
     kOutputIsFp32,        // 1: float32 output, 0: bfloat16
     kReturnPartials,      // 1: absent partial rows are written as zeros
     kPresenceStride,      // bytes between the presence rows in L1 (presence_row_words, aligned)
+    kPresenceMergePages,  // presence pages read in at a time to be merged (presence_merge_pages)
     kNumLinks,            // L: fabric links per direction, dealt out over the cores (core_links)
     kCore,                // c: this core's index; a sender (c < C) sends slot share c; every core sums token share c
     kNumCores,            // C: the senders, one per block of links
@@ -54,51 +55,54 @@ enum : uint32_t {
 namespace compute_arg {
 enum : uint32_t {
     kNumTokens,  // tokens of this core's share
-    kNumChunks,  // ceil(H / kTileElements)
-    kLineSize,   // D: cb_partial pages per chunk
+    kNumChunks,  // ceil(H / kTileElements): cb_partial pages per partial row
     kCount,
 };
 }  // namespace compute_arg
 
-// Runtime args of the partial reader (read_partials.cpp, the core's other data-movement RISC
-// and NOC): it reads a share of every token's partial rows into the block the dataflow kernel
-// reserved, so both NOCs' ports carry the partials.
+// Runtime args of the partial reader (read_partials.cpp, the core's other data-movement RISC and
+// NOC): it streams the partial rows of the core's token share into cb_partial, a batch of rows
+// behind one read barrier, while the dataflow kernel writes the sums out.
 namespace reader_arg {
 enum : uint32_t {
     kPartialsAddress,
     kNumTokens,   // T
     kFirstToken,  // this core's share of the tokens: [first, end)
     kEndToken,
-    kHidden,    // H
-    kLineSize,  // D: cb_partial pages per chunk
+    kHidden,          // H
+    kLineSize,        // D: presence rows
+    kPresenceStride,  // bytes between the presence rows in L1
+    kPartialRows,     // partial rows cb_partial holds
     kCount,
 };
 }  // namespace reader_arg
 
-// The handoff block (cb_handoff, plain L1) through which the dataflow kernel gives the partial
-// reader one token at a time: the reserved cb_partial block, the source positions whose rows
-// the reader fetches (bit q), and the page index within each chunk of the first of them.
-// sem_handoff_ready counts tokens handed over, sem_handoff_done tokens whose rows landed.
-enum HandoffWord : uint32_t { kHandoffBlock, kHandoffSources, kHandoffFirstPage, kHandoffWords };
-static_assert(common_shared::kMaxLineDevices <= 32, "a handoff names its source positions as bits of one word");
+// The presence rows in cb_presence are plain L1 the dataflow kernel merges and the partial reader
+// reads, a window of tokens at a time: sem_windows_merged counts the windows the dataflow kernel
+// merged, sem_windows_read those whose rows the reader has taken (the next may then be merged).
+
+// Partial rows (ceil(H / kTileElements) pages each) the reader reads behind one barrier: several,
+// so their DRAM latencies and banks overlap (a 14 KiB row from one bank took 0.9 us alone). A batch
+// ends at the end of the cb_partial ring (a reservation never runs past it) and at the end of a
+// presence window (the dataflow kernel merges the next once every sum of this one is written).
+inline constexpr uint32_t kReadBatchRows = 4;
 
 // Names of the named compile-time args: CBs and semaphores.
 namespace named_arg {
-inline constexpr const char* kCbRow = "cb_row";                       // two reduced rows (dataflow scratch)
-inline constexpr const char* kCbPartial = "cb_partial";               // a token's partial chunks, dataflow -> compute
-inline constexpr const char* kCbAcc = "cb_acc";                       // fp32 accumulator (compute)
-inline constexpr const char* kCbOut = "cb_out";                       // a token's summed chunks, compute -> dataflow
-inline constexpr const char* kCbCount = "cb_count";                   // partials per chunk of the next token
-inline constexpr const char* kCbPresence = "cb_presence";             // D + 1 presence rows of a window
-inline constexpr const char* kCbStage = "cb_stage";                   // staging of small reads and writes
-inline constexpr const char* kCbHeaders = "cb_headers";               // the fabric packet header
-inline constexpr const char* kSemInit = "sem_init";                   // peers running this program
-inline constexpr const char* kSemPartials = "sem_partials";           // a peer's rows and presence landed
-inline constexpr const char* kCbHandoff = "cb_handoff";               // a token handed to the partial reader
-inline constexpr const char* kSemHandoffReady = "sem_handoff_ready";  // tokens handed to the partial reader
-inline constexpr const char* kSemHandoffDone = "sem_handoff_done";    // tokens the partial reader finished
-inline constexpr const char* kCbStatus = "cb_status";                 // on core 0: every core's status record
-inline constexpr const char* kSemReady = "sem_ready";                 // cores whose received rows all landed
+inline constexpr const char* kCbRow = "cb_row";              // two reduced rows (dataflow scratch)
+inline constexpr const char* kCbPartial = "cb_partial";      // partial rows, reader -> compute
+inline constexpr const char* kCbAcc = "cb_acc";              // fp32 accumulator (compute)
+inline constexpr const char* kCbOut = "cb_out";              // a token's summed chunks, compute -> dataflow
+inline constexpr const char* kCbCount = "cb_count";          // partials of each next token, reader -> compute
+inline constexpr const char* kCbPresence = "cb_presence";    // D + 1 presence rows of a window
+inline constexpr const char* kCbStage = "cb_stage";          // staging of small reads and writes
+inline constexpr const char* kCbHeaders = "cb_headers";      // the fabric packet header
+inline constexpr const char* kSemInit = "sem_init";          // peers running this program
+inline constexpr const char* kSemPartials = "sem_partials";  // a peer's rows and presence landed
+inline constexpr const char* kSemWindowsMerged = "sem_windows_merged";  // presence windows merged
+inline constexpr const char* kSemWindowsRead = "sem_windows_read";      // presence windows the reader took
+inline constexpr const char* kCbStatus = "cb_status";                   // on core 0: every core's status record
+inline constexpr const char* kSemReady = "sem_ready";                   // cores whose received rows all landed
 }  // namespace named_arg
 
 // Links per direction of core c when L links are dealt out over C cores (a contiguous block each,
@@ -140,6 +144,21 @@ inline constexpr uint32_t presence_pages(uint32_t line_size, uint32_t links, uin
 inline constexpr uint32_t presence_row_words(uint32_t num_tokens, uint32_t dram_alignment) {
     return (num_tokens < kPresenceWindowTokens ? num_tokens : kPresenceWindowTokens) + dram_alignment / 4;
 }
+
+// Presence pages of the other cores read in at a time (behind one barrier) to be merged into the
+// rows: as many as fit kPresenceMergeBytes, at least one (clearing the outgoing pages above one
+// window writes from it), at most the D x (C - 1) there are.
+inline constexpr uint32_t kPresenceMergeBytes = 32 * 1024;
+inline constexpr uint32_t presence_merge_pages(uint32_t line_size, uint32_t cores, uint32_t presence_stride) {
+    const uint32_t fit = kPresenceMergeBytes / presence_stride;
+    const uint32_t pages = fit < line_size * (cores - 1) ? fit : line_size * (cores - 1);
+    return pages > 0 ? pages : 1;
+}
+
+// Slot rows a sender reads behind one barrier while it sends the last ones (cb_row holds twice as
+// many): two rows of different DRAM banks overlap their reads (one at a time, a 14 KiB row's read
+// took longer than its send).
+inline constexpr uint32_t kRowsPerRead = 2;
 
 // Staging of num_slots or the status record.
 inline constexpr uint32_t kStageBytes = 64;

@@ -1,9 +1,10 @@
-// all_to_all_combine_dense compute: for each token, the number n of partials fed per
-// chunk arrives first (a uint32 in a cb_count page); then the token's partials in one
-// push of line_size pages per 1024-element chunk of the row, chunk c's n partial tiles at
-// pages c * line_size .. + n - 1 in ascending source position: the first starts the fp32
-// accumulator, each next one is added to it, the last sum is packed to the output
-// format. Rows are treated as element-wise "tiles": layout does not matter to add.
+// all_to_all_combine_dense compute: for each token, the number n of its partial rows arrives
+// first (a uint32 in a cb_count page); then its n rows in ascending source position, one push of
+// num_chunks pages (1024-element chunks) each: the first row's chunks start the fp32 accumulator
+// (a row of num_chunks pages), each next row's are added to it chunk by chunk, the last sums are
+// packed to the output format. Every element sees the same additions in the same order as when
+// the rows came chunk by chunk. Rows are treated as element-wise "tiles": layout does not matter
+// to add.
 //
 // conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2,cb_count:3 formats=1:float32,3:uint32 fp32_dest_acc=1 label=bf16-out
 // conformance: kind=compute named=cb_partial:0,cb_acc:1,cb_out:2,cb_count:3 formats=1:float32,2:float32,3:uint32 fp32_dest_acc=1 label=fp32-out
@@ -33,18 +34,17 @@ constexpr uint32_t cb_out = get_named_compile_time_arg_val(named_arg::kCbOut);
 constexpr uint32_t cb_count = get_named_compile_time_arg_val(named_arg::kCbCount);
 
 struct Args {
-    uint32_t num_tokens, num_chunks, line_size;
+    uint32_t num_tokens, num_chunks;
 };
 
 Args read_args() {
     Args a;
     a.num_tokens = get_arg_val<uint32_t>(compute_arg::kNumTokens);
     a.num_chunks = get_arg_val<uint32_t>(compute_arg::kNumChunks);
-    a.line_size = get_arg_val<uint32_t>(compute_arg::kLineSize);
     return a;
 }
 
-// Partials the dataflow kernel feeds per chunk of the next token (>= 1).
+// Partial rows the reader feeds for the next token (>= 1).
 uint32_t receive_partial_count() {
     cb_wait_front(cb_count, 1);
     const uint32_t count = read_tile_value(cb_count, 0, 0);
@@ -52,22 +52,28 @@ uint32_t receive_partial_count() {
     return count;
 }
 
-// acc = partial `first`, then acc = acc + each next one; the last sum goes to cb_out.
-void sum_chunk(uint32_t first, uint32_t count) {
-    reconfig_data_format_srca(cb_partial);
-    copy_init(cb_partial);
-    tile_regs_acquire();
-    copy_tile(cb_partial, first, 0);
-    pack_dst0_to(count == 1 ? cb_out : cb_acc);
-    for (uint32_t i = 1; i < count; ++i) {
-        cb_wait_front(cb_acc, 1);
-        reconfig_data_format(cb_acc, cb_partial);
-        add_init(cb_acc, cb_partial);
-        tile_regs_acquire();
-        add_tiles(cb_acc, cb_partial, 0, first + i, 0);
-        cb_pop_front(cb_acc, 1);
-        pack_dst0_to(i + 1 == count ? cb_out : cb_acc);
+// Partial row i of `count` (its chunks at the front of cb_partial): the first is copied into the
+// accumulator, each next one added to it chunk by chunk; the last sums go to cb_out.
+void add_row(uint32_t i, uint32_t count, uint32_t num_chunks) {
+    const uint32_t dst = i + 1 == count ? cb_out : cb_acc;
+    cb_wait_front(cb_partial, num_chunks);
+    for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
+        if (i == 0) {
+            reconfig_data_format_srca(cb_partial);
+            copy_init(cb_partial);
+            tile_regs_acquire();
+            copy_tile(cb_partial, chunk, 0);
+        } else {
+            cb_wait_front(cb_acc, 1);
+            reconfig_data_format(cb_acc, cb_partial);
+            add_init(cb_acc, cb_partial);
+            tile_regs_acquire();
+            add_tiles(cb_acc, cb_partial, 0, chunk, 0);
+            cb_pop_front(cb_acc, 1);
+        }
+        pack_dst0_to(dst);
     }
+    cb_pop_front(cb_partial, num_chunks);
 }
 
 }  // namespace
@@ -75,11 +81,8 @@ void sum_chunk(uint32_t first, uint32_t count) {
 void kernel_main() {
     const Args args = read_args();
     compute_kernel_hw_startup(cb_partial, cb_acc, cb_out);
-    const uint32_t token_pages = args.line_size * args.num_chunks;
     for (uint32_t t = 0; t < args.num_tokens; ++t) {
         const uint32_t count = receive_partial_count();
-        cb_wait_front(cb_partial, token_pages);
-        for (uint32_t chunk = 0; chunk < args.num_chunks; ++chunk) sum_chunk(chunk * args.line_size, count);
-        cb_pop_front(cb_partial, token_pages);
+        for (uint32_t i = 0; i < count; ++i) add_row(i, count, args.num_chunks);
     }
 }

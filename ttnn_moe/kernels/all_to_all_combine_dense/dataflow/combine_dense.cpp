@@ -4,33 +4,32 @@
 //
 // 1. Line barrier with core c of every peer (every member runs this program before remote
 //    writes start).
-// 2. Each used slot s of core c's share of [0, num_slots): slot_source[s] = (q, t); the reduced
+// 2. Each used slot s of core c's share of [0, num_slots) (s = c mod C): slot_source[s] = (q, t); the reduced
 //    row goes to partials[position, t] on the device at position q (NOC when q is this
 //    device, fabric otherwise), and presence[q][t] is set: in L1 when T fits one presence window,
-//    else in this core's outgoing presence page for q in DRAM. slot_source is read kSlotBatch
-//    entries at a time; each row is read while the previous one is sent.
+//    else in this core's outgoing presence page for q in DRAM. The share is taken from both ends
+//    in turn (both directions of the line busy, farthest first); slot_source is read kSlotBatch / 2
+//    entries at a time per end; two rows are read behind one barrier while the last two are sent.
 // 3. Presence row q goes to presence page position * L + (core c's first link) on device q as
 //    fused write + increment packets on the core's first link (once they land, so has every row
-//    sent on it) to core c there, after a flushed increment on each of its other links (slots
+//    sent on it) to core c there, after a flushed increment on each of its other links (rows
 //    take turns on the core's links); above one window, a window at a time read back from DRAM.
 //    Once core c of every peer has signalled, and this core's own rows and presence page have
 //    landed, the core records its status in core 0's cb_status and increments sem_ready on every
 //    one of the S cores: at C, every row sent to this device has landed.
 // 4. For each window of core c's share of the tokens, the core merges the presence pages of every
-//    (position, core) for it into its presence rows; then for each token: feed the partials[q, t] that
-//    arrived, in ascending q, to the compute kernel (sum_partials.cpp: fp32
-//    accumulation) in 1024-element chunks (a zero tile when none arrived), all of a
-//    token's in one push read with one barrier, the next token's while the compute
-//    kernel sums this one (half of a token's partials are read by read_partials.cpp on the
-//    other NOC); write the chunks of the sum it returns (bf16 or fp32) in one
-//    go; with return_partials, absent partial rows are written as zeros. Skipping absent partials instead of adding
-//    +0.0 can differ from the golden only in the sign of a zero.
+//    (position, core) for it into its presence rows and signals sem_windows_merged; the partial
+//    reader (read_partials.cpp, the other RISC and NOC) feeds the partials[q, t] that arrived, in
+//    ascending q, to the compute kernel (sum_partials.cpp: fp32 accumulation), and this kernel
+//    writes each token's sum (bf16 or fp32) in one go; with return_partials, absent partial rows
+//    are written as zeros. Skipping absent partials instead of adding +0.0 can differ from the
+//    golden only in the sign of a zero.
 //
 // The io order, the runtime args and the named compile-time args are listed in
 // cpp/ops/all_to_all_combine_dense/all_to_all_combine_dense_shared.hpp; the compile-time
 // args are the 7 interleaved accessors (IsDram|RuntimePageSize) in io order.
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3,cb_status:9,sem_ready:4 defines=ROUTING_MODE=137 label=1d
-// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_partial:1,cb_out:2,cb_count:7,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,cb_handoff:8,sem_handoff_ready:2,sem_handoff_done:3,cb_status:9,sem_ready:4 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_out:2,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,sem_windows_merged:2,sem_windows_read:3,cb_status:8,sem_ready:4 defines=ROUTING_MODE=137 label=1d
+// conformance: kind=dataflow ct_args=130,130,130,130,130,130,130 named=cb_row:0,cb_out:2,cb_presence:3,cb_stage:4,cb_headers:5,sem_init:0,sem_partials:1,sem_windows_merged:2,sem_windows_read:3,cb_status:8,sem_ready:4 defines=ROUTING_MODE=162;FABRIC_2D=1 label=2d
 #include <cstdint>
 #include <tuple>
 
@@ -47,17 +46,14 @@ using moe_kernel::align_up;
 namespace {
 
 constexpr uint32_t cb_row = get_named_compile_time_arg_val(named_arg::kCbRow);
-constexpr uint32_t cb_partial = get_named_compile_time_arg_val(named_arg::kCbPartial);
 constexpr uint32_t cb_out = get_named_compile_time_arg_val(named_arg::kCbOut);
-constexpr uint32_t cb_count = get_named_compile_time_arg_val(named_arg::kCbCount);
 constexpr uint32_t cb_presence = get_named_compile_time_arg_val(named_arg::kCbPresence);
 constexpr uint32_t cb_stage = get_named_compile_time_arg_val(named_arg::kCbStage);
 constexpr uint32_t cb_headers = get_named_compile_time_arg_val(named_arg::kCbHeaders);
 constexpr uint32_t sem_init = get_named_compile_time_arg_val(named_arg::kSemInit);
 constexpr uint32_t sem_partials = get_named_compile_time_arg_val(named_arg::kSemPartials);
-constexpr uint32_t cb_handoff = get_named_compile_time_arg_val(named_arg::kCbHandoff);
-constexpr uint32_t sem_handoff_ready = get_named_compile_time_arg_val(named_arg::kSemHandoffReady);
-constexpr uint32_t sem_handoff_done = get_named_compile_time_arg_val(named_arg::kSemHandoffDone);
+constexpr uint32_t sem_windows_merged = get_named_compile_time_arg_val(named_arg::kSemWindowsMerged);
+constexpr uint32_t sem_windows_read = get_named_compile_time_arg_val(named_arg::kSemWindowsRead);
 constexpr uint32_t cb_status = get_named_compile_time_arg_val(named_arg::kCbStatus);
 constexpr uint32_t sem_ready = get_named_compile_time_arg_val(named_arg::kSemReady);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<kNumIo, 0>();
@@ -66,7 +62,7 @@ struct Args {
     uint32_t address[kNumIo];
     uint32_t num_tokens, hidden, line_size, position, capacity, max_payload;
     bool output_is_fp32, return_partials;
-    uint32_t presence_stride, num_links, core, num_cores, num_sum_cores;
+    uint32_t presence_stride, merge_pages, num_links, core, num_cores, num_sum_cores;
     uint32_t route_arg() const { return dataflow_arg::kRoutes; }
     uint32_t core_noc_arg() const { return dataflow_arg::kRoutes + moe_fabric::kRouteWordsPerPosition * line_size; }
     uint32_t connection_arg() const { return core_noc_arg() + 2 * num_sum_cores; }
@@ -103,6 +99,7 @@ Args read_args() {
     a.output_is_fp32 = get_arg_val<uint32_t>(dataflow_arg::kOutputIsFp32) != 0;
     a.return_partials = get_arg_val<uint32_t>(dataflow_arg::kReturnPartials) != 0;
     a.presence_stride = get_arg_val<uint32_t>(dataflow_arg::kPresenceStride);
+    a.merge_pages = get_arg_val<uint32_t>(dataflow_arg::kPresenceMergePages);
     a.num_links = get_arg_val<uint32_t>(dataflow_arg::kNumLinks);
     a.core = get_arg_val<uint32_t>(dataflow_arg::kCore);
     a.num_cores = get_arg_val<uint32_t>(dataflow_arg::kNumCores);
@@ -136,9 +133,9 @@ auto tensor(const Args& a) {
 
 // L1 blocks of the scratch CBs.
 struct Scratch {
-    uint32_t row, presence, stage, headers, handoff, status;
+    uint32_t row, presence, stage, headers, status;
     uint32_t row_stride, presence_stride;
-    // The two reduced-row buffers.
+    // The 2 x kRowsPerRead reduced-row buffers.
     uint32_t row_buffer(uint32_t i) const { return row + i * row_stride; }
     volatile uint32_t* stage_words() const { return moe_kernel::words(stage); }
     // presence_row(q)[t - presence_first] != 0: position q holds (after the exchange: sent) a
@@ -146,14 +143,7 @@ struct Scratch {
     volatile uint32_t* presence_row(uint32_t q) const { return moe_kernel::words(presence + q * presence_stride); }
     uint32_t presence_first;  // the token of the rows' first word
     bool present(uint32_t q, uint32_t t) const { return presence_row(q)[t - presence_first] != 0; }
-    uint32_t page_in;  // where a presence page is read in before it is merged into the rows
-    volatile uint32_t* handoff_words() const { return moe_kernel::words(handoff); }
-    volatile tt_l1_ptr uint32_t* handoff_ready() const {
-        return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_ready));
-    }
-    volatile tt_l1_ptr uint32_t* handoff_done() const {
-        return reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_handoff_done));
-    }
+    uint32_t page_in;  // merge_pages buffers where presence pages are read in before they are merged into the rows
 };
 
 Scratch reserve_scratch(const Args& a) {
@@ -161,13 +151,12 @@ Scratch reserve_scratch(const Args& a) {
     Scratch s;
     s.presence_stride = a.presence_stride;
     s.row_stride = align_up(a.row_bytes());
-    s.row = moe_scratch::reserve(cb_row, 2 * s.row_stride);
-    s.presence = moe_scratch::reserve(cb_presence, (a.line_size + 1) * a.presence_stride);
+    s.row = moe_scratch::reserve(cb_row, 2 * kRowsPerRead * s.row_stride);
+    s.presence = moe_scratch::reserve(cb_presence, (a.line_size + a.merge_pages) * a.presence_stride);
     s.page_in = s.presence + a.line_size * a.presence_stride;
     s.presence_first = 0;
     s.stage = moe_scratch::reserve(cb_stage, kSlotBatch * moe_kernel::kDramAlign);
     s.headers = moe_scratch::reserve(cb_headers, sizeof(PACKET_HEADER_TYPE));
-    s.handoff = moe_scratch::reserve(cb_handoff, kHandoffWords * 4);
     s.status = moe_scratch::reserve(cb_status, a.num_cores * kStageBytes);
     return s;
 }
@@ -230,63 +219,102 @@ void mark_present(const Args& a, const Scratch& s, const Presence& presence, uin
 
 // A slot whose row has been read into its buffer and waits to be sent.
 struct ReadSlot {
-    uint32_t slot, q, t, buffer;
+    uint32_t q, t, buffer;
 };
 
 // The read slot's row to partials[position, t] on device q (NOC when q is this device, fabric
-// on link slot % num_links otherwise), marking presence[q][t]; its buffer may be refilled after.
+// otherwise, the remote rows taking turns on the core's links), marking presence[q][t]; its buffer
+// may be refilled after.
 template <typename Partials, typename Presence>
 void send_row(const Args& a, const Scratch& s, FabricLine& line, const Partials& partials, const Presence& presence,
-              const ReadSlot& r) {
+              const ReadSlot& r, uint32_t& remote_rows) {
     const uint64_t dst = partials.get_noc_addr(a.position * a.num_tokens + r.t);
     if (r.q == a.position) {
         noc_async_write(r.buffer, dst, a.row_bytes());
     } else {
-        line.write(r.q, r.buffer, dst, a.row_bytes(), r.slot % line.num_links());
+        line.write(r.q, r.buffer, dst, a.row_bytes(), remote_rows++ % line.num_links());
     }
     mark_present(a, s, presence, r.q, r.t);
     noc_async_writes_flushed();
 }
 
-// Every used slot of this core's share to partials[position, t] on its source device q. slot_source entries are
-// read kSlotBatch at a time; each row is read into one of two buffers while the previous slot's
-// row is sent from the other. A slot naming a source outside the line or the tokens is recorded
-// in status.
+// A window of slot_source entries of this core's share, read in behind one barrier: the entries of
+// share indices [first, end) (slot c + k x C for index k) at its half of cb_stage.
+struct SlotEntries {
+    uint32_t buffer, first = 1, end = 0;
+    bool holds(uint32_t k) const { return k >= first && k < end; }
+    volatile uint32_t* entry(uint32_t k) const {
+        return moe_kernel::words(buffer + (k - first) * moe_kernel::kDramAlign);
+    }
+};
+
+// slot_source entry of share index k. When neither window holds it, the window `w` of its end reads
+// the kSlotBatch / 2 indices from k upwards (`upward`, the front) or down to k (the back).
+template <typename SlotSource>
+volatile uint32_t* slot_entry(const Args& a, const SlotSource& slot_source, SlotEntries& w, const SlotEntries& other,
+                              uint32_t k, uint32_t share, bool upward) {
+    if (other.holds(k)) return other.entry(k);
+    if (!w.holds(k)) {
+        constexpr uint32_t kWindow = kSlotBatch / 2;
+        w.first = upward ? k : (k + 1 > kWindow ? k + 1 - kWindow : 0);
+        w.end = upward ? (share - k > kWindow ? k + kWindow : share) : k + 1;
+        for (uint32_t i = w.first; i < w.end; ++i) {
+            noc_async_read(slot_source.get_noc_addr(a.core + i * a.num_cores),
+                           w.buffer + (i - w.first) * moe_kernel::kDramAlign, 8);
+        }
+        noc_async_read_barrier();
+    }
+    return w.entry(k);
+}
+
+// Every used slot of this core's share to partials[position, t] on its source device q. The share is
+// every C-th slot from slot c: slots come in ascending (position, token), so each core, and with it
+// each link, carries about 1/C of the rows to every destination (contiguous shares put the rows to
+// the far positions of a long line on one link). The share is taken from both ends in turn: its
+// front holds the lowest positions, its back the highest, so a device inside the line keeps both
+// directions busy from the start (in ascending order it sent every row one way, then the other),
+// each farthest first. slot_source entries are read kSlotBatch / 2 at a time per end; each row is
+// read into one of two buffers while the previous slot's row is sent from the other. A slot naming
+// a source outside the line or the tokens is recorded in status.
 void send_slot_rows(const Args& a, const Scratch& s, FabricLine& line, uint32_t num_slots, uint32_t* status) {
     const auto slot_source = tensor<kSlotSource>(a);
     const auto reduced = tensor<kReduced>(a);
     const auto partials = tensor<kPartials>(a);
     const auto presence = tensor<kPresence>(a);
-    ReadSlot pending{};
-    bool has_pending = false;
+    const uint32_t share = a.core < num_slots ? (num_slots - a.core + a.num_cores - 1) / a.num_cores : 0;
+    SlotEntries front{s.stage};
+    SlotEntries back{s.stage + kSlotBatch / 2 * moe_kernel::kDramAlign};
+    ReadSlot pending[kRowsPerRead];
+    uint32_t num_pending = 0;
     uint32_t next_buffer = 0;
-    const uint32_t first = share_start(a.core, num_slots, a.num_cores);
-    const uint32_t end = share_start(a.core + 1, num_slots, a.num_cores);
-    for (uint32_t slot = first; slot < end; ++slot) {
-        const uint32_t entry = (slot - first) % kSlotBatch;
-        if (entry == 0) {
-            const uint32_t batch = end - slot < kSlotBatch ? end - slot : kSlotBatch;
-            for (uint32_t i = 0; i < batch; ++i) {
-                noc_async_read(slot_source.get_noc_addr(slot + i), s.stage + i * moe_kernel::kDramAlign, 8);
+    uint32_t remote_rows = 0;
+    uint32_t low = 0;  // share indices [low, high) not taken yet
+    uint32_t high = share;
+    bool from_front = true;
+    do {
+        ReadSlot batch[kRowsPerRead];
+        uint32_t n = 0;
+        for (; n < kRowsPerRead && low < high; from_front = !from_front) {
+            const uint32_t k = from_front ? low++ : --high;
+            const uint32_t slot = a.core + k * a.num_cores;
+            volatile uint32_t* source = from_front ? slot_entry(a, slot_source, front, back, k, share, true)
+                                                   : slot_entry(a, slot_source, back, front, k, share, false);
+            const uint32_t q = source[0];
+            const uint32_t t = source[1];
+            if (q >= a.line_size || t >= a.num_tokens) {
+                ++status[kBadSlots];
+                if (slot < status[kFirstBadSlot]) status[kFirstBadSlot] = slot;
+                continue;
             }
-            noc_async_read_barrier();
+            batch[n] = ReadSlot{q, t, s.row_buffer(next_buffer)};
+            next_buffer = (next_buffer + 1) % (2 * kRowsPerRead);
+            noc_async_read(reduced.get_noc_addr(slot), batch[n++].buffer, a.row_bytes());
         }
-        volatile uint32_t* source = moe_kernel::words(s.stage + entry * moe_kernel::kDramAlign);
-        const uint32_t q = source[0];
-        const uint32_t t = source[1];
-        if (q >= a.line_size || t >= a.num_tokens) {
-            if (status[kBadSlots]++ == 0) status[kFirstBadSlot] = slot;
-            continue;
-        }
-        const ReadSlot read{slot, q, t, s.row_buffer(next_buffer)};
-        next_buffer ^= 1;
-        noc_async_read(reduced.get_noc_addr(slot), read.buffer, a.row_bytes());
-        if (has_pending) send_row(a, s, line, partials, presence, pending);
+        for (uint32_t i = 0; i < num_pending; ++i) send_row(a, s, line, partials, presence, pending[i], remote_rows);
         noc_async_read_barrier();
-        pending = read;
-        has_pending = true;
-    }
-    if (has_pending) send_row(a, s, line, partials, presence, pending);
+        for (uint32_t i = 0; i < n; ++i) pending[i] = batch[i];
+        num_pending = n;
+    } while (num_pending > 0);
 }
 
 // Presence row q to this core's presence page of `position` on device q, as fused write +
@@ -356,102 +384,63 @@ void signal_ready(const Args& a, const Scratch& s, const uint32_t* status) {
 
 // Presence rows of the received partials of tokens [first, end) (at most one window): row q is the
 // union of the pages every core of position q sent (their tokens are disjoint: each slot is one
-// (position, token) pair). The rows start at the DRAM-aligned token at or below `first`.
+// (position, token) pair). The rows start at the DRAM-aligned token at or below `first`. Core 0's
+// pages are read straight into the rows, the other cores' a batch of merge_pages at a time into
+// the page buffers, one barrier per batch (a barrier per page cost a DRAM latency each: 64 of
+// them on a line of 16 with 4 cores).
 void merge_presence(const Args& a, Scratch& s, uint32_t first, uint32_t end) {
     const auto presence = tensor<kPresence>(a);
     s.presence_first = first - first % (moe_kernel::kDramAlign / 4);
     const uint32_t words = end - s.presence_first;
+    const uint32_t offset = s.presence_first * 4;
     for (uint32_t q = 0; q < a.line_size; ++q) {
-        volatile uint32_t* row = s.presence_row(q);
-        for (uint32_t c = 0; c < a.num_cores; ++c) {
-            const uint32_t target = c == 0 ? s.presence + q * s.presence_stride : s.page_in;
-            noc_async_read(presence.get_noc_addr(a.presence_page(q, c), s.presence_first * 4), target, words * 4);
-            noc_async_read_barrier();
-            if (c == 0) continue;
-            volatile uint32_t* page = moe_kernel::words(s.page_in);
-            for (uint32_t i = 0; i < words; ++i) row[i] |= page[i];
-        }
+        noc_async_read(presence.get_noc_addr(a.presence_page(q, 0), offset), s.presence + q * s.presence_stride,
+                       words * 4);
     }
+    const uint32_t others = a.num_cores - 1;
+    const uint32_t other_pages = a.line_size * others;
+    uint32_t batch = 0;
+    do {
+        const uint32_t n = other_pages - batch < a.merge_pages ? other_pages - batch : a.merge_pages;
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t q = (batch + i) / others;
+            const uint32_t c = 1 + (batch + i) % others;
+            noc_async_read(presence.get_noc_addr(a.presence_page(q, c), offset), s.page_in + i * s.presence_stride,
+                           words * 4);
+        }
+        noc_async_read_barrier();
+        for (uint32_t i = 0; i < n; ++i) {
+            volatile uint32_t* row = s.presence_row((batch + i) / others);
+            volatile uint32_t* page = moe_kernel::words(s.page_in + i * s.presence_stride);
+            for (uint32_t w = 0; w < words; ++w) row[w] |= page[w];
+        }
+        batch += n;
+    } while (batch < other_pages);
 }
 
 // Core 0: the status record of the op, from every core's (counts add up; the first bad slot is
-// the lowest core's, their slot shares being in ascending order).
+// the lowest of the cores' first ones, kNone being above every slot).
 void write_status(const Args& a, const Scratch& s) {
     volatile uint32_t* merged = moe_kernel::words(s.status);
     for (uint32_t c = 1; c < a.num_cores; ++c) {
         volatile uint32_t* other = moe_kernel::words(s.status + c * kStageBytes);
-        if (merged[kBadSlots] == 0) merged[kFirstBadSlot] = other[kFirstBadSlot];
+        if (other[kFirstBadSlot] < merged[kFirstBadSlot]) merged[kFirstBadSlot] = other[kFirstBadSlot];
         merged[kBadSlots] += other[kBadSlots];
     }
     noc_async_write(s.status, tensor<kStatus>(a).get_noc_addr(0), kStatusWords * 4);
     noc_async_write_barrier();
 }
 
-// The positions that sent token t; with return_partials the others' partial rows are
-// written as zeros (s.row holds a zero row).
+// With return_partials: zero rows for the partials of tokens [first, end) that did not arrive (s.row
+// holds a zero row).
 template <typename Partials>
-uint32_t count_present(const Args& a, const Scratch& s, const Partials& partials, uint32_t t) {
-    uint32_t present = 0;
-    for (uint32_t q = 0; q < a.line_size; ++q) {
-        if (s.present(q, t)) {
-            ++present;
-        } else if (a.return_partials) {
-            noc_async_write(s.row, partials.get_noc_addr(q * a.num_tokens + t), a.row_bytes());
+void write_absent_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t first, uint32_t end) {
+    for (uint32_t t = first; t < end; ++t) {
+        for (uint32_t q = 0; q < a.line_size; ++q) {
+            if (!s.present(q, t)) noc_async_write(s.row, partials.get_noc_addr(q * a.num_tokens + t), a.row_bytes());
         }
+        noc_async_writes_flushed();
     }
-    return present;
-}
-
-// One cb_count page: the partials the compute kernel sums per chunk of the next token.
-void push_partial_count(uint32_t count) {
-    cb_reserve_back(cb_count, 1);
-    moe_kernel::words(get_write_ptr(cb_count))[0] = count;
-    cb_push_back(cb_count, 1);
-}
-
-// Token t's partials into cb_partial in one push of line_size pages per chunk: chunk c's i-th
-// present partial (ascending source position) at page c * line_size + i, or a zero page 0 of each
-// chunk when none arrived. The first present / 2 partials are read here, the others by the partial
-// reader on the other NOC (handed over through cb_handoff); the block is pushed once both halves
-// landed. The unused pages go unread.
-template <typename Partials>
-void push_token_partials(const Args& a, const Scratch& s, const Partials& partials, uint32_t t, uint32_t handed_count,
-                         uint32_t present) {
-    const uint32_t num_chunks = (a.hidden + kTileElements - 1) / kTileElements;
-    const uint32_t page_bytes = kTileElements * 2;
-    const uint32_t pages = a.line_size * num_chunks;
-    cb_reserve_back(cb_partial, pages);
-    const uint32_t base = get_write_ptr(cb_partial);
-    if (present == 0) {
-        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
-            moe_kernel::fill_words(base + chunk * a.line_size * page_bytes, kTileElements / 2, 0);
-        }
-    }
-    const uint32_t own_share = present / 2;
-    uint32_t handed = 0;
-    uint32_t i = 0;
-    for (uint32_t q = 0; q < a.line_size; ++q) {
-        if (!s.present(q, t)) continue;
-        if (i >= own_share) {
-            handed |= 1u << q;
-            continue;
-        }
-        for (uint32_t chunk = 0; chunk < num_chunks; ++chunk) {
-            const uint32_t left = a.hidden - chunk * kTileElements;
-            const uint32_t elements = left < kTileElements ? left : kTileElements;
-            const uint32_t page = base + (chunk * a.line_size + i) * page_bytes;
-            noc_async_read(partials.get_noc_addr(q * a.num_tokens + t, chunk * kTileElements * 2), page, elements * 2);
-            moe_kernel::zero_page_tail(page, elements * 2, page_bytes);
-        }
-        ++i;
-    }
-    s.handoff_words()[kHandoffBlock] = base;
-    s.handoff_words()[kHandoffSources] = handed;
-    s.handoff_words()[kHandoffFirstPage] = own_share;
-    noc_semaphore_set(s.handoff_ready(), handed_count);
-    noc_async_read_barrier();
-    noc_semaphore_wait_min(s.handoff_done(), handed_count);
-    cb_push_back(cb_partial, pages);
 }
 
 // Token t's summed row from cb_out (one push of all its chunks) to the output.
@@ -471,25 +460,26 @@ void write_token_sum(const Args& a, const Output& output, uint32_t t) {
     cb_pop_front(cb_out, num_chunks);
 }
 
-// Feeds every token's received partials to the compute kernel and writes each sum it returns
-// to the output row. Token t + 1's partials are read while the compute kernel sums token t. The
-// presence rows are merged a window of tokens at a time.
+// Merges the presence rows of core c's token share a window at a time for the partial reader
+// (read_partials.cpp, which feeds the partials to the compute kernel) and writes each sum the
+// compute kernel returns to the output row, on this RISC's NOC while the reader reads on the other.
 void sum_received_partials(const Args& a, Scratch& s) {
     const auto partials = tensor<kPartials>(a);
     const auto output = tensor<kOutput>(a);
     const uint32_t first = share_start(a.core, a.num_tokens, a.num_sum_cores);
     const uint32_t end = share_start(a.core + 1, a.num_tokens, a.num_sum_cores);
-    moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);  // a zero row, for absent partials
-    for (uint32_t t = first; t <= end; ++t) {
-        if (t < end) {
-            if ((t - first) % kPresenceWindowTokens == 0) {
-                merge_presence(a, s, t, end - t < kPresenceWindowTokens ? end : t + kPresenceWindowTokens);
-            }
-            const uint32_t present = count_present(a, s, partials, t);
-            push_partial_count(present > 0 ? present : 1);
-            push_token_partials(a, s, partials, t, t - first + 1, present);
-        }
-        if (t > first) write_token_sum(a, output, t - 1);
+    volatile tt_l1_ptr uint32_t* merged =
+        reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_windows_merged));
+    volatile tt_l1_ptr uint32_t* read = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_windows_read));
+    if (a.return_partials) moe_kernel::fill_words(s.row, a.row_bytes() / 4, 0);
+    uint32_t windows = 0;
+    for (uint32_t window = first; window < end; window += kPresenceWindowTokens) {
+        const uint32_t window_end = end - window < kPresenceWindowTokens ? end : window + kPresenceWindowTokens;
+        noc_semaphore_wait_min(read, windows);  // the reader has taken the last window's rows
+        merge_presence(a, s, window, window_end);
+        if (a.return_partials) write_absent_partials(a, s, partials, window, window_end);
+        noc_semaphore_set(merged, ++windows);
+        for (uint32_t t = window; t < window_end; ++t) write_token_sum(a, output, t);
     }
 }
 
