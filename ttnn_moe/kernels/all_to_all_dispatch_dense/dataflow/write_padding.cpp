@@ -14,7 +14,7 @@
 //
 // Runtime args: all_to_all_dispatch_dense_shared.hpp (padding_arg); the compile-time args are the
 // tokens and slot_source accessors (IsDram|RuntimePageSize).
-// conformance: kind=dataflow ct_args=130,130 named=cb_tables:5,cb_zero_row:10,sem_plan:0,sem_go:0,sem_padding_go:0,sem_tables_copied:5
+// conformance: kind=dataflow ct_args=130,130 named=cb_tables:5,cb_zero_row:10,sem_plan:0,sem_go:0,sem_padding_go:1,sem_tables_copied:5
 #include <cstdint>
 
 #include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
