@@ -36,22 +36,32 @@ inline uint32_t share_start(uint32_t c, uint32_t n, uint32_t cores) {
     return start < n ? start : n;
 }
 
-// The n fan-out copies of the (from row, to row) pairs at `pairs` (L1), through two row buffers:
-// copy i's row is read into buffer i % 2 while copy i - 1's is written from the other.
+// The n fan-out copies of the (from row, to row) pairs at `pairs` (L1), through two row buffers.
+// The copies of one token's row follow each other (its first row to each of its other rows): they
+// form a group whose row is read once. Group j's row is read into buffer j % 2 while group j - 1's
+// copies are written from the other.
 template <typename Tokens>
 void copy_rows(uint32_t pairs, uint32_t n, const Tokens& tokens, uint32_t rows, uint32_t row_stride,
                uint32_t row_bytes) {
-    for (uint32_t i = 0; i <= n; ++i) {
-        if (i < n) {
-            const uint32_t from = moe_kernel::words(pairs)[2 * i];
-            noc_async_read(tokens.get_noc_addr(from), rows + (i % 2) * row_stride, row_bytes);
+    const volatile uint32_t* pair = moe_kernel::words(pairs);
+    uint32_t written = 0;  // the first copy of the group being written
+    uint32_t begin = 0;    // the first copy of the group being read
+    uint32_t buffer = 0;   // the buffer the group being read goes to
+    while (written < n) {
+        uint32_t end = begin;
+        if (begin < n) {
+            for (end = begin + 1; end < n && pair[2 * end] == pair[2 * begin]; ++end) {
+            }
+            noc_async_read(tokens.get_noc_addr(pair[2 * begin]), rows + buffer * row_stride, row_bytes);
         }
-        if (i > 0) {
-            const uint32_t to = moe_kernel::words(pairs)[2 * (i - 1) + 1];
-            noc_async_write(rows + ((i - 1) % 2) * row_stride, tokens.get_noc_addr(to), row_bytes);
+        for (uint32_t i = written; i < begin; ++i) {
+            noc_async_write(rows + (buffer ^ 1) * row_stride, tokens.get_noc_addr(pair[2 * i + 1]), row_bytes);
         }
         noc_async_read_barrier();
         noc_async_writes_flushed();
+        written = begin;
+        begin = end;
+        buffer ^= 1;
     }
 }
 
