@@ -36,6 +36,7 @@ enum Cb : uint8_t {
     kCbSlotImage,
     kCbFanout,
     kCbGather,
+    kCbCopy,
 };
 // Semaphore ids on the main core, and on the other cores of the first row.
 enum Semaphore : uint32_t {
@@ -244,6 +245,10 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
             // the used slots' slot_source entries and the fan-out copies (whole: for the senders' last writes)
             scratch_cb(cores, kCbSlotImage, DataFormat::UInt32, windows.slot_image_bytes),
             scratch_cb(cores, kCbFanout, DataFormat::UInt32, windows.fanout_bytes),
+            // the padding writers' finish block and two row buffers for their share of the fan-out copies
+            scratch_cb(
+                padding_cores, kCbCopy, DataFormat::UInt32,
+                round_up(kFinishBytes, limits.dram_alignment) + 2 * round_up(s.hidden * 2, limits.dram_alignment)),
         };
     };
     auto l1_bytes = [&]() {
@@ -313,10 +318,14 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     padding.core_ranges = padding_cores;
     append_runtime_page_size_accessor_args(io[kTokens], padding.compile_time_args);
     append_runtime_page_size_accessor_args(io[kSlotSource], padding.compile_time_args);
-    padding.named_compile_time_args = {
-        {named_arg::kCbTables, kCbTables},         {named_arg::kCbZeroRow, kCbZeroRow},
-        {named_arg::kSemPlan, kSemPlan},           {named_arg::kSemGo, kSemGo},
-        {named_arg::kSemPaddingGo, kSemPaddingGo}, {named_arg::kSemTablesCopied, kSemTablesCopied}};
+    padding.named_compile_time_args = {{named_arg::kCbTables, kCbTables},
+                                       {named_arg::kCbZeroRow, kCbZeroRow},
+                                       {named_arg::kSemPlan, kSemPlan},
+                                       {named_arg::kSemGo, kSemGo},
+                                       {named_arg::kSemPaddingGo, kSemPaddingGo},
+                                       {named_arg::kSemTablesCopied, kSemTablesCopied},
+                                       {named_arg::kCbCopy, kCbCopy},
+                                       {named_arg::kCbFinish, kCbFinish}};
     padding.config = ReaderConfigDescriptor{};
     const CoreCoord main_noc = limits.noc_core(kOpName, core);
     for (uint32_t writer = 0; writer < num_padding_writers; ++writer) {

@@ -201,19 +201,21 @@ inline constexpr const char* kCbWeightImage = "cb_weight_image";  // routed_toke
 inline constexpr const char* kCbStage = "cb_stage";               // staging of small reads and writes
 inline constexpr const char* kCbHeaders = "cb_headers";           // the fabric packet header
 inline constexpr const char* kCbZeroRow = "cb_zero_row";          // a padding writer's zero row
-inline constexpr const char* kSemPlan = "sem_plan";               // main: plan laid out (its padding writer starts)
-inline constexpr const char* kSemCounts = "sem_counts";           // count packets landed
-inline constexpr const char* kSemLists = "sem_lists";             // list packets landed
-inline constexpr const char* kSemPayload = "sem_payload";         // a peer's rows and lists all landed
-inline constexpr const char* kCbSendPlan = "cb_send_plan";        // the row senders' plan (send_plan layout)
+// main: 1 plan laid out (its padding writer starts), 2 rows landed (it copies)
+inline constexpr const char* kSemPlan = "sem_plan";
+inline constexpr const char* kSemCounts = "sem_counts";     // count packets landed
+inline constexpr const char* kSemLists = "sem_lists";       // list packets landed
+inline constexpr const char* kSemPayload = "sem_payload";   // a peer's rows and lists all landed
+inline constexpr const char* kCbSendPlan = "cb_send_plan";  // the row senders' plan (send_plan layout)
 // On every first-row core but the main one: 1 send plan (row senders), 2 finish header, 3 rows landed.
 inline constexpr const char* kSemGo = "sem_go";
-inline constexpr const char* kCbFinish = "cb_finish";                 // the finish header and a chunk of pairs
-inline constexpr const char* kCbSlotImage = "cb_slot_image";          // main: slot_source entries of the used slots
-inline constexpr const char* kCbFanout = "cb_fanout";                 // main: (from row, to row) fan-out copies
-inline constexpr const char* kCbGather = "cb_gather";                 // a batch of gathered words (gather_share.hpp)
-inline constexpr const char* kSemGathered = "sem_gathered";           // main: cores whose first reads landed here
-inline constexpr const char* kSemPaddingGo = "sem_padding_go";        // on a padding-only core: plan laid out
+inline constexpr const char* kCbFinish = "cb_finish";           // the finish header and a chunk of pairs
+inline constexpr const char* kCbSlotImage = "cb_slot_image";    // main: slot_source entries of the used slots
+inline constexpr const char* kCbFanout = "cb_fanout";           // main: (from row, to row) fan-out copies
+inline constexpr const char* kCbGather = "cb_gather";           // a batch of gathered words (gather_share.hpp)
+inline constexpr const char* kCbCopy = "cb_copy";               // a padding writer's finish block and two row buffers
+inline constexpr const char* kSemGathered = "sem_gathered";     // main: cores whose first reads landed here
+inline constexpr const char* kSemPaddingGo = "sem_padding_go";  // on a padding-only core: plan laid out
 inline constexpr const char* kSemTablesCopied = "sem_tables_copied";  // main: padding writers holding the plan
 }  // namespace named_arg
 
@@ -224,8 +226,8 @@ inline constexpr const char* kSemTablesCopied = "sem_tables_copied";  // main: p
 // sender copies the first two and its own into the same CB of its core, at sender slot 0.
 inline constexpr uint32_t kSendPlanFixedTables = 2;
 // The finish header (cb_finish, at the same address on every core of the first row): what the main
-// kernel publishes for the last writes the first row shares (finish_share.hpp), followed by room for kFinishChunk
-// packed pairs read from an even entry (one more). Slot image and fan-out list are L1 addresses on the main core, 8 bytes an entry.
+// kernel publishes for the last writes the first row shares (finish_share.hpp), followed by room
+// for kFinishChunk packed pairs read from an even entry (one more). Slot image and fan-out list are L1 addresses on the main core, 8 bytes an entry.
 // Pages of slot_source before kFinishFirstPage are written already (by the main kernel, streamed).
 enum FinishWord : uint32_t {
     kFinishNumSlots,
@@ -241,6 +243,10 @@ inline constexpr uint32_t kFinishHeaderBytes = (kFinishWords * 4 + 15) / 16 * 16
 // DRAM-aligned page slots).
 inline constexpr uint32_t kFinishChunk = 32;
 inline constexpr uint32_t kFinishBytes = kFinishHeaderBytes + (kFinishChunk + 2) * 8;
+// The fan-out copies are shared by both data-movement RISCs of each of the G first-row cores:
+// copier c is the dataflow kernel of core c, copier G + c its padding writer (write_padding.cpp,
+// on the other NOC), which holds a finish block and two row buffers of its own in cb_copy.
+inline constexpr uint32_t kCopiersPerCore = 2;
 // Per-expert plan tables: owner position, line index, assignments before this source,
 // total assignments, running rank, block offset, rows kept.
 inline constexpr uint32_t kPlanTables = 7;

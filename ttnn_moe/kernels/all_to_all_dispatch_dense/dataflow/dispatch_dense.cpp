@@ -377,14 +377,16 @@ void lay_out_send_plan(const Args& a, const Scratch& s, PlanTables& plan) {
     }
 }
 
-// Rings sem_go on every other core of the first row: first the send plan is ready (the row senders
-// start), then the finish header, then every row sent to this device has landed (the last writes
-// are shared by all of them).
-void ring_first_row(const Args& a) {
-    for (uint32_t core = 1; core < a.num_gather_cores; ++core) {
+// Rings sem_go on the other cores of the first row: ring 1 the send plan is ready (the row senders
+// start), ring 2 the finish header, ring 3 every row sent to this device has landed (the last writes
+// are shared by all of them). Ring 1 concerns only the row senders: the gather-only cores get it with
+// ring 2, so every core counts the same three rings and the senders start sooner.
+void ring_first_row(const Args& a, uint32_t ring) {
+    const uint32_t end = ring == 1 ? a.num_senders : a.num_gather_cores;
+    for (uint32_t core = 1; core < end; ++core) {
         const uint32_t x = get_arg_val<uint32_t>(a.first_row_noc_arg() + 2 * (core - 1));
         const uint32_t y = get_arg_val<uint32_t>(a.first_row_noc_arg() + 2 * (core - 1) + 1);
-        noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(sem_go)), 1);
+        noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(sem_go)), ring == 2 && core >= a.num_senders ? 2 : 1);
     }
 }
 
@@ -720,20 +722,22 @@ void kernel_main() {
     noc_semaphore_inc(get_noc_addr(get_semaphore(sem_plan)), 1);
 
     lay_out_send_plan(args, scratch, plan);
-    ring_first_row(args);
+    ring_first_row(args, 1);
     send_own_share(args, scratch, line);
     // The walk needs only the lists, so it runs while the rows travel; streamed, its first pass also
     // does the fan-out copies, which need the rows.
     wait_for_lists(args, scratch, plan, line);
     if (args.streamed) wait_for_rows(args, line);
     const uint32_t num_slots = receive_assignments(args, scratch, plan);
-    ring_first_row(args);
+    ring_first_row(args, 2);
     const finish_share::Where finish = finish_where(args, scratch);
     finish_share::write_slot_pages(finish, tensor<kSlotSource>(args));
     write_metadata(args, scratch, plan, num_slots);
     write_status(args, scratch, status);
     if (!args.streamed) wait_for_rows(args, line);
-    ring_first_row(args);
-    finish_share::copy_fanout_share(finish, tensor<kTokens>(args));
+    ring_first_row(args, 3);
+    // The main core's padding writer copies too (its start flag rings a second time).
+    noc_semaphore_inc(get_noc_addr(get_semaphore(sem_plan)), 1);
+    finish_share::copy_fanout_share(finish, tensor<kTokens>(args), 0, kCopiersPerCore * args.num_gather_cores);
     line.close();
 }

@@ -75,11 +75,15 @@ struct Where {
     uint32_t row_stride;
 };
 
-// Reads the finish header from the main core into this core's finish block (the main core's own
-// block is the header).
-inline void read_header(const Where& w) {
-    noc_async_read(get_noc_addr(w.main_x, w.main_y, w.finish), w.finish, kFinishWords * 4);
+// Reads the finish header from the main core's cb_finish (at `main_finish` there) into this core's
+// finish block (the main core's own block is the header).
+inline void read_header(const Where& w, uint32_t main_finish) {
+    noc_async_read(get_noc_addr(w.main_x, w.main_y, main_finish), w.finish, kFinishWords * 4);
     noc_async_read_barrier();
+}
+// The dataflow kernels' finish block is cb_finish, at the header's address.
+inline void read_header(const Where& w) {
+    read_header(w, w.finish);
 }
 
 // Share `core` of the slot_source pages from kFinishFirstPage up to slot_pages (the used slots'
@@ -110,16 +114,16 @@ void write_slot_pages(const Where& w, const SlotSource& slot_source) {
     }
 }
 
-// Share `core` of the fan-out copies, once every row sent to this device has landed. The finish
-// block must hold the header.
+// Share `copier` of `copiers` of the fan-out copies, once every row sent to this device has landed.
+// The finish block must hold the header.
 template <typename Tokens>
-void copy_fanout_share(const Where& w, const Tokens& tokens) {
+void copy_fanout_share(const Where& w, const Tokens& tokens, uint32_t copier, uint32_t copiers) {
     volatile uint32_t* header = moe_kernel::words(w.finish);
     const uint32_t num_fanout = header[kFinishNumFanout];
     const uint32_t fanout = header[kFinishFanout];
     const uint32_t packed = w.finish + kFinishHeaderBytes;
-    const uint32_t first_copy = share_start(w.core, num_fanout, w.num_cores);
-    const uint32_t end_copy = share_start(w.core + 1, num_fanout, w.num_cores);
+    const uint32_t first_copy = share_start(copier, num_fanout, copiers);
+    const uint32_t end_copy = share_start(copier + 1, num_fanout, copiers);
     for (uint32_t copy = first_copy; copy < end_copy; copy += kFinishChunk) {
         const uint32_t n = end_copy - copy < kFinishChunk ? end_copy - copy : kFinishChunk;
         copy_rows(read_pairs(w.main_x, w.main_y, fanout, copy, n, packed), n, tokens, w.rows, w.row_stride,

@@ -107,6 +107,7 @@ void kernel_main() {
         where, TensorAccessor(slot_source_args, get_arg_val<uint32_t>(gather_arg::kSlotSourceAddress), align_up(8)));
     noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 3);
     finish_share::copy_fanout_share(
-        where, TensorAccessor(tokens_args, get_arg_val<uint32_t>(gather_arg::kTokensAddress), row_stride));
+        where, TensorAccessor(tokens_args, get_arg_val<uint32_t>(gather_arg::kTokensAddress), row_stride), core,
+        kCopiersPerCore * num_cores);
     noc_async_atomic_barrier();
 }

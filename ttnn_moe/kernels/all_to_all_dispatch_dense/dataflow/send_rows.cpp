@@ -153,5 +153,6 @@ void kernel_main() {
     finish_share::read_header(where);
     finish_share::write_slot_pages(where, slot_source);
     noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 3);
-    finish_share::copy_fanout_share(where, tokens);
+    finish_share::copy_fanout_share(where, tokens, sender,
+                                    kCopiersPerCore * get_arg_val<uint32_t>(sender_arg::kNumGatherCores));
 }
