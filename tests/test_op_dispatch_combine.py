@@ -232,11 +232,16 @@ def route_words(program, line_size):
     return [(w & 0xFF, (w >> 8) & 0xFF, n & 0xFFFF) for w, n in zip(words[::2], words[1::2])]
 
 
+# mesh_context's 2x2 grid: the main kernel gets the NOC (x, y) of the first row's other core.
+FIRST_ROW_CORES = 2
+
+
 def fabric_neighbors(program, line_size):
-    """(forward, backward) neighbors from the connection block after the route words:
+    """(forward, backward) neighbors from the connection block after the route words and the NOC
+    coordinates of the first row's other cores:
     [has_forward][0xC0DE, row, col][has_backward][0xC0DE, row, col] (one link)."""
     args = program.kernels[0].runtime_args[0][1]
-    block = list(args[14 + 18 + 3 * line_size :])
+    block = list(args[14 + 18 + 3 * line_size + 2 * (FIRST_ROW_CORES - 1) :])
     neighbors = []
     for _ in ("forward", "backward"):
         present, block = block[0], block[1:]
@@ -850,8 +855,8 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
 
     def setup_fabric_connection(src, dst, link_idx, program_descriptor, worker_core):
         calls.append((src.chip_id, dst.chip_id, link_idx, worker_core.args))
-        # The runtime takes the next free semaphore ids of the worker's program (ours use 0..5: 4 for
-        # the gather-only core (1, 0), where 0 is the padding writer's).
+        # The runtime takes the next free semaphore ids of the worker's program (ours use 0..5, and on
+        # the gather-only core (1, 0) 0 for sem_go and 1 for its padding writer's start flag).
         return [100 + dst.chip_id, 6, 7]  # eth channel, teardown and buffer-index semaphores
 
     class FakeMesh(FakeMeshDevice):
@@ -883,4 +888,4 @@ def test_hardware_mesh_target_appends_ttnn_fabric_connections():
     assert blocks[0] == [1, 111, 6, 7, 0]  # has_forward, connection args, has_backward
     assert blocks[1] == [0, 1, 110, 6, 7]
     semaphore_ids = [sorted(s.id for s in program.semaphores) for program in programs]
-    assert semaphore_ids == [[0, 0, 1, 2, 3, 4, 5, 6, 7], [0, 0, 1, 2, 3, 4, 5, 6, 7]]
+    assert semaphore_ids == [[0, 0, 1, 1, 2, 3, 4, 5, 6, 7], [0, 0, 1, 1, 2, 3, 4, 5, 6, 7]]

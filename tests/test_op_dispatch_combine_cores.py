@@ -167,3 +167,45 @@ def test_devices_that_receive_nothing_beside_one_that_receives_every_token():
     )
     assert out.handle.slot_source is stale_slots
     check_dispatch(out, expected)
+
+
+def test_fan_out_copies_shared_by_both_riscs_of_the_first_row_match_the_golden():
+    # TG 4x8 down the columns, four links, 37 tokens a device (not a multiple of 32), top-8 of the 32
+    # experts of each token's own column: about one copy of a remote row into a second block per
+    # (token, device), over a hundred a device, shared by the 16 data-movement RISCs of the first row
+    # (8 cores wide), and the slot_source pages by its 8 cores.
+    shape, axis, tokens, top_k, experts_per_device = (4, 8), 0, 37, 8, 8
+    devices = shape[0] * shape[1]
+    g = torch.Generator().manual_seed(37)
+    xs = [torch.randn(1, tokens, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(devices)]
+    ids = []
+    for d in range(devices):
+        column = [r * shape[1] + d % shape[1] for r in range(shape[0])]
+        line_experts = torch.tensor([q * experts_per_device + j for q in column for j in range(experts_per_device)])
+        ids.append(
+            torch.stack([line_experts[torch.randperm(len(line_experts), generator=g)[:top_k]] for _ in range(tokens)])
+            .to(torch.int32)
+            .reshape(1, tokens, top_k)
+        )
+    ws = [torch.rand(1, tokens, top_k, generator=g).to(torch.bfloat16) for _ in range(devices)]
+    mapping = ttnn_moe.expert_mapping(devices * experts_per_device, devices)
+    mesh = open_mesh(shape, 8)
+    out = ttnn_moe.all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis, num_links=4)
+    counters = emu.last_run_counters()
+    capacity = out.tokens.shape[0]
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=capacity)
+    check_dispatch(out, expected)
+    assert fabric_bytes_by_type(counters)["write"] == unique_remote_pairs(ids, shape, axis) * HIDDEN * 2
+    for d, exp in enumerate(expected):
+        # Fan-out copies: every kept row of a remote slot past the slot's first.
+        kept = torch.cat(
+            [
+                exp.token_idx_map.reshape(-1)[offset : offset + count]
+                for offset, count in zip(
+                    exp.expert_offsets.reshape(-1).tolist(), exp.num_routed_tokens.reshape(-1).tolist()
+                )
+            ]
+        )
+        rows_per_slot = torch.bincount(kept.to(torch.int64), minlength=int(exp.num_slots[0]))
+        remote = exp.slot_source.reshape(-1, 2)[: int(exp.num_slots[0]), 0] != d // shape[1]
+        assert int((rows_per_slot[remote] - 1).clamp(min=0).sum()) > 2 * 8 * 4, f"device {d}"

@@ -36,8 +36,9 @@ enum Cb : uint8_t {
     kCbSlotImage,
     kCbFanout,
     kCbGather,
+    kCbCopy,
 };
-// Semaphore ids on the main core, and on the row senders' cores.
+// Semaphore ids on the main core, and on the other cores of the first row.
 enum Semaphore : uint32_t {
     kSemPlan = 0,
     kSemCounts = 1,
@@ -46,9 +47,9 @@ enum Semaphore : uint32_t {
     kSemGathered = 4,
     kSemTablesCopied = 5
 };
-enum SenderSemaphore : uint32_t { kSemGo = 0 };
-// On the first row's cores past the row senders (padding writers only).
-enum PaddingSemaphore : uint32_t { kSemPaddingGo = 0 };
+enum FirstRowSemaphore : uint32_t { kSemGo = 0 };
+// On the first row's cores past the row senders (their padding writers' start flag).
+enum PaddingSemaphore : uint32_t { kSemPaddingGo = 1 };
 // Kernel indices in the program; the gather-only kernel follows the last of them present.
 enum Kernel : uint32_t { kMainKernel, kPaddingKernel, kSenderKernel };
 
@@ -135,19 +136,21 @@ KernelDescriptor sender_kernel(const std::vector<TensorArg>& io, const std::stri
     return sender;
 }
 
-// The gather-only kernel on cores (C, 0) .. (G - 1, 0): their shares of the first reads.
+// The gather-only kernel on cores (C, 0) .. (G - 1, 0): their shares of the first reads and of the
+// last writes.
 KernelDescriptor gather_kernel(const std::vector<TensorArg>& io, const std::string& kernels_root,
                                const program::DeviceLimits& limits, const Attributes& attrs, const Shapes& s,
                                const DispatchLine& line, const TableWindows& windows, uint32_t num_senders) {
     KernelDescriptor gather;
     gather.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/gather_reads.cpp";
     gather.core_ranges = CoreRangeSet{{CoreRange{CoreCoord{num_senders, 0}, CoreCoord{limits.grid.x - 1, 0}}}};
-    for (uint32_t i : {kMapping, kIds, kWeights, kRoutingLists}) {
+    for (uint32_t i : {kMapping, kIds, kWeights, kRoutingLists, kTokens, kSlotSource}) {
         append_runtime_page_size_accessor_args(io[i], gather.compile_time_args);
     }
     gather.named_compile_time_args = {
         {named_arg::kCbMapping, kCbMapping}, {named_arg::kCbGather, kCbGather}, {named_arg::kCbStage, kCbStage},
         {named_arg::kCbTables, kCbTables},   {named_arg::kCbOwn, kCbOwn},       {named_arg::kSemGathered, kSemGathered},
+        {named_arg::kCbRow, kCbRow},         {named_arg::kCbFinish, kCbFinish}, {named_arg::kSemGo, kSemGo},
     };
     gather.config = WriterConfigDescriptor{};
     const CoreCoord main_noc = limits.noc_core(kOpName, {0, 0});
@@ -156,6 +159,8 @@ KernelDescriptor gather_kernel(const std::vector<TensorArg>& io, const std::stri
         args[gather_arg::kMappingAddress] = io[kMapping].address;
         args[gather_arg::kIdsAddress] = io[kIds].address;
         args[gather_arg::kWeightsAddress] = io[kWeights].address;
+        args[gather_arg::kTokensAddress] = io[kTokens].address;
+        args[gather_arg::kSlotSourceAddress] = io[kSlotSource].address;
         args[gather_arg::kRoutingListsAddress] = io[kRoutingLists].address;
         args[gather_arg::kOwnCopied] = windows.own_tokens < s.tokens();
         args[gather_arg::kCore] = core;
@@ -168,6 +173,9 @@ KernelDescriptor gather_kernel(const std::vector<TensorArg>& io, const std::stri
         args[gather_arg::kPosition] = line.position;
         args[gather_arg::kMainNocX] = main_noc.x;
         args[gather_arg::kMainNocY] = main_noc.y;
+        args[gather_arg::kHidden] = s.hidden;
+        args[gather_arg::kLineSize] = attrs.mesh.line_size();
+        args[gather_arg::kCapacity] = s.capacity;
         gather.runtime_args.emplace_back(CoreCoord{core, 0}, std::move(args));
     }
     return gather;
@@ -205,7 +213,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     // The padding writers: the grid's whole first row (the padding rows' NOC writes bound decode).
     const uint32_t num_padding_writers = limits.grid.x;
     const CoreRangeSet padding_cores{{CoreRange{core, CoreCoord{num_padding_writers - 1, 0}}}};
-    // The first reads are shared by the whole first row too: the senders, then gather-only cores.
+    // The first reads and the last writes are shared by the whole first row too: the senders, then
+    // gather-only cores.
     const uint32_t num_gather_cores = limits.grid.x;
     const CoreRangeSet gather_cores = padding_cores;
     // The tables whole in L1 when they fit the budget beside the rest, else streamed.
@@ -213,8 +222,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     ProgramDescriptor program;
     auto lay_out_cbs = [&]() {
         program.cbs = {
-            // two token rows: one is read while the other is sent
-            scratch_cb(all_senders, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
+            // two token rows: one is read while the other is sent or copied
+            scratch_cb(gather_cores, kCbRow, DataFormat::Float16_b, 2 * round_up(s.hidden * 2, limits.dram_alignment)),
             scratch_cb(gather_cores, kCbOwn, DataFormat::UInt32, windows.own_tokens * s.top_k * kOwnEntryBytes),
             scratch_cb(cores, kCbCounts, DataFormat::UInt32,
                        line_size * round_up(s.num_experts * 4, limits.dram_alignment)),
@@ -231,11 +240,15 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
             scratch_cb(padding_cores, kCbZeroRow, DataFormat::Float16_b, round_up(s.hidden * 2, limits.dram_alignment)),
             scratch_cb(all_senders, kCbSendPlan, DataFormat::UInt32,
                        (kSendPlanFixedTables + num_senders) * s.num_experts * 4),
-            scratch_cb(all_senders, kCbFinish, DataFormat::UInt32, kFinishBytes),
+            scratch_cb(gather_cores, kCbFinish, DataFormat::UInt32, kFinishBytes),
             scratch_cb(gather_cores, kCbGather, DataFormat::UInt32, kGatherBytes),
             // the used slots' slot_source entries and the fan-out copies (whole: for the senders' last writes)
             scratch_cb(cores, kCbSlotImage, DataFormat::UInt32, windows.slot_image_bytes),
             scratch_cb(cores, kCbFanout, DataFormat::UInt32, windows.fanout_bytes),
+            // the padding writers' finish block and two row buffers for their share of the fan-out copies
+            scratch_cb(
+                padding_cores, kCbCopy, DataFormat::UInt32,
+                round_up(kFinishBytes, limits.dram_alignment) + 2 * round_up(s.hidden * 2, limits.dram_alignment)),
         };
     };
     auto l1_bytes = [&]() {
@@ -255,8 +268,9 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     for (uint32_t id : {kSemPlan, kSemCounts, kSemLists, kSemPayload}) {
         program.semaphores.push_back(SemaphoreDescriptor{id, CoreType::WORKER, cores, 0});
     }
-    if (num_senders > 1) {
-        program.semaphores.push_back(SemaphoreDescriptor{kSemGo, CoreType::WORKER, sender_cores(num_senders), 0});
+    if (num_gather_cores > 1) {
+        const CoreRangeSet others{{CoreRange{CoreCoord{1, 0}, CoreCoord{num_gather_cores - 1, 0}}}};
+        program.semaphores.push_back(SemaphoreDescriptor{kSemGo, CoreType::WORKER, others, 0});
     }
     if (num_gather_cores > 1) {
         program.semaphores.push_back(SemaphoreDescriptor{kSemGathered, CoreType::WORKER, cores, 0});
@@ -304,10 +318,14 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     padding.core_ranges = padding_cores;
     append_runtime_page_size_accessor_args(io[kTokens], padding.compile_time_args);
     append_runtime_page_size_accessor_args(io[kSlotSource], padding.compile_time_args);
-    padding.named_compile_time_args = {
-        {named_arg::kCbTables, kCbTables},         {named_arg::kCbZeroRow, kCbZeroRow},
-        {named_arg::kSemPlan, kSemPlan},           {named_arg::kSemGo, kSemGo},
-        {named_arg::kSemPaddingGo, kSemPaddingGo}, {named_arg::kSemTablesCopied, kSemTablesCopied}};
+    padding.named_compile_time_args = {{named_arg::kCbTables, kCbTables},
+                                       {named_arg::kCbZeroRow, kCbZeroRow},
+                                       {named_arg::kSemPlan, kSemPlan},
+                                       {named_arg::kSemGo, kSemGo},
+                                       {named_arg::kSemPaddingGo, kSemPaddingGo},
+                                       {named_arg::kSemTablesCopied, kSemTablesCopied},
+                                       {named_arg::kCbCopy, kCbCopy},
+                                       {named_arg::kCbFinish, kCbFinish}};
     padding.config = ReaderConfigDescriptor{};
     const CoreCoord main_noc = limits.noc_core(kOpName, core);
     for (uint32_t writer = 0; writer < num_padding_writers; ++writer) {
@@ -360,8 +378,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     args[dataflow_arg::kNumGatherCores] = num_gather_cores;
     args.insert(args.end(), line.device_indices.begin(), line.device_indices.end());
     append_route_args(mesh, line, fabric_node_ids, args);
-    for (uint32_t sender = 1; sender < num_senders; ++sender) {
-        const CoreCoord noc = limits.noc_core(kOpName, {sender, 0});
+    for (uint32_t other = 1; other < num_gather_cores; ++other) {
+        const CoreCoord noc = limits.noc_core(kOpName, {other, 0});
         args.push_back(noc.x);
         args.push_back(noc.y);
     }
@@ -393,6 +411,8 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
             for (const auto& [arg, tensor] : {std::pair{gather_arg::kMappingAddress, kMapping},
                                               {gather_arg::kIdsAddress, kIds},
                                               {gather_arg::kWeightsAddress, kWeights},
+                                              {gather_arg::kTokensAddress, kTokens},
+                                              {gather_arg::kSlotSourceAddress, kSlotSource},
                                               {gather_arg::kRoutingListsAddress, kRoutingLists}}) {
                 cached.address_slots.push_back({gather_kernel_index, core - num_senders, arg, tensor});
             }

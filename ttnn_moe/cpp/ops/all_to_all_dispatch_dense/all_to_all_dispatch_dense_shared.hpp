@@ -73,8 +73,9 @@ enum : uint32_t {
     kLineDevices,
 };
 }  // namespace dataflow_arg
-// After the route words: the NOC (x, y) of row senders 1 .. C-1 (send_rows.cpp), then the fabric
-// connection block (this core's links).
+// After the route words: the NOC (x, y) of the first row's cores 1 .. G-1 (the row senders
+// send_rows.cpp, then the gather-only cores gather_reads.cpp), then the fabric connection block
+// (this core's links).
 
 // Runtime args of a row sender (send_rows.cpp on cores (1, 0) .. (C - 1, 0)): once the main kernel
 // has laid out the plan it sends the rows of its share of the tokens over its own fabric links.
@@ -110,12 +111,15 @@ enum : uint32_t {
 }  // namespace sender_arg
 
 // Runtime args of a gather-only core (gather_reads.cpp on cores (C, 0) .. (G - 1, 0) of the grid's
-// first row): its share of the first reads into the main core's L1.
+// first row): its share of the first reads into the main core's L1, then its share of the last
+// writes (finish_share.hpp).
 namespace gather_arg {
 enum : uint32_t {
     kMappingAddress,
     kIdsAddress,
     kWeightsAddress,
+    kTokensAddress,
+    kSlotSourceAddress,
     kRoutingListsAddress,  // this device's ids and weights go to their DRAM copy there ...
     kOwnCopied,            // ... when 1 (more tokens than one window of them)
     kCore,                 // g in C .. G - 1: its share of the first reads
@@ -128,6 +132,9 @@ enum : uint32_t {
     kPosition,  // this device's position on the line (its page of routing_lists)
     kMainNocX,  // NOC coordinates of the main kernel's core
     kMainNocY,
+    kHidden,    // H: the fan-out copies' row bytes
+    kLineSize,  // D
+    kCapacity,  // rows of `tokens`: slot_source pages
     kCount,
 };
 }  // namespace gather_arg
@@ -194,18 +201,21 @@ inline constexpr const char* kCbWeightImage = "cb_weight_image";  // routed_toke
 inline constexpr const char* kCbStage = "cb_stage";               // staging of small reads and writes
 inline constexpr const char* kCbHeaders = "cb_headers";           // the fabric packet header
 inline constexpr const char* kCbZeroRow = "cb_zero_row";          // a padding writer's zero row
-inline constexpr const char* kSemPlan = "sem_plan";               // main: plan laid out (its padding writer starts)
-inline constexpr const char* kSemCounts = "sem_counts";           // count packets landed
-inline constexpr const char* kSemLists = "sem_lists";             // list packets landed
-inline constexpr const char* kSemPayload = "sem_payload";         // a peer's rows and lists all landed
-inline constexpr const char* kCbSendPlan = "cb_send_plan";        // the row senders' plan (send_plan layout)
-inline constexpr const char* kSemGo = "sem_go";        // on a row sender: 1 send plan, 2 finish header, 3 rows landed
-inline constexpr const char* kCbFinish = "cb_finish";  // the finish header and a chunk of pairs
-inline constexpr const char* kCbSlotImage = "cb_slot_image";          // main: slot_source entries of the used slots
-inline constexpr const char* kCbFanout = "cb_fanout";                 // main: (from row, to row) fan-out copies
-inline constexpr const char* kCbGather = "cb_gather";                 // a batch of gathered words (gather_share.hpp)
-inline constexpr const char* kSemGathered = "sem_gathered";           // main: cores whose first reads landed here
-inline constexpr const char* kSemPaddingGo = "sem_padding_go";        // on a padding-only core: plan laid out
+// main: 1 plan laid out (its padding writer starts), 2 rows landed (it copies)
+inline constexpr const char* kSemPlan = "sem_plan";
+inline constexpr const char* kSemCounts = "sem_counts";     // count packets landed
+inline constexpr const char* kSemLists = "sem_lists";       // list packets landed
+inline constexpr const char* kSemPayload = "sem_payload";   // a peer's rows and lists all landed
+inline constexpr const char* kCbSendPlan = "cb_send_plan";  // the row senders' plan (send_plan layout)
+// On every first-row core but the main one: 1 send plan (row senders), 2 finish header, 3 rows landed.
+inline constexpr const char* kSemGo = "sem_go";
+inline constexpr const char* kCbFinish = "cb_finish";           // the finish header and a chunk of pairs
+inline constexpr const char* kCbSlotImage = "cb_slot_image";    // main: slot_source entries of the used slots
+inline constexpr const char* kCbFanout = "cb_fanout";           // main: (from row, to row) fan-out copies
+inline constexpr const char* kCbGather = "cb_gather";           // a batch of gathered words (gather_share.hpp)
+inline constexpr const char* kCbCopy = "cb_copy";               // a padding writer's finish block and two row buffers
+inline constexpr const char* kSemGathered = "sem_gathered";     // main: cores whose first reads landed here
+inline constexpr const char* kSemPaddingGo = "sem_padding_go";  // on a padding-only core: plan laid out
 inline constexpr const char* kSemTablesCopied = "sem_tables_copied";  // main: padding writers holding the plan
 }  // namespace named_arg
 
@@ -215,9 +225,9 @@ inline constexpr const char* kSemTablesCopied = "sem_tables_copied";  // main: p
 // (offset + before + this device's assignments to it in the tokens before s's share). A row
 // sender copies the first two and its own into the same CB of its core, at sender slot 0.
 inline constexpr uint32_t kSendPlanFixedTables = 2;
-// The finish header (cb_finish, at the same address on every sender core): what the main kernel
-// publishes for the senders' last writes (finish_share.hpp), followed by room for kFinishChunk
-// packed pairs read from an even entry (one more). Slot image and fan-out list are L1 addresses on the main core, 8 bytes an entry.
+// The finish header (cb_finish, at the same address on every core of the first row): what the main
+// kernel publishes for the last writes the first row shares (finish_share.hpp), followed by room
+// for kFinishChunk packed pairs read from an even entry (one more). Slot image and fan-out list are L1 addresses on the main core, 8 bytes an entry.
 // Pages of slot_source before kFinishFirstPage are written already (by the main kernel, streamed).
 enum FinishWord : uint32_t {
     kFinishNumSlots,
@@ -229,10 +239,14 @@ enum FinishWord : uint32_t {
 };
 // The header's bytes: the packed pairs after it start 16-byte aligned, as NOC reads need.
 inline constexpr uint32_t kFinishHeaderBytes = (kFinishWords * 4 + 15) / 16 * 16;
-// slot_source pages or fan-out copies a sender handles per batch (cb_stage holds kFinishChunk
+// slot_source pages or fan-out copies a core handles per batch (cb_stage holds kFinishChunk
 // DRAM-aligned page slots).
 inline constexpr uint32_t kFinishChunk = 32;
 inline constexpr uint32_t kFinishBytes = kFinishHeaderBytes + (kFinishChunk + 2) * 8;
+// The fan-out copies are shared by both data-movement RISCs of each of the G first-row cores:
+// copier c is the dataflow kernel of core c, copier G + c its padding writer (write_padding.cpp,
+// on the other NOC), which holds a finish block and two row buffers of its own in cb_copy.
+inline constexpr uint32_t kCopiersPerCore = 2;
 // Per-expert plan tables: owner position, line index, assignments before this source,
 // total assignments, running rank, block offset, rows kept.
 inline constexpr uint32_t kPlanTables = 7;

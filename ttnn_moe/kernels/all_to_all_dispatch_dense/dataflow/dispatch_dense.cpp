@@ -95,8 +95,9 @@ struct Args {
     uint32_t streamed, own_window, list_window, row_window, num_gather_cores;
     uint32_t line_devices[moe_fabric::kMaxLineDevices];  // row-major mesh index of each line position
     uint32_t route_arg() const { return dataflow_arg::kLineDevices + line_size; }
-    uint32_t sender_noc_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
-    uint32_t connection_arg() const { return sender_noc_arg() + 2 * (num_senders - 1); }
+    // NOC (x, y) of the first row's cores 1 .. G - 1: the row senders, then the gather-only cores.
+    uint32_t first_row_noc_arg() const { return route_arg() + moe_fabric::kRouteWordsPerPosition * line_size; }
+    uint32_t connection_arg() const { return first_row_noc_arg() + 2 * (num_gather_cores - 1); }
     uint32_t row_bytes() const { return hidden * 2; }
     uint32_t assignments() const { return num_tokens * top_k; }
     // This device's ids and weights live in their DRAM copy (more than one window of them).
@@ -376,13 +377,16 @@ void lay_out_send_plan(const Args& a, const Scratch& s, PlanTables& plan) {
     }
 }
 
-// Rings sem_go on every row sender: first the send plan is ready, then the finish header, then every
-// row sent to this device has landed.
-void ring_row_senders(const Args& a) {
-    for (uint32_t sender = 1; sender < a.num_senders; ++sender) {
-        const uint32_t x = get_arg_val<uint32_t>(a.sender_noc_arg() + 2 * (sender - 1));
-        const uint32_t y = get_arg_val<uint32_t>(a.sender_noc_arg() + 2 * (sender - 1) + 1);
-        noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(sem_go)), 1);
+// Rings sem_go on the other cores of the first row: ring 1 the send plan is ready (the row senders
+// start), ring 2 the finish header, ring 3 every row sent to this device has landed (the last writes
+// are shared by all of them). Ring 1 concerns only the row senders: the gather-only cores get it with
+// ring 2, so every core counts the same three rings and the senders start sooner.
+void ring_first_row(const Args& a, uint32_t ring) {
+    const uint32_t end = ring == 1 ? a.num_senders : a.num_gather_cores;
+    for (uint32_t core = 1; core < end; ++core) {
+        const uint32_t x = get_arg_val<uint32_t>(a.first_row_noc_arg() + 2 * (core - 1));
+        const uint32_t y = get_arg_val<uint32_t>(a.first_row_noc_arg() + 2 * (core - 1) + 1);
+        noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(sem_go)), ring == 2 && core >= a.num_senders ? 2 : 1);
     }
 }
 
@@ -641,7 +645,7 @@ uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) 
 // Where the main core's share of the last writes lies (its finish block is the header).
 finish_share::Where finish_where(const Args& a, const Scratch& s) {
     return {0,
-            a.num_senders,
+            a.num_gather_cores,
             a.row_bytes(),
             slot_pages(a.line_size, a.num_tokens, a.capacity),
             my_x[noc_index],
@@ -718,20 +722,22 @@ void kernel_main() {
     noc_semaphore_inc(get_noc_addr(get_semaphore(sem_plan)), 1);
 
     lay_out_send_plan(args, scratch, plan);
-    ring_row_senders(args);
+    ring_first_row(args, 1);
     send_own_share(args, scratch, line);
     // The walk needs only the lists, so it runs while the rows travel; streamed, its first pass also
     // does the fan-out copies, which need the rows.
     wait_for_lists(args, scratch, plan, line);
     if (args.streamed) wait_for_rows(args, line);
     const uint32_t num_slots = receive_assignments(args, scratch, plan);
-    ring_row_senders(args);
+    ring_first_row(args, 2);
     const finish_share::Where finish = finish_where(args, scratch);
     finish_share::write_slot_pages(finish, tensor<kSlotSource>(args));
     write_metadata(args, scratch, plan, num_slots);
     write_status(args, scratch, status);
     if (!args.streamed) wait_for_rows(args, line);
-    ring_row_senders(args);
-    finish_share::copy_fanout_share(finish, tensor<kTokens>(args));
+    ring_first_row(args, 3);
+    // The main core's padding writer copies too (its start flag rings a second time).
+    noc_semaphore_inc(get_noc_addr(get_semaphore(sem_plan)), 1);
+    finish_share::copy_fanout_share(finish, tensor<kTokens>(args), 0, kCopiersPerCore * args.num_gather_cores);
     line.close();
 }

@@ -140,7 +140,7 @@ void kernel_main() {
     // The main kernel has walked the line's assignments: this sender's share of the slot_source
     // pages, then, once every row sent to this device has landed, of the fan-out copies.
     const finish_share::Where where{sender,
-                                    num_senders,
+                                    get_arg_val<uint32_t>(sender_arg::kNumGatherCores),
                                     share.row_bytes(),
                                     slot_pages(line_size, num_tokens, get_arg_val<uint32_t>(sender_arg::kCapacity)),
                                     main_x,
@@ -153,5 +153,6 @@ void kernel_main() {
     finish_share::read_header(where);
     finish_share::write_slot_pages(where, slot_source);
     noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 3);
-    finish_share::copy_fanout_share(where, tokens);
+    finish_share::copy_fanout_share(where, tokens, sender,
+                                    kCopiersPerCore * get_arg_val<uint32_t>(sender_arg::kNumGatherCores));
 }

@@ -10,17 +10,20 @@
 // after every copy: its writes leave over the NOC the copies are read on, and would hold them.
 //
 // Before the plan is laid out each writer zeroes every W-th slot_source page past those a slot can
-// take (slot_pages in the shared header).
+// take (slot_pages in the shared header). After its padding rows, once every row sent to this device
+// has landed (sem_go rings a third time, on the main core sem_plan a second), it does its share of
+// the fan-out copies (finish_share.hpp, copier W + w), on its own NOC beside the dataflow kernel's.
 //
 // Runtime args: all_to_all_dispatch_dense_shared.hpp (padding_arg); the compile-time args are the
 // tokens and slot_source accessors (IsDram|RuntimePageSize).
-// conformance: kind=dataflow ct_args=130,130 named=cb_tables:5,cb_zero_row:10,sem_plan:0,sem_go:0,sem_padding_go:0,sem_tables_copied:5
+// conformance: kind=dataflow ct_args=130,130 named=cb_tables:5,cb_zero_row:10,sem_plan:0,sem_go:0,sem_padding_go:1,sem_tables_copied:5,cb_copy:16,cb_finish:12
 #include <cstdint>
 
 #include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
 #include "../../common/l1_scratch.hpp"
 #include "api/dataflow/dataflow_api.h"
 #include "dispatch_plan.hpp"
+#include "finish_share.hpp"
 
 using namespace ttnn_moe::all_to_all_dispatch_dense_shared;
 
@@ -31,6 +34,8 @@ void kernel_main() {
     constexpr uint32_t sem_go = get_named_compile_time_arg_val(named_arg::kSemGo);
     constexpr uint32_t sem_padding_go = get_named_compile_time_arg_val(named_arg::kSemPaddingGo);
     constexpr uint32_t sem_tables_copied = get_named_compile_time_arg_val(named_arg::kSemTablesCopied);
+    constexpr uint32_t cb_copy = get_named_compile_time_arg_val(named_arg::kCbCopy);
+    constexpr uint32_t cb_finish = get_named_compile_time_arg_val(named_arg::kCbFinish);
     constexpr auto tokens_args = TensorAccessorArgs<0>();
     constexpr auto slot_source_args = TensorAccessorArgs<tokens_args.next_compile_time_args_offset()>();
     const uint32_t hidden = get_arg_val<uint32_t>(padding_arg::kHidden);
@@ -92,4 +97,16 @@ void kernel_main() {
         ++local_slot;
     }
     noc_async_write_barrier();
+
+    const uint32_t main_x = get_arg_val<uint32_t>(padding_arg::kMainNocX);
+    const uint32_t main_y = get_arg_val<uint32_t>(padding_arg::kMainNocY);
+    const uint32_t row_stride = moe_kernel::align_up(row_bytes);
+    const uint32_t finish = get_write_ptr(cb_copy);
+    const finish_share::Where where{
+        writer,    num_writers, row_bytes, 0, main_x, main_y, finish, 0, finish + moe_kernel::align_up(kFinishBytes),
+        row_stride};
+    const uint32_t rows_landed = writer == 0 ? get_semaphore(sem_plan) : get_semaphore(sem_go);
+    noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(rows_landed), writer == 0 ? 2 : 3);
+    finish_share::read_header(where, get_write_ptr(cb_finish));
+    finish_share::copy_fanout_share(where, tokens, num_writers + writer, kCopiersPerCore * num_writers);
 }
