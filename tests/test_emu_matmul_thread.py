@@ -1,6 +1,9 @@
 """Tile matmuls on the second host thread (`emu.set_matmul_thread`): the same bits, counters and modeled
 time as on the scheduler thread, run after run, and errors and deadlocks still reported."""
 
+import os
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -212,4 +215,36 @@ def test_deadlock_with_queued_matmuls_is_reported_and_the_next_run_is_clean(matm
     got = untilize(dev.read(c, TILE_BYTES, TILE_BYTES), 32, 32)
     golden = A.float() @ B.float()
     assert counters["tile_matmuls"] == 2
+    assert (got - golden).abs().max().item() <= 0.01 * golden.abs().max().item()
+
+
+def test_each_host_thread_gets_its_matmul_thread_only_when_switched_on(matmul_thread):
+    gen = torch.Generator().manual_seed(4)
+    A = torch.randn(32, 32, generator=gen).bfloat16()
+    dev = emu.open_device()
+    a = dev.allocate(TILE_BYTES, TILE_BYTES)
+    c = dev.allocate(TILE_BYTES, TILE_BYTES)
+    dev.write(a, TILE_BYTES, tilize(A))
+    program = matmul_program(a, a, c, 1, 1, 1, [(0, 0)])
+    emu.run_program(dev, program)  # kernels built outside the threads below
+
+    def threads_added_by_a_run_on_a_new_host_thread() -> int:
+        seen = {}
+
+        def body():
+            before = len(os.listdir("/proc/self/task"))
+            emu.run_program(dev, program)
+            seen["added"] = len(os.listdir("/proc/self/task")) - before
+
+        runner = threading.Thread(target=body)
+        runner.start()
+        runner.join()
+        return seen["added"]
+
+    emu.set_matmul_thread(False)
+    assert threads_added_by_a_run_on_a_new_host_thread() == 0
+    emu.set_matmul_thread(True)
+    assert threads_added_by_a_run_on_a_new_host_thread() == 1
+    golden = A.float() @ A.float()
+    got = untilize(dev.read(c, TILE_BYTES, TILE_BYTES), 32, 32)
     assert (got - golden).abs().max().item() <= 0.01 * golden.abs().max().item()
