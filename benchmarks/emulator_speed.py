@@ -8,8 +8,8 @@ kernels built beforehand) and then `--repeats` times; the table gives the first 
 best repeat. CPU time is the process's (every thread); "sched CPU" is the calling thread's alone,
 the scheduler's (with the matmul thread on, the critical path once the second core is free for the
 matmuls; the wall rate tends to it on an idle 2-core host). `--matmul-thread`: the tile matmuls on a
-second host thread (on, the default with two host cores) or on the scheduler thread (off); with
-both, each case runs both ways, alternating. For reference, the host's own rate: torch's
+second host thread (on) or on the scheduler thread (off, the emulator's default); by default each
+case runs both ways, alternating. For reference, the host's own rate: torch's
 fp32 matmul of the same sizes on all the threads torch uses, counted in 32x32x32 tile products.
 """
 
@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=int, default=[256, 512, 1024], help="matmul sizes (x 32)")
     parser.add_argument("--formats", nargs="+", default=list(FORMATS), choices=list(FORMATS))
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--matmul-thread", nargs="+", default=["on"], choices=["on", "off"])
+    parser.add_argument("--matmul-thread", nargs="+", default=["off", "on"], choices=["on", "off"])
     args = parser.parse_args()
     for size in args.sizes:
         if size % 32 or size <= 0:

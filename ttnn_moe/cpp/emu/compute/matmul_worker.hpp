@@ -54,10 +54,9 @@ void run_matmul_job(const MatmulJobShape& shape, const uint8_t* const* a_tiles, 
 class MatmulWorker {
 public:
     // The worker of the calling thread (started on first use), or nullptr when matmuls stay on the
-    // calling thread (switched off, or a host with one core).
+    // calling thread (switched off).
     static MatmulWorker* for_this_thread();
-    // Process-wide switch for engines created later; the default is on with two or more host cores,
-    // unless TTNN_MOE_EMU_MATMUL_THREAD=0 at start-up.
+    // Process-wide switch for engines created later; off unless TTNN_MOE_EMU_MATMUL_THREAD=1 at start-up.
     static void set_enabled(bool enabled);
     static bool enabled();
 
