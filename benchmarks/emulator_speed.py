@@ -1,11 +1,15 @@
 """Emulator compute speed: tile-matmuls per second (CPU and wall) by weight format and size.
 
-    .venv/bin/python benchmarks/emulator_speed.py [--sizes 256 512 1024] [--repeats 3]
+    .venv/bin/python benchmarks/emulator_speed.py [--sizes 256 512 1024] [--repeats 3] [--matmul-thread on off]
 
 C = A @ B on an 8x8 grid with the reader/compute/writer kernels of tests/kernels/emu: A bf16,
 B (the weights) bf16, bfloat8_b or bfloat4_b, C bf16, fp32 DST. Each case runs once cold (its
 kernels built beforehand) and then `--repeats` times; the table gives the first run and the
-best repeat. CPU time is the process's (every thread). For reference, the host's own rate: torch's
+best repeat. CPU time is the process's (every thread); "sched CPU" is the calling thread's alone,
+the scheduler's (with the matmul thread on, the critical path once the second core is free for the
+matmuls; the wall rate tends to it on an idle 2-core host). `--matmul-thread`: the tile matmuls on a
+second host thread (on) or on the scheduler thread (off, the emulator's default); by default each
+case runs both ways, alternating. For reference, the host's own rate: torch's
 fp32 matmul of the same sizes on all the threads torch uses, counted in 32x32x32 tile products.
 """
 
@@ -31,13 +35,15 @@ FORMATS = {
 GRID = (8, 8)
 
 
-def timed(run) -> tuple[float, float, object]:
-    cpu, wall = time.process_time(), time.perf_counter()
+def timed(run) -> tuple[float, float, float, object]:
+    """Process CPU, wall and calling-thread CPU seconds of run(), and its result."""
+    cpu, wall, thread = time.process_time(), time.perf_counter(), time.thread_time()
     result = run()
-    return time.process_time() - cpu, time.perf_counter() - wall, result
+    return time.process_time() - cpu, time.perf_counter() - wall, time.thread_time() - thread, result
 
 
-def bench_emulator(size: int, name: str, repeats: int) -> dict:
+def bench_emulator(size: int, name: str, repeats: int, matmul_thread: bool) -> dict:
+    emu.set_matmul_thread(matmul_thread)
     tiles = size // 32
     b_format = FORMATS[name]
     dev = emu.open_device(grid=GRID)
@@ -55,13 +61,13 @@ def bench_emulator(size: int, name: str, repeats: int) -> dict:
     cores = [(x, y) for y in range(GRID[1]) for x in range(GRID[0])]
     emu.run_program(dev, matmul_program(a, b, c, 1, 1, 1, cores[:1], b_format))  # kernel builds outside the timing
     program = matmul_program(a, b, c, tiles, tiles, tiles, cores, b_format)
-    cpu, wall, counters = timed(lambda: emu.run_program(dev, program))
+    cpu, wall, _, counters = timed(lambda: emu.run_program(dev, program))
     count = counters["tile_matmuls"]
     if count != tiles**3:
         raise RuntimeError(f"{size}^3 {name}: {count} tile matmuls counted, expected {tiles**3}")
     first = (count / cpu, count / wall)
-    best_cpu, best_wall = min(timed(lambda: emu.run_program(dev, program))[:2] for _ in range(repeats))
-    return {"first": first, "repeat": (count / best_cpu, count / best_wall)}
+    best = min(timed(lambda: emu.run_program(dev, program))[:3] for _ in range(repeats))
+    return {"first": first, "repeat": tuple(count / seconds for seconds in best)}
 
 
 def bench_torch(size: int, repeats: int) -> tuple[float, float]:
@@ -78,21 +84,25 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=int, default=[256, 512, 1024], help="matmul sizes (x 32)")
     parser.add_argument("--formats", nargs="+", default=list(FORMATS), choices=list(FORMATS))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--matmul-thread", nargs="+", default=["off", "on"], choices=["on", "off"])
     args = parser.parse_args()
     for size in args.sizes:
         if size % 32 or size <= 0:
             raise ValueError(f"--sizes: {size} is not a positive multiple of 32")
 
     print(f"tile-matmuls/s (32x32x32 products), {GRID[0]}x{GRID[1]} grid, A and C bf16, fp32 DST")
-    print(f"{'size':>6} {'B format':<10} {'first CPU':>12} {'first wall':>12} {'repeat CPU':>12} {'repeat wall':>12}")
+    header = f"{'size':>6} {'B format':<10} {'matmuls':<8} {'first CPU':>12} {'first wall':>12}"
+    print(f"{header} {'repeat CPU':>12} {'repeat wall':>12} {'sched CPU':>12}")
     for size in args.sizes:
         for name in args.formats:
-            r = bench_emulator(size, name, args.repeats)
-            print(
-                f"{size:>6} {name:<10} {r['first'][0]:>12,.0f} {r['first'][1]:>12,.0f} "
-                f"{r['repeat'][0]:>12,.0f} {r['repeat'][1]:>12,.0f}",
-                flush=True,
-            )
+            for mode in args.matmul_thread:
+                r = bench_emulator(size, name, args.repeats, mode == "on")
+                where = "thread" if mode == "on" else "inline"
+                print(
+                    f"{size:>6} {name:<10} {where:<8} {r['first'][0]:>12,.0f} {r['first'][1]:>12,.0f} "
+                    f"{r['repeat'][0]:>12,.0f} {r['repeat'][1]:>12,.0f} {r['repeat'][2]:>12,.0f}",
+                    flush=True,
+                )
     print(f"host reference: torch fp32 matmul, {torch.get_num_threads()} threads")
     for size in args.sizes:
         cpu, wall = bench_torch(size, args.repeats)

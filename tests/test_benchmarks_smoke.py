@@ -20,10 +20,13 @@ def test_emulator_benchmark_runs():
 
 
 def test_emulator_speed_benchmark_prints_a_row_per_format_and_the_host_rate():
-    out = _run("benchmarks/emulator_speed.py", "--sizes", "64", "--repeats", "1")
+    out = _run("benchmarks/emulator_speed.py", "--sizes", "64", "--repeats", "1", "--matmul-thread", "on", "off")
     rows = [line.split() for line in out.splitlines() if line.startswith("    64 ")]
-    assert [r[1] for r in rows] == ["bf16", "bfloat8_b", "bfloat4_b", "torch"]
-    assert all(float(v.replace(",", "")) > 0 for r in rows[:3] for v in r[2:])
+    assert [r[1:3] for r in rows[:6]] == [
+        [f, m] for f in ("bf16", "bfloat8_b", "bfloat4_b") for m in ("thread", "inline")
+    ]
+    assert [r[1] for r in rows[6:]] == ["torch"]
+    assert all(float(v.replace(",", "")) > 0 for r in rows[:6] for v in r[3:])
 
 
 def test_tile_math_benchmark_runs():

@@ -9,6 +9,7 @@
 
 #include "bindings/bindings.hpp"
 #include "emu/binding_headers.hpp"
+#include "emu/compute/matmul_worker.hpp"
 #include "emu/device.hpp"
 #include "emu/device_params.hpp"
 #include "emu/dram_storage.hpp"
@@ -368,6 +369,12 @@ void bind_emu(py::module_& parent) {
         "Poison mode (TTNN_MOE_POISON=1 at start-up): L1 and DRAM taken from now on hold a fill pattern, and a "
         "kernel's read of bytes nothing wrote raises EmulatorError naming the kernel, core, address and buffer.");
     m.def("poison", []() { return poison::enabled(); }, "Whether poison mode is on.");
+    m.def(
+        "set_matmul_thread", [](bool on) { MatmulWorker::set_enabled(on); }, py::arg("on"),
+        "Tile matmuls on a second host thread (off by default, on with TTNN_MOE_EMU_MATMUL_THREAD=1 at "
+        "start-up), for programs started from now on. Results, counters and "
+        "modeled time are the same either way.");
+    m.def("matmul_thread", []() { return MatmulWorker::enabled(); }, "Whether tile matmuls run on a second thread.");
     m.def(
         "set_dram_files",
         [](std::optional<bool> enabled, std::optional<uint64_t> threshold_bytes,

@@ -48,6 +48,7 @@
 #include "emu/compute/compute_engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <cstring>
@@ -84,7 +85,22 @@ ComputeEngine::ComputeEngine(CbTileAccess& cbs, const program::ComputeConfigDesc
     : cbs_(cbs),
       fp32_dest_(config.fp32_dest_acc_en),
       full_sync_(config.dst_full_sync_en),
-      dst_capacity_(capacity_for(config)) {}
+      dst_capacity_(capacity_for(config)),
+      worker_(MatmulWorker::for_this_thread()) {}
+
+ComputeEngine::~ComputeEngine() {
+    // The worker must not write into DST after it is gone; a failed job only matters to the run.
+    try {
+        settle();
+    } catch (...) {
+    }
+}
+
+void ComputeEngine::settle() {
+    if (queued_jobs_.empty()) return;
+    worker_->finish(queued_jobs_);
+    queued_jobs_.clear();
+}
 
 // ---- DST ownership ----------------------------------------------------------
 
@@ -110,6 +126,7 @@ void ComputeEngine::tile_regs_acquire() {
     require_phase(
         Phase::Idle, "tile_regs_acquire",
         "DST must be released (tile_regs_commit, tile_regs_wait, tile_regs_release) before it is acquired again");
+    settle();
     for (uint32_t i = 0; i < DST_SLOTS; ++i) {
         if (slot_kind_[i] != SlotKind::Zero) {
             dst_[i].fill(0.0f);
@@ -137,11 +154,16 @@ void ComputeEngine::tile_regs_release() {
 
 // ---- helpers -------------------------------------------------------------------
 
-float* ComputeEngine::dst_slot(uint32_t dst, const char* op) {
+void ComputeEngine::check_dst_index(uint32_t dst, const char* op) const {
     if (dst >= dst_capacity_)
         throw EmuError(std::string(op) + ": DST index " + std::to_string(dst) + " is out of range: DST holds " +
                        std::to_string(dst_capacity_) + " tiles (" + (full_sync_ ? "full" : "half") + "-sync, " +
                        (fp32_dest_ ? "fp32_dest_acc_en" : "16-bit DST") + ")");
+}
+
+float* ComputeEngine::dst_slot(uint32_t dst, const char* op) {
+    check_dst_index(dst, op);
+    settle();
     return dst_[dst].data();
 }
 
@@ -240,31 +262,32 @@ void ComputeEngine::transpose_tile(uint32_t cb, uint32_t tile_index, uint32_t ds
     finish_math(dst);
 }
 
-void ComputeEngine::accumulate_product(uint32_t dst, const float* a, const float* b) {
-    require_not_integer_slot(dst, "matmul");
-    numerics::matmul_tile_accumulate(a, b, dst_[dst].data());
-    ++tile_matmuls_;
-    finish_math(dst);
-}
+static_assert(sizeof(std::array<std::array<float, TILE_ELEMENTS>, ComputeEngine::DST_SLOTS>) ==
+                  ComputeEngine::DST_SLOTS * TILE_ELEMENTS * sizeof(float),
+              "a matmul job addresses a block of DST tiles as one array");
 
-void ComputeEngine::unpack_b_operand(DataFormat format, uint32_t cb, uint32_t tile_index, bool transpose, float* out) {
-    if (!transpose) {
-        numerics::unpack_tile(format, cbs_.front_tile(cb, tile_index), out);
+void ComputeEngine::multiply(const MatmulJobShape& shape, uint32_t dst, const uint8_t* const* a_tiles,
+                             const uint8_t* const* b_tiles) {
+    for (uint32_t i = 0; i < shape.rows * shape.cols; ++i) {
+        require_not_integer_slot(dst + i, "matmul");
+        slot_kind_[dst + i] = SlotKind::Float;
+    }
+    tile_matmuls_ += uint64_t(shape.rows) * shape.cols;
+    if (worker_) {
+        queued_jobs_.push_back(worker_->submit(shape, a_tiles, b_tiles));
         return;
     }
-    numerics::unpack_tile(format, cbs_.front_tile(cb, tile_index), scratch_.data());
-    numerics::transpose_tile(scratch_.data(), out);
+    run_matmul_job(shape, a_tiles, b_tiles, matmul_scratch_);
 }
 
 void ComputeEngine::matmul_tiles(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst,
                                  bool transpose_b) {
     require_phase(Phase::Math, "matmul_tiles", "math ops run between tile_regs_acquire and tile_regs_commit");
-    dst_slot(dst, "matmul_tiles");
-    const DataFormat format_a = float_tile_format(cb_a, "matmul_tiles");
-    const DataFormat format_b = float_tile_format(cb_b, "matmul_tiles");
-    numerics::unpack_tile(format_a, cbs_.front_tile(cb_a, ia), operand_a_.data());
-    unpack_b_operand(format_b, cb_b, ib, transpose_b, operand_b_.data());
-    accumulate_product(dst, operand_a_.data(), operand_b_.data());
+    check_dst_index(dst, "matmul_tiles");
+    MatmulJobShape shape = matmul_shape(cb_a, cb_b, dst, transpose_b, 1, 1, "matmul_tiles");
+    const uint8_t* a_tile = cbs_.front_tile(cb_a, ia);
+    const uint8_t* b_tile = cbs_.front_tile(cb_b, ib);
+    multiply(shape, dst, &a_tile, &b_tile);
 }
 
 void ComputeEngine::matmul_block(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose,
@@ -278,17 +301,27 @@ void ComputeEngine::matmul_block(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint
         throw EmuError("matmul_block: output block of " + std::to_string(rt_dim) + "x" + std::to_string(ct_dim) +
                        " tiles at DST " + std::to_string(dst) + " needs DST index " + std::to_string(last) +
                        ", past the " + std::to_string(dst_capacity_) + " tiles DST holds");
-    const DataFormat format_a = float_tile_format(cb_a, "matmul_block");
-    const DataFormat format_b = float_tile_format(cb_b, "matmul_block");
+    MatmulJobShape shape = matmul_shape(cb_a, cb_b, dst, transpose, rt_dim, ct_dim, "matmul_block");
     // The B row of the block (ct_dim tiles) is unpacked once and reused for every A tile.
-    if (block_b_.size() < size_t(ct_dim) * TILE_ELEMENTS) block_b_.resize(size_t(ct_dim) * TILE_ELEMENTS);
-    for (uint32_t c = 0; c < ct_dim; ++c)
-        unpack_b_operand(format_b, cb_b, ib + c, transpose, block_b_.data() + size_t(c) * TILE_ELEMENTS);
-    for (uint32_t r = 0; r < rt_dim; ++r) {
-        numerics::unpack_tile(format_a, cbs_.front_tile(cb_a, ia + r * kt_dim), operand_a_.data());
-        for (uint32_t c = 0; c < ct_dim; ++c)
-            accumulate_product(dst + r * ct_dim + c, operand_a_.data(), block_b_.data() + size_t(c) * TILE_ELEMENTS);
-    }
+    std::array<const uint8_t*, MatmulScratch::kMaxBlockSide> a_tiles, b_tiles;
+    for (uint32_t c = 0; c < ct_dim; ++c) b_tiles[c] = cbs_.front_tile(cb_b, ib + c);
+    for (uint32_t r = 0; r < rt_dim; ++r) a_tiles[r] = cbs_.front_tile(cb_a, ia + r * kt_dim);
+    multiply(shape, dst, a_tiles.data(), b_tiles.data());
+}
+
+MatmulJobShape ComputeEngine::matmul_shape(uint32_t cb_a, uint32_t cb_b, uint32_t dst, bool transpose_b, uint32_t rows,
+                                           uint32_t cols, const char* op) {
+    MatmulJobShape shape;
+    shape.dst = dst_[dst].data();
+    shape.rows = rows;
+    shape.cols = cols;
+    shape.format_a = float_tile_format(cb_a, op);
+    shape.format_b = float_tile_format(cb_b, op);
+    shape.tile_bytes_a = cbs_.tile_size(cb_a);
+    shape.tile_bytes_b = cbs_.tile_size(cb_b);
+    shape.transpose_b = transpose_b;
+    shape.round_to_bf16 = !fp32_dest_;
+    return shape;
 }
 
 void ComputeEngine::binary_tiles(numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t cb_a, uint32_t cb_b,

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "emu/compute/matmul_worker.hpp"
 #include "emu/numerics/numerics.hpp"
 #include "program/program_descriptor.hpp"
 
@@ -52,6 +53,9 @@ public:
     static constexpr uint32_t DST_SLOTS = 16;
 
     ComputeEngine(CbTileAccess& cbs, const program::ComputeConfigDescriptor& config);
+    ~ComputeEngine();
+    ComputeEngine(const ComputeEngine&) = delete;
+    ComputeEngine& operator=(const ComputeEngine&) = delete;
 
     // DST ownership, in this order: acquire (zeroes DST) -> math ops -> commit
     // -> wait -> pack_tile -> release. Anything else is an EmuError.
@@ -119,7 +123,17 @@ private:
 
     static const char* phase_description(Phase phase);
     void require_phase(Phase want, const char* op, const char* rule) const;
+    // DST tile `dst` for reading or writing: the queued matmuls have landed in DST.
     float* dst_slot(uint32_t dst, const char* op);
+    void check_dst_index(uint32_t dst, const char* op) const;
+    // Completes this engine's matmuls queued on the worker thread (MatmulWorker::finish).
+    void settle();
+    // A matmul step of rows x cols DST tiles from `dst` (formats checked).
+    MatmulJobShape matmul_shape(uint32_t cb_a, uint32_t cb_b, uint32_t dst, bool transpose_b, uint32_t rows,
+                                uint32_t cols, const char* op);
+    // The products of one matmul step (rows x cols DST tiles from `dst`), queued or run here.
+    void multiply(const MatmulJobShape& shape, uint32_t dst, const uint8_t* const* a_tiles,
+                  const uint8_t* const* b_tiles);
     // Format of a CB read or written as tiles (supported, page size = one tile).
     program::DataFormat tile_format(uint32_t cb, const char* op);
     program::DataFormat float_tile_format(uint32_t cb, const char* op);
@@ -131,10 +145,8 @@ private:
     // Start of `bytes` contiguous bytes at the CB's front / back (error if they wrap the ring).
     const uint8_t* front_span(uint32_t cb, size_t bytes, const char* op);
     uint8_t* back_span(uint32_t cb, uint32_t first_page, size_t bytes, const char* op);
-    void unpack_b_operand(program::DataFormat format, uint32_t cb, uint32_t tile_index, bool transpose, float* out);
     const uint8_t* broadcast_operand(program::DataFormat format, numerics::Broadcast bcast, uint32_t cb,
                                      uint32_t tile_index);
-    void accumulate_product(uint32_t dst, const float* a, const float* b);
     // Marks a DST tile as float and rounds it to what DST holds (bf16 without fp32_dest_acc_en).
     void finish_math(uint32_t dst);
     void through_dst(float* tile) const;
@@ -148,11 +160,14 @@ private:
     Phase phase_ = Phase::Idle;
     std::array<Tile, DST_SLOTS> dst_{};
     std::array<SlotKind, DST_SLOTS> slot_kind_{};
-    // Unpacked operands and staging (32x32 row-major each); block_b_ holds one B row of a matmul block.
+    // Unpacked operands and staging (32x32 row-major each).
     Tile operand_a_{};
     Tile operand_b_{};
     Tile scratch_{};
-    std::vector<float> block_b_;
+    // Matmuls run on the worker thread when there is one, else here with these operand buffers.
+    MatmulWorker* worker_;
+    std::vector<uint64_t> queued_jobs_;  // in submission order
+    MatmulScratch matmul_scratch_;
     // Next sequential back slot of each CB for pack_tile without an index.
     std::unordered_map<uint32_t, uint32_t> pack_position_;
     uint64_t tile_matmuls_ = 0;
