@@ -371,7 +371,7 @@ void bind_emu(py::module_& parent) {
     m.def("poison", []() { return poison::enabled(); }, "Whether poison mode is on.");
     m.def(
         "set_matmul_thread", [](bool on) { MatmulWorker::set_enabled(on); }, py::arg("on"),
-        "Tile matmuls on a second host thread (off by default, on with TTNN_MOE_EMU_MATMUL_THREAD=1 at "
+        "Tile matmuls on a second host thread (on by default, off with TTNN_MOE_EMU_MATMUL_THREAD=0 at "
         "start-up), for programs started from now on. Results, counters and "
         "modeled time are the same either way.");
     m.def("matmul_thread", []() { return MatmulWorker::enabled(); }, "Whether tile matmuls run on a second thread.");

@@ -21,7 +21,7 @@ namespace {
 // benchmark and moe_bmm ran slower in wall time there, at 25-70% more CPU per tile matmul).
 bool enabled_at_start() {
     const char* env = std::getenv("TTNN_MOE_EMU_MATMUL_THREAD");
-    return env && std::string(env) == "1";
+    return !(env && std::string(env) == "0");
 }
 
 std::atomic<bool> g_enabled{enabled_at_start()};

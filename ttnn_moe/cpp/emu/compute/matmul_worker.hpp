@@ -56,7 +56,7 @@ public:
     // The worker of the calling thread (started on first use), or nullptr when matmuls stay on the
     // calling thread (switched off).
     static MatmulWorker* for_this_thread();
-    // Process-wide switch for engines created later; off unless TTNN_MOE_EMU_MATMUL_THREAD=1 at start-up.
+    // Process-wide switch for engines created later; on unless TTNN_MOE_EMU_MATMUL_THREAD=0 at start-up.
     static void set_enabled(bool enabled);
     static bool enabled();
 
