@@ -3,6 +3,7 @@ time as on the scheduler thread, run after run, and errors and deadlocks still r
 
 import os
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -231,10 +232,19 @@ def test_each_host_thread_gets_its_matmul_thread_only_when_switched_on(matmul_th
     def threads_added_by_a_run_on_a_new_host_thread() -> int:
         seen = {}
 
+        def matmul_threads() -> int:  # by name: other threads of the process may come and go meanwhile
+            names = []
+            for task in os.listdir("/proc/self/task"):
+                try:
+                    names.append(Path(f"/proc/self/task/{task}/comm").read_text().strip())
+                except FileNotFoundError:  # the task ended while listed
+                    pass
+            return names.count("emu-matmul")
+
         def body():
-            before = len(os.listdir("/proc/self/task"))
+            before = matmul_threads()
             emu.run_program(dev, program)
-            seen["added"] = len(os.listdir("/proc/self/task")) - before
+            seen["added"] = matmul_threads() - before
 
         runner = threading.Thread(target=body)
         runner.start()

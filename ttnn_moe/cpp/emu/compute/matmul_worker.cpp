@@ -69,6 +69,8 @@ bool MatmulWorker::enabled() {
 
 MatmulWorker::MatmulWorker() : jobs_(new Job[kJobs]), data_(new uint8_t[kDataBytes]) {
     thread_ = std::thread([this] { run(); });
+    // Named so that tools and tests can tell it from other threads of the process.
+    pthread_setname_np(thread_.native_handle(), kThreadName);
 }
 
 MatmulWorker::~MatmulWorker() {

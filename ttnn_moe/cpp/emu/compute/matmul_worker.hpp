@@ -53,6 +53,8 @@ void run_matmul_job(const MatmulJobShape& shape, const uint8_t* const* a_tiles, 
 
 class MatmulWorker {
 public:
+    // The worker thread's name (/proc/<pid>/task/<tid>/comm).
+    static constexpr const char* kThreadName = "emu-matmul";
     // The worker of the calling thread (started on first use), or nullptr when matmuls stay on the
     // calling thread (switched off).
     static MatmulWorker* for_this_thread();

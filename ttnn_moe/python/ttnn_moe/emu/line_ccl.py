@@ -154,12 +154,13 @@ def _reduce_scatter_layout(mesh: MeshDevice, num_links: Optional[int]) -> tuple[
     """(links, workers per direction per link) as ttnn's line reduce_scatter picks them: every link
     by default, then the most workers of 8, 4, 2, 1 for which the links' cores (per link and
     direction a mux core and the workers) fit the grid. One departure: all devices of a mesh
-    program must run at once, and the emulator holds at most `l1_slots` worker cores over the
-    mesh, so a large mesh (QUAD: 128 devices) takes fewer workers per direction."""
+    program must run at once, and the emulator holds at most `l1_slots_free` worker cores over the
+    mesh (the slots other open devices' runs do not hold), so a large mesh (QUAD: 128 devices) takes
+    fewer workers per direction."""
     grid = mesh.compute_with_storage_grid_size()
     cores = grid.x * grid.y
     links = _check_links(mesh, num_links, _RS_MIN_CORES_PER_LINK)
-    slots = int(_emu.runtime_state()["l1_slots"])
+    slots = int(_emu.runtime_state()["l1_slots_free"])
     fitting = [w for w in (8, 4, 2, 1) if links * 2 * (1 + w) <= cores]
     for workers in fitting:
         if workers == 1 or mesh.get_num_devices() * links * 2 * workers <= slots:
