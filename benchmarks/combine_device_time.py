@@ -18,16 +18,18 @@ the busiest link direction's bytes and the fabric bound (its busy time), and the
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import tempfile
 from pathlib import Path
 
 import torch
-from ttnn_moe.emu.tensor import device_shards, from_shards
+from ttnn_moe.emu.tensor import device_shards
 
 import ttnn_moe
-from ttnn_moe import DispatchHandle, emu, golden
+from ttnn_moe import emu, golden
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from combine_inputs import combine_inputs  # noqa: E402
 
 NUM_EXPERTS = 256
 TOP_K = 8
@@ -50,26 +52,10 @@ def column_slots(rows: int, cols: int, tokens: int, seed: int) -> list[torch.Ten
 
 
 def run(mesh, rows: int, tokens: int, hidden: int, used: list[torch.Tensor]) -> None:
-    capacity = max(32, math.ceil(max(u.shape[0] for u in used) / 32) * 32)
-    sources = [torch.cat([u, torch.zeros(capacity - u.shape[0], 2, dtype=torch.int32)]) for u in used]
-    counts = [torch.tensor([u.shape[0]], dtype=torch.int32) for u in used]
-    g = torch.Generator().manual_seed(hidden)
-    reduced = [torch.randn(capacity, hidden, generator=g).to(torch.bfloat16) for _ in range(rows)]
-    handle = DispatchHandle(
-        slot_source=from_shards(sources, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
-        num_slots=from_shards(counts, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
-        dispatch_status=None,
-        cluster_axis=0,
-        batch=1,
-        seq=tokens,
-        unit_dim=False,
-        capacity=capacity,
-        num_links=LINKS,
-        topology=None,
+    handle, reduced_mesh, reduced, sources, counts = combine_inputs(
+        mesh, used, tokens, cluster_axis=0, links=LINKS, hidden=hidden, seed=hidden
     )
-    out = ttnn_moe.all_to_all_combine_dense(
-        from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh), handle, strict=False
-    )
+    out = ttnn_moe.all_to_all_combine_dense(reduced_mesh, handle, strict=False)
     want = golden.all_to_all_combine_dense(reduced, sources, counts, (rows, 1), 0, 1, tokens)
     for d, (got, expected) in enumerate(zip(device_shards(out.output), want)):
         if not torch.equal(got, expected.to(torch.bfloat16)):

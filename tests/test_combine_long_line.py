@@ -5,13 +5,12 @@ through a cb_partial ring that a batch of rows does not divide."""
 
 from __future__ import annotations
 
-import math
-
 import torch
-from ttnn_moe.emu.tensor import device_shards, from_shards
+from combine_inputs import check_exact, combine_inputs
+from ttnn_moe.emu.tensor import device_shards
 
 import ttnn_moe
-from ttnn_moe import _C, DispatchHandle, emu, golden
+from ttnn_moe import _C, emu, golden
 
 H = 7168  # DeepSeek-V3
 EXPERTS, TOP_K = 256, 8
@@ -42,35 +41,14 @@ def run_combine(shape, slots, tokens, *, links=4, grid=(8, 8), hidden=H, seed=0)
     mesh = emu.open_mesh_device(emu.MeshShape(*shape), grid=grid)
     mesh._mesh.fabric_topology = _C.emu.Topology.Linear
     mesh._mesh.set_fabric_num_links(links)
-    capacity = max(32, math.ceil(max(s.shape[0] for s in slots) / 32) * 32)
-    sources = [torch.cat([s, torch.zeros(capacity - s.shape[0], 2, dtype=torch.int32)]) for s in slots]
-    counts = [torch.tensor([s.shape[0]], dtype=torch.int32) for s in slots]
-    g = torch.Generator().manual_seed(seed)
-    reduced = [torch.randn(capacity, hidden, generator=g).to(torch.bfloat16) for _ in slots]
-    handle = DispatchHandle(
-        slot_source=from_shards(sources, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
-        num_slots=from_shards(counts, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
-        dispatch_status=None,
-        cluster_axis=0,
-        batch=1,
-        seq=tokens,
-        unit_dim=False,
-        capacity=capacity,
-        num_links=links,
-        topology=None,
+    handle, reduced_mesh, reduced, sources, counts = combine_inputs(
+        mesh, slots, tokens, cluster_axis=0, links=links, hidden=hidden, seed=seed
     )
-    reduced_mesh = from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
     got32 = device_shards(ttnn_moe.all_to_all_combine_dense(reduced_mesh, handle, output_dtype="float32").output)
     flows = emu.last_run_counters()["fabric"]["flows"]
     got16 = device_shards(ttnn_moe.all_to_all_combine_dense(reduced_mesh, handle).output)
     want = golden.all_to_all_combine_dense(reduced, sources, counts, shape, 0, 1, tokens)
     return got32, got16, want, flows
-
-
-def check_exact(got32, got16, want):
-    for d, expected in enumerate(want):
-        assert torch.equal(got32[d], expected), f"device {d}: float32 output differs from the golden"
-        assert torch.equal(got16[d], expected.to(torch.bfloat16)), f"device {d}: bfloat16 output"
 
 
 def payload_by_sender(flows):

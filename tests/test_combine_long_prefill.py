@@ -9,11 +9,12 @@ import math
 
 import pytest
 import torch
-from ttnn_moe.emu.tensor import device_shards, from_shards
+from combine_inputs import check_exact, combine_inputs
+from ttnn_moe.emu.tensor import device_shards
 from ttnn_moe.ops.all_to_all_combine_dense import _combine as combine_with_scratch
 
 import ttnn_moe
-from ttnn_moe import _C, DispatchHandle, emu, golden
+from ttnn_moe import _C, emu, golden
 
 COMBINE = _C.ops.all_to_all_combine_dense
 WINDOW = COMBINE.PRESENCE_WINDOW_TOKENS
@@ -42,24 +43,9 @@ def run_combine(line: int, tokens: int, density: float, *, links: int = 1, seed:
     mesh._mesh.fabric_topology = _C.emu.Topology.Linear
     mesh._mesh.set_fabric_num_links(links)
     used = line_slots(line, tokens, density, seed)
-    capacity = max(32, math.ceil(max(u.shape[0] for u in used) / 32) * 32)
-    sources = [torch.cat([u, torch.zeros(capacity - u.shape[0], 2, dtype=torch.int32)]) for u in used]
-    counts = [torch.tensor([u.shape[0]], dtype=torch.int32) for u in used]
-    g = torch.Generator().manual_seed(seed + 1)
-    reduced = [torch.randn(capacity, hidden, generator=g).to(torch.bfloat16) for _ in range(line)]
-    handle = DispatchHandle(
-        slot_source=from_shards(sources, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
-        num_slots=from_shards(counts, emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh),
-        dispatch_status=None,
-        cluster_axis=1,
-        batch=1,
-        seq=tokens,
-        unit_dim=False,
-        capacity=capacity,
-        num_links=links,
-        topology=None,
+    handle, reduced_mesh, reduced, sources, counts = combine_inputs(
+        mesh, used, tokens, cluster_axis=1, links=links, hidden=hidden, seed=seed + 1
     )
-    reduced_mesh = from_shards(reduced, emu.bfloat16, emu.ROW_MAJOR_LAYOUT, mesh)
     # The op's entry point, which also returns its internal presence buffer.
     output, _partials, presence_buffer, _status = combine_with_scratch(
         reduced_mesh, handle, "float32", False, None, None, True
@@ -70,12 +56,6 @@ def run_combine(line: int, tokens: int, density: float, *, links: int = 1, seed:
     got16 = device_shards(ttnn_moe.all_to_all_combine_dense(reduced_mesh, handle).output)
     want = golden.all_to_all_combine_dense(reduced, sources, counts, (1, line), 1, 1, tokens)
     return got32, got16, want, presence, used
-
-
-def check_exact(got32, got16, want):
-    for d, expected in enumerate(want):
-        assert torch.equal(got32[d], expected), f"device {d}: float32 output differs from the golden"
-        assert torch.equal(got16[d], expected.to(torch.bfloat16)), f"device {d}: bfloat16 output"
 
 
 @pytest.mark.parametrize("tokens", [WINDOW - 1, WINDOW, WINDOW + 1], ids=["below", "at", "above"])

@@ -9,6 +9,7 @@ import pytest
 import torch
 from emu_fixtures import emu_device_per_grid_fixture
 from routing_cases import expert_ids, rm, single_device_mapping
+from test_op_local_reduce_moe_output import _run_grouped as _run
 from ttnn_moe.emu.tensor import device_shards, from_shards
 from ttnn_moe.testing import assert_pcc
 
@@ -61,19 +62,6 @@ def _stale_outputs(device, capacity, hidden):
     )
     overflow = rm(device, torch.full((capacity, 1), STALE_WORD, dtype=torch.int32), emu.uint32)
     return [out, overflow, None]
-
-
-def _run(device, case, num_out_rows, **kwargs):
-    y, idx_map, weights, counts, offsets = case
-    return ttnn_moe.local_reduce_moe_output(
-        rm(device, y, emu.bfloat16),
-        rm(device, idx_map, emu.uint32),
-        rm(device, weights, emu.bfloat16),
-        rm(device, counts, emu.uint32),
-        num_out_rows=num_out_rows,
-        expert_offsets=rm(device, offsets, emu.uint32),
-        **kwargs,
-    )
 
 
 def _status(result) -> list[int]:
