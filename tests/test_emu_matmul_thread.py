@@ -25,12 +25,19 @@ def matmul_thread():
     emu.set_matmul_thread(before)
 
 
-def run_both_ways(run):
-    """run() once with matmuls on the scheduler thread, then REPEATS times on the second thread."""
+def output_same_both_ways(run, tile_matmuls: int) -> np.ndarray:
+    """run() -> (output bytes, counters) once with matmuls on the scheduler thread, then REPEATS times
+    on the second thread: every repeat's bytes, tile-matmul count and timing record equal the first
+    run's, which counted `tile_matmuls`. Returns the output bytes."""
     emu.set_matmul_thread(False)
-    serial = run()
+    want_bytes, want_counters = run()
     emu.set_matmul_thread(True)
-    return serial, [run() for _ in range(REPEATS)]
+    for _ in range(REPEATS):
+        got_bytes, got_counters = run()
+        assert np.array_equal(got_bytes, want_bytes)
+        assert got_counters["tile_matmuls"] == want_counters["tile_matmuls"] == tile_matmuls
+        assert got_counters["timing"] == want_counters["timing"]
+    return want_bytes
 
 
 def pcc(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -64,11 +71,7 @@ def test_matmul_tiles_same_bits_counters_and_time_on_the_matmul_thread(matmul_th
         counters = emu.run_program(dev, program)
         return dev.read(c, TILE_BYTES, Mt * Nt * TILE_BYTES), counters
 
-    (want_bytes, want_counters), repeats = run_both_ways(run)
-    for got_bytes, got_counters in repeats:
-        assert np.array_equal(got_bytes, want_bytes)
-        assert got_counters["tile_matmuls"] == want_counters["tile_matmuls"] == Mt * Nt * Kt
-        assert got_counters["timing"] == want_counters["timing"]
+    want_bytes = output_same_both_ways(run, Mt * Nt * Kt)
     got = untilize(want_bytes, M, N)
     golden = A.float() @ B_device
     assert pcc(got, golden) >= 0.9999
@@ -155,11 +158,7 @@ def test_matmul_block_same_bits_on_the_matmul_thread(matmul_thread, rt, ct, kt, 
         counters = emu.run_program(dev, program)
         return dev.read(out, TILE_BYTES, rt * ct * TILE_BYTES), counters
 
-    (want_bytes, want_counters), repeats = run_both_ways(run)
-    for got_bytes, got_counters in repeats:
-        assert np.array_equal(got_bytes, want_bytes)
-        assert got_counters["tile_matmuls"] == want_counters["tile_matmuls"] == rt * ct * kt
-        assert got_counters["timing"] == want_counters["timing"]
+    want_bytes = output_same_both_ways(run, rt * ct * kt)
     # Output tile (r, c) is row-major over tiles; DST rounds to bf16 after each k step.
     got = untilize(want_bytes, rt * 32, ct * 32)
     golden = torch.zeros(rt * 32, ct * 32)
