@@ -63,6 +63,14 @@ def test_gate_benchmark_times_both_routers():
     assert sum("deepseek_grouped_gate" in r for r in rows) == 2
 
 
+def test_to_layout_benchmark_times_every_conversion():
+    out = _run("benchmarks/to_layout.py", "--decode-rows", "32", "--prefill-rows", "64")
+    rows = [line.split() for line in out.splitlines() if " -> " in line]
+    assert len(rows) == 6 and all(float(r[-1]) > 0 for r in rows)
+    # decode x, one tile row of 224 tiles: its columns over all 64 cores (layout_work_split)
+    assert rows[0][-3:-1] == ["32x7168", "64"]
+
+
 def _vs_ttmetal():
     spec = importlib.util.spec_from_file_location("vs_ttmetal", ROOT / "benchmarks" / "vs_ttmetal.py")
     module = importlib.util.module_from_spec(spec)
