@@ -33,6 +33,13 @@ def test_one_tile_row_spreads_its_columns_over_the_grid():
     assert _covers_once(rects, 1, 224)
 
 
+def test_one_tile_row_too_wide_for_the_columns_cbs_takes_square_blocks():
+    # 2 x ceil(1400 / 4) x 2048 B > L1: out of the codegen scope. Natively the row does not fit L1
+    # either: square blocks, 350 tiles a core, the first side from 19 up with under 4 blocks is 467
+    rects = _untilize(1, 1400, cores=4)
+    assert rects == [Rect(0, 1, 0, 467), Rect(0, 1, 467, 467), Rect(0, 1, 934, 466)]
+
+
 def test_few_tile_rows_cut_into_column_blocks():
     # 16 tile rows x 8: ncol = largest divisor of 8 up to 64 // 16 = 4 -> 4 blocks of 2 per row
     rects = _untilize(16, 8)

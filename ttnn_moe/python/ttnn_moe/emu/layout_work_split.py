@@ -5,12 +5,13 @@ The tile grid is `tile_rows` x `tile_cols` with the batch folded into the rows. 
 is a range of tile rows by a range of tile columns; cores take them in row-major order.
 
 untilize (TILE -> ROW_MAJOR), as `ttnn::untilize` routes it:
-- bfloat16 / bfloat8_b within the codegen untilize's scope (one tile row of any width; more tile
-  rows only while two CBs of a whole tile row, 2 x Wt x 2048 B, stay under its 800,000 B chunking
-  threshold; bfloat8_b only tile-aligned) go to the codegen program factory: a single tile row
-  splits its tile columns over the grid (column-parallel); fewer tile rows than cores split each
-  row into `ncol` equal column blocks, ncol the largest divisor of Wt up to cores / tile rows
-  (2D); otherwise, and always without tile alignment, whole tile rows over the grid;
+- bfloat16 / bfloat8_b within the codegen untilize's scope (one tile row whose busiest core's
+  columns fit L1 twice; more tile rows only while two CBs of a whole tile row, 2 x Wt x 2048 B,
+  stay under its 800,000 B chunking threshold; bfloat8_b only tile-aligned) go to the codegen
+  program factory: a single tile row splits its tile columns over the grid (column-parallel);
+  fewer tile rows than cores split each row into `ncol` equal column blocks, ncol the largest
+  divisor of Wt up to cores / tile rows (2D); otherwise, and always without tile alignment, whole
+  tile rows over the grid;
 - everything else to the native factories: the block factory (square blocks of tiles, one per
   core) when a tile row does not fit L1 twice or when the row is wide (Wt > 32 and Wt above 32 or
   the tile-row count) and blocks would use more cores than whole tile rows; else whole tile rows.
@@ -113,9 +114,12 @@ def untilize_split(
     """codegen_dtype: bfloat16 or bfloat8_b (the codegen untilize's formats; bfloat8_b needs
     tile_aligned). tile_bytes: the format's tile size; l1_bytes: L1 free for CBs on a core."""
     whole_row_bytes = 2 * tile_cols * _TILE_BYTES_16
+    # a single tile row: the busiest core's columns in both CBs must fit L1
+    columns_fit = 2 * math.ceil(tile_cols / min(tile_cols, cores)) * _TILE_BYTES_16 <= l1_bytes
     if codegen_dtype and not tile_aligned and whole_row_bytes <= _CODEGEN_CHUNK_BYTES:
         return _rows(tile_rows, tile_cols, cores)
-    if codegen_dtype and tile_aligned and (tile_rows == 1 or whole_row_bytes <= _CODEGEN_CHUNK_BYTES):
+    in_scope = columns_fit if tile_rows == 1 else whole_row_bytes <= _CODEGEN_CHUNK_BYTES
+    if codegen_dtype and tile_aligned and in_scope:
         if tile_rows == 1 and tile_cols > 1:
             return _columns(tile_cols, cores)
         return (tile_cols > 1 and _two_d(tile_rows, tile_cols, cores)) or _rows(tile_rows, tile_cols, cores)
