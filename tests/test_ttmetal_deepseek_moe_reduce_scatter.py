@@ -125,3 +125,21 @@ def test_rejects_bad_arguments_naming_them(mesh_shape, kwargs, width, n_shards, 
     with pytest.raises(ValueError, match=message):
         rs.deepseek_moe_reduce_scatter(inputs, ttnn.DRAM_MEMORY_CONFIG, dim,
                                        input_shards=rs.InputShards(width, tuple(cores(n_shards))), **args)  # fmt: skip
+
+
+def test_rejects_seven_inputs_and_two_shards_on_one_core():
+    mesh = open_mesh(1, 8, Topology.Ring)
+    x = torch.zeros(8, RING, 32, 128).bfloat16()
+    inputs = [
+        ttnn.from_torch(x[:, k].reshape(-1, 1, 32, 128), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
+                        device=mesh, mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
+        for k in range(RING)
+    ]  # fmt: skip
+    args = {"cluster_axis": 1, "topology": Topology.Ring}
+    with pytest.raises(ValueError, match="requires 8 input tensors, but has 7"):
+        rs.deepseek_moe_reduce_scatter(inputs[:7], ttnn.DRAM_MEMORY_CONFIG, -1,
+                                       input_shards=rs.InputShards(64, tuple(cores(2))), **args)  # fmt: skip
+    same_core = (pd.CoreCoord(1, 1), pd.CoreCoord(1, 1))
+    with pytest.raises(ValueError, match="each of the 2 shards to be located on a different core"):
+        rs.deepseek_moe_reduce_scatter(inputs, ttnn.DRAM_MEMORY_CONFIG, -1,
+                                       input_shards=rs.InputShards(64, same_core), **args)  # fmt: skip
