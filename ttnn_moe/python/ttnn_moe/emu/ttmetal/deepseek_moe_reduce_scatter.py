@@ -163,7 +163,8 @@ def _device_program(mesh, view, row, col, slice_pages, output, shape: RingShape,
     cbs += [ccl.cb(index, shape.shard_bytes, shape.page_size, grid, fmt) for index in INTERMEDIATE_CBS]
     cbs.append(ccl.cb(COMPUTE_CB, 2 * TILE_GRANULARITY * shape.page_size, shape.page_size, grid, fmt))
     # The intermediate tensors are their CBs: the writer addresses intermediate k at CB c_(8 + k)'s L1 offset.
-    intermediate_addresses = list(_emu.cb_l1_addresses([cb.total_size for cb in cbs]))[8:16]
+    first = len(INPUT_CBS)
+    intermediate_addresses = list(_emu.cb_l1_addresses([cb.total_size for cb in cbs]))[first : first + RING_SIZE]
     program = pd.ProgramDescriptor(kernels=[], semaphores=[], cbs=cbs)
     op_semaphore = ccl.global_semaphore(program, grid)
     pre_op_barrier = ccl.global_semaphore(program, grid)
