@@ -11,6 +11,7 @@ void kernel_main() {
     constexpr auto args = TensorAccessorArgs<0>();
     const auto accessor = TensorAccessor(args, base);
     volatile tt_l1_ptr uint32_t* words = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));
+    for (uint32_t i = 0; i < 64; ++i) words[i] = 0;
     for (uint32_t p = 0; p < pages; ++p) {
         const uint64_t noc_addr = accessor.get_noc_addr(p);
         words[3 * p] = (noc_addr >> NOC_ADDR_LOCAL_BITS) & 0x3f;
