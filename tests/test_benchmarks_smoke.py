@@ -154,3 +154,11 @@ def test_long_prefill_benchmark_reports_dispatch_windows():
     )
     assert "ids and weights: 2 windows of 320 tokens per pass; images: 1 windows" in out
     assert out.rstrip().endswith("vs golden: exact")
+
+
+def test_deepseek_moe_reduce_scatter_benchmark_times_the_three_ops():
+    out = _run("benchmarks/deepseek_moe_reduce_scatter.py")
+    rows = [line.split() for line in out.splitlines() if line.startswith(("deepseek_moe_", "ttnn.reduce_scatter"))]
+    assert [r[0] for r in rows] == ["deepseek_moe_fast_reduce_nc", "deepseek_moe_reduce_scatter", "ttnn.reduce_scatter"]
+    assert all(float(r[-3]) > 0 for r in rows)  # modeled device us
+    assert float(rows[1][-2]) == float(rows[2][-2]) > 0  # both reduce-scatters move 7/8 of the partials per device
