@@ -16,23 +16,30 @@
 // (up), both spilled between blocks; after the last block silu(DST 0) * DST 1 on the SFPU, in DST,
 // and only that product is packed.
 //
-// Every segment's first x block is in slot 0 of cb_x's two (the reader multicasts x blocks to the
-// same slot of every core sharing them): when the blocks so far are odd, the reader pushes an unread
-// block first, which this kernel pops unread.
+// Every segment's first x block is in slot 0 of cb_x's two, and its first weight block in slot 0 of
+// cb_w's two (the reader multicasts x and weight blocks to the same slot of every core sharing them):
+// when the blocks so far are odd, the reader pushes an unread block first, which this kernel pops
+// unread.
 //
 // Row-major x (common arg row_major_x = 1): the reader's blocks arrive in cb_x_rows as one strip per
 // row tile (32 rows x inner_block * 32 elements), and each block is tilized strip by strip into cb_x
 // (one block, which this kernel both fills and eats) before its matmuls. cb_x_rows holds one block
 // (the reader fills the next while the matmuls run), so there is no ring to align.
+// Row-major addend (common arg row_major_addend = 1): before a segment's first k block the reader's
+// strips (cb_addend_rows, up to kAddendStripTiles column tiles of one row tile each) are tilized into
+// cb_addend, the segment's tile (r, c) at index r * cols + c, and each tile's sum starts from its tile
+// there; the block needs them column by column, a strip holds a row tile's columns. Every segment pushes
+// output_block pages (those past its tiles unread), so each starts at the front of the ring.
 // Row-major output (common arg row_major_out = 1): in the last k block the packer untilizes each
 // finished tile into cb_out (pack_untilize_dest: 32 rows of 32 elements), which the writer writes
 // row by row.
 //
-// Common runtime args (common_arg: Kt, inner_block, row_block, weight_halves, addend, row_major_x,
-// row_major_out) and the named compile-time args: cpp/ops/moe_bmm/moe_bmm_shared.hpp.
+// Common runtime args (common_arg: Nt, Kt, inner_block, row_block, output_block, weight_halves, addend,
+// row_major_x, row_major_out, row_major_addend) and the named compile-time args:
+// cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
-// conformance: kind=compute named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_addend:6,cb_out:16,cb_partial:24 formats=2:uint32 label=bf16-weights
-// conformance: kind=compute named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_addend:6,cb_out:16,cb_partial:24 formats=1:bfloat8_b,2:uint32,24:float32 fp32_dest_acc=1 math_fidelity=HiFi2 label=bfp8-weights-fp32-acc
+// conformance: kind=compute named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_addend:6,cb_addend_rows:9,cb_out:16,cb_partial:24 formats=2:uint32 label=bf16-weights
+// conformance: kind=compute named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_addend:6,cb_addend_rows:9,cb_out:16,cb_partial:24 formats=1:bfloat8_b,2:uint32,24:float32 fp32_dest_acc=1 math_fidelity=HiFi2 label=bfp8-weights-fp32-acc
 #include <cstdint>
 
 #include "../../../cpp/ops/moe_bmm/moe_bmm_shared.hpp"
@@ -58,34 +65,65 @@ constexpr uint32_t cb_x_rows = get_named_compile_time_arg_val(named_arg::kCbXRow
 constexpr uint32_t cb_w = get_named_compile_time_arg_val(named_arg::kCbW);
 constexpr uint32_t cb_work = get_named_compile_time_arg_val(named_arg::kCbWork);
 constexpr uint32_t cb_addend = get_named_compile_time_arg_val(named_arg::kCbAddend);
+constexpr uint32_t cb_addend_rows = get_named_compile_time_arg_val(named_arg::kCbAddendRows);
 constexpr uint32_t cb_out = get_named_compile_time_arg_val(named_arg::kCbOut);
 constexpr uint32_t cb_partial = get_named_compile_time_arg_val(named_arg::kCbPartial);
 constexpr uint32_t kDst = 0;    // the product (the gate's in SwiGLU mode), and the packed result
 constexpr uint32_t kDstUp = 1;  // SwiGLU: the up product
 
 struct Args {
-    uint32_t inner_tiles, inner_block, row_block, weight_halves;
-    bool addend, row_major_x, row_major_out;
+    uint32_t col_tiles, inner_tiles, inner_block, row_block, output_block, weight_halves;
+    bool addend, row_major_x, row_major_out, row_major_addend;
 };
 
 Args read_args() {
     Args a;
+    a.col_tiles = get_common_arg_val<uint32_t>(common_arg::kColTiles);
     a.inner_tiles = get_common_arg_val<uint32_t>(common_arg::kInnerTiles);
     a.inner_block = get_common_arg_val<uint32_t>(common_arg::kInnerBlock);
     a.row_block = get_common_arg_val<uint32_t>(common_arg::kRowBlock);
+    a.output_block = get_common_arg_val<uint32_t>(common_arg::kOutputBlock);
     a.weight_halves = get_common_arg_val<uint32_t>(common_arg::kWeightHalves);
     a.addend = get_common_arg_val<uint32_t>(common_arg::kAddend) != 0;
     a.row_major_x = get_common_arg_val<uint32_t>(common_arg::kRowMajorX) != 0;
     a.row_major_out = get_common_arg_val<uint32_t>(common_arg::kRowMajorOut) != 0;
+    a.row_major_addend = get_common_arg_val<uint32_t>(common_arg::kRowMajorAddend) != 0;
     return a;
 }
 
-// DST 0 = the addend's tile, the start of the output tile's sum; then the matmul state back.
-void load_addend() {
-    cb_wait_front(cb_addend, 1);
+// DST 0 = the addend's tile, the start of the output tile's sum; then the matmul state back. The
+// reader's next tile (a TILE addend), or the segment's tile `index` tilized before the block.
+void load_addend(const Args& a, uint32_t index) {
+    if (!a.row_major_addend) cb_wait_front(cb_addend, 1);
     copy_init(cb_addend);
-    copy_tile(cb_addend, 0, kDst);
-    cb_pop_front(cb_addend, 1);
+    copy_tile(cb_addend, a.row_major_addend ? index : 0, kDst);
+    if (!a.row_major_addend) cb_pop_front(cb_addend, 1);
+    matmul_init(cb_x, cb_w);
+}
+
+// Row-major addend: the segment's rows x cols addend tiles into cb_addend, tilized strip by strip in
+// the reader's order (row tile by row tile, strips of up to kAddendStripTiles columns), then the rest
+// of output_block pushed unread; cb_addend holds them all at the front until the first block is done.
+void tilize_addend(const Args& a, uint32_t rows, uint32_t cols) {
+    const uint32_t strip = a.col_tiles < kAddendStripTiles ? a.col_tiles : kAddendStripTiles;
+    for (uint32_t r = 0; r < rows; ++r) {
+        for (uint32_t c0 = 0; c0 < cols; c0 += strip) {
+            const uint32_t width = cols - c0 < strip ? cols - c0 : strip;
+            cb_wait_front(cb_addend_rows, strip);
+            cb_reserve_back(cb_addend, width);
+            tilize_init(cb_addend_rows, width, cb_addend);
+            tilize_block(cb_addend_rows, width, cb_addend);
+            tilize_uninit(cb_addend_rows, cb_addend);
+            cb_push_back(cb_addend, width);
+            cb_pop_front(cb_addend_rows, strip);
+        }
+    }
+    const uint32_t unread = a.output_block - rows * cols;
+    if (unread > 0) {
+        cb_reserve_back(cb_addend, unread);
+        cb_push_back(cb_addend, unread);
+    }
+    cb_wait_front(cb_addend, a.output_block);
     matmul_init(cb_x, cb_w);
 }
 
@@ -159,6 +197,14 @@ void align_x_ring(const Args& a, uint32_t& x_blocks) {
     ++x_blocks;
 }
 
+// Pops the unread weight block the reader pushes to start the next segment in slot 0 of cb_w.
+void align_w_ring(const Args& a, uint32_t& w_blocks) {
+    if (w_blocks % 2 == 0) return;
+    cb_wait_front(cb_w, a.weight_halves * a.inner_block);
+    cb_pop_front(cb_w, a.weight_halves * a.inner_block);
+    ++w_blocks;
+}
+
 // Row-major x: the reader's block of row strips (one per row tile) becomes the block of x tiles in
 // cb_x, strip by strip; strips past the segment's rows are popped and their cb_x pages pushed unread,
 // so that each block fills cb_x exactly and matmul_tiles' indices never wrap.
@@ -175,14 +221,17 @@ void tilize_x_block(const Args& a, uint32_t rows) {
     matmul_init(cb_x, cb_w);
 }
 
-// One segment of `rows` row tiles by `cols` columns; x_blocks counts the x blocks consumed.
-void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_blocks) {
+// One segment of `rows` row tiles by `cols` columns; x_blocks and w_blocks count the x and weight
+// blocks consumed.
+void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_blocks, uint32_t& w_blocks) {
     const uint32_t x_pages = a.row_block * a.inner_block;
     const uint32_t w_pages = a.weight_halves * a.inner_block;
     align_x_ring(a, x_blocks);
+    align_w_ring(a, w_blocks);
     for (uint32_t k0 = 0; k0 < a.inner_tiles; k0 += a.inner_block, ++x_blocks) {
         const bool first = k0 == 0, last = k0 + a.inner_block == a.inner_tiles;
         if (a.row_major_x) tilize_x_block(a, rows);
+        if (first && a.row_major_addend) tilize_addend(a, rows, cols);
         cb_wait_front(cb_x, x_pages);
         if (last && a.row_major_out) pack_untilize_dest_init<1>(cb_out);
         for (uint32_t c = 0; c < cols; ++c) {
@@ -192,7 +241,7 @@ void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_bl
                 if (!first) {
                     reload_partials(a);
                 } else if (a.addend) {
-                    load_addend();
+                    load_addend(a, r * cols + c);
                 }
                 accumulate_block(a, r);
                 if (last && a.weight_halves == kSwigluHalves) apply_swiglu();
@@ -206,8 +255,10 @@ void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_bl
                 }
             }
             cb_pop_front(cb_w, w_pages);
+            ++w_blocks;
         }
         if (last && a.row_major_out) pack_untilize_uninit(cb_out);
+        if (first && a.row_major_addend) cb_pop_front(cb_addend, a.output_block);
         cb_pop_front(cb_x, x_pages);
     }
 }
@@ -218,8 +269,8 @@ void kernel_main() {
     const Args args = read_args();
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_x, cb_w, cb_out);
     matmul_init(cb_x, cb_w);
-    uint32_t x_blocks = 0;
+    uint32_t x_blocks = 0, w_blocks = 0;
     for (uint32_t word = receive_word(); word != 0; word = receive_word()) {
-        compute_segment(args, word & segment_word::kFieldMask, word >> segment_word::kColsShift, x_blocks);
+        compute_segment(args, word & segment_word::kFieldMask, word >> segment_word::kColsShift, x_blocks, w_blocks);
     }
 }

@@ -58,10 +58,12 @@ def moe_bmm(
     tile (`ttnn_moe.interleave_gate_up`), and out = silu(x @ w_gate) * (x @ w_up), still
     (.., N): one launch, each x tile read once for both products, only the product written.
 
-    addend: a TILE bfloat16 tensor shaped like the output; out = x @ w + addend, the sum starting
-    from the addend's tile in DST (so adding it costs no extra pass over the output). In padded
-    mode the inactive row tiles get the addend's values; in grouped mode they stay unwritten.
-    Not with activation="swiglu".
+    addend: a TILE or ROW_MAJOR bfloat16 tensor shaped like the output (leading 1s allowed);
+    out = x @ w + addend, the sum starting from the addend's tile in DST (so adding it costs no
+    extra pass over the output). A ROW_MAJOR addend is read as row strips and tilized by the
+    compute kernel (bit for bit the TILE addend's result). In padded mode the inactive row tiles
+    get the addend's values (a TILE addend only: a ROW_MAJOR one needs grouped mode or a ROW_MAJOR
+    output); in grouped mode they stay unwritten. Not with activation="swiglu".
 
     Output-stationary: only the active output tiles, ceil(count_l / 32) row tiles times
     N/32 column tiles of each expert, are computed, split evenly over the device's core
