@@ -21,7 +21,7 @@ def test_main_passes_and_logs_stages_histogram_counters_and_pcc(capsys):
         "ratio 1.00",
         "kernel builds",
         "emulator: fabric",
-        "the layer as device ops (12 ops, 12 mesh program launches)",
+        "the layer as device ops (11 ops, 11 mesh program launches)",
         "host work inside forward: 0 host computations, 0 device-to-host reads",
     ):
         assert text in log
