@@ -146,3 +146,11 @@ def test_long_prefill_benchmark_reports_dispatch_windows():
     )
     assert "ids and weights: 2 windows of 320 tokens per pass; images: 1 windows" in out
     assert out.rstrip().endswith("vs golden: exact")
+
+
+def test_shared_expert_benchmark_prints_its_launches():
+    out = _run("benchmarks/shared_expert.py", "--rows", "64", "--hidden", "256")
+    rows = [line.split() for line in out.splitlines() if line.startswith(("moe_bmm ", "ttnn.to_layout"))]
+    assert [r[0] for r in rows] == ["moe_bmm", "moe_bmm", "ttnn.to_layout", "moe_bmm"]
+    assert all(float(r[-3 if r[0] == "ttnn.to_layout" else -4]) > 0 for r in rows)  # modeled us
+    assert [r[-1] for r in rows if r[0] == "moe_bmm"] == ["1.00"] * 3  # each weight tile read once
