@@ -33,6 +33,7 @@ from ttnn_moe.testing import assert_pcc
 import ttnn_moe
 from ttnn_moe import golden
 
+GRIDS = {**GRIDS, "13x10": (13, 10)}  # and a Blackhole-sized grid: 130 cores, 13 per row
 devices = emu_devices_by_name_fixture(GRIDS)
 
 
@@ -88,6 +89,29 @@ def test_experts_of_several_row_blocks_share_their_weights(devices):
     rows = torch.cat([torch.arange(o, o + 32 * row_tiles(c)) for o, c in zip(offsets, counts)])
     for grid in ("8x8", "2x3"):
         assert same_bits(results[grid][rows], results["1x1"][rows]), grid
+
+
+def test_a_blackhole_sized_grid_shares_weights_bit_for_bit(devices):
+    """130 cores in rows of 13: the shared expert's prefill shape (SwiGLU, 2048 rows, 8 columns: row
+    blocks of 2 row tiles, since blocks of 8 or 4 would leave cores without a unit) gives the one
+    core's output bit for bit and reads each weight tile once per weight round."""
+    rows, kd, n = 2048, 64, 256
+    w_gate, w_up = gate_up_weights(1, kd, n, seed=6)
+    outputs = {}
+    for grid in ("13x10", "1x1"):
+        device = devices[grid]
+        x, _, _, (x_d, _, counts_d, offsets_d) = one_expert_on_every_row(rows, kd, 32, 7, device)
+        w_d = fused_weight(w_gate, w_up, ttnn.bfloat16, device)
+        outputs[grid] = ttnn.to_torch(
+            ttnn_moe.moe_bmm(x_d, w_d, counts_d, expert_offsets=offsets_d, activation="swiglu")
+        )
+        segments = segments_per_core([rows], n // 32, GRIDS[grid][0] * GRIDS[grid][1], row_tiles(rows))
+        solo, rounds = w_reads(segments)
+        traffic = ttnn.last_run_counters()["dram_buffers"][w_d.to_arg().address]
+        assert traffic["page_reads"] == 2 * (kd // 32) * (sum(solo) + sum(cols for _, _, cols, _ in rounds))
+        check_x_reads(x_d, [rows], kd, n, GRIDS[grid], halves=2)
+    assert same_bits(outputs["13x10"], outputs["1x1"])
+    assert_pcc(swiglu_golden(x, w_gate, w_up, [rows], [0]), outputs["13x10"].float(), PCC_BF16, name="13x10")
 
 
 def test_shared_down_projection_at_prefill_with_a_row_major_addend(devices):
