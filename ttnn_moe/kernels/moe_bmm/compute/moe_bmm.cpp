@@ -5,7 +5,8 @@
 // A segment's output tiles are accumulated over Kt in k blocks of inner_block tiles. For each
 // block the reader pushes the segment's x rows (cb_x: row_block x inner_block pages, row r's k-th
 // tile at r * inner_block + k) and then, column by column, that column's weight block (cb_w:
-// inner_block tiles; SwiGLU: the gate's, then the up's). For each column, for each row tile:
+// inner_block tiles, k step k's at k * weight_halves; SwiGLU: the gate's, then the up's). For each
+// column, for each row tile:
 // DST = the tile's partial sum (nothing in the first block: acquire zeroes DST; the addend's tile
 // with an addend), += the block's matmuls, then either spilled to cb_partial (bf16 like the
 // 16-bit DST, fp32 with fp32_dest_acc_en: the spill and the reload change no bit) or, after the
@@ -13,7 +14,7 @@
 // block, so each tile pops exactly what it pushed one block before.
 //
 // SwiGLU (common arg weight_halves = 2): each x tile is multiplied into DST 0 (gate) and DST 1
-// (up), both spilled between blocks; after the last block silu(DST 0) * DST 1 on the SFPU, in DST,
+// (up) by one matmul_block step (one x tile unpacked for both), both spilled between blocks; after the last block silu(DST 0) * DST 1 on the SFPU, in DST,
 // and only that product is packed.
 //
 // Every segment's first x block is in slot 0 of cb_x's two, and its first weight block in slot 0 of
@@ -91,6 +92,12 @@ Args read_args() {
     return a;
 }
 
+// The unpacker and the math engine in block-matmul mode: one row tile of x times the weight_halves
+// tiles of a k step (the gate's and the up's side by side in SwiGLU mode).
+void init_matmul(const Args& a) {
+    matmul_block_init(cb_x, cb_w, 0, a.weight_halves, 1, a.inner_block);
+}
+
 // DST 0 = the addend's tile, the start of the output tile's sum; then the matmul state back. The
 // reader's next tile (a TILE addend), or the segment's tile `index` tilized before the block.
 void load_addend(const Args& a, uint32_t index) {
@@ -98,7 +105,7 @@ void load_addend(const Args& a, uint32_t index) {
     copy_init(cb_addend);
     copy_tile(cb_addend, a.row_major_addend ? index : 0, kDst);
     if (!a.row_major_addend) cb_pop_front(cb_addend, 1);
-    matmul_init(cb_x, cb_w);
+    init_matmul(a);
 }
 
 // Row-major addend: the segment's rows x cols addend tiles into cb_addend, tilized strip by strip in
@@ -124,7 +131,7 @@ void tilize_addend(const Args& a, uint32_t rows, uint32_t cols) {
         cb_push_back(cb_addend, unread);
     }
     cb_wait_front(cb_addend, a.output_block);
-    matmul_init(cb_x, cb_w);
+    init_matmul(a);
 }
 
 // DST h = the tile's partial sum of half h, as spilled one block before; then the matmul state back.
@@ -135,25 +142,26 @@ void reload_partials(const Args& a) {
     for (uint32_t h = 0; h < a.weight_halves; ++h) copy_tile(cb_partial, h, kDst + h);
     cb_pop_front(cb_partial, a.weight_halves);
     reconfig_data_format_srca(cb_w);
-    matmul_init(cb_x, cb_w);
+    init_matmul(a);
 }
 
-// DST h += sum over the block's k of x(row, k) @ w_h(k, column).
+// DST h += sum over the block's k of x(row, k) @ w_h(k, column): one block-matmul step per k, the
+// weight block holding k step by k step the tiles of every half side by side, so each x tile is
+// unpacked once for the gate and the up product.
 void accumulate_block(const Args& a, uint32_t row) {
     for (uint32_t k = 0; k < a.inner_block; ++k) {
-        for (uint32_t h = 0; h < a.weight_halves; ++h) {
-            matmul_tiles(cb_x, cb_w, row * a.inner_block + k, h * a.inner_block + k, kDst + h);
-        }
+        matmul_block(cb_x, cb_w, row * a.inner_block + k, k * a.weight_halves, kDst, false, a.weight_halves, 1,
+                     a.inner_block);
     }
 }
 
 // SwiGLU: DST 0 = silu(gate) * up, in DST; then the matmul unpack/math state back for the next tile.
-void apply_swiglu() {
+void apply_swiglu(const Args& a) {
     silu_tile_init();
     silu_tile(kDst);
     mul_binary_tile_init();
     mul_binary_tile(kDst, kDstUp, kDst);
-    matmul_init(cb_x, cb_w);
+    init_matmul(a);
 }
 
 // The next word of the reader's schedule.
@@ -207,7 +215,7 @@ void align_w_ring(const Args& a, uint32_t& w_blocks) {
 
 // Row-major x: the reader's block of row strips (one per row tile) becomes the block of x tiles in
 // cb_x, strip by strip; strips past the segment's rows are popped and their cb_x pages pushed unread,
-// so that each block fills cb_x exactly and matmul_tiles' indices never wrap.
+// so that each block fills cb_x exactly and the matmuls' indices never wrap.
 void tilize_x_block(const Args& a, uint32_t rows) {
     tilize_init(cb_x_rows, a.inner_block, cb_x);
     for (uint32_t r = 0; r < a.row_block; ++r) {
@@ -218,7 +226,7 @@ void tilize_x_block(const Args& a, uint32_t rows) {
         cb_pop_front(cb_x_rows, a.inner_block);
     }
     tilize_uninit(cb_x_rows, cb_x);
-    matmul_init(cb_x, cb_w);
+    init_matmul(a);
 }
 
 // One segment of `rows` row tiles by `cols` columns; x_blocks and w_blocks count the x and weight
@@ -244,7 +252,7 @@ void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_bl
                     load_addend(a, r * cols + c);
                 }
                 accumulate_block(a, r);
-                if (last && a.weight_halves == kSwigluHalves) apply_swiglu();
+                if (last && a.weight_halves == kSwigluHalves) apply_swiglu(a);
                 tile_regs_commit();
                 if (last && a.row_major_out) {
                     pack_rows_to_out();
@@ -268,7 +276,7 @@ void compute_segment(const Args& a, uint32_t rows, uint32_t cols, uint32_t& x_bl
 void kernel_main() {
     const Args args = read_args();
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_x, cb_w, cb_out);
-    matmul_init(cb_x, cb_w);
+    init_matmul(args);
     uint32_t x_blocks = 0, w_blocks = 0;
     for (uint32_t word = receive_word(); word != 0; word = receive_word()) {
         compute_segment(args, word & segment_word::kFieldMask, word >> segment_word::kColsShift, x_blocks, w_blocks);

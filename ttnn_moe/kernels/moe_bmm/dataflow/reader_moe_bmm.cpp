@@ -218,14 +218,17 @@ void align_x_ring(const Shape& shape, uint32_t& x_blocks) {
 }
 
 // Weight tiles [k0, k0 + inner_block) of output column `col` of `expert` from DRAM to `l1` (a cb_w
-// slot): each half's (gate, up) after the previous half's.
+// slot), k step by k step, each step's halves side by side (SwiGLU: the gate's tile, then the up's), as
+// the compute kernel's block matmul takes a row of its second operand (in w the halves of a step are
+// adjacent pages).
 template <typename W>
 void read_w_tiles(const Shape& shape, const W& w, uint32_t expert, uint32_t col, uint32_t k0, uint32_t l1) {
     const uint32_t stride = shape.weight_col_tiles();
     const uint32_t first_page = (expert * shape.inner_tiles + k0) * stride + shape.weight_halves * col;
-    const uint32_t half_bytes = shape.inner_block * get_tile_size(cb_w);
-    for (uint32_t h = 0; h < shape.weight_halves; ++h) {
-        read_tiles_async_at(l1 + h * half_bytes, cb_w, w, first_page + h, stride, shape.inner_block);
+    const uint32_t tile_bytes = get_tile_size(cb_w);
+    for (uint32_t k = 0; k < shape.inner_block; ++k) {
+        read_tiles_async_at(l1 + k * shape.weight_halves * tile_bytes, cb_w, w, first_page + k * stride, 1,
+                            shape.weight_halves);
     }
     noc_async_read_barrier();
 }
