@@ -162,3 +162,11 @@ def test_deepseek_moe_reduce_scatter_benchmark_times_the_three_ops():
     assert [r[0] for r in rows] == ["deepseek_moe_fast_reduce_nc", "deepseek_moe_reduce_scatter", "ttnn.reduce_scatter"]
     assert all(float(r[-3]) > 0 for r in rows)  # modeled device us
     assert float(rows[1][-2]) == float(rows[2][-2]) > 0  # both reduce-scatters move 7/8 of the partials per device
+
+
+def test_shared_expert_benchmark_prints_its_launches():
+    out = _run("benchmarks/shared_expert.py", "--rows", "64", "--hidden", "256")
+    rows = [line.split() for line in out.splitlines() if line.startswith(("moe_bmm ", "ttnn.to_layout"))]
+    assert [r[0] for r in rows] == ["moe_bmm", "moe_bmm", "ttnn.to_layout", "moe_bmm"]
+    assert all(float(r[-3 if r[0] == "ttnn.to_layout" else -4]) > 0 for r in rows)  # modeled us
+    assert [r[-1] for r in rows if r[0] == "moe_bmm"] == ["1.00"] * 3  # each weight tile read once
