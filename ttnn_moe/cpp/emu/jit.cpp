@@ -378,6 +378,9 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                         break;
                     case KernelKind::COMPUTE:
                         argv.push_back("-DCOMPILE_FOR_TRISC");
+                        // One build runs all three TRISCs' calls (PACK(x) keeps x), so the code a kernel keeps for
+                        // the PACK thread's build (its SFPU headers) is compiled in as well.
+                        argv.push_back("-DTRISC_PACK");
                         break;
                 }
                 argv.push_back("-DKERNEL_COMPILE_TIME_ARGS=" + join_u32(s.compile_time_args));
