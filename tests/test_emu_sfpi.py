@@ -298,3 +298,17 @@ def test_zeroacc_clears_dst():
     """
     got = run_compute(source, torch.ones(32, 32), 1, False)
     assert (got == 0).all()
+
+
+def test_a_raw_sfpu_instruction_builds_and_fails_when_run():
+    """Kernels written in Tensix instructions (moe_gate_mm's top-k) build; executing one is an error naming it."""
+    source = """
+        #include "api/compute/common.h"
+        #include "api/compute/compute_kernel_api.h"
+        void kernel_main() {
+            tile_regs_acquire();
+            MATH(TTI_SFPLOAD(p_sfpu::LREG0, InstrModLoadStore::FP16B, ADDR_MOD_3, 0));
+        }
+    """
+    with pytest.raises(emu.EmulatorError, match=r"raw SFPU instruction SFPLOAD is not emulated"):
+        run_compute(source, torch.zeros(32, 32), 1, False)

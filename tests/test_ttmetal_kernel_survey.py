@@ -113,12 +113,14 @@ def test_tenstorrents_deepseek_grouped_gate_kernels_parse(wheel):
 
 
 # The MoE compute kernels that run SFPU code below the compute API or LLK calls of their own: moe_compute's
-# (activation on the packer's SFPU), the fused fast-reduce's (the FPU binary's MATH init) and the prefill
-# grouped top-k's (sqrt and softplus through the wheel's SFPU kernels).
+# (activation on the packer's SFPU), the fused fast-reduce's (the FPU binary's MATH init), the prefill
+# grouped top-k's (sqrt and softplus through the wheel's SFPU kernels) and moe_gate_mm's (raw SFPU top-k
+# networks under TRISC_MATH, which build and fail when run).
 MOE_SFPU_COMPUTE_KERNELS = [
     "experimental/ccl/moe_compute/device/kernels/compute.cpp",
     "experimental/reduction/deepseek_moe_fast_reduce_nc_fused/device/kernels/deepseek_moe_fast_reduce_nc_fused_compute.cpp",
     "experimental/deepseek_prefill/moe_grouped_topk/device/kernels/compute/moe_grouped_topk.cpp",
+    "experimental/deepseek/moe/moe_gate_mm/device/kernels/compute.cpp",
 ]
 
 

@@ -9,7 +9,7 @@ uses (`$CXX`, default g++), the emulator's include tree first, the wheel's `ttnn
 `cpp/ttnn/operations/...`, as `ccl_common.use_kernel_includes` adds it), then the wheel's root (tt-metal's JIT
 has the repository root on its path, and the kernel library is included as `ttnn/cpp/ttnn/...`),
 and the JIT's flags (-fpermissive: tt-metal's CCL helpers cast L1 pointers to uint32_t) and defines (KERNEL_BUILD,
-ARCH_WORMHOLE, NOC_INDEX, COMPILE_FOR_*, TRISC_PACK; see ttnn_moe/cpp/emu/jit.cpp) over the same generated
+ARCH_WORMHOLE, NOC_INDEX, COMPILE_FOR_*, TRISC_MATH, TRISC_PACK; see ttnn_moe/cpp/emu/jit.cpp) over the same generated
 wrapper and `emu_kernel_config.h` (every CB bfloat16, 32x32 tiles). Prints one line per kernel,
 `parses` or the first compiler error (usually the missing header or symbol), then
 "N of M kernels parse against the emulator's headers".
@@ -289,7 +289,7 @@ def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyRe
     argv.append(f"-I{wheel}")
     argv += ["-DKERNEL_BUILD", "-DARCH_WORMHOLE"]
     argv += {
-        "compute": ["-DNOC_INDEX=0", "-DCOMPILE_FOR_TRISC", "-DTRISC_PACK"],
+        "compute": ["-DNOC_INDEX=0", "-DCOMPILE_FOR_TRISC", "-DTRISC_MATH", "-DTRISC_PACK"],
         "NCRISC": ["-DNOC_INDEX=1", "-DCOMPILE_FOR_NCRISC"],
         "BRISC": ["-DNOC_INDEX=0", "-DCOMPILE_FOR_BRISC"],
     }[kind]

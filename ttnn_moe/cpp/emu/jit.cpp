@@ -378,8 +378,11 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                         break;
                     case KernelKind::COMPUTE:
                         argv.push_back("-DCOMPILE_FOR_TRISC");
-                        // One build runs all three TRISCs' calls (PACK(x) keeps x), so the code a kernel keeps for
-                        // the PACK thread's build (its SFPU headers) is compiled in as well.
+                        // One build runs the TRISCs' calls (MATH(x) and PACK(x) keep x), so the code a kernel keeps
+                        // for the MATH and PACK threads' builds (their SFPU headers) is compiled in as well. Not
+                        // TRISC_UNPACK: what kernels keep for it checks the unpacker's descriptor arrays, which the
+                        // emulator's builds do not have.
+                        argv.push_back("-DTRISC_MATH");
                         argv.push_back("-DTRISC_PACK");
                         break;
                 }

@@ -40,7 +40,7 @@ inline constexpr uint32_t ROWS_PER_TILE = 64;
 inline constexpr uint32_t TILE_ELEMENTS = 1024;
 
 // The vector unit of the running SFPU call (set by the LLK call, ttnn_moe_emu/sfpu_llk.h). A call runs to
-// completion without yielding, so one state per kernel build serves every core that runs it.
+// completion without yielding, so one state per kernel build and host thread serves every core that runs it.
 struct Machine {
     float* dest = nullptr;    // DST tile 0 of the addressed half, tiles of 32x32 row-major values
     uint32_t dest_tiles = 0;  // tiles the SFPU may address
@@ -50,10 +50,10 @@ struct Machine {
     uint32_t tiles_loaded = 0;  // bit t: DST tile t was read / written by this call
     uint32_t tiles_stored = 0;
     uint64_t instructions = 0;
-    float programmable[3] = {0.0f, 0.0f, 0.0f};  // vConstFloatPrgm0..2 (persist between calls, as LRegs do)
+    float programmable[3] = {0.0f, 0.0f, 0.0f};  // vConstFloatPrgm0..2 (kept between calls, as the LRegs keep them)
     int32_t programmable_int[3] = {0, 0, 0};
 };
-inline Machine machine;
+inline thread_local Machine machine;
 
 inline void count(uint64_t n = 1) {
     machine.instructions += n;

@@ -16,6 +16,7 @@
 #include "llk_defs.h"
 #include "ttnn_moe_emu/kernel_args.h"
 #include "ttnn_moe_emu/kernel_common.h"
+#include "ttnn_moe_emu/sfpu_raw.h"
 #include "ttnn_moe_emu/tensix_sync.h"
 
 #define UNPACK(x) x
@@ -296,6 +297,16 @@ template <BroadcastType tBcastDim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void mul_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,
                           uint32_t bcast_row_idx = 0) {
     emu_detail::binary(ttnn_moe_emu::BinaryOp::Mul, emu_detail::bcast_of(tBcastDim), icb0, icb1, itile0, itile1, idst);
+}
+// The FPU add with one operand from DST (DEST_TO_SRCA / DEST_TO_SRCB): declared so that kernels using it build;
+// the add fails when called.
+template <EltwiseBinaryReuseDestType reuse_dest>
+ALWI void add_reuse_dest_init(uint32_t icb, uint32_t call_line = __builtin_LINE()) {
+    static_assert(reuse_dest != EltwiseBinaryReuseDestType::NONE, "add_reuse_dest_init: reuse_dest must not be NONE");
+}
+template <EltwiseBinaryReuseDestType reuse_dest>
+ALWI void add_reuse_dest_tiles(uint32_t icb, uint32_t in_tile_index, uint32_t dst_tile_index) {
+    ttnn_moe_emu::fail("add_reuse_dest_tiles: the FPU add with an operand from DST is not emulated");
 }
 #define EMU_NOOP_INIT(name)                                                               \
     ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) { \
