@@ -7,13 +7,14 @@ import torch
 from emu_programs import BF16, KERNELS, TILE_BYTES, cb, core_set, kernel, tilize, untilize
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
+from ttnn_moe.emu.ttmetal.wheel import use_kernel_library_includes
 
 SFPU_KERNELS = KERNELS.parent / "sfpu"
 FP32 = pd.DataFormat.Float32
 CORE = (1, 2)
 
 
-def run_compute(source, tiles: torch.Tensor, out_tiles: int, fp32_dest: bool, out_format=BF16, steps=1):
+def run_compute(source, tiles: torch.Tensor, out_tiles: int, fp32_dest: bool, out_format=BF16, steps=1, defines=()):
     """tiles (n*32, 32) in bf16 through cb 0 -> the compute kernel `source` (a file or code) -> out_tiles tiles
     from cb 16 in out_format, as an (out_tiles*32, 32) float tensor."""
     in_tiles = tiles.shape[0] // 32
@@ -32,6 +33,7 @@ def run_compute(source, tiles: torch.Tensor, out_tiles: int, fp32_dest: bool, ou
         core_ranges=cores,
         named_compile_time_args=[("cb_in", 0), ("cb_out", 16)],
         runtime_args=[(core, [steps])],
+        defines=list(defines),
         config=pd.ComputeConfigDescriptor(fp32_dest_acc_en=fp32_dest),
     )
     program = pd.ProgramDescriptor(
@@ -61,31 +63,56 @@ def run_compute(source, tiles: torch.Tensor, out_tiles: int, fp32_dest: bool, ou
     return untilize(dev.read(dst, out_bytes, out_tiles * out_bytes), out_tiles * 32, 32, dtype)
 
 
+SILU, SWIGLU, GELU, CLAMPED_SILU = 0, 1, 2, 3  # moe_compute's MoEActivationFunction
+CLAMP_LIMIT = 3.0
+
+
+def activation_golden(activation: int, gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    """What moe_compute's activation computes, in float64: act(gate) * up for SILU / GELU (tanh form), moe_gpt's
+    clamped SwiGLU (GPT-OSS: alpha 1.702, limit 7, up + 1) and clamped SiLU (alpha 1, CLAMP_LIMIT, no bias)."""
+    gate, up = gate.double(), up.double()
+    if activation == SILU:
+        return torch.nn.functional.silu(gate) * up
+    if activation == GELU:
+        return torch.nn.functional.gelu(gate, approximate="tanh") * up
+    alpha, limit, bias = (1.702, 7.0, 1.0) if activation == SWIGLU else (1.0, CLAMP_LIMIT, 0.0)
+    g = gate.clamp(max=limit)
+    return (up.clamp(-limit, limit) + bias) * g * torch.sigmoid(alpha * g)
+
+
 @pytest.mark.parametrize("fp32_dest", [False, True])
-def test_pack_activation_silu_matches_torch(wheel, fp32_dest):
-    """moe_compute's SILU PackActivation (silu on DST 0 and 2, SFPU multiply 0*1 -> 0 and 2*3 -> 2 on the PACK
-    thread after its DST hand-off), running the wheel's ckernel_sfpu_silu.h / sigmoid / reciprocal unmodified."""
+@pytest.mark.parametrize("activation", [SILU, SWIGLU, GELU, CLAMPED_SILU])
+def test_pack_activation_matches_torch(wheel, activation, fp32_dest):
+    """moe_compute's PackActivation on the PACK thread after its DST hand-off: silu (the wheel's
+    ckernel_sfpu_silu.h / sigmoid / reciprocal, unmodified) or gelu then the SFPU multiply, or moe_gpt's
+    swiglu_sfpu.h (unmodified), on DST 0 / 1 and 2 / 3, two steps (both DST halves)."""
+    use_kernel_library_includes()  # swiglu_sfpu.h is included from the wheel's root
     steps = 2
-    gen = torch.Generator().manual_seed(11 + fp32_dest)
+    gen = torch.Generator().manual_seed(11 + 2 * activation + fp32_dest)
     gate = (torch.randn(steps, 2, 32, 32, generator=gen) * 4).bfloat16()
-    up = torch.randn(steps, 2, 32, 32, generator=gen).bfloat16()
+    up = (torch.randn(steps, 2, 32, 32, generator=gen) * 4).bfloat16()
     # Per step the four tiles gate 0, up 0, gate 1, up 1.
     tiles = torch.stack([gate[:, 0], up[:, 0], gate[:, 1], up[:, 1]], dim=1).reshape(-1, 32)
     out_format = FP32 if fp32_dest else BF16
-    got = run_compute(SFPU_KERNELS / "pack_activation_silu.cpp", tiles, 2 * steps, fp32_dest, out_format, steps)
-    want = (torch.nn.functional.silu(gate.double()) * up.double()).reshape(-1, 32)
+    defines = [("ACTIVATION", str(activation)), ("CLAMP_LIMIT", f"{CLAMP_LIMIT}f")]
+    got = run_compute(SFPU_KERNELS / "pack_activation.cpp", tiles, 2 * steps, fp32_dest, out_format, steps, defines)
+    want = activation_golden(activation, gate, up).reshape(-1, 32)
     error = (got.double() - want).abs()
     pcc = np.corrcoef(got.flatten().numpy(), want.flatten().numpy())[0, 1]
     assert pcc > 0.99999
+    floor = 1e-6 * want.abs().max()
     if fp32_dest:
-        # fp32 all the way: the SFPU exp and reciprocal are within a few fp32 ULP.
-        assert (error <= 1e-5 * want.abs() + 1e-30).all(), error.max()
+        # fp32 all the way to an fp32 CB: the SFPU exp and reciprocal are within a few fp32 ULP.
+        assert (error <= 1e-5 * want.abs() + floor).all(), error.max()
+    elif activation in (SILU, GELU):
+        # The activation rounded to bf16 (nearest), the product truncated to bf16 by the 16-bit DST store.
+        assert (error <= 2**-6 * want.abs() + floor).all(), error.max()
+        # The store truncates: a product never grows in magnitude, so only the activation's rounding (1/2 bf16
+        # ULP, 2^-8) can lift a result above the exact one (a rounding store would add up to another 1/2 ULP).
+        assert (got.double().abs() <= want.abs() * (1 + 2**-8 + 1e-6) + floor).all()
     else:
-        # silu rounded to bf16 (nearest), the product truncated to bf16 by the 16-bit DST store: < 2 bf16 ULP.
-        assert (error <= 2**-6 * want.abs()).all(), error.max()
-        # The store truncates: a product never grows in magnitude, so only silu's rounding (1/2 bf16 ULP, 2^-8) can
-        # lift a result above the exact one (a rounding store would add up to another 1/2 ULP).
-        assert (got.double().abs() <= want.abs() * (1 + 2**-8 + 1e-6)).all()
+        # SwiGLU rounds its fp32 result to bf16 (nearest) itself before the store.
+        assert (error <= 2**-8 * want.abs() * (1 + 1e-5) + floor).all(), error.max()
 
 
 def sfpu_kernel(body: str, mode: str = "RC") -> str:
