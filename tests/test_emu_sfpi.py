@@ -339,3 +339,54 @@ def test_a_raw_sfpu_instruction_builds_and_fails_when_run():
     """
     with pytest.raises(emu.EmulatorError, match=r"raw SFPU instruction SFPLOAD is not emulated"):
         run_compute(source, torch.zeros(32, 32), 1, False)
+
+
+UNARY_API = """
+    #include "api/compute/common.h"
+    #include "api/compute/compute_kernel_api.h"
+    #include "api/compute/tile_move_copy.h"
+    #include "api/compute/eltwise_unary/softplus.h"
+    #include "api/compute/eltwise_unary/sqrt.h"
+    void kernel_main() {{
+        constexpr uint32_t cb_in = get_named_compile_time_arg_val("cb_in");
+        constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
+        compute_kernel_hw_startup(cb_in, cb_out);
+        cb_wait_front(cb_in, 1);
+        tile_regs_acquire();
+        copy_tile(cb_in, 0, 0);
+        {op}
+        tile_regs_commit();
+        tile_regs_wait();
+        cb_reserve_back(cb_out, 1);
+        pack_tile(0, cb_out);
+        tile_regs_release();
+        cb_push_back(cb_out, 1);
+        cb_pop_front(cb_in, 1);
+    }}
+"""
+
+
+def bits(value: float) -> str:
+    return hex(np.float32(value).view(np.uint32).item()) + "u"
+
+
+@pytest.mark.parametrize("fp32_dest", [False, True])
+@pytest.mark.parametrize("op", ["sqrt", "softplus"])
+def test_the_wheels_sqrt_and_softplus_run_unmodified_through_the_compute_api(wheel, op, fp32_dest):
+    gen = torch.Generator().manual_seed(7)
+    x = (torch.randn(32, 32, generator=gen) * 6).bfloat16().float()
+    if op == "sqrt":
+        x = x.abs()
+        call = "sqrt_tile_init(); sqrt_tile(0);"
+        want = torch.sqrt(x.double())
+    else:
+        beta, threshold = 2.0, 20.0
+        call = f"softplus_tile_init(); softplus_tile(0, {bits(beta)}, {bits(1 / beta)}, {bits(threshold)});"
+        want = torch.nn.functional.softplus(x.double(), beta=beta, threshold=threshold)
+    got = run_compute(UNARY_API.format(op=call), x, 1, fp32_dest, FP32 if fp32_dest else BF16).double()
+    # bf16 DST: the result rounded to bf16 (nearest); fp32 DST into an fp32 CB: the SFPU kernel's own accuracy.
+    relative = 1e-5 if fp32_dest else 2**-8 * (1 + 1e-3)
+    # softplus without INP_FLOAT32 (the build of a bf16 input) is the wheel's bf16 kernel: a degree-6 polynomial
+    # of the residual log(1 + exp(-|t|)) on [0, 5] and none past it, within 4e-3 absolute by its own design.
+    absolute = 1e-6 if op == "sqrt" else 4e-3
+    assert ((got - want).abs() <= relative * want.abs() + absolute).all(), (got - want).abs().max()
