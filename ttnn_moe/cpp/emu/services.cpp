@@ -60,14 +60,21 @@ void fail(const std::string& message) {
     throw EmuError(message);
 }
 
-void complete_pending_reads() {
+void complete_pending_reads(int trid) {
     Instance& self = instance();
-    for (const auto& read : self.pending_reads) {
+    auto& reads = self.pending_reads;
+    size_t kept = 0;
+    for (const auto& read : reads) {
+        if (trid >= 0 && read.trid != trid) {
+            reads[kept++] = read;
+            continue;
+        }
         std::memcpy(self.core->l1 + read.dst_offset, self.pending_read_data.data() + read.data_offset, read.size);
         mark_written_l1(*self.core, read.dst_offset, read.size);
     }
-    self.pending_reads.clear();
-    self.pending_read_data.clear();
+    reads.resize(kept);
+    // The staged bytes of reads still outstanding stay where they are until every read has landed.
+    if (reads.empty()) self.pending_read_data.clear();
 }
 
 size_t pending_reads_into(uint32_t offset, uint32_t size) {
@@ -399,7 +406,8 @@ uint32_t svc_cb_info(uint32_t cb, ttnn_moe_emu::CbField field) {
     }
 }
 
-void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
+// A NOC read, tagged with a transaction id (trid >= 0) or not.
+void issue_noc_read(uint64_t src, uint32_t dst_local, uint32_t size, int trid) {
     services::count_call();
     CoreState& self = *t_inst->core;
     const Endpoint ep = resolve(src, size, "noc read");
@@ -407,9 +415,9 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     if (poison::enabled()) check_source(ep, size, "noc read from " + hex(src));
     const uint32_t dst_offset = l1_offset(dst_local, size, "noc read destination");
     auto& staged = t_inst->pending_read_data;
-    t_inst->pending_reads.push_back({dst_offset, size, staged.size()});
+    t_inst->pending_reads.push_back({dst_offset, size, staged.size(), trid});
     staged.insert(staged.end(), ep.ptr, ep.ptr + size);
-    services::run().time().noc_read(*t_inst, ep.core, static_cast<int>(ep.bank), size);
+    services::run().time().noc_read(*t_inst, ep.core, static_cast<int>(ep.bank), size, trid);
     Counters& c = services::run().counters_of(self);
     if (ep.dram) {
         c.noc_bytes_read_dram += size;
@@ -417,6 +425,13 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     } else {
         c.noc_bytes_read_l1 += size;
     }
+}
+
+void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
+    issue_noc_read(src, dst_local, size, -1);
+}
+void svc_noc_read_with_trid(uint64_t src, uint32_t dst_local, uint32_t size, uint32_t trid) {
+    issue_noc_read(src, dst_local, size, static_cast<int>(trid));
 }
 
 void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
@@ -598,6 +613,13 @@ void svc_noc_barrier(ttnn_moe_emu::Barrier kind) {
                                        kind == B::WritesFlushed);
 }
 
+// Lands the reads tagged `trid` only (noc_async_read_barrier_with_trid); the other reads stay outstanding.
+void svc_noc_read_barrier_with_trid(uint32_t trid) {
+    services::count_call();
+    services::complete_pending_reads(static_cast<int>(trid));
+    services::run().time().noc_read_barrier_with_trid(*t_inst, trid);
+}
+
 // The clock a local L1 wait or store moves or stamps: a compute kernel's TRISC `risc`, a data-movement kernel's one.
 timing::Thread local_thread(uint32_t risc, const char* what) {
     const bool compute = t_inst->kind == KernelKind::COMPUTE;
@@ -680,6 +702,8 @@ ttnn_moe_emu::Services make_table() {
     t.noc_atomic_inc_multicast = &svc_noc_atomic_inc_multicast;
     t.noc_inline_write = &svc_noc_inline_write;
     t.noc_barrier = &svc_noc_barrier;
+    t.noc_read_with_trid = &svc_noc_read_with_trid;
+    t.noc_read_barrier_with_trid = &svc_noc_read_barrier_with_trid;
     t.wait_l1_value = &svc_wait_l1_value;
     t.store_l1_word = &svc_store_l1_word;
     t.yield = &svc_yield;
