@@ -127,11 +127,8 @@ void check_count(const CbState& s, uint32_t index, uint32_t n, const char* op) {
 void cb_reserve_back(uint32_t index, uint32_t n) {
     CbState& s = cb(index);
     check_count(s, index, n, "cb_reserve_back");
-    if (s.wr + n * s.page_size > s.end()) {
-        fail("cb_reserve_back(cb " + std::to_string(index) + ", " + std::to_string(n) +
-             " pages) would write past the end of the ring (" + std::to_string(s.num_pages) +
-             " pages): producers must not wrap inside a reservation");
-    }
+    // As on the hardware, a reservation only waits for free pages and may reach around the ring end (a producer
+    // that addresses its slots itself, as moe_compute's dm0 does); pushing pages past the end is the error.
     if (s.num_pages - s.filled() < n) {
         t_inst->wait_cb = index;
         t_inst->wait_count = n;
@@ -142,6 +139,11 @@ void cb_reserve_back(uint32_t index, uint32_t n) {
 
 void cb_push_back(uint32_t index, uint32_t n) {
     CbState& s = cb(index);
+    if (s.wr + n * s.page_size > s.end()) {
+        fail("cb_push_back(cb " + std::to_string(index) + ", " + std::to_string(n) +
+             " pages) would push pages past the end of the ring (" + std::to_string(s.num_pages) +
+             " pages): producers write a push's pages contiguously and must not wrap inside it");
+    }
     t_run->time().cb_pushed(*t_inst, s, n);
     s.received += n;
     if (s.filled() > s.num_pages) {
@@ -150,7 +152,6 @@ void cb_push_back(uint32_t index, uint32_t n) {
              " pages filled (missing cb_reserve_back?)");
     }
     s.wr += n * s.page_size;
-    if (s.wr > s.end()) fail("cb_push_back(cb " + std::to_string(index) + ") moved the write pointer past the ring");
     if (s.wr == s.end()) s.wr = s.base;
     refresh_cb_view(index, s);
 }
@@ -330,9 +331,13 @@ void svc_cb_reserve_back(uint32_t cb, uint32_t n) {
 }
 void svc_cb_push_back(uint32_t cb, uint32_t n) {
     services::count_call();
+    // The pushed pages must have landed; reads into the ring's other slots may still be in flight (a producer
+    // pipelining its reads, as moe_compute's dm0 does with transaction ids).
     const CbState& ring = services::cb(cb);
-    services::check_no_pending_read(ring.base, ring.size,
-                                    [cb] { return "cb_push_back(cb " + std::to_string(cb) + ")"; });
+    if (n > 0) {
+        services::check_no_pending_read(ring.wr, n * ring.page_size,
+                                        [cb] { return "cb_push_back(cb " + std::to_string(cb) + ")"; });
+    }
     services::cb_push_back(cb, n);
     // The packer's sequential position restarts after each push.
     if (t_inst->compute) t_inst->compute->on_push_back(cb);

@@ -94,6 +94,14 @@ def dram_bank_worker_cores(device) -> list[pd.CoreCoord]:
     return cores
 
 
+def ring_banks(device, matmul: Sequence[pd.CoreCoord]) -> list[int]:
+    """The factory's ring order: the DRAM banks (matmul cores by bank id) sorted by their core's NOC coordinates,
+    descending y, then descending x, so the ring flows along NOC 1's routes. Ring position i holds bank [i]'s core;
+    its neighbour is position i + 1."""
+    nocs = [device.worker_core_from_logical_core(core) for core in matmul]
+    return sorted(range(len(matmul)), key=lambda bank: (-nocs[bank].y, -nocs[bank].x))
+
+
 @dataclass(frozen=True)
 class CoreLayout:
     """The factory's get_cores: every core set the program uses, in the factory's order."""
@@ -432,6 +440,7 @@ __all__ = [
     "TilizeStage",
     "core_layout",
     "dram_bank_worker_cores",
+    "ring_banks",
     "tilize_stage_program",
     "device_rows",
 ]
