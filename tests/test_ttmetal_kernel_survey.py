@@ -110,3 +110,23 @@ def test_tenstorrents_deepseek_grouped_gate_kernels_parse(wheel):
     gate = [(op, path) for op, path in survey.wheel_kernels(wheel) if op == "deepseek_grouped_gate"]
     results = survey.survey(wheel, gate)
     assert len(results) == 3 and all(r.parses for r in results), [r.first_error for r in results]
+
+
+# The MoE compute kernels that run SFPU code below the compute API or LLK calls of their own: moe_compute's
+# (activation on the packer's SFPU), the fused fast-reduce's (the FPU binary's MATH init), the prefill
+# grouped top-k's (sqrt and softplus through the wheel's SFPU kernels) and moe_gate_mm's (raw SFPU top-k
+# networks under TRISC_MATH, which build and fail when run).
+MOE_SFPU_COMPUTE_KERNELS = [
+    "experimental/ccl/moe_compute/device/kernels/compute.cpp",
+    "experimental/reduction/deepseek_moe_fast_reduce_nc_fused/device/kernels/deepseek_moe_fast_reduce_nc_fused_compute.cpp",
+    "experimental/deepseek_prefill/moe_grouped_topk/device/kernels/compute/moe_grouped_topk.cpp",
+    "experimental/deepseek/moe/moe_gate_mm/device/kernels/compute.cpp",
+]
+
+
+def test_the_moe_sfpu_compute_kernels_parse(wheel):
+    wanted = {wheel / survey.OPS_ROOT / k for k in MOE_SFPU_COMPUTE_KERNELS}
+    kernels = [(op, path) for op, path in survey.wheel_kernels(wheel) if path in wanted]
+    assert {path for _, path in kernels} == wanted
+    results = survey.survey(wheel, kernels)
+    assert all(r.parses and r.kind == "compute" for r in results), [r.first_error for r in results]

@@ -4,12 +4,12 @@
 
 For every kernel file of the tt-metal 0.81.1 ops on DeepSeek-V3's MoE paths (SURVEYED_OPS), read
 from the unpacked ttnn wheel, runs a syntax-only parse with the host compiler the emulator's JIT
-uses (`$CXX`, default g++), the emulator's include tree first, the wheel's `ttnn/cpp` and
-`tt_metal/api` after it (as `ttmetal.use_wheel` sets them), the wheel's `ttnn` (the CCL helpers include
+uses (`$CXX`, default g++), the emulator's include tree first, the wheel's `ttnn/cpp`,
+`tt_metal/api` and SFPU kernels after it (as `ttmetal.use_wheel` sets them), the wheel's `ttnn` (the CCL helpers include
 `cpp/ttnn/operations/...`, as `ccl_common.use_kernel_includes` adds it), then the wheel's root (tt-metal's JIT
 has the repository root on its path, and the kernel library is included as `ttnn/cpp/ttnn/...`),
 and the JIT's flags (-fpermissive: tt-metal's CCL helpers cast L1 pointers to uint32_t) and defines (KERNEL_BUILD,
-ARCH_WORMHOLE, NOC_INDEX, COMPILE_FOR_*; see ttnn_moe/cpp/emu/jit.cpp) over the same generated
+ARCH_WORMHOLE, NOC_INDEX, COMPILE_FOR_*, TRISC_MATH, TRISC_PACK; see ttnn_moe/cpp/emu/jit.cpp) over the same generated
 wrapper and `emu_kernel_config.h` (every CB bfloat16, 32x32 tiles). Prints one line per kernel,
 `parses` or the first compiler error (usually the missing header or symbol), then
 "N of M kernels parse against the emulator's headers".
@@ -37,6 +37,7 @@ from pathlib import Path
 
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
+from ttnn_moe.emu.ttmetal.wheel import sfpu_header_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EMU_INCLUDE = REPO_ROOT / "ttnn_moe" / "cpp" / "emu" / "include"
@@ -266,7 +267,8 @@ def first_error(output: str) -> str:
 
 
 def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyResult:
-    search = [EMU_INCLUDE, wheel / "ttnn" / "cpp", wheel / "tt_metal" / "api", wheel / "ttnn", wheel]
+    sfpu = sfpu_header_dir(wheel)
+    search = [EMU_INCLUDE, wheel / "ttnn" / "cpp", wheel / "tt_metal" / "api", sfpu, wheel / "ttnn", wheel]
     sources = reachable_sources(kernel, search)
     named = sorted({n for s in sources for n in _NAMED_ARG.findall(s.read_text(errors="replace"))})
     kind = kernel_kind(kernel, sources)
@@ -290,10 +292,11 @@ def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyRe
     )
     argv = [compiler(), "-std=c++20", "-fsyntax-only", "-w", "-fpermissive", f"-I{build}", f"-I{EMU_INCLUDE}"]
     argv += [f"-I{kernel.parent}"]
-    argv += [f"-I{wheel / 'ttnn' / 'cpp'}", f"-I{wheel / 'tt_metal' / 'api'}", f"-I{wheel / 'ttnn'}", f"-I{wheel}"]
+    argv += [f"-I{wheel / 'ttnn' / 'cpp'}", f"-I{wheel / 'tt_metal' / 'api'}", f"-I{sfpu}", f"-I{wheel / 'ttnn'}"]
+    argv.append(f"-I{wheel}")
     argv += ["-DKERNEL_BUILD", "-DARCH_WORMHOLE"]
     argv += {
-        "compute": ["-DNOC_INDEX=0", "-DCOMPILE_FOR_TRISC"],
+        "compute": ["-DNOC_INDEX=0", "-DCOMPILE_FOR_TRISC", "-DTRISC_MATH", "-DTRISC_PACK"],
         "NCRISC": ["-DNOC_INDEX=1", "-DCOMPILE_FOR_NCRISC"],
         "BRISC": ["-DNOC_INDEX=0", "-DCOMPILE_FOR_BRISC"],
     }[kind]

@@ -243,6 +243,49 @@ void c_fill(uint32_t dst, uint32_t bits) {
     engine().fill_tile(dst, std::bit_cast<float>(bits));
     time().math_only(instance(), time().arch().sfpu_fill_tile_cycles);
 }
+// SFPU work through the LLK: one SFPU instruction per cycle (isa VectorUnit.md, as sfpu_tile_cycles assumes),
+// counted by the kernel's sfpi as it runs, on the thread that issued it.
+float* c_sfpu_dest(uint32_t* tiles) {
+    ComputeEngine& e = engine();
+    *tiles = e.dst_capacity();
+    return e.sfpu_dest("SFPU call");
+}
+void c_sfpu_done(uint32_t tiles_loaded, uint32_t tiles_stored, uint64_t instructions) {
+    ComputeEngine& e = engine();
+    e.sfpu_done(tiles_loaded, tiles_stored);
+    time().sfpu(instance(), e.held_by_packer(), instructions);
+}
+void c_tensix_instruction(ttnn_moe_emu::TensixInstruction op, uint32_t a, uint32_t b, uint32_t c) {
+    using ttnn_moe_emu::TensixInstruction;
+    constexpr uint32_t kMathPackSemaphore = 1u << 1;  // semaphore::t6_sem(MATH_PACK)
+    constexpr uint32_t kStallOnZero = 1;
+    constexpr uint32_t kDestTargetRegCfgMathOffset = 1;  // DEST_TARGET_REG_CFG_MATH_Offset_ADDR32
+    ComputeEngine& e = engine();
+    switch (op) {
+        case TensixInstruction::SemWait:
+            if (b != kMathPackSemaphore || c != kStallOnZero)
+                fail("TTI_SEMWAIT on semaphore mask " + std::to_string(b) + " with condition " + std::to_string(c) +
+                     " is not modelled (only the packer's wait on MATH_PACK, STALL_ON_ZERO)");
+            e.packer_wait_for_math();
+            time().dst_wait(instance());
+            return;
+        case TensixInstruction::SetC16:
+            if (a != kDestTargetRegCfgMathOffset)
+                fail("TT_SETC16 of configuration register " + std::to_string(a) + " (value " + std::to_string(b) +
+                     ") is not modelled (only DEST_TARGET_REG_CFG_MATH_Offset_ADDR32)");
+            e.set_sfpu_dest_offset(b);
+            return;
+        case TensixInstruction::ZeroAcc:
+            e.zero_dest();
+            time().math_only(instance(), time().arch().datacopy_tile_cycles * e.dst_capacity());
+            return;
+    }
+    fail("unknown Tensix instruction " + std::to_string(static_cast<uint32_t>(op)));
+}
+uint32_t c_packer_dest_offset() {
+    return engine().packer_dest_offset();
+}
+
 void c_pack_l1_acc(uint32_t enable) {
     engine().set_pack_l1_acc(enable != 0);
 }
@@ -273,6 +316,10 @@ void fill_compute_services(ttnn_moe_emu::Services& t) {
     t.reduce_tile = &c_reduce;
     t.topk = &c_topk;
     t.fill_tile = &c_fill;
+    t.sfpu_dest = &c_sfpu_dest;
+    t.sfpu_done = &c_sfpu_done;
+    t.tensix_instruction = &c_tensix_instruction;
+    t.packer_dest_offset = &c_packer_dest_offset;
 }
 }  // namespace services
 

@@ -378,6 +378,12 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                         break;
                     case KernelKind::COMPUTE:
                         argv.push_back("-DCOMPILE_FOR_TRISC");
+                        // One build runs the TRISCs' calls (MATH(x) and PACK(x) keep x), so the code a kernel keeps
+                        // for the MATH and PACK threads' builds (their SFPU headers) is compiled in as well. Not
+                        // TRISC_UNPACK: what kernels keep for it checks the unpacker's descriptor arrays, which the
+                        // emulator's builds do not have.
+                        argv.push_back("-DTRISC_MATH");
+                        argv.push_back("-DTRISC_PACK");
                         break;
                 }
                 argv.push_back("-DKERNEL_COMPILE_TIME_ARGS=" + join_u32(s.compile_time_args));

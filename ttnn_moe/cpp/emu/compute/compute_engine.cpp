@@ -150,6 +150,64 @@ void ComputeEngine::tile_regs_wait() {
 void ComputeEngine::tile_regs_release() {
     require_phase(Phase::Pack, "tile_regs_release", "needs a preceding tile_regs_wait");
     phase_ = Phase::Idle;
+    pack_sfpu_targets_packer_half_ = false;
+    if (!full_sync_) packer_half_ ^= 1;
+}
+
+// ---- SFPU through the LLK, and the PACK thread's hand-off ------------------------
+
+void ComputeEngine::packer_wait_for_math() {
+    require_phase(Phase::Committed, "TTI_SEMWAIT(MATH_PACK)",
+                  "the packer waits for a DST half math committed (tile_regs_commit), else it would wait forever");
+    phase_ = Phase::Pack;
+}
+
+uint32_t ComputeEngine::packer_dest_offset() const {
+    return packer_half_ * DEST_HALF_ROWS;
+}
+
+void ComputeEngine::set_sfpu_dest_offset(uint32_t offset) {
+    if (phase_ != Phase::Pack)
+        throw EmuError(
+            "TT_SETC16(DEST_TARGET_REG_CFG_MATH_Offset_ADDR32): only the PACK thread's write after it took DST "
+            "(TTI_SEMWAIT on MATH_PACK) is modelled; DST is " +
+            std::string(phase_description(phase_)));
+    if (offset != packer_dest_offset())
+        throw EmuError("TT_SETC16(DEST_TARGET_REG_CFG_MATH_Offset_ADDR32, " + std::to_string(offset) +
+                       "): the packer holds the DST half at row " + std::to_string(packer_dest_offset()) +
+                       "; pointing the PACK thread's SFPU elsewhere is not modelled");
+    pack_sfpu_targets_packer_half_ = true;
+}
+
+float* ComputeEngine::sfpu_dest(const char* op) {
+    if (phase_ == Phase::Pack && !pack_sfpu_targets_packer_half_)
+        throw EmuError(std::string(op) +
+                       ": SFPU work while the packer holds DST runs on the PACK thread, whose SFPU addresses the "
+                       "packer's half only after TT_SETC16(DEST_TARGET_REG_CFG_MATH_Offset_ADDR32, "
+                       "packer::get_packer_dest_offset())");
+    if (phase_ != Phase::Math && phase_ != Phase::Pack)
+        throw EmuError(std::string(op) + ": SFPU work needs DST acquired for math or held by the packer; DST is " +
+                       phase_description(phase_));
+    settle();
+    return dst_[0].data();
+}
+
+void ComputeEngine::sfpu_done(uint32_t tiles_loaded, uint32_t tiles_stored) {
+    for (uint32_t t = 0; t < DST_SLOTS; ++t) {
+        if (tiles_loaded >> t & 1) require_not_integer_slot(t, "SFPU call");
+        if (tiles_stored >> t & 1) slot_kind_[t] = SlotKind::Float;
+    }
+}
+
+void ComputeEngine::zero_dest() {
+    if (phase_ != Phase::Idle && phase_ != Phase::Math)
+        throw EmuError(std::string("zeroacc: the MATH thread clears DST while the packer may hold it; DST is ") +
+                       phase_description(phase_));
+    settle();
+    for (uint32_t i = 0; i < DST_SLOTS; ++i) {
+        dst_[i].fill(0.0f);
+        slot_kind_[i] = SlotKind::Zero;
+    }
 }
 
 // ---- helpers -------------------------------------------------------------------

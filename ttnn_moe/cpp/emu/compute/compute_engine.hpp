@@ -91,6 +91,26 @@ public:
     // DST[odst] = DST[idst0] op DST[idst1] (the SFPU binary ops on DST tiles).
     void binary_dst_tiles(numerics::BinaryOp op, uint32_t idst0, uint32_t idst1, uint32_t odst);
 
+    // ---- SFPU work through the LLK and the PACK thread's hand-off (tensix_sync.h)
+    // The DST tiles the SFPU of the thread issuing a call addresses: the MATH thread's while DST is acquired
+    // for math, the PACK thread's while the packer holds DST and pointed its SFPU at that half.
+    float* sfpu_dest(const char* op);
+    // After an SFPU call: the tiles it read must hold floats; the tiles it wrote do.
+    void sfpu_done(uint32_t tiles_loaded, uint32_t tiles_stored);
+    // True while DST is the packer's (SFPU work then runs on the PACK thread).
+    bool held_by_packer() const { return phase_ == Phase::Pack; }
+    // TTI_SEMWAIT on the MATH_PACK semaphore: the packer waits for math's commit (tile_regs_wait).
+    void packer_wait_for_math();
+    // TT_SETC16(DEST_TARGET_REG_CFG_MATH_Offset_ADDR32, offset) by the PACK thread.
+    void set_sfpu_dest_offset(uint32_t offset);
+    // The DST row offset of the half the packer holds (get_packer_dest_offset): half-sync DST alternates
+    // halves at every release.
+    uint32_t packer_dest_offset() const;
+    // ZEROACC of all of DST by the MATH thread.
+    void zero_dest();
+    // Wormhole's DEST_REGISTER_HALF_SIZE: DST rows of one half (16 rows per face, 64 per tile).
+    static constexpr uint32_t DEST_HALF_ROWS = 512;
+
     // Packs DST[dst] into cb's back. out_tile_index nullopt: the next sequential
     // slot since the last push_back of that CB.
     void pack_tile(uint32_t dst, uint32_t cb, std::optional<uint32_t> out_tile_index);
@@ -174,6 +194,10 @@ private:
     uint64_t tiles_packed_ = 0;
     bool pack_relu_ = false;
     bool pack_l1_acc_ = false;
+    // The packer's DST half (half-sync: flips at every release) and whether the PACK thread's SFPU was
+    // pointed at it since the packer took DST.
+    uint32_t packer_half_ = 0;
+    bool pack_sfpu_targets_packer_half_ = false;
 };
 
 }  // namespace ttnn_moe::emu

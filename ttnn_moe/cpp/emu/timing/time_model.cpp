@@ -298,6 +298,10 @@ void TimeModel::math_only(Instance& inst, uint64_t math_cycles) {
     inst.time.clock[kMath] += arch_->compute_call_cycles + math_cycles;
 }
 
+void TimeModel::sfpu(Instance& inst, bool pack_thread, uint64_t sfpu_cycles) {
+    inst.time.clock[pack_thread ? kPack : kMath] += arch_->compute_call_cycles + sfpu_cycles;
+}
+
 void TimeModel::pack(Instance& inst, uint64_t bytes) {
     inst.time.clock[kPack] += arch_->compute_call_cycles + transfer_cycles(bytes, arch_->pack_bytes_per_cycle);
 }

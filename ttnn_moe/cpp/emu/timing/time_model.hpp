@@ -107,6 +107,8 @@ public:
     // Compute.
     void unpack_math(Instance& inst, uint64_t unpack_bytes, uint64_t math_cycles);
     void math_only(Instance& inst, uint64_t math_cycles);
+    // SFPU work issued through the LLK, on the MATH thread or (after the DST hand-off) the PACK thread.
+    void sfpu(Instance& inst, bool pack_thread, uint64_t sfpu_cycles);
     void pack(Instance& inst, uint64_t bytes);
     void dst_acquire(Instance& inst, bool full_sync);
     void dst_commit(Instance& inst);

@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 14;
+inline constexpr uint32_t ABI_VERSION = 15;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -88,6 +88,8 @@ enum class Barrier : uint32_t { Read = 0, Write = 1, WritesFlushed = 2, Atomic =
 enum class BinaryOp : uint32_t { Add = 0, Sub = 1, Mul = 2 };
 enum class Broadcast : uint32_t { None = 0, Row = 1, Col = 2, Scalar = 3 };
 enum class UnaryOp : uint32_t { Silu = 0, Sigmoid = 1, Exp = 2, Relu = 3, Recip = 4, Neg = 5 };
+// Tensix instructions a compute kernel issues itself (ttnn_moe_emu/tensix_sync.h).
+enum class TensixInstruction : uint32_t { SemWait = 0, SetC16 = 1, ZeroAcc = 2 };
 
 struct Services {
     uint32_t abi_version;
@@ -180,6 +182,16 @@ struct Services {
                         uint32_t dst);
     // A bitonic top-k stage (0 local sort, 1 merge, 2 rebuild) on the DST slab at idst (api/compute/topk.h).
     void (*topk)(uint32_t stage, uint32_t idst, int32_t idir, int32_t p0, int32_t p1, int32_t p2, int32_t p3);
+
+    // SFPU work through the LLK (ttnn_moe_emu/sfpu_llk.h): DST tile 0 of the half the issuing thread's SFPU
+    // addresses (32x32 row-major fp32 values per tile) and, in *tiles, how many tiles it may address; then, when
+    // the call is done, the DST tiles it read and wrote (bit t: tile t) and the SFPU instructions it issued.
+    float* (*sfpu_dest)(uint32_t* tiles);
+    void (*sfpu_done)(uint32_t tiles_loaded, uint32_t tiles_stored, uint64_t instructions);
+    // The DST hand-off instructions (SEMWAIT: stall, semaphore mask, condition; SETC16: register, value).
+    void (*tensix_instruction)(TensixInstruction op, uint32_t a, uint32_t b, uint32_t c);
+    // packer::get_packer_dest_offset(): the DST row offset of the half the packer holds.
+    uint32_t (*packer_dest_offset)();
 
     // tt-fabric worker connections (emu/fabric).
     const FabricServices* fabric;

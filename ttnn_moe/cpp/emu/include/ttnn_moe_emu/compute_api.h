@@ -16,6 +16,8 @@
 #include "llk_defs.h"
 #include "ttnn_moe_emu/kernel_args.h"
 #include "ttnn_moe_emu/kernel_common.h"
+#include "ttnn_moe_emu/sfpu_raw.h"
+#include "ttnn_moe_emu/tensix_sync.h"
 
 #define UNPACK(x) x
 #define MATH(x) x
@@ -97,6 +99,19 @@ template <PoolType type, ReduceDim dim, bool is_fp32_dest_acc_en, int math_fidel
 ALWI void llk_math_reduce_init(uint32_t operand_a, uint32_t operand_b) {}
 template <ReduceDim dim, PackMode mode = PackMode::Default>
 ALWI void llk_pack_reduce_mask_config(uint32_t operand) {}
+// The FPU binary's MATH-thread init, which deepseek_moe_fast_reduce_nc_fused calls itself to turn on acc_to_dest:
+// add and sub then accumulate as binary_tiles_init's acc_to_dest does. The FPU's multiply adds to DST on
+// hardware (ELWMUL is Dst += A * B), which the emulator's mul_tiles does not model: asking for it fails.
+template <EltwiseBinaryType eltwise_binary_type, BroadcastType src_b_bcast_type, int math_fidelity,
+          EltwiseBinaryReuseDestType binary_reuse_dest = EltwiseBinaryReuseDestType::NONE>
+ALWI void llk_math_eltwise_binary_init(uint32_t operand_a, uint32_t operand_b, uint32_t acc_to_dest = 0) {
+    static_assert(binary_reuse_dest == EltwiseBinaryReuseDestType::NONE,
+                  "llk_math_eltwise_binary_init: DST reuse as a source is not emulated");
+    if (eltwise_binary_type == EltwiseBinaryType::ELWMUL && acc_to_dest != 0)
+        ttnn_moe_emu::fail(
+            "llk_math_eltwise_binary_init: a multiply accumulating into DST (acc_to_dest) is not emulated");
+    emu_detail::svc().binary_acc_to_dest(acc_to_dest != 0 ? 1 : 0);
+}
 ALWI void llk_pack_reduce_mask_clear() {}
 
 // ---- startup, DST ownership, CBs
@@ -121,6 +136,19 @@ ALWI void tile_regs_wait() {
 template <bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void tile_regs_release() {
     emu_detail::svc().tile_regs_release();
+}
+
+// 0.81.1's get_tile_address: the L1 address of tile `tile_index` at the read side of CB `cb_id`. On hardware
+// UNPACK reads it and mails it to MATH and PACK; here the three roles are one context, so it is the address
+// (a host address, as every L1 address a kernel receives).
+ALWI uint32_t get_tile_address(uint32_t cb_id, uint32_t tile_index) {
+    const auto& services = *ttnn_moe_emu::services;
+    return services.cb_read_ptr(cb_id) + tile_index * services.cb_info(cb_id, ttnn_moe_emu::CbField::PageSize);
+}
+// read_tile_value: the uint32 word `element_offset` of that tile (after cb_wait_front), a plain load.
+ALWI uint32_t read_tile_value(uint32_t cb_id, uint32_t tile_index, uint32_t element_offset) {
+    const uint32_t tile_addr = get_tile_address(cb_id, tile_index);
+    return reinterpret_cast<const volatile uint32_t*>(static_cast<uintptr_t>(tile_addr))[element_offset];
 }
 
 ALWI void cb_wait_front(uint32_t cbid, uint32_t ntiles) {
@@ -269,6 +297,16 @@ template <BroadcastType tBcastDim, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void mul_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,
                           uint32_t bcast_row_idx = 0) {
     emu_detail::binary(ttnn_moe_emu::BinaryOp::Mul, emu_detail::bcast_of(tBcastDim), icb0, icb1, itile0, itile1, idst);
+}
+// The FPU add with one operand from DST (DEST_TO_SRCA / DEST_TO_SRCB): declared so that kernels using it build;
+// the add fails when called.
+template <EltwiseBinaryReuseDestType reuse_dest>
+ALWI void add_reuse_dest_init(uint32_t icb, uint32_t call_line = __builtin_LINE()) {
+    static_assert(reuse_dest != EltwiseBinaryReuseDestType::NONE, "add_reuse_dest_init: reuse_dest must not be NONE");
+}
+template <EltwiseBinaryReuseDestType reuse_dest>
+ALWI void add_reuse_dest_tiles(uint32_t icb, uint32_t in_tile_index, uint32_t dst_tile_index) {
+    ttnn_moe_emu::fail("add_reuse_dest_tiles: the FPU add with an operand from DST is not emulated");
 }
 #define EMU_NOOP_INIT(name)                                                               \
     ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) { \

@@ -22,7 +22,7 @@ from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
 from ttnn_moe.emu import fabric as emu_fabric
 from ttnn_moe.emu.device import MeshDevice
-from ttnn_moe.emu.ttmetal.wheel import wheel_root
+from ttnn_moe.emu.ttmetal.wheel import kernel_include_dirs, wheel_root
 
 EAST, WEST, NORTH, SOUTH = 0, 1, 2, 3  # tt::tt_fabric::eth_chan_directions, the DIRECTIONS define's order
 L1_ALIGNMENT = 16  # hal::get_l1_alignment() on Wormhole (the emulated device)
@@ -163,12 +163,12 @@ def kernel_path(relative: str) -> str:
 
 
 def use_kernel_includes() -> None:
-    """Kernel include dirs as tt-metal's JIT has them for these kernels: the wheel's `ttnn/cpp` and
-    `tt_metal/api` (use_wheel sets those) plus `ttnn/`, through which the CCL helpers include
+    """Kernel include dirs as tt-metal's JIT has them for these kernels: use_wheel's (wheel.kernel_include_dirs)
+    plus `ttnn/`, through which the CCL helpers include
     `cpp/ttnn/operations/...`, and the wheel's root (the experimental CCL kernels include
     `ttnn/cpp/ttnn/operations/...`)."""
     root: Path = wheel_root()
-    wanted = [str(root / "ttnn" / "cpp"), str(root / "tt_metal" / "api"), str(root / "ttnn"), str(root)]
+    wanted = [*kernel_include_dirs(root), str(root / "ttnn"), str(root)]
     if list(_emu.kernel_include_dirs()) != wanted:
         _emu.set_kernel_include_dirs(wanted)
 

@@ -38,7 +38,7 @@ from ttnn_moe.emu.generic_op import generic_op, last_run_counters
 from ttnn_moe.emu.tensor import Tensor, allocate_tensor_on_device
 from ttnn_moe.emu.ttmetal.ccl_common import cb, kernel_path, per_device_programs, tensor_accessor_args
 from ttnn_moe.emu.ttmetal.profiling import record_op
-from ttnn_moe.emu.ttmetal.wheel import wheel_root
+from ttnn_moe.emu.ttmetal.wheel import kernel_include_dirs, wheel_root
 from ttnn_moe.emu.ttmetal.work_split import core_range_set, split_work_to_cores
 
 _OP = "deepseek_grouped_gate"
@@ -257,11 +257,11 @@ def gate_program(
 
 
 def use_kernel_includes() -> None:
-    """Kernel include dirs as tt-metal's JIT has them for these kernels: the wheel's `ttnn/cpp` and
-    `tt_metal/api` (use_wheel sets those) plus its root, through which the kernels include the kernel
+    """Kernel include dirs as tt-metal's JIT has them for these kernels: use_wheel's (wheel.kernel_include_dirs)
+    plus its root, through which the kernels include the kernel
     library as `ttnn/cpp/ttnn/kernel_lib/...`."""
     root = wheel_root()
-    wanted = [str(root / "ttnn" / "cpp"), str(root / "tt_metal" / "api"), str(root)]
+    wanted = [*kernel_include_dirs(root), str(root)]
     if list(_emu.kernel_include_dirs()) != wanted:
         _emu.set_kernel_include_dirs(wanted)
 

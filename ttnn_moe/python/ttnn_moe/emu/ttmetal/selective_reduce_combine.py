@@ -55,7 +55,7 @@ from ttnn_moe.emu.mesh import ShardTensorToMesh
 from ttnn_moe.emu.tensor import Tensor, device_shards, from_torch
 from ttnn_moe.emu.ttmetal import ccl_common as ccl
 from ttnn_moe.emu.ttmetal.profiling import record_op
-from ttnn_moe.emu.ttmetal.wheel import wheel_root
+from ttnn_moe.emu.ttmetal.wheel import kernel_include_dirs, wheel_root
 
 _OP = "selective_reduce_combine"
 _KERNELS = "ttnn/cpp/ttnn/operations/experimental/ccl/moe/selective_reduce_combine/device/kernels/dataflow"
@@ -385,7 +385,7 @@ def _use_kernel_includes() -> None:
     """The CCL kernels' include dirs (ccl_common.use_kernel_includes) and the wheel's root, as tt-metal's JIT has
     it: the writer includes the MoE helpers as `ttnn/cpp/ttnn/operations/...`."""
     root = wheel_root()
-    wanted = [str(root / "ttnn" / "cpp"), str(root / "tt_metal" / "api"), str(root / "ttnn"), str(root)]
+    wanted = [*kernel_include_dirs(root), str(root / "ttnn"), str(root)]
     if list(_emu.kernel_include_dirs()) != wanted:
         _emu.set_kernel_include_dirs(wanted)
 
