@@ -14,7 +14,7 @@ import pytest
 import torch
 import ttmetal_moe_compute_golden as golden
 import ttnn_moe.emu as ttnn
-from ttmetal_moe_compute_cases import GRID, routing, run_tilize_stage
+from ttmetal_moe_compute_cases import GRID, routing, run_moe_compute, run_tilize_stage
 from ttnn_moe.emu.tensor import device_shards
 
 pytestmark = pytest.mark.usefixtures("wheel")
@@ -64,3 +64,38 @@ def test_tilize_stage_routes_and_tilizes_every_local_token(rows, cols, axis, tok
     group = rows if axis == 0 else cols
     x = torch.randn(rows * cols, tokens_per_device * group, hidden).to(torch.bfloat16)
     check_stage(mesh, x, indices, scores, mapping, axis=axis, local_experts=experts // (rows * cols))
+
+
+@pytest.mark.parametrize(
+    "cols, tokens, experts_per_device, k, hidden, intermediate",
+    [
+        (1, 32, 2, 2, 512, 384),  # one device, one chunk per expert; one intermediate column per ring core
+        # two devices (16 experts: a mapping page of 32 bytes keeps its DRAM reads aligned), second chunks; 20
+        # intermediate tiles (2 or 1 per ring core)
+        (2, 72, 8, 8, 448, 640),
+    ],
+)
+def test_moe_compute_runs_swiglu_of_every_local_expert(cols, tokens, experts_per_device, k, hidden, intermediate):
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, cols), grid=GRID)
+    devices = cols
+    experts = devices * experts_per_device
+    gen = torch.Generator().manual_seed(tokens + hidden)
+    indices = torch.stack([torch.stack([torch.randperm(experts, generator=gen)[:k] for _ in range(tokens)])
+                           for _ in range(devices)])  # fmt: skip
+    scores = torch.rand(devices, tokens, k, generator=gen).to(torch.bfloat16)
+    mapping = (torch.arange(experts) // experts_per_device).repeat(devices, 1)
+    x = torch.randn(devices, tokens, hidden, generator=gen).to(torch.bfloat16)
+    w0, w1 = (torch.randn(devices, 1, experts_per_device, hidden, intermediate, generator=gen) / hidden**0.5
+              for _ in range(2))  # fmt: skip
+    w2 = torch.randn(devices, 1, experts_per_device, intermediate, hidden, generator=gen) / intermediate**0.5
+    out, *_ = run_moe_compute(mesh, x, indices, scores, mapping, w0, w1, w2)
+    for d, got in enumerate(device_shards(out)):
+        stage = golden.tilize_stage(indices[d], scores[d].view(torch.int16).to(torch.int64) & 0xFFFF, mapping, d,
+                                    1, cols, 0, 4, experts_per_device)  # fmt: skip
+        want = golden.expert_outputs(x[d], stage, *(golden.bfloat4_b(w[d, 0]) for w in (w0, w1, w2)), k)
+        written = want.abs().sum(-1) > 0
+        assert torch.equal(got.float().abs().sum(-1) > 0, written), f"device {d}: other rows than the golden's"
+        value_pcc = golden.pcc(got.float()[written], want[written])
+        max_error = (got.float() - want).abs().max().item()
+        print(f"device {d}: PCC {value_pcc:.5f}, max error {max_error:.4f} (max |y| {want.abs().max():.3f})")
+        assert value_pcc >= 0.99

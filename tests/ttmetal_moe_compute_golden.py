@@ -73,3 +73,36 @@ def untilize(pages: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
     """bfloat16 tile pages (32x32 tiles in four 16x16 faces, tiles row-major) -> `[rows, cols]`."""
     t = pages.reshape(rows // 32, cols // 32, 2, 2, 16, 16).permute(0, 2, 4, 1, 3, 5)
     return t.reshape(rows, cols)
+
+
+def bfloat4_b(w: torch.Tensor) -> torch.Tensor:
+    """`w` as the device holds it: rounded to bfloat4_b tile by tile (each 32x32 tile of the last two dims)."""
+    from ttnn_moe.emu import types
+    from ttnn_moe.emu.pages import from_pages, to_pages
+
+    flat = w.reshape(-1, w.shape[-1]).float()
+    raw = to_pages(flat, types.bfloat4_b, types.TILE_LAYOUT)
+    return from_pages(raw, list(flat.shape), types.bfloat4_b, types.TILE_LAYOUT).reshape(w.shape)
+
+
+def expert_outputs(x, stage: TilizeGolden, w0, w1, w2, k: int) -> torch.Tensor:
+    """The op's `[K, T, H]` output on one device: row k of token t is silu(x_t W0_e) * (x_t W1_e) W2_e for the
+    local expert e that token t chose in slot k; rows of no local expert stay zero. x: `[T, H]` bfloat16;
+    w0, w1: `[E, H, N]`, w2: `[E, N, H]` (the values the device holds)."""
+    tokens, hidden = x.shape
+    out = torch.zeros(k, tokens, hidden)
+    for e, entries in enumerate(stage.e_t):
+        if not entries:
+            continue
+        ts = [t for t, _ in entries]
+        xe = x[ts].float()
+        y = (torch.nn.functional.silu(xe @ w0[e].float()) * (xe @ w1[e].float())) @ w2[e].float()
+        for row, (t, slot) in enumerate(entries):
+            out[slot, t] = y[row]
+    return out
+
+
+def pcc(a: torch.Tensor, b: torch.Tensor) -> float:
+    a, b = a.flatten().double(), b.flatten().double()
+    a, b = a - a.mean(), b - b.mean()
+    return float((a @ b) / (a.norm() * b.norm()))

@@ -38,6 +38,7 @@ from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
 from ttnn_moe.emu.tensor import Tensor, device_shards
 from ttnn_moe.emu.ttmetal import ccl_common as ccl
+from ttnn_moe.emu.ttmetal import moe_compute_weights as mw
 
 _OP = "moe_compute"
 _KERNELS = "ttnn/cpp/ttnn/operations/experimental/ccl/moe_compute/device/kernels"
@@ -50,6 +51,7 @@ NUM_DRAM_BANKS = 12
 
 # CB indices of the factory.
 TILIZE_OUTPUT_CB = 0  # c_0: tilize output on the tilize cores, the chunk input of the matmul cores
+MATMUL_WRITER_CB = 1  # c_1: the ring's W2 output, in the same memory as c_0
 PER_EXPERT_TOKENS_CB = 2
 TOTAL_CHUNKS_CB = 3
 INDICES_CB = 4
@@ -227,6 +229,7 @@ def tilize_stage_program(
     shape: TilizeShape,
     layout: CoreLayout,
     compute_only: bool = True,
+    local_output: bool = False,
 ) -> TilizeStage:
     """One device's tilize stage (the factory's tilize CBs, semaphores and kernels, and the chunk and count CBs it
     shares with the matmul cores). `indices` and `scores`: this device's `[T, K]` rows (uint16 / bfloat16)."""
@@ -246,11 +249,13 @@ def tilize_stage_program(
     names["metadata_ready"] = sems.create(tilize + matmul)
     names["matmul_chunk_available"] = sems.create(tilize + matmul)
     names["matmul_chunk_ready"] = sems.create(tilize + matmul)
-    # ComputeOnly: the combine semaphores exist on the matmul cores only (the kernels look up their addresses).
+    # Without combine kernels (ComputeOnly, LocalOutput) the combine semaphores exist on the matmul cores only (the
+    # kernels look up their addresses).
     (x0, y0), (x1, y1) = WORMHOLE_COMBINE_RANGE
     combine_range = [pd.CoreCoord(x, y) for y in range(y0, y1 + 1) for x in range(x0, x1 + 1)]
-    names["combine_sync"] = sems.create(matmul if compute_only else combine_range)
-    names["matmul_combine_sync"] = sems.create(matmul if compute_only else _unique(combine + matmul))
+    no_combine = compute_only or local_output
+    names["combine_sync"] = sems.create(matmul if no_combine else combine_range)
+    names["matmul_combine_sync"] = sems.create(matmul if no_combine else _unique(combine + matmul))
 
     # Work split of a token over the tilize cores (split_work_to_cores of equal subtokens: H splits evenly).
     input_page = int(tokens_tensor.page_size)
@@ -264,13 +269,20 @@ def tilize_stage_program(
     remote_entry = ccl.align((experts + 1) * 4, ccl.L1_ALIGNMENT)
     u32 = pd.DataFormat.UInt32
 
+    # The shared output buffer backs two CBs on every core of the grid: c_0 (the tilize output, the ring's chunk
+    # input) and c_1 (the ring's W2 output), one memory as on the hardware.
+    shared_cb = ccl.cb(TILIZE_OUTPUT_CB, shared_cb_pages * TILE_BYTES, TILE_BYTES, ccl.core_range_set(grid_cores),
+                       pd.DataFormat.Float16_b)  # fmt: skip
+    shared_cb.format_descriptors = [
+        *shared_cb.format_descriptors,
+        pd.CBFormatDescriptor(MATMUL_WRITER_CB, pd.DataFormat.Float16_b, TILE_BYTES),
+    ]
     indices_cb = ccl.cb(INDICES_CB, tokens * indices_page, indices_page, tilize_set, pd.DataFormat.UInt16)
     indices_cb.add_shard(tilize[0], _l1_aligned_rows(indices.to(torch.int32).to(torch.int16), indices_page))
     scores_cb = ccl.cb(SCORES_CB, tokens * indices_page, indices_page, tilize_set, pd.DataFormat.Float16_b)
     scores_cb.add_shard(tilize[0], _l1_aligned_rows(scores.to(torch.bfloat16), indices_page))
     cbs = [
-        ccl.cb(TILIZE_OUTPUT_CB, shared_cb_pages * TILE_BYTES, TILE_BYTES, ccl.core_range_set(grid_cores),
-               pd.DataFormat.Float16_b),
+        shared_cb,
         ccl.cb(PER_EXPERT_TOKENS_CB, shape.counts_page_bytes, shape.counts_page_bytes, ccl.core_range_set(workers),
                u32),
         ccl.cb(TOTAL_CHUNKS_CB, ccl.L1_ALIGNMENT, ccl.L1_ALIGNMENT, tilize_set, u32),
@@ -358,7 +370,7 @@ def tilize_stage_program(
         "combine_sync_noc_x": combine_sync.x,
         "combine_sync_noc_y": combine_sync.y,
         "compute_only": int(compute_only),
-        "local_output": 0,
+        "local_output": int(local_output),
     }
     for prefix, box in (
         ("tilize_mcast", tilize_box),
@@ -416,6 +428,107 @@ def tilize_stage_program(
     return TilizeStage(program, names, layout, drain, shared_cb_pages)
 
 
+# Matmul-ring CBs of the factory (c_0, c_1 and c_2 are set up with the tilize stage).
+WEIGHT_CB = 3
+COMPUTE_READY_CB = 4
+WRITER_READY_CB = 5
+IN2_CB = 6
+METADATA_CB = 7
+LOCAL_OUTPUT_MAP_CB = 9
+BFP4_TILE_BYTES = 576
+NOC_MAX_BURST_BYTES = 8192  # Wormhole
+SILU = 0  # MoEActivationFunction::SILU: silu(x W0) * (x W1)
+
+
+def add_matmul_stage(
+    stage: TilizeStage,
+    device,
+    weights: mw.RingWeights,
+    e_t: Tensor,
+    output: Tensor,
+    shape: TilizeShape,
+    token_parallel: int,
+    data_parallel: int,
+) -> pd.ProgramDescriptor:
+    """The factory's matmul ring on a tilize stage built with local_output (a cluster axis of extent 1): dm0
+    streams the weights, compute runs SwiGLU per chunk of 32 tokens and the ring all-to-all of the intermediate
+    slices, dm1 writes every token's rows into `output` `[K, T, H]` (page k T + t) from the e_t entries."""
+    program, layout = stage.program, stage.layout
+    ring = list(layout.matmul)
+    cores = ccl.core_range_set(ring)
+    ht, nt, n = weights.hidden_tiles, weights.intermediate_tiles, len(ring)
+    tiles_per_block = 2 * weights.tiles_per_txn
+    widest = ccl.div_up(nt, n)
+    stride = max(widest + widest % 2, 4)
+    in2_tiles = max(widest, 2) if widest < stride else stride  # a2a_exchange_tiles: the slice each core passes on
+    f32, u32 = pd.DataFormat.Float32, pd.DataFormat.UInt32
+    program.cbs = [
+        *program.cbs,
+        ccl.cb(WEIGHT_CB, 3 * tiles_per_block * BFP4_TILE_BYTES, BFP4_TILE_BYTES, cores, pd.DataFormat.Bfp4_b),
+        ccl.cb(COMPUTE_READY_CB, ccl.L1_ALIGNMENT, ccl.L1_ALIGNMENT, cores, f32),
+        ccl.cb(WRITER_READY_CB, ccl.L1_ALIGNMENT, ccl.L1_ALIGNMENT, cores, f32),
+        ccl.cb(IN2_CB, in2_tiles * n * TILE_BYTES, TILE_BYTES, cores, pd.DataFormat.Float16_b),
+        ccl.cb(METADATA_CB, 2 * ccl.L1_ALIGNMENT, ccl.L1_ALIGNMENT, cores, u32),
+        ccl.cb(LOCAL_OUTPUT_MAP_CB, TOKENS_PER_CHUNK * E_T_ENTRY_BYTES, TOKENS_PER_CHUNK * E_T_ENTRY_BYTES, cores,
+               u32),
+    ]  # fmt: skip
+    sems = stage.semaphores
+    drain = stage.drain_noc
+    named = sorted({
+        "num_experts": weights.experts, "num_shared_experts": 0, "shared_expert_tp_factor": 1, "layer_id": 0,
+        "has_bias": 0, "num_cores": n, "num_banks": NUM_DRAM_BANKS, "hidden_tiles": ht, "intermediate_tiles": nt,
+        "tiles_per_txn": weights.tiles_per_txn,
+        "w2_pages_per_ring_core_total": weights.experts * weights.w2_blocks_per_expert * tiles_per_block,
+        "activation_function": SILU, "activation_limit_bits": 0,
+        "metadata_ready_semaphore_id": sems["metadata_ready"],
+        "matmul_chunk_ready_semaphore_id": sems["matmul_chunk_ready"],
+        "matmul_chunk_available_semaphore_id": sems["matmul_chunk_available"],
+        "matmul_combine_sync_semaphore_id": sems["matmul_combine_sync"],
+        "per_expert_total_tokens_cb_id": PER_EXPERT_TOKENS_CB, "tokens_per_chunk": TOKENS_PER_CHUNK,
+        "tilize_drain_core_noc_x": drain.x, "tilize_drain_core_noc_y": drain.y,
+        "combine_shard_width_tiles": ht // data_parallel, "tile_height": TILE, "tile_width": TILE,
+        "tile_width_size_bytes": TILE * 2, "token_expert_row_offset": 0,
+        "height_shard_dim": token_parallel, "width_shard_dim": data_parallel,
+        "noc_max_burst_bytes": NOC_MAX_BURST_BYTES, "compute_only": 0, "local_output": 1,
+        "local_output_map_cb_id": LOCAL_OUTPUT_MAP_CB, "total_tokens": shape.tokens, "e_t_entry_size": E_T_ENTRY_BYTES,
+    }.items())  # fmt: skip
+    accessors = [
+        *_l1_accessor_args(BFP4_TILE_BYTES),
+        *_l1_accessor_args(BFP4_TILE_BYTES),
+        *_l1_accessor_args(TILE_BYTES),
+    ]
+    dm1_ct = [*accessors, *ccl.tensor_accessor_args(e_t), *ccl.tensor_accessor_args(output)]
+    noc = lambda core: device.worker_core_from_logical_core(core)  # noqa: E731
+    combine_map = ccl.stringify([v for core in layout.combine for v in (noc(core).x, noc(core).y)])
+    dm0_rt, dm1_rt, compute_rt = [], [], []
+    for pos, bank in enumerate(weights.banks):
+        neighbor = noc(ring[weights.banks[(pos + 1) % n]])
+        base = [bank, bank & 3, weights.w0_w1_address, weights.w2_address, 0, sems["ring"], pos, neighbor.x,
+                neighbor.y]  # fmt: skip
+        dm0_rt.append((ring[bank], [*base, *weights.banks]))
+        dm1_rt.append((ring[bank], [*base, *weights.banks, output.buffer_address(), e_t.buffer_address()]))
+        compute_rt.append((ring[bank], base))
+    program.kernels = [
+        *program.kernels,
+        pd.KernelDescriptor(
+            kernel_source=ccl.kernel_path(f"{_KERNELS}/dm0.cpp"), core_ranges=cores, compile_time_args=accessors,
+            named_compile_time_args=named, runtime_args=dm0_rt,
+            config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_1, pd.NOC.RISCV_0_default),
+        ),
+        pd.KernelDescriptor(
+            kernel_source=ccl.kernel_path(f"{_KERNELS}/dm1.cpp"), core_ranges=cores, compile_time_args=dm1_ct,
+            named_compile_time_args=named, defines=[("OUTPUT_SHARD_CORE_MAP", combine_map)], runtime_args=dm1_rt,
+            config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_0, pd.NOC.RISCV_1_default),
+        ),
+        pd.KernelDescriptor(
+            kernel_source=ccl.kernel_path(f"{_KERNELS}/compute.cpp"), core_ranges=cores,
+            compile_time_args=accessors, named_compile_time_args=named, runtime_args=compute_rt,
+            config=pd.ComputeConfigDescriptor(math_fidelity=pd.MathFidelity.LoFi, math_approx_mode=True),
+        ),
+    ]  # fmt: skip
+    return program
+
+
 def _l1_accessor_args(page_size: int) -> list[int]:
     return list(_emu.tensor_accessor_args(page_size, False))
 
@@ -441,6 +554,7 @@ __all__ = [
     "core_layout",
     "dram_bank_worker_cores",
     "ring_banks",
+    "add_matmul_stage",
     "tilize_stage_program",
     "device_rows",
 ]

@@ -245,3 +245,36 @@ def place_shards(chip, shards: list[bytes], bank_of_shard: list[int]) -> int:
     address = chip.allocate(size * len(shards), size)
     chip.write(address, size, np.frombuffer(b"".join(pages), dtype=np.uint8))
     return address
+
+
+@dataclass(frozen=True)
+class RingWeights:
+    """The prepared weights on one device: the W0/W1 and W2 buffers (one shard per DRAM bank, shard i on bank
+    banks[i]), their geometry and the experts they hold."""
+
+    w0_w1_address: int
+    w2_address: int
+    banks: tuple[int, ...]  # ring position -> DRAM bank
+    hidden_tiles: int
+    intermediate_tiles: int
+    experts: int
+    w2_blocks_per_expert: int
+    tiles_per_txn: int
+
+
+def place_ring_weights(chip, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, banks) -> RingWeights:
+    """Prepares one layer's `[1, E, H, N]` W0, W1 and `[1, E, N, H]` W2 of a device and places them in bfloat4_b,
+    shard (ring position) i on DRAM bank banks[i]."""
+    _, experts, hidden, intermediate = w0.shape
+    geom = _geometry(hidden, intermediate, len(banks))
+    banks = tuple(banks)
+    return RingWeights(
+        place_shards(chip, shard_bytes(prepare_w0_w1(w0, w1, len(banks))), banks),
+        place_shards(chip, shard_bytes(prepare_w2(w2, len(banks))), banks),
+        banks,
+        geom.ht,
+        geom.nt,
+        experts,
+        geom.w2_blocks_per_expert,
+        geom.tiles_per_txn,
+    )
