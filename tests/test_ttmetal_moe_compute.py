@@ -99,3 +99,11 @@ def test_moe_compute_runs_swiglu_of_every_local_expert(cols, tokens, experts_per
         max_error = (got.float() - want).abs().max().item()
         print(f"device {d}: PCC {value_pcc:.5f}, max error {max_error:.4f} (max |y| {want.abs().max():.3f})")
         assert value_pcc >= 0.99
+
+
+def test_a_mapping_whose_rows_break_the_dram_read_alignment_is_refused():
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), grid=GRID)
+    indices, scores, mapping = routing(1, 2, 1, 8, 4, 2, seed=3)  # 4 experts: rows of 8 bytes
+    x = torch.randn(2, 16, 128).to(torch.bfloat16)
+    with pytest.raises(ValueError, match=r"mapping's 2 rows of 4 experts .* multiple of 16 experts"):
+        run_tilize_stage(mesh, x, indices, scores, mapping, axis=1, local_experts=2)

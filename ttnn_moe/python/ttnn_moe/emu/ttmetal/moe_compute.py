@@ -48,6 +48,7 @@ TOKENS_PER_CHUNK = 32  # the factory's chunk: one tile row of tokens
 E_T_ENTRY_BYTES = 16  # an e_t entry: token id, k slot, padding to the L1 alignment
 RING_CORES = 12  # the Wormhole matmul ring: one core per DRAM bank
 NUM_DRAM_BANKS = 12
+DRAM_ALIGNMENT = 32  # Wormhole
 
 # CB indices of the factory.
 TILIZE_OUTPUT_CB = 0  # c_0: tilize output on the tilize cores, the chunk input of the matmul cores
@@ -266,6 +267,12 @@ def tilize_stage_program(
     shared_cb_pages = 2 * shape.hidden_tiles  # [2, 32, H] of one core's shard of the shared output, in tiles
     indices_page = ccl.align(shape.k * 2, ccl.L1_ALIGNMENT)
     mapping_page = ccl.align(int(mapping.page_size), ccl.L1_ALIGNMENT)
+    if shape.num_devices > 1 and mapping_page % DRAM_ALIGNMENT:
+        raise ValueError(
+            f"{_OP}: the reader reads the expert mapping's {shape.num_devices} rows of {shape.experts} experts into L1 "
+            f"at a {mapping_page}-byte stride, which breaks Wormhole's {DRAM_ALIGNMENT}-byte DRAM read alignment; "
+            "the mapping needs a multiple of 16 experts"
+        )
     remote_entry = ccl.align((experts + 1) * 4, ccl.L1_ALIGNMENT)
     u32 = pd.DataFormat.UInt32
 
