@@ -16,6 +16,7 @@ import ttmetal_moe_compute_golden as golden
 import ttnn_moe.emu as ttnn
 from ttmetal_moe_compute_cases import GRID, routing, run_moe_compute, run_tilize_stage
 from ttnn_moe.emu.tensor import device_shards
+from ttnn_moe.emu.ttmetal import moe_compute as mc
 
 pytestmark = pytest.mark.usefixtures("wheel")
 
@@ -107,3 +108,11 @@ def test_a_mapping_whose_rows_break_the_dram_read_alignment_is_refused():
     x = torch.randn(2, 16, 128).to(torch.bfloat16)
     with pytest.raises(ValueError, match=r"mapping's 2 rows of 4 experts .* multiple of 16 experts"):
         run_tilize_stage(mesh, x, indices, scores, mapping, axis=1, local_experts=2)
+
+
+def test_a_cluster_axis_with_more_than_one_device_is_refused():
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), grid=GRID)
+    x = ttnn.from_torch(torch.zeros(2, 32, 512), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh,
+                        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))  # fmt: skip
+    with pytest.raises(ValueError, match=r"cluster_axis 1 of the 1x2 mesh has more than one device"):
+        mc.moe_compute_local_output(x, x, x, x, [], cluster_axis=1)

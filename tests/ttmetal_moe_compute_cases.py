@@ -13,7 +13,6 @@ from ttnn_moe._C import program as pd
 from ttnn_moe.emu.generic_op import generic_op, last_run_counters
 from ttnn_moe.emu.ttmetal import ccl_common as ccl
 from ttnn_moe.emu.ttmetal import moe_compute as mc
-from ttnn_moe.emu.ttmetal import moe_compute_weights as mw
 from ttnn_moe.emu.ttmetal.profiling import record_op
 
 GRID = (8, 10)  # the Wormhole grid the ring and the tilize cores are laid out on
@@ -103,50 +102,16 @@ def run_tilize_stage(mesh, x, indices, scores, mapping, *, axis, local_experts, 
     return layout, shape, activation, e_t, counts_out, chunks_out, max_chunks
 
 
-def run_moe_compute(mesh, x, indices, scores, mapping, w0, w1, w2, *, token_parallel=1):
-    """The whole op, LocalOutput path (cluster axis 0 of extent 1: every device's dispatch group is itself):
-    per device `d` its tokens x[d] `[T, H]`, indices / scores `[T, K]`, weights w0[d], w1[d] `[1, E, H, N]`,
-    w2[d] `[1, E, N, H]` of its local experts. Returns the `[K, T, H]` output tensor (zeros where no local
-    expert wrote a row) and the counters of the run."""
-    rows, cols = mesh.shape
-    if rows != 1:
-        raise ValueError("the LocalOutput path needs cluster axis 0 of extent 1")
-    devices, tokens, hidden = x.shape
-    k = indices.shape[-1]
-    local_experts = w0.shape[2]
-    device = mesh.get_devices()[0]
-    data_parallel = next(d for d in (4, 3, 2, 1) if (hidden // 32) % d == 0 and 12 % d == 0)
-    layout = mc.core_layout(device, hidden, token_parallel, data_parallel)
-    shape = mc.TilizeShape(tokens, hidden, k, mapping.shape[1], local_experts, devices)
-    x_t = per_device(mesh, x.unsqueeze(1), ttnn.bfloat16)
-    mapping_t = replicated(mesh, mapping.to(torch.int32), ttnn.uint16)
-
-    def l1_zeros(rows_per_device, width):
-        return ttnn.from_torch(
-            torch.zeros(devices * rows_per_device, width, dtype=torch.int64), dtype=ttnn.uint32,
-            layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh, memory_config=ttnn.L1_MEMORY_CONFIG,
-            mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
-        )  # fmt: skip
-
-    activation = l1_zeros(1, tokens * shape.activation_row_bytes // 4)
-    e_t = l1_zeros(local_experts, shape.e_t_page_bytes // 4)
-    output = per_device(mesh, [torch.zeros(devices * k, tokens, hidden)], ttnn.bfloat16)
-    banks = mc.ring_banks(device, layout.matmul)
-    weights = [mw.place_ring_weights(chip, w0[d], w1[d], w2[d], banks) for d, chip in enumerate(mesh.chips)]
-
-    def build(r, c):
-        lin = r * cols + c
-        stage = mc.tilize_stage_program(
-            mesh.get_devices()[lin], lin, rows, cols, 0, x_t, indices[lin], scores[lin], mapping_t, activation, e_t,
-            shape, layout, compute_only=False, local_output=True,
-        )  # fmt: skip
-        return mc.add_matmul_stage(stage, mesh.get_devices()[lin], weights[lin], e_t, output, shape, token_parallel,
-                                   data_parallel)  # fmt: skip
-
-    ccl.use_kernel_includes()
-    io = [x_t, mapping_t, activation, e_t, output]
-    program = ccl.per_device_programs(rows, cols, build)
-    generic_op(io, program)
-    counters = last_run_counters()
-    record_op("moe_compute", io[:2], io[2:], program, counters)
-    return output, activation, e_t, counters
+def run_moe_compute(mesh, x, indices, scores, mapping, w0, w1, w2):
+    """The whole op on LocalOutput (cluster axis 0 of a 1 x n mesh): per device `d` its tokens x[d] `[T, H]`,
+    indices / scores `[T, K]`, weights w0[d], w1[d] `[1, E, H, N]`, w2[d] `[1, E, N, H]`. Returns the `[K, T, H]`
+    output, the activation rows, the e_t entries and the counters of the run."""
+    tensors = [
+        per_device(mesh, x.unsqueeze(1), ttnn.bfloat16),
+        per_device(mesh, indices.unsqueeze(1).to(torch.int32), ttnn.uint16),
+        per_device(mesh, scores.unsqueeze(1), ttnn.bfloat16),
+        replicated(mesh, mapping.to(torch.int32), ttnn.uint16),
+    ]
+    weights = mc.place_weights(mesh, w0, w1, w2)
+    output, activation, e_t = mc.moe_compute_local_output(*tensors, weights, cluster_axis=0)
+    return output, activation, e_t, last_run_counters()

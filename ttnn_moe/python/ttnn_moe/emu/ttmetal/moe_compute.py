@@ -36,9 +36,13 @@ import torch
 
 from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
-from ttnn_moe.emu.tensor import Tensor, device_shards
+from ttnn_moe.emu import types as emu_types
+from ttnn_moe.emu.generic_op import generic_op, last_run_counters
+from ttnn_moe.emu.mesh import ShardTensorToMesh
+from ttnn_moe.emu.tensor import Tensor, device_shards, from_torch
 from ttnn_moe.emu.ttmetal import ccl_common as ccl
 from ttnn_moe.emu.ttmetal import moe_compute_weights as mw
+from ttnn_moe.emu.ttmetal.profiling import record_op
 
 _OP = "moe_compute"
 _KERNELS = "ttnn/cpp/ttnn/operations/experimental/ccl/moe_compute/device/kernels"
@@ -554,6 +558,82 @@ def device_rows(tensor: Tensor) -> list[torch.Tensor]:
     return [s.reshape(-1, s.shape[-1]) for s in device_shards(tensor)]
 
 
+def place_weights(mesh, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> list[mw.RingWeights]:
+    """Each device's prepared bfloat4_b weights, placed for its ring: w0, w1 `[D, 1, E, H, N]`, w2 `[D, 1, E, N, H]`
+    (device d's E local experts of one layer)."""
+    device = mesh.get_devices()[0]
+    banks = ring_banks(device, dram_bank_worker_cores(device))
+    return [mw.place_ring_weights(chip, w0[d], w1[d], w2[d], banks) for d, chip in enumerate(mesh.chips)]
+
+
+def _l1_zeros(mesh, devices: int, rows: int, width: int) -> Tensor:
+    return from_torch(
+        torch.zeros(devices * rows, width, dtype=torch.int64), dtype=emu_types.uint32,
+        layout=emu_types.ROW_MAJOR_LAYOUT, device=mesh, memory_config=emu_types.L1_MEMORY_CONFIG,
+        mesh_mapper=ShardTensorToMesh(mesh, dim=0),
+    )  # fmt: skip
+
+
+def moe_compute_local_output(
+    tokens: Tensor,
+    indices: Tensor,
+    scores: Tensor,
+    mapping: Tensor,
+    weights: Sequence[mw.RingWeights],
+    *,
+    cluster_axis: int,
+    output_height_shard_dim: int = 1,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """moe_compute's LocalOutput path (`cluster_axis` of extent 1: each device's dispatch group is itself).
+
+    Per device: tokens `[1, T, H]` bfloat16, indices `[1, T, K]` uint16, scores `[1, T, K]` bfloat16, the mapping
+    `[D, E]` uint16 (E a multiple of 16 on a mesh), `weights` from place_weights. Returns the `[K, T, H]` bfloat16
+    output (row k of token t: the output of the local expert t chose in slot k; rows of no local expert zero), the
+    expert-activation rows and the e_t entries (L1)."""
+    mesh = tokens.device()
+    rows, cols = mesh.shape
+    if cluster_axis not in (0, 1) or (rows, cols)[cluster_axis] != 1:
+        raise ValueError(
+            f"{_OP}: cluster_axis {cluster_axis} of the {rows}x{cols} mesh has more than one device; only the "
+            "LocalOutput path (an axis of extent 1) is emulated"
+        )
+    devices = rows * cols
+    if len(weights) != devices:
+        raise ValueError(f"{_OP}: {len(weights)} weight sets for {devices} devices")
+    _, t, hidden = (int(v) for v in tokens.shape)
+    k = int(indices.shape[-1])
+    w = weights[0]
+    if w.hidden_tiles * TILE != hidden:
+        raise ValueError(f"{_OP}: the weights' hidden size {w.hidden_tiles * TILE} is not the tokens' {hidden}")
+    device = mesh.get_devices()[0]
+    data_parallel = next(d for d in (4, 3, 2, 1) if (hidden // TILE) % d == 0 and RING_CORES % d == 0)
+    layout = core_layout(device, hidden, output_height_shard_dim, data_parallel)
+    shape = TilizeShape(t, hidden, k, int(mapping.shape[-1]), w.experts, int(mapping.shape[0]))
+    activation = _l1_zeros(mesh, devices, 1, t * shape.activation_row_bytes // 4)
+    e_t = _l1_zeros(mesh, devices, w.experts, shape.e_t_page_bytes // 4)
+    output = from_torch(
+        torch.zeros(devices * k, t, hidden, dtype=torch.bfloat16), dtype=emu_types.bfloat16,
+        layout=emu_types.ROW_MAJOR_LAYOUT, device=mesh, mesh_mapper=ShardTensorToMesh(mesh, dim=0),
+    )  # fmt: skip
+    index_rows, score_rows = device_rows(indices), device_rows(scores)
+
+    def build(r, c):
+        lin = r * cols + c
+        dev = mesh.get_devices()[lin]
+        stage = tilize_stage_program(
+            dev, lin, rows, cols, cluster_axis, tokens, index_rows[lin], score_rows[lin], mapping, activation, e_t,
+            shape, layout, compute_only=False, local_output=True,
+        )  # fmt: skip
+        return add_matmul_stage(stage, dev, weights[lin], e_t, output, shape, output_height_shard_dim, data_parallel)
+
+    ccl.use_kernel_includes()
+    program = ccl.per_device_programs(rows, cols, build)
+    io = [tokens, indices, scores, mapping, activation, e_t, output]
+    generic_op(io, program)
+    record_op(_OP, io[:4], io[4:], program, last_run_counters())
+    return output, activation, e_t
+
+
 __all__ = [
     "CoreLayout",
     "TilizeShape",
@@ -562,6 +642,8 @@ __all__ = [
     "dram_bank_worker_cores",
     "ring_banks",
     "add_matmul_stage",
+    "moe_compute_local_output",
+    "place_weights",
     "tilize_stage_program",
     "device_rows",
 ]
