@@ -3,7 +3,8 @@
 // moe_compute's dm0 streams its weights: the read command buffer is programmed with a bank's coordinates and
 // the page size once per bank run (noc_async_read_one_packet_set_state), every page is read with a transaction
 // id (1, 2, 3 in turn) into its own CB slot and waited for by that id only; the write command buffer is
-// programmed per bank and pages are written with noc_async_write_one_packet_with_state.
+// programmed per bank and pages are written with noc_async_write_one_packet_with_state, tagged with id 4 (each
+// flushed by its id before its slot is read into again, all waited for by that id at the end).
 // Runtime args: source address, destination address, page size, pages, mode (0: copy; 1: write a page whose
 // read (id 2) is still outstanding after waiting for id 1 only, after writing the one of id 1; 2: a with_state read before any set_state).
 #include <cstdint>
@@ -55,8 +56,11 @@ void kernel_main() {
         noc_async_read_barrier_with_trid(1 + page % num_slots);
         const uint32_t bank = page % num_banks;
         noc_async_write_one_packet_set_state(get_noc_addr_from_bank_id<true>(bank, 0), page_size);
+        noc_async_write_set_trid(4);
         noc_async_write_one_packet_with_state(slots + (page % num_slots) * page_size,
                                               dst + (page / num_banks) * page_size);
-        noc_async_write_barrier();
+        noc_async_write_flushed_with_trid(4);
     }
+    noc_async_write_barrier_with_trid(4);
+    noc_async_write_set_trid(0);
 }

@@ -482,3 +482,19 @@ FORCE_INLINE void noc_inline_dw_write_with_state(uint32_t val, uint32_t addr = 0
     if constexpr (update_val) b.data = val;
     ttnn_moe_emu::services->noc_inline_write(b.targ, b.data, b.len);
 }
+
+// On the hardware the writes carry the write command buffer's transaction id. The emulator does not tag writes
+// (they leave when issued), so the per-id write barriers wait for, and release the sources of, all of the
+// kernel's writes: a superset of the id's.
+FORCE_INLINE void noc_async_write_set_trid(uint32_t trid = 0, uint8_t noc = noc_index) {
+    ttnn_moe_emu::noc_cmd_buf(noc, write_cmd_buf).trid =
+        ttnn_moe_emu::checked_trid(trid, "noc_async_write_set_trid: transaction id out of range (0..15)");
+}
+FORCE_INLINE void noc_async_write_barrier_with_trid(uint32_t trid, uint8_t noc = noc_index) {
+    ttnn_moe_emu::checked_trid(trid, "noc_async_write_barrier_with_trid: transaction id out of range (0..15)");
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::Write);
+}
+FORCE_INLINE void noc_async_write_flushed_with_trid(uint32_t trid, uint8_t noc = noc_index) {
+    ttnn_moe_emu::checked_trid(trid, "noc_async_write_flushed_with_trid: transaction id out of range (0..15)");
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::WritesFlushed);
+}
