@@ -74,6 +74,7 @@ def test_tilize_stage_routes_and_tilizes_every_local_token(rows, cols, axis, tok
         # two devices (16 experts: a mapping page of 32 bytes keeps its DRAM reads aligned), second chunks; 20
         # intermediate tiles (2 or 1 per ring core)
         (2, 72, 8, 8, 448, 640),
+        (8, 32, 2, 4, 512, 384),  # a T3K-shaped 1x8 mesh, dispatched along its axis of extent 1
     ],
 )
 def test_moe_compute_runs_swiglu_of_every_local_expert(cols, tokens, experts_per_device, k, hidden, intermediate):
