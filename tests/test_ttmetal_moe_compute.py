@@ -100,7 +100,10 @@ def test_moe_compute_runs_swiglu_of_every_local_expert(cols, tokens, experts_per
         value_pcc = golden.pcc(got.float()[written], want[written])
         max_error = (got.float() - want).abs().max().item()
         print(f"device {d}: PCC {value_pcc:.5f}, max error {max_error:.4f} (max |y| {want.abs().max():.3f})")
-        assert value_pcc >= 0.99
+        # tt-metal's own moe_compute test accepts PCC 0.988 on hardware; the emulator's LoFi bfloat4_b matmuls
+        # and approximate SiLU stay far closer to the golden over the same weights.
+        assert value_pcc >= 0.999
+        assert max_error <= 0.03 * want.abs().max().item()
 
 
 def test_a_mapping_whose_rows_break_the_dram_read_alignment_is_refused():
