@@ -63,6 +63,14 @@ def test_gate_benchmark_times_both_routers():
     assert sum("deepseek_grouped_gate" in r for r in rows) == 2
 
 
+def test_to_layout_benchmark_times_every_conversion():
+    out = _run("benchmarks/to_layout.py", "--decode-rows", "32", "--prefill-rows", "64")
+    rows = [line.split() for line in out.splitlines() if " -> " in line]
+    assert len(rows) == 6 and all(float(r[-1]) > 0 for r in rows)
+    # decode x, one tile row of 224 tiles: its columns over all 64 cores (layout_work_split)
+    assert rows[0][-3:-1] == ["32x7168", "64"]
+
+
 def _vs_ttmetal():
     spec = importlib.util.spec_from_file_location("vs_ttmetal", ROOT / "benchmarks" / "vs_ttmetal.py")
     module = importlib.util.module_from_spec(spec)
@@ -158,3 +166,19 @@ def test_long_prefill_benchmark_reports_dispatch_windows():
     )
     assert "ids and weights: 2 windows of 320 tokens per pass; images: 1 windows" in out
     assert out.rstrip().endswith("vs golden: exact")
+
+
+def test_deepseek_moe_reduce_scatter_benchmark_times_the_three_ops():
+    out = _run("benchmarks/deepseek_moe_reduce_scatter.py")
+    rows = [line.split() for line in out.splitlines() if line.startswith(("deepseek_moe_", "ttnn.reduce_scatter"))]
+    assert [r[0] for r in rows] == ["deepseek_moe_fast_reduce_nc", "deepseek_moe_reduce_scatter", "ttnn.reduce_scatter"]
+    assert all(float(r[-3]) > 0 for r in rows)  # modeled device us
+    assert float(rows[1][-2]) == float(rows[2][-2]) > 0  # both reduce-scatters move 7/8 of the partials per device
+
+
+def test_shared_expert_benchmark_prints_its_launches():
+    out = _run("benchmarks/shared_expert.py", "--rows", "64", "--hidden", "256")
+    rows = [line.split() for line in out.splitlines() if line.startswith(("moe_bmm ", "ttnn.to_layout"))]
+    assert [r[0] for r in rows] == ["moe_bmm", "moe_bmm", "ttnn.to_layout", "moe_bmm"]
+    assert all(float(r[-3 if r[0] == "ttnn.to_layout" else -4]) > 0 for r in rows)  # modeled us
+    assert [r[-1] for r in rows if r[0] == "moe_bmm"] == ["1.00"] * 3  # each weight tile read once

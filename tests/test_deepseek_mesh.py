@@ -331,7 +331,6 @@ def test_the_observer_sees_every_stage_in_flow_order(weights):
         "local_reduce",
         "combine",
         "shared_expert.swiglu",
-        "to_layout.routed",
         "shared_expert_partial",
         "reduce_scatter",
     ]

@@ -349,3 +349,39 @@ def test_fabric_connection_manager_sends_over_forward_and_backward_connections()
         )
     pairs = counters["fabric"]["pairs"]
     assert {pair: v["bytes"] for pair, v in pairs.items()} == {(1, 2): n_bytes, (1, 0): n_bytes}
+
+
+def test_routing_plane_route_sends_fused_scatter_writes_with_semaphore_increments_to_both_neighbours():
+    mesh = emu.Mesh(1, 3, grid=(1, 1))
+    page, n_pages = 1024, 8  # four packets of two pages per connection
+    data = np.random.default_rng(13).integers(0, 2**32, n_pages * page // 4, dtype=np.uint32)
+    programs, outputs = {}, {}
+    west, east = 1, 0  # eth_chan_directions, the connections' tags
+    for chip in range(3):
+        device = mesh.devices()[chip]
+        dram_in = dram_buffer(device, n_pages * page, data if chip == 1 else None)
+        outputs[chip] = dram_buffer(device, n_pages * page)
+        cores = core_set(0, 0)
+        program = pd.ProgramDescriptor(
+            kernels=[],
+            cbs=[cb(0, 1, n_pages * page, cores), cb(2, 1, n_pages * page, cores)],
+            semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)],
+        )
+        args = [int(chip == 1), n_pages, page, dram_in, outputs[chip], 2 if chip == 1 else 0]
+        if chip == 1:
+            args += [west, *setup_fabric_connection(node(mesh, 1), node(mesh, 0), 0, program, CORE)]
+            args += [east, *setup_fabric_connection(node(mesh, 1), node(mesh, 2), 0, program, CORE)]
+        program.kernels = [
+            kernel(str(KERNELS / "routing_plane_scatter.cpp"), cores, pd.WriterConfigDescriptor(),
+                   runtime_args=[(CORE, args)], defines=[("API_TYPE_Linear", "1")])
+        ]  # fmt: skip
+        programs[chip] = program
+    counters = emu.run_mesh_program(mesh, mesh_program(mesh, programs))
+    pages = data.reshape(n_pages, page // 4)
+    swapped = pages.reshape(n_pages // 2, 2, -1)[:, ::-1].reshape(-1)  # each packet's two pages trade places
+    for chip in (0, 2):
+        got = read_u32(mesh.devices()[chip], outputs[chip], n_pages * page)
+        np.testing.assert_array_equal(got, swapped, err_msg=f"chip {chip}")
+    fabric = counters["fabric"]
+    assert fabric["packets"] == 2 * n_pages // 2 and fabric["bytes"] == 2 * n_pages * page
+    assert {pair: v["bytes"] for pair, v in fabric["pairs"].items()} == {(1, 0): n_pages * page, (1, 2): n_pages * page}

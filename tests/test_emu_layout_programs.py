@@ -28,6 +28,10 @@ def _values(shape, dtype, seed):
         ((40, 96), ttnn.bfloat16),  # a partial tile row
         ((3, 17, 320), ttnn.bfloat16),  # batched, partial tiles, 10 tile columns (strips of 5)
         ((1, 48, 7 * 32), ttnn.bfloat16),
+        ((32, 7 * 32), ttnn.bfloat16),  # one tile row: untilized by 4 cores, 2, 2, 2 and 1 tile columns
+        ((64, 256), ttnn.bfloat16),  # 2 tile rows x 8 on 4 cores: untilized in 4 column blocks of 4
+        ((64, 196 * 32), ttnn.bfloat16),  # past the codegen threshold: square blocks, the last cut short
+        ((32, 40 * 32), ttnn.float32),  # a wide row: tilized in square blocks
         ((5, 48), ttnn.float32),  # a partial tile column
         ((33, 64), ttnn.uint32),
         ((256,), ttnn.bfloat16),

@@ -107,6 +107,35 @@ def test_all_gather_matches_the_golden_exactly(mesh, cluster_axis, dim):
 
 
 @pytest.mark.parametrize("cluster_axis", [0, 1])
+def test_all_gather_of_row_major_rows_along_the_rows(mesh, cluster_axis):
+    """(5, 48) bf16 rows, 96 B, DRAM-aligned: each becomes a segment of the gathered row, on the device."""
+    shards = _shards(mesh, (5, 48), seed=17)
+    x = _to_mesh(mesh, shards, ttnn.ROW_MAJOR_LAYOUT)
+    before = ttnn.host_traffic()
+    out = ttnn.all_gather(x, 1, cluster_axis=cluster_axis)
+    assert ttnn.host_traffic() - before == ttnn.HostTraffic()
+    counters = ttnn.last_run_counters()
+    size = mesh.shape[cluster_axis]
+    assert list(out.shape) == [5, 48 * size] and out.layout is ttnn.ROW_MAJOR_LAYOUT
+    for d, (got, expected) in enumerate(
+        zip(device_shards(out), golden.all_gather(shards, tuple(mesh.shape), 1, cluster_axis))
+    ):
+        assert torch.equal(got, expected), f"device {d}"
+    # Every device sends each of its 5 rows to the size - 1 others, once.
+    assert _fabric_bytes(counters) == mesh.get_num_devices() * 5 * 96 * (size - 1)
+
+
+def test_all_gather_of_unaligned_row_major_rows_along_the_rows_is_a_host_built_in(mesh):
+    """(5, 40) bf16 rows are 80 B, not DRAM-aligned: no segment write, the counted host path."""
+    shards = _shards(mesh, (5, 40), seed=18)
+    before = ttnn.host_traffic()
+    out = ttnn.all_gather(_to_mesh(mesh, shards, ttnn.ROW_MAJOR_LAYOUT), 1, cluster_axis=1)
+    assert (ttnn.host_traffic() - before).host_computations == 1
+    for d, (got, expected) in enumerate(zip(device_shards(out), golden.all_gather(shards, tuple(mesh.shape), 1, 1))):
+        assert torch.equal(got, expected), f"device {d}"
+
+
+@pytest.mark.parametrize("cluster_axis", [0, 1])
 def test_all_gather_of_row_major_rows_with_an_uneven_split_over_links(mesh, cluster_axis):
     """5 rows per device (5 pages) over the 4 links (one core each): shares 2, 1, 1, 1."""
     shards = _shards(mesh, (5, 48), seed=15)

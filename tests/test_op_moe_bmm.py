@@ -122,12 +122,15 @@ MAX_ROW_BLOCK, MAX_OUTPUT_BLOCK = 8, 128  # the op's segment limits when L1 is n
 
 def segments_per_core(counts: list[int], nt: int, num_cores: int, x_row_tiles: int) -> list[list[tuple]]:
     """Each core's segments (expert, first row tile, rows, first column, columns), as the op documents
-    its split: every expert's active row tiles cut into row blocks of up to Mb = min(8, row tiles of x);
+    its split: every expert's active row tiles cut into row blocks of up to Mb = min(8, row tiles of x),
+    halved while the units would be fewer than the cores (down to 1);
     units = one column of one row block, ordered (expert, row block, column) on the line of all active
     tiles; the even tile shares of that line; a core takes the units starting in its share and groups
     consecutive ones of a row block into segments of up to min(128, Mb * Nt) / rows columns."""
     row_block = min(MAX_ROW_BLOCK, x_row_tiles)
     output_block = min(MAX_OUTPUT_BLOCK, row_block * nt)
+    while row_block > 1 and sum(math.ceil(row_tiles(c) / row_block) for c in counts) * nt < num_cores:
+        row_block //= 2
     units, position = [], 0  # (start on the line, expert, first row, rows, column)
     for l, count in enumerate(counts):
         active = row_tiles(count)
@@ -154,10 +157,35 @@ def segments_per_core(counts: list[int], nt: int, num_cores: int, x_row_tiles: i
     return cores
 
 
+def w_reads(segments: list[list[tuple]]) -> tuple[list[int], dict[tuple, int]]:
+    """How the weights leave DRAM, as the op documents their sharing: the cores whose segments all lie
+    in one row block share weight round j with every such core whose j-th segment (in another row
+    block of the same expert) has the same columns: one read per round, multicast to its other cores;
+    a core with segments of two row blocks reads the weights of each of its segments itself. Returns
+    the columns of each such solo read and the number of cores of each round (expert, first column,
+    columns, j)."""
+    solo, rounds = [], {}
+    for core in segments:
+        if len({(l, r0) for l, r0, *_ in core}) > 1:
+            solo += [cols for *_, cols in core]
+            continue
+        for j, (l, _, _, col, cols) in enumerate(core):
+            rounds[(l, col, cols, j)] = rounds.get((l, col, cols, j), 0) + 1
+    return solo, rounds
+
+
+def w_multicast_bytes(segments, kt, tile_bytes, halves=1):
+    """L1 bytes the weight multicasts write: each round's blocks and a 4-byte flag per block into each of
+    its other cores."""
+    inner_block = max(d for d in range(1, 17) if kt % d == 0)
+    per_column = halves * kt * tile_bytes + 4 * (kt // inner_block)
+    return sum((cores - 1) * cols * per_column for (_, _, cols, _), cores in w_reads(segments)[1].items())
+
+
 def check_work_counters(w_device, counts, kd, n, grid, x_device):
     """Exactly the active tile matmuls; weight pages read only for experts with tokens, each active
-    weight tile by one core, once per row block of its expert (once when the expert has at most 8
-    active row tiles)."""
+    weight tile once per weight round (once when every core's share lies in one row block), and once
+    per segment of a core straddling two row blocks."""
     kt, nt = kd // 32, n // 32
     counters = ttnn.last_run_counters()
     assert counters["tile_matmuls"] == sum(row_tiles(c) for c in counts) * kt * nt
@@ -168,13 +196,10 @@ def check_work_counters(w_device, counts, kd, n, grid, x_device):
         assert traffic is None or traffic["page_reads"] == 0
         return
     assert traffic["unique_pages_read"] == active * kt * nt
-    x_row_tiles = row_tiles(x_device.to_arg().shape[-2])
-    row_block = min(MAX_ROW_BLOCK, x_row_tiles)
-    assert traffic["page_reads"] == sum(math.ceil(row_tiles(c) / row_block) for c in counts) * kt * nt
-    segments = segments_per_core(counts, nt, grid[0] * grid[1], x_row_tiles)
-    assert traffic["page_reads"] == sum(cols for core in segments for *_, cols in core) * kt
-    if all(row_tiles(c) <= row_block for c in counts):
-        assert traffic["bytes_read"] == active * kt * nt * w_arg.page_size
+    segments = segments_per_core(counts, nt, grid[0] * grid[1], row_tiles(x_device.to_arg().shape[-2]))
+    solo, rounds = w_reads(segments)
+    assert traffic["page_reads"] == (sum(solo) + sum(cols for _, _, cols, _ in rounds)) * kt
+    assert traffic["bytes_read"] == traffic["page_reads"] * w_arg.page_size
 
 
 def check_padded(out, x, w, counts, pcc):
@@ -215,10 +240,11 @@ def x_reads(segments: list[list[tuple]]) -> tuple[list[int], dict[tuple, int]]:
     return solo, rounds
 
 
-def check_x_reads(x_device, counts, kd, n, grid):
+def check_x_reads(x_device, counts, kd, n, grid, w_tile_bytes=2048, halves=1):
     """x leaves DRAM once per round of a row block (the round's first core reads it and multicasts
     it into the other cores' cb_x), and once per segment of a core straddling two row blocks. The
-    multicasts write each x block, and a 4-byte flag per k block, into every other core of a round."""
+    multicasts write each x block, and a 4-byte flag per k block, into every other core of a round;
+    the weight multicasts (w_multicast_bytes) write the rest of the L1 bytes."""
     kt = kd // 32
     inner_block = max(d for d in range(1, 17) if kt % d == 0)
     counters = ttnn.last_run_counters()
@@ -228,7 +254,8 @@ def check_x_reads(x_device, counts, kd, n, grid):
     assert traffic["bytes_read"] == (sum(solo) + sum(rows for _, _, rows, _ in rounds)) * kt * 2048
     assert traffic["unique_pages_read"] == sum(row_tiles(c) for c in counts) * kt
     block_bytes = {key: key[2] * kt * 2048 + 4 * (kt // inner_block) for key in rounds}
-    assert counters["noc_bytes_written_l1"] == sum((cores - 1) * block_bytes[key] for key, cores in rounds.items())
+    x_bytes = sum((cores - 1) * block_bytes[key] for key, cores in rounds.items())
+    assert counters["noc_bytes_written_l1"] == x_bytes + w_multicast_bytes(segments, kt, w_tile_bytes, halves)
 
 
 # ---- padded mode ----------------------------------------------------------------------------
@@ -295,15 +322,16 @@ def test_row_block_wider_than_a_segment_shares_x_per_round(devices):
 
 
 def test_x_shared_by_cores_that_are_not_consecutive(devices):
-    """3 row tiles x 32 columns on 64 cores: 1.5 output tiles per core, so only every other core
-    starts a unit; the sender multicasts to runs of receivers spread over the grid's rows."""
-    counts, kd, n, grid = [70], 128, 1024, "8x8"
-    x, w, (x_d, w_d, counts_d, _) = make_padded(1, 96, kd, n, counts, seed=15, device=devices[grid])
+    """10 row tiles x 32 columns on 64 cores: row blocks of 8 and 2 (64 units, one per core on
+    average), 5 output tiles per core against units of 8 in the first block, so some of its cores
+    start no unit; the sender multicasts to runs of receivers spread over the grid's rows."""
+    counts, kd, n, grid = [300], 128, 1024, "8x8"
+    x, w, (x_d, w_d, counts_d, _) = make_padded(1, 320, kd, n, counts, seed=15, device=devices[grid])
     check_padded(ttnn_moe.moe_bmm(x_d, w_d, counts_d), x, w, counts, PCC_BF16)
     check_work_counters(w_d, counts, kd, n, GRIDS[grid], x_d)
-    segments = segments_per_core(counts, n // 32, 64, row_tiles(96))
-    idle = [core for core, segs in enumerate(segments) if not segs]
-    assert idle and idle[0] < 63 and any(segments[c] for c in range(idle[0] + 1, 64))  # gaps inside the round
+    segments = segments_per_core(counts, n // 32, 64, row_tiles(320))
+    first_block = [core for core, segs in enumerate(segments) if segs and segs[0][1] == 0]
+    assert len(first_block) < first_block[-1] - first_block[0] + 1  # gaps inside the round
     check_x_reads(x_d, counts, kd, n, GRIDS[grid])
 
 
@@ -357,8 +385,9 @@ def test_a_device_without_noc_coordinates_is_refused(devices):
 
 @pytest.mark.parametrize("layout", ["padded", "grouped"])
 def test_expert_beyond_one_row_block(devices, layout):
-    """An expert with 330 rows has 11 row tiles: two row blocks (8 + 3, the last partial), each
-    reading the expert's weights once; the other expert's rows stay in one."""
+    """An expert with 330 rows has 11 row tiles: two row blocks (8 + 3, the last partial); the other
+    expert's rows stay in one. On 6 cores most shares straddle two row blocks, so the weights are read
+    once per row block (three times in all)."""
     counts, kd, n, grid = [330, 40], 256, 256, "2x3"
     if layout == "padded":
         x, w, (x_d, w_d, counts_d, _) = make_padded(2, 352, kd, n, counts, seed=12, device=devices[grid])

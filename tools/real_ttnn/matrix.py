@@ -89,6 +89,17 @@ SINGLE_DEVICE_CASES = {
         "w_dtype": "bfloat16",
         "addend": True,
     },
+    # The layer's shared down projection: the combine's ROW_MAJOR rows as the addend, tilized in the op.
+    "moe_bmm_shared_down_row_major_addend": {
+        "op": "moe_bmm",
+        "E": 1,
+        "M": 2048,
+        "H": 256,
+        "N": 7168,
+        "w_dtype": "bfloat16",
+        "addend": True,
+        "addend_layout": "ROW_MAJOR",
+    },
     "local_reduce_padded": {"op": "local_reduce_moe_output", "E": 8, "T": 32, "H": 7168},
     "local_reduce_grouped": {"op": "local_reduce_moe_output", "E": 8, "M": 512, "H": 7168, "K": 8},
     "accessor_args": {"op": "tensor_accessor_args"},

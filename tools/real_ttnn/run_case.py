@@ -62,7 +62,8 @@ def run(case: dict, device) -> None:
         if case.get("activation"):
             options["activation"] = case["activation"]
         if case.get("addend"):
-            options["addend"] = alloc([*rows, case["N"]], "bfloat16", ttnn.TILE_LAYOUT)
+            addend_layout = getattr(ttnn.Layout, case.get("addend_layout", "TILE"))
+            options["addend"] = alloc([*rows, case["N"]], "bfloat16", addend_layout)
         if case.get("output_layout"):
             options["output_layout"] = getattr(ttnn.Layout, case["output_layout"])
         ttnn.moe_bmm(

@@ -231,17 +231,16 @@ class TtMoE:
         #    Column c computes its Is/C slice of the intermediate (SwiGLU fused), then its partial
         #    (B, H) of the down projection, which starts from the routed share (the addend), so the
         #    sum of the two never leaves the device; the reduce-scatter below sums the row's partials.
+        #    The addend is the combined ROW_MAJOR rows as they are: the op tilizes them itself.
         every_row, at_row_0 = self._every_row(B)  # (1, 1) each
         shared_hidden = ttnn_moe.moe_bmm(
             x_full, w.shared_w1_w3, every_row, expert_offsets=at_row_0, activation="swiglu", strict=False
         )  # (B, Is/C)
         notify("shared_expert.swiglu", shared_hidden)
-        routed = ttnn.to_layout(ttnn.reshape(combined, (B, H)), ttnn.TILE_LAYOUT)  # (B, H) TILE
-        notify("to_layout.routed", routed)
         partial = ttnn_moe.moe_bmm(
-            shared_hidden, w.shared_w2, every_row, expert_offsets=at_row_0, addend=routed, strict=False
-        )  # (B, H): shared partial + routed share
-        for intermediate in (shared_hidden, routed):
+            shared_hidden, w.shared_w2, every_row, expert_offsets=at_row_0, addend=combined, strict=False
+        )  # (B, H) TILE: shared partial + routed share
+        for intermediate in (shared_hidden, combined):
             ttnn.deallocate(intermediate)
         notify("shared_expert_partial", partial)
 

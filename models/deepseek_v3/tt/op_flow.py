@@ -21,7 +21,6 @@ OP_OF_STAGE = {
     "local_reduce": "local_reduce_moe_output",
     "combine": "all_to_all_combine_dense",
     "shared_expert.swiglu": "moe_bmm shared w1/w3 + SwiGLU",
-    "to_layout.routed": "ttnn.to_layout routed -> TILE",
     "shared_expert_partial": "moe_bmm shared w2 + routed share",
     "reduce_scatter": "ttnn.reduce_scatter (partials of the row)",
 }

@@ -422,6 +422,21 @@ void bind_emu(py::module_& parent) {
         py::arg("id"),
         "L1 offset of program semaphore `id`: the same on every core and device that declares it, so a kernel "
         "can use it where tt-metal passes a global semaphore address.");
+    m.def(
+        "cb_l1_addresses",
+        [](const std::vector<uint32_t>& total_sizes) {
+            std::vector<uint32_t> addresses;
+            uint32_t next = params::L1_CB_BASE;
+            for (uint32_t size : total_sizes) {
+                next = (next + params::DRAM_ALIGNMENT - 1) / params::DRAM_ALIGNMENT * params::DRAM_ALIGNMENT;
+                addresses.push_back(next);
+                next += size;
+            }
+            return addresses;
+        },
+        py::arg("total_sizes"),
+        "L1 offsets of CBs of these total sizes, the only CBs of their cores, placed in this order as a run "
+        "places them: what a program passes where tt-metal passes the address of a tensor a CB aliases.");
     bind_fabric(m);
 }
 

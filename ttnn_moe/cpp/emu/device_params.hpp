@@ -15,6 +15,11 @@ inline constexpr uint32_t L1_SEMAPHORE_BASE = ttnn_moe_emu::L1_SEMAPHORE_BASE;
 inline constexpr uint32_t L1_NUM_SEMAPHORES = ttnn_moe_emu::L1_NUM_SEMAPHORES;
 inline constexpr uint32_t L1_SEMAPHORE_STRIDE = ttnn_moe_emu::L1_SEMAPHORE_STRIDE;
 inline constexpr uint32_t L1_CB_BASE = 0x19000;
+// The fabric packet header pool (and its allocation state) lies between the mailboxes and the CBs.
+inline constexpr uint32_t L1_PACKET_HEADER_POOL_STATE_BASE = ttnn_moe_emu::L1_PACKET_HEADER_POOL_STATE_BASE;
+inline constexpr uint32_t L1_PACKET_HEADER_POOL_END =
+    ttnn_moe_emu::L1_PACKET_HEADER_POOL_BASE + ttnn_moe_emu::L1_PACKET_HEADER_POOL_SIZE;
+static_assert(L1_PACKET_HEADER_POOL_END <= L1_CB_BASE, "the packet header pool must stay below the CBs");
 inline constexpr uint32_t L1_ALIGNMENT = 16;
 
 // DRAM: 12 banks, buffers interleaved page by page; the same bank address in every bank.

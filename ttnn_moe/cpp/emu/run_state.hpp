@@ -149,6 +149,7 @@ private:
     void load_cb_shards(size_t d, const program::ProgramDescriptor& p);
     void load_l1_buffers(size_t d);
     void setup_semaphores(size_t d, const program::ProgramDescriptor& p);
+    void setup_packet_header_pools(size_t d);
     void setup_kernels(size_t d, const program::ProgramDescriptor& p);
     size_t add_spec(KernelBuildSpec spec);
     void load_kernels();

@@ -150,6 +150,7 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
         load_cb_shards(d, *programs[d].program);
         load_l1_buffers(d);
         setup_semaphores(d, *programs[d].program);
+        setup_packet_header_pools(d);
         setup_kernels(d, *programs[d].program);
     }
     load_kernels();
@@ -263,6 +264,16 @@ void Run::load_l1_buffers(size_t d) {
             if (core.l1_shadow) poison::mark(core.l1_shadow + address, buffer.span);
             l1_buffer_copies_.push_back({&core, &buffer.bytes[i], address});
         }
+    }
+}
+
+void Run::setup_packet_header_pools(size_t d) {
+    // Every data-movement kernel starts with an empty pool (its allocation state zero, whatever L1 held).
+    constexpr uint32_t state_bytes = params::L1_PACKET_HEADER_POOL_END - params::L1_PACKET_HEADER_POOL_STATE_BASE;
+    for (auto& core : cores_) {
+        if (core->device_index != d) continue;
+        std::memset(core->l1 + params::L1_PACKET_HEADER_POOL_STATE_BASE, 0, state_bytes);
+        if (core->l1_shadow) poison::mark(core->l1_shadow + params::L1_PACKET_HEADER_POOL_STATE_BASE, state_bytes);
     }
 }
 

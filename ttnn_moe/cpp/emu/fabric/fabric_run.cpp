@@ -29,6 +29,26 @@ constexpr uint32_t NOC_UNICAST_ATOMIC_INC = 2;
 constexpr uint32_t NOC_FUSED_UNICAST_ATOMIC_INC = 3;
 constexpr uint32_t NOC_UNICAST_SCATTER_WRITE = 4;
 constexpr uint32_t NOC_SCATTER_WRITE_MAX_CHUNKS = 4;
+// What a scatter chunk does (tt::tt_fabric::NocScatterWriteChunkEncoding, 2 bits per chunk).
+constexpr uint32_t CHUNK_ENCODING_UNICAST_WRITE = 1;
+constexpr uint32_t CHUNK_ENCODING_SEMINC_NO_FLUSH = 2;
+constexpr uint32_t CHUNK_ENCODING_SEMINC_FLUSH = 3;
+
+uint32_t chunk_encoding(const FabricPacket& header, uint32_t chunk) {
+    return (header.scatter_chunk_encoding >> (2 * chunk)) & 3u;
+}
+bool chunk_increments(const FabricPacket& header, uint32_t chunk) {
+    const uint32_t e = chunk_encoding(header, chunk);
+    return e == CHUNK_ENCODING_SEMINC_NO_FLUSH || e == CHUNK_ENCODING_SEMINC_FLUSH;
+}
+// The last chunk that writes takes the payload its earlier write chunks leave.
+uint32_t last_write_chunk(const FabricPacket& header) {
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < header.scatter_chunk_count; ++i) {
+        if (!chunk_increments(header, i)) last = i;
+    }
+    return last;
+}
 // What a packet delivers past the bytes its sender wrote into the buffer slot.
 constexpr uint8_t kStaleSlotByte = 0xA5;
 
@@ -62,15 +82,29 @@ std::string route_text(const MeshFabric& mesh, const std::vector<Hop>& hops) {
     return s;
 }
 
-// A scatter command names 1 .. 4 addresses, and its leading chunks leave a last chunk to the payload.
+// A scatter command names 1 .. 4 chunks, each a write or a semaphore increment, at least one a write, and its
+// leading write chunks leave a last one to the payload.
 void check_scatter(const Connection& c, const FabricPacket& header) {
     const uint32_t count = header.scatter_chunk_count;
     if (count == 0 || count > NOC_SCATTER_WRITE_MAX_CHUNKS) {
         fail("fabric send on " + c.name() + ": a scatter write of " + std::to_string(count) + " chunks (1 to " +
              std::to_string(NOC_SCATTER_WRITE_MAX_CHUNKS) + " are possible)");
     }
+    bool any_write = false;
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t e = chunk_encoding(header, i);
+        if (e != CHUNK_ENCODING_UNICAST_WRITE && !chunk_increments(header, i)) {
+            fail("fabric send on " + c.name() + ": scatter chunk " + std::to_string(i) + " has encoding " +
+                 std::to_string(e) + " (a write or a semaphore increment is emulated)");
+        }
+        any_write = any_write || e == CHUNK_ENCODING_UNICAST_WRITE;
+    }
+    if (!any_write) fail("fabric send on " + c.name() + ": a scatter write none of whose chunks writes");
     uint32_t leading = 0;
-    for (uint32_t i = 0; i + 1 < count; ++i) leading += header.scatter_chunk_size[i];
+    const uint32_t last = last_write_chunk(header);
+    for (uint32_t i = 0; i < last; ++i) {
+        if (!chunk_increments(header, i)) leading += header.scatter_chunk_size[i];
+    }
     if (leading > header.payload_size) {
         fail("fabric send on " + c.name() + ": scatter chunks of " + std::to_string(leading) +
              " bytes before the last one exceed the payload of " + std::to_string(header.payload_size) + " bytes");
@@ -469,15 +503,23 @@ void FabricRun::deliver_to(const Connection& c, const Packet& p, size_t dst_devi
             increment(p.header.noc_address, p.header.value);
             break;
         case NOC_UNICAST_SCATTER_WRITE: {
-            // Chunk i of the payload to address i; the last chunk takes what the others leave.
+            // Write chunks in order, each the next piece of the payload (the last write chunk what the others
+            // leave); increment chunks after the writes, as the data lands before the increment announcing it.
             const uint32_t count = p.header.scatter_chunk_count;
+            const uint32_t last = last_write_chunk(p.header);
             size_t at = 0;
             for (uint32_t i = 0; i < count; ++i) {
-                const size_t size = i + 1 < count ? p.header.scatter_chunk_size[i] : p.payload.size() - at;
+                if (chunk_increments(p.header, i)) continue;
+                const size_t size = i < last ? p.header.scatter_chunk_size[i] : p.payload.size() - at;
                 const size_t written = at >= p.sent_bytes ? 0 : std::min(size, p.sent_bytes - at);
                 std::memcpy(target(p.header.scatter_noc_address[i], static_cast<uint32_t>(size), false, written),
                             p.payload.data() + at, size);
                 at += size;
+            }
+            for (uint32_t i = 0; i < count; ++i) {
+                if (chunk_increments(p.header, i)) {
+                    increment(p.header.scatter_noc_address[i], p.header.scatter_chunk_size[i]);
+                }
             }
             break;
         }

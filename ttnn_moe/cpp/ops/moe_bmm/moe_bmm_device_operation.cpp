@@ -154,11 +154,22 @@ Dims validate(const Attributes& attributes, const Inputs& inputs) {
 
     if (inputs.addend) {
         if (swiglu) fail("an addend is supported with activation None only, not with swiglu");
-        require(*inputs.addend, "addend", Layout::TILE, {DataFormat::Float16_b});
+        // TILE or ROW_MAJOR, bfloat16 either way: a row-major addend is tilized as it is, like x.
+        require(*inputs.addend, "addend", {DataFormat::Float16_b});
+        dims.row_major_addend = inputs.addend->layout == Layout::ROW_MAJOR;
+        if (dims.row_major_addend && !dims.grouped && !dims.row_major_out) {
+            // The writer copies the addend's tiles over a padded TILE output's inactive row tiles as they
+            // are; rows would first need tilizing, which only the compute kernel does.
+            fail(
+                "a ROW_MAJOR addend needs grouped mode or a ROW_MAJOR output: a padded TILE output gets the "
+                "addend's tiles copied over its inactive row tiles; pass a TILE addend or "
+                "output_layout=ROW_MAJOR");
+        }
         const uint32_t n = dims.col_tiles * kTile;
         const std::vector<uint32_t> out_shape =
             dims.grouped ? std::vector<uint32_t>{dims.rows, n} : std::vector<uint32_t>{dims.num_experts, dims.rows, n};
-        if (squeezed(*inputs.addend, out_shape.size(), "addend", "shaped like the output") != out_shape) {
+        const std::string like_output = "shaped like the output " + shape_str(out_shape);
+        if (squeezed(*inputs.addend, out_shape.size(), "addend", like_output.c_str()) != out_shape) {
             fail("addend must be shaped like the output " + shape_str(out_shape) + ", got " +
                  shape_str(inputs.addend->shape));
         }

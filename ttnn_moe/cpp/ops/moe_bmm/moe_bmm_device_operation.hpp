@@ -63,16 +63,17 @@ struct Inputs {
 // Sizes of a validated problem, in tiles where the name says so.
 struct Dims {
     bool grouped = false;
-    uint32_t num_experts = 0;    // E_l
-    uint32_t rows = 0;           // padded: T; grouped: M
-    uint32_t row_tiles = 0;      // ceil(rows / 32): per expert (padded) or in total (grouped)
-    uint32_t inner_tiles = 0;    // Kt = Kd / 32
-    uint32_t col_tiles = 0;      // Nt = N / 32 (of the output)
-    uint32_t weight_halves = 1;  // weight column tiles per output column tile: 1, or 2 (SwiGLU gate, up)
-    bool addend = false;         // each output tile starts from the addend's tile instead of 0
-    bool row_major_x = false;    // x's pages are rows: read as row strips, tilized by the compute kernel
-    bool row_major_out = false;  // the output's pages are rows: untilized, only counted rows written
-    uint32_t inner_block = 0;    // k tiles per block: the largest divisor of Kt up to 16
+    uint32_t num_experts = 0;       // E_l
+    uint32_t rows = 0;              // padded: T; grouped: M
+    uint32_t row_tiles = 0;         // ceil(rows / 32): per expert (padded) or in total (grouped)
+    uint32_t inner_tiles = 0;       // Kt = Kd / 32
+    uint32_t col_tiles = 0;         // Nt = N / 32 (of the output)
+    uint32_t weight_halves = 1;     // weight column tiles per output column tile: 1, or 2 (SwiGLU gate, up)
+    bool addend = false;            // each output tile starts from the addend's tile instead of 0
+    bool row_major_addend = false;  // the addend's pages are rows: read as strips, tilized by the compute kernel
+    bool row_major_x = false;       // x's pages are rows: read as row strips, tilized by the compute kernel
+    bool row_major_out = false;     // the output's pages are rows: untilized, only counted rows written
+    uint32_t inner_block = 0;       // k tiles per block: the largest divisor of Kt up to 16
     // A core computes its share in segments: Mb' <= row_block row tiles of one expert times up to
     // output_block / Mb' of its columns, accumulated over Kt in blocks of inner_block tiles. Each
     // x tile of a segment is read once for all its columns, each weight tile once for all its rows;

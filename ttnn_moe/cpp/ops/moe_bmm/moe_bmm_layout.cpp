@@ -1,5 +1,7 @@
 #include "ops/moe_bmm/moe_bmm_layout.hpp"
 
+#include <algorithm>
+
 #include "ops/moe_bmm/moe_bmm_shared.hpp"
 
 namespace ttnn_moe::ops::moe_bmm {
@@ -34,7 +36,18 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
     if (dims.row_major_x) {
         cbs.push_back({kCbXRows, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), x_block_pages});
     }
-    if (dims.addend) cbs.push_back({kCbAddend, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2});
+    // The addend: two tiles the reader streams, one per output tile; a row-major addend arrives as
+    // strips of up to kAddendStripTiles tiles (two: the reader reads the next while the compute kernel
+    // tilizes one), tilized into all of a segment's tiles before its first k block, since the first
+    // block needs them column by column and a strip holds a row tile's columns.
+    if (dims.addend) {
+        const uint32_t tile = tile_size_bytes(DataFormat::Float16_b);
+        cbs.push_back({kCbAddend, DataFormat::Float16_b, tile, dims.row_major_addend ? dims.output_block : 2});
+        if (dims.row_major_addend) {
+            const uint32_t strip = std::min(ttnn_moe::moe_bmm_shared::kAddendStripTiles, dims.col_tiles);
+            cbs.push_back({kCbAddendRows, DataFormat::Float16_b, tile, 2 * strip});
+        }
+    }
     return cbs;
 }
 

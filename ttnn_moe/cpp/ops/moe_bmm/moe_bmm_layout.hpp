@@ -17,15 +17,19 @@ constexpr uint8_t kCbWork = 2;           // reader -> compute: one word per segm
 constexpr uint8_t kCbRoutingReader = 3;  // reader's copy of counts and offsets
 constexpr uint8_t kCbRoutingWriter = 4;  // writer's copy of counts and offsets
 constexpr uint8_t kCbZero = 5;           // writer's zero tile (padded mode), or an addend tile it copies
-constexpr uint8_t kCbAddend = 6;         // the addend's tile of each output tile (with an addend only)
+constexpr uint8_t kCbAddend = 6;         // the addend's tiles (with an addend only): two, or a segment's (row-major)
 constexpr uint8_t kCbStatus = 7;         // writer's status record (core 0)
 constexpr uint8_t kCbXRows = 8;          // row-major x only: one k block of row strips, bf16
+constexpr uint8_t kCbAddendRows = 9;     // row-major addend only: two strips of its rows, bf16
 constexpr uint8_t kCbOut = 16;           // output tiles, bf16
 constexpr uint8_t kCbPartial = 24;       // partial sums between k blocks, bf16 (fp32 with fp32_dest_acc_en)
 
-// Semaphore ids of the x multicast handshake (moe_bmm_x_sharing.hpp), on every core.
+// Semaphore ids of the x and the weight multicast handshakes (moe_bmm_x_sharing.hpp,
+// moe_bmm_w_sharing.hpp), on every core.
 constexpr uint32_t kSemXReady = 0;  // x sender: receivers ready for the next x block
 constexpr uint32_t kSemXValid = 1;  // x receiver: the block has landed
+constexpr uint32_t kSemWReady = 2;  // weight sender: receivers ready for the next weight block
+constexpr uint32_t kSemWValid = 3;  // weight receiver: the block has landed
 
 // CB ids a core has (tt-metal's NUM_CIRCULAR_BUFFERS): the length of unpack_to_dest_mode.
 constexpr uint32_t kNumCircularBuffers = 32;

@@ -43,6 +43,7 @@ std::vector<uint32_t> common_args(const Dims& dims, uint32_t count) {
     args[common_arg::kAddend] = dims.addend ? 1u : 0u;
     args[common_arg::kRowMajorX] = dims.row_major_x ? 1u : 0u;
     args[common_arg::kRowMajorOut] = dims.row_major_out ? 1u : 0u;
+    args[common_arg::kRowMajorAddend] = dims.row_major_addend ? 1u : 0u;
     return args;
 }
 
@@ -60,12 +61,13 @@ std::vector<std::pair<program::CoreCoord, std::vector<uint32_t>>> core_index_arg
     return args;
 }
 
-// The reader's common args: the shape, its address slots, x's page size, the grid's size and the NOC
-// coordinates of its columns and rows (reader_common_arg).
-std::vector<uint32_t> reader_common_args(const Dims& dims, const TensorArg& x, const program::CoreCoord& grid,
-                                         const program::DeviceLimits& device) {
+// The reader's common args: the shape, its address slots, x's and the addend's page sizes (`addend` is x
+// when there is none), the grid's size and the NOC coordinates of its columns and rows (reader_common_arg).
+std::vector<uint32_t> reader_common_args(const Dims& dims, const TensorArg& x, const TensorArg& addend,
+                                         const program::CoreCoord& grid, const program::DeviceLimits& device) {
     std::vector<uint32_t> args = common_args(dims, reader_common_arg::kCount);
     args[reader_common_arg::kXPageBytes] = program::aligned_page_size(x);
+    args[reader_common_arg::kAddendPageBytes] = program::aligned_page_size(addend);
     args[reader_common_arg::kGridCols] = grid.x;
     args[reader_common_arg::kGridRows] = grid.y;
     // The NOC x of a column and y of a row are the same for every core of it on every chip.
@@ -100,7 +102,7 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
             cb.page_size * cb.pages, cores, {CBFormatDescriptor{cb.index, cb.format, cb.page_size, std::nullopt}}});
     }
 
-    for (const uint32_t id : {kSemXReady, kSemXValid}) {
+    for (const uint32_t id : {kSemXReady, kSemXValid, kSemWReady, kSemWValid}) {
         program.semaphores.push_back(program::SemaphoreDescriptor{id, program::CoreType::WORKER, cores, 0});
     }
 
@@ -110,16 +112,20 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     append_runtime_page_size_accessor_args(inputs.x, reader.compile_time_args);
     program::append_tensor_accessor_args(inputs.w, reader.compile_time_args);
     program::append_tensor_accessor_args(inputs.num_routed_tokens, reader.compile_time_args);
-    append_runtime_page_size_accessor_args(inputs.addend ? *inputs.addend : inputs.x, reader.compile_time_args);
+    const TensorArg& addend = inputs.addend ? *inputs.addend : inputs.x;  // the accessor's args either way
+    append_runtime_page_size_accessor_args(addend, reader.compile_time_args);
     reader.named_compile_time_args = {{named_arg::kCbX, kCbX},
                                       {named_arg::kCbXRows, kCbXRows},
                                       {named_arg::kCbW, kCbW},
                                       {named_arg::kCbWork, kCbWork},
                                       {named_arg::kCbRouting, kCbRoutingReader},
                                       {named_arg::kCbAddend, kCbAddend},
+                                      {named_arg::kCbAddendRows, kCbAddendRows},
                                       {named_arg::kSemXReady, kSemXReady},
-                                      {named_arg::kSemXValid, kSemXValid}};
-    reader.common_runtime_args = reader_common_args(dims, inputs.x, attributes.grid, device);
+                                      {named_arg::kSemXValid, kSemXValid},
+                                      {named_arg::kSemWReady, kSemWReady},
+                                      {named_arg::kSemWValid, kSemWValid}};
+    reader.common_runtime_args = reader_common_args(dims, inputs.x, addend, attributes.grid, device);
     reader.runtime_args = core_index_args(cores);
     reader.config = program::ReaderConfigDescriptor{};
 
@@ -141,13 +147,10 @@ CachedProgram create_program(const Attributes& attributes, const Inputs& inputs,
     KernelDescriptor compute;
     compute.kernel_source = kernel_path(attributes, "compute/moe_bmm.cpp");
     compute.core_ranges = cores;
-    compute.named_compile_time_args = {{named_arg::kCbX, kCbX},
-                                       {named_arg::kCbXRows, kCbXRows},
-                                       {named_arg::kCbW, kCbW},
-                                       {named_arg::kCbWork, kCbWork},
-                                       {named_arg::kCbAddend, kCbAddend},
-                                       {named_arg::kCbOut, kCbOut},
-                                       {named_arg::kCbPartial, kCbPartial}};
+    compute.named_compile_time_args = {{named_arg::kCbX, kCbX},           {named_arg::kCbXRows, kCbXRows},
+                                       {named_arg::kCbW, kCbW},           {named_arg::kCbWork, kCbWork},
+                                       {named_arg::kCbAddend, kCbAddend}, {named_arg::kCbAddendRows, kCbAddendRows},
+                                       {named_arg::kCbOut, kCbOut},       {named_arg::kCbPartial, kCbPartial}};
     compute.common_runtime_args = common_args(dims, common_arg::kCount);
     ComputeConfigDescriptor compute_config;
     compute_config.math_fidelity = attributes.compute.math_fidelity;

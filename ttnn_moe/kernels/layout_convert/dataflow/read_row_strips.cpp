@@ -1,13 +1,13 @@
-// to_layout ROW_MAJOR -> TILE, reader: for each tile row of its range and each block of
-// `block` tile columns, the 32 row segments of that strip go to cb_rows as 32 rows x
+// to_layout ROW_MAJOR -> TILE, reader: for each tile row of its rectangle and each block of
+// `block` tile columns of it, the 32 row segments of that strip go to cb_rows as 32 rows x
 // (block * 32) elements, row-major (tilize_block's input). Rows past the matrix and
 // columns past its width are zeros: the tile padding.
 //
 // Pages of the row-major source: one per matrix row, `batch` matrices of `rows` rows.
 // Compile-time args: the source's TensorAccessorArgs; named: cb_rows.
 // Runtime args: source address, aligned page bytes, element bytes, rows, width (elements),
-// tile rows per matrix, tile columns, block (tile columns per strip, divides them),
-// first tile row (over all matrices), tile-row count.
+// tile rows per matrix, the rectangle: first tile row (over all matrices), tile-row count, first
+// tile column, tile-column count; block (tile columns per strip, divides the column count).
 // conformance: kind=dataflow ct_args=130 named=cb_rows:0
 #include <cstdint>
 
@@ -19,7 +19,8 @@ constexpr uint32_t cb_rows = get_named_compile_time_arg_val("cb_rows");
 constexpr uint32_t kTileDim = 32;
 
 struct Args {
-    uint32_t address, page_bytes, element_bytes, rows, width, tile_rows, tile_cols, block, first, count;
+    uint32_t address, page_bytes, element_bytes, rows, width, tile_rows, first_row, row_count, first_col, col_count,
+        block;
 };
 
 Args read_args() {
@@ -30,10 +31,11 @@ Args read_args() {
     a.rows = get_arg_val<uint32_t>(3);
     a.width = get_arg_val<uint32_t>(4);
     a.tile_rows = get_arg_val<uint32_t>(5);
-    a.tile_cols = get_arg_val<uint32_t>(6);
-    a.block = get_arg_val<uint32_t>(7);
-    a.first = get_arg_val<uint32_t>(8);
-    a.count = get_arg_val<uint32_t>(9);
+    a.first_row = get_arg_val<uint32_t>(6);
+    a.row_count = get_arg_val<uint32_t>(7);
+    a.first_col = get_arg_val<uint32_t>(8);
+    a.col_count = get_arg_val<uint32_t>(9);
+    a.block = get_arg_val<uint32_t>(10);
     return a;
 }
 
@@ -69,8 +71,8 @@ void read_strip(const Args& a, const Accessor& source, uint32_t matrix, uint32_t
 void kernel_main() {
     const Args args = read_args();
     const auto source = TensorAccessor(TensorAccessorArgs<0>(), args.address, args.page_bytes);
-    for (uint32_t g = args.first; g < args.first + args.count; ++g) {
-        for (uint32_t tc = 0; tc < args.tile_cols; tc += args.block) {
+    for (uint32_t g = args.first_row; g < args.first_row + args.row_count; ++g) {
+        for (uint32_t tc = args.first_col; tc < args.first_col + args.col_count; tc += args.block) {
             read_strip(args, source, g / args.tile_rows, g % args.tile_rows, tc * kTileDim);
         }
     }

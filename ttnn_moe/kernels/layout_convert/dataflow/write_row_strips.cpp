@@ -1,5 +1,5 @@
-// to_layout TILE -> ROW_MAJOR, writer: for each tile row of its range and each block of
-// `block` tile columns, cb_rows holds 32 rows x (block * 32) elements (untilize_block's
+// to_layout TILE -> ROW_MAJOR, writer: for each tile row of its rectangle and each block of
+// `block` tile columns of it, cb_rows holds 32 rows x (block * 32) elements (untilize_block's
 // output); the rows and columns inside the matrix go to their row-major pages, the
 // tile padding is dropped.
 //
@@ -17,7 +17,8 @@ constexpr uint32_t cb_rows = get_named_compile_time_arg_val("cb_rows");
 constexpr uint32_t kTileDim = 32;
 
 struct Args {
-    uint32_t address, page_bytes, element_bytes, rows, width, tile_rows, tile_cols, block, first, count;
+    uint32_t address, page_bytes, element_bytes, rows, width, tile_rows, first_row, row_count, first_col, col_count,
+        block;
 };
 
 Args read_args() {
@@ -28,10 +29,11 @@ Args read_args() {
     a.rows = get_arg_val<uint32_t>(3);
     a.width = get_arg_val<uint32_t>(4);
     a.tile_rows = get_arg_val<uint32_t>(5);
-    a.tile_cols = get_arg_val<uint32_t>(6);
-    a.block = get_arg_val<uint32_t>(7);
-    a.first = get_arg_val<uint32_t>(8);
-    a.count = get_arg_val<uint32_t>(9);
+    a.first_row = get_arg_val<uint32_t>(6);
+    a.row_count = get_arg_val<uint32_t>(7);
+    a.first_col = get_arg_val<uint32_t>(8);
+    a.col_count = get_arg_val<uint32_t>(9);
+    a.block = get_arg_val<uint32_t>(10);
     return a;
 }
 
@@ -54,8 +56,8 @@ void write_strip(const Args& a, const Accessor& destination, uint32_t matrix, ui
 void kernel_main() {
     const Args args = read_args();
     const auto destination = TensorAccessor(TensorAccessorArgs<0>(), args.address, args.page_bytes);
-    for (uint32_t g = args.first; g < args.first + args.count; ++g) {
-        for (uint32_t tc = 0; tc < args.tile_cols; tc += args.block) {
+    for (uint32_t g = args.first_row; g < args.first_row + args.row_count; ++g) {
+        for (uint32_t tc = args.first_col; tc < args.first_col + args.col_count; tc += args.block) {
             write_strip(args, destination, g / args.tile_rows, g % args.tile_rows, tc * kTileDim);
         }
     }

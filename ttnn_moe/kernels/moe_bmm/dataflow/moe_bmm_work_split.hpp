@@ -9,7 +9,8 @@
 // expert_offsets[l] / 32). Its ACTIVE row tiles are the first ceil(count_l / 32).
 //
 // Units: each expert's active row tiles are cut into row blocks of up to Mb (common arg
-// row_block); a unit is one column tile of one row block, worth its row tiles. The units,
+// row_block; fewer when that would leave cores without a unit, unit_row_tiles); a unit is one column
+// tile of one row block, worth its row tiles. The units,
 // ordered (expert, row block, column), lie on a line of all active output tiles; the line is
 // split into contiguous, even shares (core i of P gets total/P tiles, the first total%P one
 // more) and a core computes the units that START in its share. So no unit is split between
@@ -39,12 +40,14 @@ struct Shape {
     uint32_t inner_tiles;    // Kt
     uint32_t col_tiles;      // Nt
     uint32_t inner_block;    // k tiles per block
-    uint32_t row_block;      // Mb: row tiles of an expert per unit
+    uint32_t row_block;      // Mb: row tiles of an expert a segment's x block holds at most (cb_x's block)
+    uint32_t unit_rows;      // row tiles of an expert per unit: Mb, or fewer (unit_row_tiles)
     uint32_t output_block;   // output tiles per segment at most
     uint32_t weight_halves;  // weight column tiles per output column tile (2: SwiGLU gate, up)
     bool addend;             // out = x @ w + addend: the addend's tile of each output tile is read too
     bool row_major_x;        // x's pages are rows (Kd elements), not tiles
     bool row_major_out;      // the output's pages are rows (N elements): only counted rows are written
+    bool row_major_addend;   // the addend's pages are rows (N elements): read as strips, tilized by compute
     // Column tiles of w: gate and up alternate in SwiGLU mode.
     uint32_t weight_col_tiles() const { return weight_halves * col_tiles; }
 };
@@ -60,11 +63,13 @@ inline Shape read_shape() {
     s.col_tiles = get_common_arg_val<uint32_t>(common_arg::kColTiles);
     s.inner_block = get_common_arg_val<uint32_t>(common_arg::kInnerBlock);
     s.row_block = get_common_arg_val<uint32_t>(common_arg::kRowBlock);
+    s.unit_rows = s.row_block;
     s.output_block = get_common_arg_val<uint32_t>(common_arg::kOutputBlock);
     s.weight_halves = get_common_arg_val<uint32_t>(common_arg::kWeightHalves);
     s.addend = get_common_arg_val<uint32_t>(common_arg::kAddend) != 0;
     s.row_major_x = get_common_arg_val<uint32_t>(common_arg::kRowMajorX) != 0;
     s.row_major_out = get_common_arg_val<uint32_t>(common_arg::kRowMajorOut) != 0;
+    s.row_major_addend = get_common_arg_val<uint32_t>(common_arg::kRowMajorAddend) != 0;
     return s;
 }
 
@@ -77,10 +82,13 @@ public:
     // can never make a kernel read or write outside the tensors.
     uint32_t valid_rows(uint32_t l) const {
         const uint32_t count = word(l);
-        const uint32_t first_row = row_tile_base(l) * kTileRows;
-        const uint32_t capacity =
-            shape_.grouped ? (first_row < shape_.rows ? shape_.rows - first_row : 0) : shape_.rows;
+        const uint32_t capacity = block_rows(l);
         return count < capacity ? count : capacity;
+    }
+    // Rows x and the output hold from expert l's first row on: T (padded), the rows left of M (grouped).
+    uint32_t block_rows(uint32_t l) const {
+        const uint32_t first_row = row_tile_base(l) * kTileRows;
+        return shape_.grouped ? (first_row < shape_.rows ? shape_.rows - first_row : 0) : shape_.rows;
     }
     uint32_t active_row_tiles(uint32_t l) const { return (valid_rows(l) + kTileRows - 1) / kTileRows; }
     // First output/input row tile of expert l (offsets are tile aligned by contract; floored here).
@@ -245,6 +253,22 @@ inline uint32_t active_tiles(const Shape& shape, const Routing& routing) {
     return total;
 }
 
+// Row tiles per unit: Mb, halved while the units would leave cores without one (an expert of many rows
+// and few columns, like the shared expert at prefill), down to 1. More, smaller row blocks then read
+// the weights more often, but their cores share them (moe_bmm_w_sharing.hpp). Both dataflow kernels of
+// a core derive it from the counts, so they cut the same units.
+inline uint32_t unit_row_tiles(const Shape& shape, const Routing& routing, uint32_t num_cores) {
+    uint32_t rows = shape.row_block;
+    for (; rows > 1; rows /= 2) {
+        uint32_t units = 0;
+        for (uint32_t l = 0; l < shape.num_experts; ++l) {
+            units += ceil_div(routing.active_row_tiles(l), rows) * shape.col_tiles;
+        }
+        if (units >= num_cores) break;
+    }
+    return rows;
+}
+
 // Columns [first, last) of a row block of `rows` row tiles at line position `base` whose units start
 // in `share` (column n's unit starts at base + n * rows); empty (first == last) when none does.
 struct ColumnRange {
@@ -275,8 +299,8 @@ void for_each_segment(const Shape& shape, const Routing& routing, uint32_t core_
     uint32_t prev_rows = 0;  // rows of the row block before it
     for (uint32_t l = 0; l < shape.num_experts && base < hi; ++l) {
         const uint32_t active = routing.active_row_tiles(l);
-        for (uint32_t r0 = 0; r0 < active && base < hi; r0 += shape.row_block) {
-            const uint32_t rows = active - r0 < shape.row_block ? active - r0 : shape.row_block;
+        for (uint32_t r0 = 0; r0 < active && base < hi; r0 += shape.unit_rows) {
+            const uint32_t rows = active - r0 < shape.unit_rows ? active - r0 : shape.unit_rows;
             const ColumnRange cols = share_columns(share, base, rows, shape.col_tiles);
             const uint32_t max_cols = max_segment_cols(shape, rows);
             uint32_t round = 0;

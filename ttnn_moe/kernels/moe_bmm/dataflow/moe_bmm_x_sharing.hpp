@@ -84,6 +84,12 @@ public:
     uint32_t sender() const { return sender_; }
     uint32_t receivers() const { return receivers_; }
 
+    // Calls visit(x0, y0, x1, y1) for grid rectangles (logical, inclusive) covering exactly the receivers.
+    template <typename Visit>
+    void for_each_receiver_rectangle(uint32_t grid_cols, Visit visit) const {
+        for_each_receiver_run([&](uint32_t a, uint32_t b) { for_each_rectangle(a, b, grid_cols, visit); });
+    }
+
     // Calls visit(a, b) for each maximal run [a, b] of consecutive receiver indices.
     template <typename Visit>
     void for_each_receiver_run(Visit visit) const {
@@ -134,37 +140,37 @@ inline uint64_t rectangle_addr(const Grid& grid, uint32_t x0, uint32_t y0, uint3
     return get_noc_multicast_addr(start_x, start_y, end_x, end_y, addr);
 }
 
-// The two semaphores of the handshake on this core.
-struct XSemaphores {
+// The two semaphores of a sharing handshake on this core (one pair for x, one for the weights).
+struct ShareSemaphores {
     uint32_t ready;  // sender: receivers ready for the next block
     uint32_t valid;  // receiver: the block has landed (1); the sender's is the source of the flag
 };
 
-// Receiver: waits until the sender has multicast the block into this core's reserved cb_x slot.
-inline void receive_x_block(const Grid& grid, const XRound& round, const XSemaphores& sem) {
+// Receiver: waits until core `sender` has multicast the block into this core's reserved CB slot.
+inline void receive_block(const Grid& grid, uint32_t sender, const ShareSemaphores& sem) {
     auto* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(sem.valid);
     noc_semaphore_set(valid, 0);
-    const uint32_t sender = round.sender();
     noc_semaphore_inc(get_noc_addr(grid.noc_x(sender % grid.cols), grid.noc_y(sender / grid.cols), sem.ready), 1);
     noc_semaphore_wait(valid, 1);
 }
 
-// Sender: the block (`bytes` at `l1`, this core's cb_x slot) into the same slot of every receiver,
-// then the flag. Returns once the multicasts have left this core, so the slot may be pushed.
-inline void multicast_x_block(const Grid& grid, const XRound& round, const XSemaphores& sem, uint32_t l1,
-                              uint32_t bytes) {
+// Sender: the block (`bytes` at `l1`, this core's CB slot) into the same slot of every receiver of
+// `round` (an XRound or a WRound), then the flag. Returns once they are issued: the multicast leaves
+// while the reader reads the next block into the CB's other slot (the inbound and the outbound NOC
+// port work at once). It first waits for this core's earlier multicasts to leave, the last of which
+// read from the slot the next block lands in; the reader's last act waits for the final ones.
+template <typename Round>
+void multicast_block(const Grid& grid, const Round& round, const ShareSemaphores& sem, uint32_t l1, uint32_t bytes) {
+    noc_async_writes_flushed();
     auto* ready = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(sem.ready);
     noc_semaphore_wait(ready, round.receivers());
     noc_semaphore_set(ready, 0);
     noc_semaphore_set(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(sem.valid), 1);
-    round.for_each_receiver_run([&](uint32_t a, uint32_t b) {
-        for_each_rectangle(a, b, grid.cols, [&](uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1) {
-            const uint32_t cores = (x1 - x0 + 1) * (y1 - y0 + 1);
-            noc_async_write_multicast(l1, rectangle_addr(grid, x0, y0, x1, y1, l1), bytes, cores);
-            noc_semaphore_set_multicast(sem.valid, rectangle_addr(grid, x0, y0, x1, y1, sem.valid), cores);
-        });
+    round.for_each_receiver_rectangle(grid.cols, [&](uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1) {
+        const uint32_t cores = (x1 - x0 + 1) * (y1 - y0 + 1);
+        noc_async_write_multicast(l1, rectangle_addr(grid, x0, y0, x1, y1, l1), bytes, cores);
+        noc_semaphore_set_multicast(sem.valid, rectangle_addr(grid, x0, y0, x1, y1, sem.valid), cores);
     });
-    noc_async_writes_flushed();
 }
 
 }  // namespace moe_bmm

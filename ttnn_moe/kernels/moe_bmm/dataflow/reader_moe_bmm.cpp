@@ -12,11 +12,13 @@
 //      (moe_bmm_x_sharing.hpp), which only receive it;
 //   w: for each column of the segment, its inner_block weight tiles into cb_w in one push (SwiGLU,
 //      common arg weight_halves = 2: the gate's column tile 2n, then the up's 2n + 1), read once
-//      for all the segment's rows.
-// The compute kernel keeps the segment's partial sums between blocks, so every weight tile a core
-// reads is read once per row block and every x tile leaves DRAM once per round of its row block
-// (once per segment on a core whose share straddles two row blocks).
-// Every segment's first x block goes to slot 0 of cb_x's two (align_x_ring), as the multicast needs.
+//      for all the segment's rows: read from DRAM by the weight round's sender and multicast to the
+//      cores computing the same columns in the expert's other row blocks (moe_bmm_w_sharing.hpp).
+// The compute kernel keeps the segment's partial sums between blocks, so every weight tile leaves
+// DRAM once per weight round (once per segment on a core whose share straddles two row blocks) and
+// every x tile once per round of its row block (likewise).
+// Every segment's first x block goes to slot 0 of cb_x's two (align_x_ring), and its first weight
+// block to slot 0 of cb_w's two (align_w_ring), as the multicasts need.
 // Row-major x (common arg row_major_x = 1; a page is one row of Kd elements): the block goes to
 // cb_x_rows instead, as one strip per row tile, 32 rows x inner_block * 32 elements (tilize_block's
 // input, the bytes of inner_block tiles), read row by row; only the expert's counted rows are read,
@@ -27,19 +29,26 @@
 // Addend (common arg addend = 1): during the first k block, the addend's tile of each output tile
 // (in the compute kernel's order: column by column, row tile by row tile) goes to cb_addend right
 // after its column's weights; the compute kernel starts the tile's sum from it.
+// Row-major addend (common arg row_major_addend = 1; a page is one row of N elements): right after
+// the first x block, the segment's addend rows go to cb_addend_rows row tile by row tile, each row
+// tile's columns in strips of up to kAddendStripTiles tiles (32 rows x width * 32 elements, one read
+// per row); the compute kernel tilizes all of them before the block's matmuls. Rows the output does
+// not have (past T, or past M) are zeroed. Every strip is pushed as kAddendStripTiles (or Nt, if
+// fewer) pages, half of cb_addend_rows, so that no strip straddles the end of the ring.
 //
 // Compile-time args: TensorAccessorArgs of x, w, num_routed_tokens, addend (reader_tensor order).
 // Common runtime args (common_arg, then reader_common_arg and the grid's NOC coordinates),
 // per-core runtime args (core_arg) and the named compile-time args (CBs, semaphores):
 // cpp/ops/moe_bmm/moe_bmm_shared.hpp.
 //
-// conformance: kind=dataflow ct_args=130,2,2048,2,32,130 named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=2:uint32,3:uint32 label=bf16-weights
-// conformance: kind=dataflow ct_args=130,2,1088,2,32,130 named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=1:bfloat8_b,2:uint32,3:uint32 label=bfp8-weights
-// conformance: kind=dataflow ct_args=130,2,576,2,32,130 named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,sem_x_ready:0,sem_x_valid:1 formats=1:bfloat4_b,2:uint32,3:uint32 label=bfp4-weights
+// conformance: kind=dataflow ct_args=130,2,2048,2,32,130 named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,cb_addend_rows:9,sem_x_ready:0,sem_x_valid:1,sem_w_ready:2,sem_w_valid:3 formats=2:uint32,3:uint32 label=bf16-weights
+// conformance: kind=dataflow ct_args=130,2,1088,2,32,130 named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,cb_addend_rows:9,sem_x_ready:0,sem_x_valid:1,sem_w_ready:2,sem_w_valid:3 formats=1:bfloat8_b,2:uint32,3:uint32 label=bfp8-weights
+// conformance: kind=dataflow ct_args=130,2,576,2,32,130 named=cb_x:0,cb_x_rows:8,cb_w:1,cb_work:2,cb_routing:3,cb_addend:6,cb_addend_rows:9,sem_x_ready:0,sem_x_valid:1,sem_w_ready:2,sem_w_valid:3 formats=1:bfloat4_b,2:uint32,3:uint32 label=bfp4-weights
 #include <cstdint>
 #include <tuple>
 
 #include "api/dataflow/dataflow_api.h"
+#include "moe_bmm_w_sharing.hpp"
 #include "moe_bmm_work_split.hpp"
 #include "moe_bmm_x_sharing.hpp"
 
@@ -53,13 +62,16 @@ constexpr uint32_t cb_w = get_named_compile_time_arg_val(named_arg::kCbW);
 constexpr uint32_t cb_work = get_named_compile_time_arg_val(named_arg::kCbWork);
 constexpr uint32_t cb_routing = get_named_compile_time_arg_val(named_arg::kCbRouting);
 constexpr uint32_t cb_addend = get_named_compile_time_arg_val(named_arg::kCbAddend);
+constexpr uint32_t cb_addend_rows = get_named_compile_time_arg_val(named_arg::kCbAddendRows);
 constexpr uint32_t sem_x_ready = get_named_compile_time_arg_val(named_arg::kSemXReady);
 constexpr uint32_t sem_x_valid = get_named_compile_time_arg_val(named_arg::kSemXValid);
+constexpr uint32_t sem_w_ready = get_named_compile_time_arg_val(named_arg::kSemWReady);
+constexpr uint32_t sem_w_valid = get_named_compile_time_arg_val(named_arg::kSemWValid);
 constexpr auto kTensorArgs = make_tensor_accessor_args_tuple<reader_tensor::kCount, 0>();
 
 struct Args {
     Shape shape;
-    uint32_t x_addr, w_addr, counts_addr, offsets_addr, addend_addr, x_page_bytes;
+    uint32_t x_addr, w_addr, counts_addr, offsets_addr, addend_addr, x_page_bytes, addend_page_bytes;
     uint32_t core_index, num_cores;
     Grid grid;
 };
@@ -73,6 +85,7 @@ Args read_args() {
     a.offsets_addr = get_common_arg_val<uint32_t>(reader_common_arg::kOffsetsAddr);
     a.addend_addr = get_common_arg_val<uint32_t>(reader_common_arg::kAddendAddr);
     a.x_page_bytes = get_common_arg_val<uint32_t>(reader_common_arg::kXPageBytes);
+    a.addend_page_bytes = get_common_arg_val<uint32_t>(reader_common_arg::kAddendPageBytes);
     a.core_index = get_arg_val<uint32_t>(core_arg::kCoreIndex);
     a.num_cores = get_arg_val<uint32_t>(core_arg::kNumCores);
     a.grid = Grid{get_common_arg_val<uint32_t>(reader_common_arg::kGridCols),
@@ -173,13 +186,13 @@ template <typename X>
 void x_block(const Args& a, const X& x, const Routing& routing, const Segment& seg, const XRound& round, uint32_t k0) {
     const Shape& shape = a.shape;
     const uint32_t pages = shape.row_block * shape.inner_block;
-    const XSemaphores sem{static_cast<uint32_t>(get_semaphore(sem_x_ready)),
-                          static_cast<uint32_t>(get_semaphore(sem_x_valid))};
+    const ShareSemaphores sem{static_cast<uint32_t>(get_semaphore(sem_x_ready)),
+                              static_cast<uint32_t>(get_semaphore(sem_x_valid))};
     const uint32_t cb = x_cb(shape);
     cb_reserve_back(cb, pages);
     const uint32_t l1 = get_write_ptr(cb);
     if (round.sender() != a.core_index) {
-        receive_x_block(a.grid, round, sem);
+        receive_block(a.grid, round.sender(), sem);
     } else {
         if (shape.row_major_x) {
             read_x_row_strips(shape, x, routing, seg, k0, l1);
@@ -187,7 +200,7 @@ void x_block(const Args& a, const X& x, const Routing& routing, const Segment& s
             read_x_tiles(shape, x, routing, seg, k0, l1);
         }
         if (round.receivers() > 0) {
-            multicast_x_block(a.grid, round, sem, l1, seg.rows * shape.inner_block * get_tile_size(cb));
+            multicast_block(a.grid, round, sem, l1, seg.rows * shape.inner_block * get_tile_size(cb));
         }
     }
     cb_push_back(cb, pages);
@@ -204,21 +217,48 @@ void align_x_ring(const Shape& shape, uint32_t& x_blocks) {
     ++x_blocks;
 }
 
-// Weight tiles [k0, k0 + inner_block) of output column `col` of `expert` into cb_w: each half's
-// (gate, up) after the previous half's.
+// Weight tiles [k0, k0 + inner_block) of output column `col` of `expert` from DRAM to `l1` (a cb_w
+// slot), k step by k step, each step's halves side by side (SwiGLU: the gate's tile, then the up's), as
+// the compute kernel's block matmul takes a row of its second operand (in w the halves of a step are
+// adjacent pages).
 template <typename W>
-void read_w_block(const Shape& shape, const W& w, uint32_t expert, uint32_t col, uint32_t k0) {
+void read_w_tiles(const Shape& shape, const W& w, uint32_t expert, uint32_t col, uint32_t k0, uint32_t l1) {
     const uint32_t stride = shape.weight_col_tiles();
-    const uint32_t pages = shape.weight_halves * shape.inner_block;
     const uint32_t first_page = (expert * shape.inner_tiles + k0) * stride + shape.weight_halves * col;
-    cb_reserve_back(cb_w, pages);
-    const uint32_t l1 = get_write_ptr(cb_w);
-    const uint32_t half_bytes = shape.inner_block * get_tile_size(cb_w);
-    for (uint32_t h = 0; h < shape.weight_halves; ++h) {
-        read_tiles_async_at(l1 + h * half_bytes, cb_w, w, first_page + h, stride, shape.inner_block);
+    const uint32_t tile_bytes = get_tile_size(cb_w);
+    for (uint32_t k = 0; k < shape.inner_block; ++k) {
+        read_tiles_async_at(l1 + k * shape.weight_halves * tile_bytes, cb_w, w, first_page + k * stride, 1,
+                            shape.weight_halves);
     }
     noc_async_read_barrier();
+}
+
+// The weight block k0 of output column `col` of the segment's expert into cb_w: read (and multicast by
+// the weight round's sender) or received.
+template <typename W>
+void w_block(const Args& a, const W& w, const Segment& seg, const WRound& round, uint32_t col, uint32_t k0) {
+    const uint32_t pages = a.shape.weight_halves * a.shape.inner_block;
+    const ShareSemaphores sem{static_cast<uint32_t>(get_semaphore(sem_w_ready)),
+                              static_cast<uint32_t>(get_semaphore(sem_w_valid))};
+    cb_reserve_back(cb_w, pages);
+    const uint32_t l1 = get_write_ptr(cb_w);
+    if (round.sender() != a.core_index) {
+        receive_block(a.grid, round.sender(), sem);
+    } else {
+        read_w_tiles(a.shape, w, seg.expert, col, k0, l1);
+        if (round.receivers() > 0) multicast_block(a.grid, round, sem, l1, pages * get_tile_size(cb_w));
+    }
     cb_push_back(cb_w, pages);
+}
+
+// Starts the next segment's weight blocks in slot 0 of cb_w's two: an unread block fills slot 1 when
+// the previous segments pushed an odd number of blocks (the compute kernel pops it the same way).
+void align_w_ring(const Shape& shape, uint32_t& w_blocks) {
+    if (w_blocks % 2 == 0) return;
+    const uint32_t pages = shape.weight_halves * shape.inner_block;
+    cb_reserve_back(cb_w, pages);
+    cb_push_back(cb_w, pages);
+    ++w_blocks;
 }
 
 // The addend's tile at `page` (the output tile's page) into cb_addend.
@@ -230,30 +270,63 @@ void read_addend_tile(const Addend& addend, uint32_t page) {
     cb_push_back(cb_addend, 1);
 }
 
+// Row-major addend: the segment's addend rows into cb_addend_rows, row tile by row tile, each row tile's
+// columns in strips of up to kAddendStripTiles tiles: strip row i holds the width * 32 elements of output
+// row 32 r + i from column 32 c0 on. Rows the output does not have are zeroed.
+template <typename Addend>
+void read_addend_strips(const Shape& shape, const Addend& addend, const Routing& routing, const Segment& seg) {
+    const uint32_t strip = shape.col_tiles < kAddendStripTiles ? shape.col_tiles : kAddendStripTiles;
+    const uint32_t held = routing.block_rows(seg.expert);  // past the first row of every active row tile
+    const uint32_t base = routing.row_base(seg.expert);
+    for (uint32_t r = 0; r < seg.rows; ++r) {
+        const uint32_t first = (seg.first_row + r) * kTileRows;
+        const uint32_t end = held < first + kTileRows ? held : first + kTileRows;
+        for (uint32_t c0 = 0; c0 < seg.cols; c0 += strip) {
+            const uint32_t row_bytes = (seg.cols - c0 < strip ? seg.cols - c0 : strip) * kTileRowBytes;
+            cb_reserve_back(cb_addend_rows, strip);
+            const uint32_t l1 = get_write_ptr(cb_addend_rows);
+            const uint32_t column_byte = (seg.first_col + c0) * kTileRowBytes;
+            for (uint32_t row = first; row < end; ++row) {
+                noc_async_read(addend.get_noc_addr(base + row, column_byte), l1 + (row - first) * row_bytes, row_bytes);
+            }
+            if (end < first + kTileRows) {  // the output ends inside this row tile
+                moe_kernel::fill_words(l1 + (end - first) * row_bytes,
+                                       (first + kTileRows - end) * row_bytes / sizeof(uint32_t), 0);
+            }
+            noc_async_read_barrier();
+            cb_push_back(cb_addend_rows, strip);
+        }
+    }
+}
+
 }  // namespace
 
 void kernel_main() {
-    const Args args = read_args();
+    Args args = read_args();
     const Shape& shape = args.shape;
     const auto x = TensorAccessor(std::get<reader_tensor::kX>(kTensorArgs), args.x_addr, args.x_page_bytes);
     const auto w = TensorAccessor(std::get<reader_tensor::kW>(kTensorArgs), args.w_addr);
     const auto counts = TensorAccessor(std::get<reader_tensor::kRouting>(kTensorArgs), args.counts_addr);
     const auto offsets = TensorAccessor(std::get<reader_tensor::kRouting>(kTensorArgs), args.offsets_addr);
     const auto addend =
-        TensorAccessor(std::get<reader_tensor::kAddend>(kTensorArgs), args.addend_addr, get_tile_size(cb_addend));
+        TensorAccessor(std::get<reader_tensor::kAddend>(kTensorArgs), args.addend_addr, args.addend_page_bytes);
 
     const Routing routing(load_routing(cb_routing, counts, offsets, shape), shape);
+    args.shape.unit_rows = unit_row_tiles(shape, routing, args.num_cores);
     const uint32_t total = active_tiles(shape, routing);
-    uint32_t x_blocks = 0;
+    uint32_t x_blocks = 0, w_blocks = 0;
     for_each_segment(shape, routing, args.core_index, args.num_cores, [&](const Segment& seg) {
         send_word(seg.rows | seg.cols << segment_word::kColsShift);
         align_x_ring(shape, x_blocks);
+        align_w_ring(shape, w_blocks);
         const XRound round(shape, total, args.num_cores, args.core_index, seg);
+        const WRound w_round(shape, routing, total, args.num_cores, args.core_index, seg);
         for (uint32_t k0 = 0; k0 < shape.inner_tiles; k0 += shape.inner_block, ++x_blocks) {
             x_block(args, x, routing, seg, round, k0);
-            for (uint32_t c = 0; c < seg.cols; ++c) {
-                read_w_block(shape, w, seg.expert, seg.first_col + c, k0);
-                if (!shape.addend || k0 > 0) continue;
+            if (shape.row_major_addend && k0 == 0) read_addend_strips(shape, addend, routing, seg);
+            for (uint32_t c = 0; c < seg.cols; ++c, ++w_blocks) {
+                w_block(args, w, seg, w_round, seg.first_col + c, k0);
+                if (!shape.addend || shape.row_major_addend || k0 > 0) continue;
                 for (uint32_t r = 0; r < seg.rows; ++r) {
                     read_addend_tile(addend,
                                      output_page(shape, routing, {seg.expert, seg.first_row + r, seg.first_col + c}));
@@ -262,4 +335,5 @@ void kernel_main() {
         }
     });
     send_word(0);
+    noc_async_write_barrier();  // the last multicasts have landed before the kernel ends
 }

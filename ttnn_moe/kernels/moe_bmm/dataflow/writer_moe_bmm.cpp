@@ -193,12 +193,13 @@ void write_status(const Args& a, const Routing& routing, const Status& status_ou
 }  // namespace
 
 void kernel_main() {
-    const Args args = read_args();
+    Args args = read_args();
     const auto out = TensorAccessor(std::get<writer_tensor::kOut>(kTensorArgs), args.out_addr, args.out_page_bytes);
     const auto counts = TensorAccessor(std::get<writer_tensor::kRouting>(kTensorArgs), args.counts_addr);
     const auto offsets = TensorAccessor(std::get<writer_tensor::kRouting>(kTensorArgs), args.offsets_addr);
 
     const Routing routing(load_routing(cb_routing, counts, offsets, args.shape), args.shape);
+    args.shape.unit_rows = unit_row_tiles(args.shape, routing, args.num_cores);
     if (args.core_index == 0) {
         write_status(args, routing, TensorAccessor(std::get<writer_tensor::kStatus>(kTensorArgs), args.status_addr));
     }

@@ -8,7 +8,8 @@ neighbour to neighbour, each member adding its share in fp32 DST and rounding on
 format, in an order the line fixes, so the result does not depend on delivery order or timing.
 
 `gather_pages` / `scatter_pages` say whether a tensor's pages line up with the split (the
-kernels move whole pages); the caller falls back to the host otherwise.
+kernels move whole pages; all_gather also DRAM-aligned ROW_MAJOR rows into segments of the
+output rows, as ttnn's does along the last dim); the caller falls back to the host otherwise.
 """
 
 from __future__ import annotations
@@ -64,8 +65,19 @@ def _page_dim(t: Tensor, dim: int, parts: int) -> Optional[int]:
     return dim if t.shape[dim] % parts == 0 else None
 
 
+def _row_segments(t: Tensor, dim: int) -> bool:
+    """A ROW_MAJOR gather along its rows: each input row becomes a DRAM-aligned segment of an output row."""
+    rank = len(t.shape)
+    return (
+        t.layout is Layout.ROW_MAJOR
+        and rank > 1
+        and dim == rank - 1
+        and t.page_size % t.device().chips[0].dram_alignment == 0
+    )
+
+
 def gather_pages(t: Tensor, dim: int) -> bool:
-    return _page_dim(t, dim, 1) is not None
+    return _page_dim(t, dim, 1) is not None or _row_segments(t, dim)
 
 
 def scatter_pages(t: Tensor, dim: int, line_size: int) -> bool:
@@ -112,7 +124,7 @@ def all_gather_on_fabric(t: Tensor, output: Tensor, dim: int, cluster_axis: int,
     lines = mesh_lines(mesh, cluster_axis)
     links = _check_links(mesh, num_links, _AG_CORES_PER_LINK)
     grid = _page_grid(t)
-    block = math.prod(grid[_page_dim(t, dim, 1) :])
+    block = 1 if _row_segments(t, dim) else math.prod(grid[_page_dim(t, dim, 1) :])
     src, dst = t.to_arg(), output.to_arg()
     coords = kp.worker_cores(mesh.compute_with_storage_grid_size(), links)
     cores = kp.cores_of(coords)
@@ -126,7 +138,10 @@ def all_gather_on_fabric(t: Tensor, output: Tensor, dim: int, cluster_axis: int,
         runtime_args = []
         for link, ((x, y), (first, count)) in enumerate(zip(coords, kp.split(src.num_pages, links))):
             core = _program.CoreCoord(x, y)
-            head = [src.address, dst.address, src.page_size, first, count, block, line.size, line.position]
+            head = [
+                *(src.address, dst.address, src.page_size, dst.page_size),
+                *(first, count, block, line.size, line.position),
+            ]
             args = head + [int(fabric_max_payload_size)] + _line_args(line, program, core, link)
             runtime_args.append((core, args))
         program.kernels = [

@@ -58,22 +58,23 @@ def moe_bmm(
     tile (`ttnn_moe.interleave_gate_up`), and out = silu(x @ w_gate) * (x @ w_up), still
     (.., N): one launch, each x tile read once for both products, only the product written.
 
-    addend: a TILE bfloat16 tensor shaped like the output; out = x @ w + addend, the sum starting
-    from the addend's tile in DST (so adding it costs no extra pass over the output). In padded
-    mode the inactive row tiles get the addend's values; in grouped mode they stay unwritten.
-    Not with activation="swiglu".
+    addend: a TILE or ROW_MAJOR bfloat16 tensor shaped like the output (leading 1s allowed);
+    out = x @ w + addend, the sum starting from the addend's tile in DST (so adding it costs no
+    extra pass over the output). A ROW_MAJOR addend is read as row strips and tilized by the
+    compute kernel (bit for bit the TILE addend's result). In padded mode the inactive row tiles
+    get the addend's values (a TILE addend only: a ROW_MAJOR one needs grouped mode or a ROW_MAJOR
+    output); in grouped mode they stay unwritten. Not with activation="swiglu".
 
     Output-stationary: only the active output tiles, ceil(count_l / 32) row tiles times
     N/32 column tiles of each expert, are computed, split evenly over the device's core
     grid by the kernels from the counts in device memory; an expert without tokens costs
     nothing and its weights are never read.
 
-    Weight reads: each core's share is ordered (expert, column tile, row tile), and a core
-    reads every weight column of its share once, keeping it in L1 while it computes that
-    column's row tiles. Total weight bytes read are the active experts' bytes plus at most
-    one column (Kd/32 tiles) per boundary between two cores' shares. When a column does not
-    fit in a core's L1 next to the other buffers (bfloat16 Kd > ~15k), it is streamed in
-    blocks for every output tile instead.
+    Weight reads: each weight block a core reads serves all the rows of its row block (up to
+    8 row tiles of an expert); the cores computing the same columns in an expert's other row
+    blocks get it by the same DRAM read and a multicast (weight rounds, docs/ops/moe_bmm.md):
+    the shared expert at prefill reads every weight tile once. Weights stream through L1 in k
+    blocks, so any Kd fits.
 
     Output contract (TILE output):
     - rows of an active row tile past count_l are exactly 0 (the kernel clears the x rows

@@ -90,8 +90,10 @@ def _tensor_info(arg: Any) -> TensorInfo:
 
 
 def _math_fidelity(program: Any) -> str:
-    """The math fidelity of the op's compute kernels ('' when it has none)."""
-    for _, device_program in program.mesh_programs:
+    """The math fidelity of the op's compute kernels ('' when it has none); `program` is a MeshProgramDescriptor
+    or a ProgramDescriptor (which generic_op runs on every device)."""
+    programs = program.mesh_programs if hasattr(program, "mesh_programs") else [(None, program)]
+    for _, device_program in programs:
         for kernel in device_program.kernels:
             if isinstance(kernel.config, _C.program.ComputeConfigDescriptor):
                 return kernel.config.math_fidelity.name

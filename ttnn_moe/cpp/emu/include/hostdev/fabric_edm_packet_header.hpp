@@ -4,7 +4,9 @@
 // HybridMeshPacketHeader (2D, 96 B), and PACKET_HEADER_TYPE chosen by
 // ROUTING_MODE like the real header. Emulated subset: chip unicast, 1D chip
 // multicast (a range or a sparse hop mask); NOC unicast write, inline write,
-// atomic increment, fused write + increment, scatter write. NOC multicast and
+// atomic increment, fused write + increment, scatter write (each chunk a write
+// or a semaphore increment, as its 2-bit encoding says; the fused scatter write +
+// increment is two write chunks and an increment). NOC multicast and
 // read commands are not declared, so a kernel using them fails to build
 // instead of misbehaving.
 //
@@ -84,6 +86,43 @@ struct NocUnicastScatterCommandHeader {
         }
     }
 };
+// What a scatter chunk does (2 bits per chunk in chunk_encoding): a chunk that increments a semaphore carries
+// no payload, its chunk_size is the increment.
+enum NocScatterWriteChunkEncoding : uint8_t {
+    CHUNK_ENCODING_NOP = 0,
+    CHUNK_ENCODING_UNICAST_WRITE = 1,
+    CHUNK_ENCODING_SEMINC_NO_FLUSH = 2,
+    CHUNK_ENCODING_SEMINC_FLUSH = 3,
+    CHUNK_ENCODING_LAST = CHUNK_ENCODING_SEMINC_FLUSH
+};
+constexpr uint8_t expand_encoding_to_all_chunks(NocScatterWriteChunkEncoding encoding) {
+    const uint8_t e = static_cast<uint8_t>(encoding);
+    return static_cast<uint8_t>(e | (e << 2) | (e << 4) | (e << 6));
+}
+inline void set_chunk_encoding(uint8_t& chunk_encoding, NocScatterWriteChunkEncoding encoding, uint32_t chunk_index) {
+    chunk_encoding |= static_cast<uint8_t>(static_cast<uint8_t>(encoding) << (chunk_index * 2));
+}
+// Two write chunks and a semaphore increment in one packet (the only fused scatter form of 0.81.1).
+inline constexpr uint8_t NOC_SCATTER_WRITE_ATOMIC_INC_FUSED_WRITE_CHUNKS = 2;
+struct NocUnicastScatterAtomicIncFusedCommandHeader {
+    uint64_t noc_address[NOC_SCATTER_WRITE_ATOMIC_INC_FUSED_WRITE_CHUNKS];
+    uint64_t semaphore_noc_address;
+    uint16_t chunk_size[NOC_SCATTER_WRITE_ATOMIC_INC_FUSED_WRITE_CHUNKS - 1];  // the last write chunk's is implicit
+    uint16_t val;
+    bool flush;
+    NocUnicastScatterAtomicIncFusedCommandHeader(std::initializer_list<uint64_t> noc_addresses,
+                                                 uint64_t semaphore_noc_address,
+                                                 std::initializer_list<uint16_t> chunk_sizes, uint16_t val,
+                                                 bool flush = true)
+        : noc_address{}, semaphore_noc_address(semaphore_noc_address), chunk_size{}, val(val), flush(flush) {
+        size_t i = 0;
+        for (uint64_t a : noc_addresses) noc_address[i++ % NOC_SCATTER_WRITE_ATOMIC_INC_FUSED_WRITE_CHUNKS] = a;
+        i = 0;
+        for (uint16_t c : chunk_sizes) chunk_size[i++ % (NOC_SCATTER_WRITE_ATOMIC_INC_FUSED_WRITE_CHUNKS - 1)] = c;
+    }
+};
+static_assert(sizeof(NocUnicastScatterAtomicIncFusedCommandHeader) == 32);
+
 // The scatter command as the header stores it (a plain struct, so the command union stays trivial).
 struct NocScatterWriteFields {
     uint64_t noc_address[NOC_SCATTER_WRITE_MAX_CHUNKS];
@@ -154,7 +193,35 @@ public:
             this->command_fields.unicast_scatter_write.chunk_size[i] = cmd.chunk_size[i];
         }
         this->command_fields.unicast_scatter_write.chunk_count = cmd.chunk_count;
-        this->command_fields.unicast_scatter_write.chunk_encoding = cmd.chunk_encoding;
+        this->command_fields.unicast_scatter_write.chunk_encoding =
+            expand_encoding_to_all_chunks(CHUNK_ENCODING_UNICAST_WRITE);
+        this->payload_size_bytes = static_cast<uint16_t>(payload_size_bytes);
+        return static_cast<volatile Derived*>(this);
+    }
+    // A scatter write whose chunks 0 and 1 are writes (chunk 1 takes what chunk 0 leaves of the payload) and
+    // chunk 2 increments the semaphore by `val`.
+    volatile Derived* to_noc_fused_unicast_scatter_write_atomic_inc(
+        const NocUnicastScatterAtomicIncFusedCommandHeader& cmd, size_t payload_size_bytes) volatile {
+        constexpr uint8_t writes = NOC_SCATTER_WRITE_ATOMIC_INC_FUSED_WRITE_CHUNKS;
+        this->noc_send_type = NOC_UNICAST_SCATTER_WRITE;
+        auto& fields = this->command_fields.unicast_scatter_write;
+        fields.chunk_count = writes + 1;
+        uint8_t encoding = 0;
+        size_t leading = 0;
+        for (uint8_t i = 0; i < writes; ++i) {
+            fields.noc_address[i] = cmd.noc_address[i];
+            set_chunk_encoding(encoding, CHUNK_ENCODING_UNICAST_WRITE, i);
+            if (i + 1 < writes) {
+                fields.chunk_size[i] = cmd.chunk_size[i];
+                leading += cmd.chunk_size[i];
+            }
+        }
+        fields.chunk_size[writes - 1] = static_cast<uint16_t>(payload_size_bytes - leading);
+        fields.noc_address[writes] = cmd.semaphore_noc_address;
+        fields.chunk_size[writes] = cmd.val;
+        set_chunk_encoding(encoding, cmd.flush ? CHUNK_ENCODING_SEMINC_FLUSH : CHUNK_ENCODING_SEMINC_NO_FLUSH, writes);
+        for (size_t i = writes + 1; i < NOC_SCATTER_WRITE_MAX_CHUNKS; ++i) fields.noc_address[i] = 0;
+        fields.chunk_encoding = encoding;
         this->payload_size_bytes = static_cast<uint16_t>(payload_size_bytes);
         return static_cast<volatile Derived*>(this);
     }
@@ -348,6 +415,7 @@ FabricPacket fabric_packet_of(const volatile Header& h) {
                 p.scatter_chunk_size[i] = h.command_fields.unicast_scatter_write.chunk_size[i];
             }
             p.scatter_chunk_count = h.command_fields.unicast_scatter_write.chunk_count;
+            p.scatter_chunk_encoding = h.command_fields.unicast_scatter_write.chunk_encoding;
             break;
         default:
             break;  // the runtime rejects the type by number

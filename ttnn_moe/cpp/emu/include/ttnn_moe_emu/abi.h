@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 15;
+inline constexpr uint32_t ABI_VERSION = 16;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -28,6 +28,23 @@ inline constexpr uint32_t L1_MAILBOX_BASE = L1_SEMAPHORE_BASE + L1_NUM_SEMAPHORE
 inline constexpr uint32_t L1_MAILBOX_DEPTH = 4;
 inline constexpr uint32_t L1_MAILBOX_WORDS = 2 + L1_MAILBOX_DEPTH;
 inline constexpr uint32_t NUM_CIRCULAR_BUFFERS = 32;  // Wormhole
+// The fabric packet header pool of the device memory map (dev_mem_map.h's MEM_PACKET_HEADER_POOL_*; Wormhole:
+// 16 headers of 144 bytes, half of them for each data-movement RISC), after the mailboxes and below the CBs, so
+// nothing a program places lands there. PacketHeaderPool keeps its allocation state in the state block before
+// it (a built kernel serves every core that runs it, so that state cannot live in the kernel's statics): per RISC
+// the next free byte of its half, the number of routes and per route its first header's offset and size.
+inline constexpr uint32_t PACKET_HEADER_MAX_BYTES = 144;
+inline constexpr uint32_t NUM_PACKET_HEADERS = 16;
+inline constexpr uint32_t NUM_DM_PROCESSORS = 2;
+inline constexpr uint32_t PACKET_HEADER_ROUTES_PER_RISC = NUM_PACKET_HEADERS / NUM_DM_PROCESSORS;
+inline constexpr uint32_t L1_PACKET_HEADER_POOL_STATE_BASE = 0x18200;
+inline constexpr uint32_t L1_PACKET_HEADER_POOL_STATE_WORDS_PER_RISC = 2 + 2 * PACKET_HEADER_ROUTES_PER_RISC;
+inline constexpr uint32_t L1_PACKET_HEADER_POOL_BASE = 0x18300;
+inline constexpr uint32_t L1_PACKET_HEADER_POOL_SIZE = PACKET_HEADER_MAX_BYTES * NUM_PACKET_HEADERS;
+static_assert(L1_MAILBOX_BASE + 4 * (1 + 3 * L1_MAILBOX_WORDS) <= L1_PACKET_HEADER_POOL_STATE_BASE);
+static_assert(L1_PACKET_HEADER_POOL_STATE_BASE + 4 * NUM_DM_PROCESSORS * L1_PACKET_HEADER_POOL_STATE_WORDS_PER_RISC <=
+              L1_PACKET_HEADER_POOL_BASE);
+static_assert(L1_PACKET_HEADER_POOL_BASE % 16 == 0 && L1_PACKET_HEADER_POOL_SIZE % 16 == 0);
 
 // The registers of a NOC command buffer that tt-metal's stateful NOC calls program once (..._set_state,
 // noc_async_read_set_trid) and later transfers reuse (..._with_state): api/dataflow/dataflow_api.h.

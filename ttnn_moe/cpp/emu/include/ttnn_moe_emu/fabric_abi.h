@@ -37,11 +37,13 @@ struct FabricPacket {
     uint32_t inline_payload_l1;  // payload sent right behind the header (0: none)
     uint32_t inline_payload_bytes;
     uint32_t range_hops;  // FabricRoute::LineMulticast: how many chips, from `hops` on
-    // NOC_UNICAST_SCATTER_WRITE: the payload's first scatter_chunk_size[i] bytes go to address i, the rest to the
-    // last of scatter_chunk_count addresses.
+    // NOC_UNICAST_SCATTER_WRITE: chunk i (2 bits of scatter_chunk_encoding each) writes the payload's next
+    // scatter_chunk_size[i] bytes to address i (the last write chunk the rest), or increments the word at
+    // address i by scatter_chunk_size[i] (taking no payload).
     uint64_t scatter_noc_address[4];
     uint16_t scatter_chunk_size[3];
     uint8_t scatter_chunk_count;
+    uint8_t scatter_chunk_encoding;
 };
 
 struct FabricServices {

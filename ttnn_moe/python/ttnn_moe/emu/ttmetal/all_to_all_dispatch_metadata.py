@@ -107,10 +107,11 @@ def cb_sizes(x: Tensor, metadata: Tensor, scores_out: Tensor, mapping: Tensor, n
 
 
 def one_core_shard_accessor_args(tensor: Tensor, noc_xy: tuple[int, int]) -> list[int]:
-    """TensorAccessorArgs of a tensor held as one shard on one core: Sharded, rank 2, one bank, the tensor and
-    shard shapes in pages ([rows, 1] each) and the bank's packed NOC coordinates."""
+    """TensorAccessorArgs of a tensor held as one shard on one core: Sharded, the aligned page size, rank 2, one
+    bank, the tensor and shard shapes in pages ([rows, 1] each) and the bank's packed NOC coordinates."""
     rows = tensor.num_pages
-    return [TENSOR_ACCESSOR_SHARDED, 2, 1, rows, 1, rows, 1, (noc_xy[0] << 8) | noc_xy[1]]
+    page = ccl.align(int(tensor.page_size), ccl.L1_ALIGNMENT)
+    return [TENSOR_ACCESSOR_SHARDED, page, 2, 1, rows, 1, rows, 1, (noc_xy[0] << 8) | noc_xy[1]]
 
 
 def _sender_cores(worker_cores: pd.CoreRangeSet, num_cores: int) -> list[pd.CoreCoord]:

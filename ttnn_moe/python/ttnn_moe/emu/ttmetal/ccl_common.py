@@ -191,6 +191,20 @@ def neighbor_connection_args(
     return args
 
 
+def routing_plane_connection_args(
+    mesh: MeshDevice, row: int, col: int, neighbor_coords, directions, link: int, program, core
+) -> list[int]:
+    """append_routing_plane_connection_manager_rt_args on a 1D fabric: per neighbour (in `neighbor_coords` order)
+    its eth direction (EAST, WEST, NORTH or SOUTH, as `directions` gives it) as the connection's tag, then the
+    connection's args on `link`."""
+    src_node = mesh.get_fabric_node_id(pd.MeshCoordinate(row, col))
+    args: list[int] = []
+    for (r, c), direction in zip(neighbor_coords, directions, strict=True):
+        dst_node = mesh.get_fabric_node_id(pd.MeshCoordinate(r, c))
+        args += [direction, *emu_fabric.setup_fabric_connection(src_node, dst_node, link, program, core)]
+    return args
+
+
 def reader_writer_kernels(
     reader: str, writer: str, grid: pd.CoreRangeSet, reader_args: tuple, writer_args: tuple
 ) -> list[pd.KernelDescriptor]:

@@ -1,12 +1,17 @@
-// TensorAccessor: page id -> NOC address of an interleaved tensor (page i in
-// bank i % banks at base + (i / banks) * aligned_page_size). DRAM and
-// L1-interleaved tensors are emulated; a sharded tensor's accessor builds and fails when addressed.
+// TensorAccessor: page id -> NOC address. Interleaved (DRAM or L1): page i in
+// bank i % banks at base + (i / banks) * aligned_page_size. ND-sharded in L1
+// with a compile-time distribution: see sharded_noc_addr. Other sharded
+// tensors' accessors build and fail when addressed.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include "api/tensor/tensor_accessor_args.h"
 #include "api/tensor/tensor_binding_token.h"
+#include "ttnn_moe_emu/kernel_args.h"
 #include "ttnn_moe_emu/kernel_common.h"
 
 namespace tensor_accessor {
@@ -74,7 +79,7 @@ struct TensorAccessor {
 
     uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t noc = noc_index) const {
         if constexpr (Args::is_sharded) {
-            ttnn_moe_emu::fail("TensorAccessor: sharded tensors are not emulated");
+            return sharded_noc_addr(page_id, offset);
         } else if constexpr (!Args::is_dram) {
             // L1 banks: one per worker core, pages at a stride of the page size rounded up to the L1 alignment.
             const uint32_t banks = ttnn_moe_emu::services->num_l1_banks();
@@ -96,6 +101,48 @@ struct TensorAccessor {
     }
 
 private:
+    // ND sharding: the page's coordinate in the tensor (in pages, last dim fastest) gives its shard (row-major
+    // over the grid of shards) and its place in the shard (row-major); shard s is on bank s % banks as that
+    // bank's shard s / banks (shard-contiguous: a run of shards / banks shards per bank), a bank's shards back
+    // to back from the base address, each shard_volume pages.
+    uint64_t sharded_noc_addr(uint32_t page_id, uint32_t offset) const {
+        if constexpr (Args::is_dram || !Args::distribution_is_compile_time) {
+            ttnn_moe_emu::fail("TensorAccessor: only L1-sharded tensors with a compile-time distribution are emulated");
+        } else {
+            constexpr uint32_t rank = Args::RankCT;
+            const auto& ct = kernel_compile_time_args;
+            uint32_t coord[rank];
+            uint32_t rest = page_id;
+            for (uint32_t i = rank; i-- > 0;) {
+                const uint32_t dim = ct[Args::TensorShapeCTAOffset + i];
+                coord[i] = rest % dim;
+                rest /= dim;
+            }
+            if (rest != 0) ttnn_moe_emu::fail("TensorAccessor: page id past the end of the sharded tensor");
+            uint32_t shard = 0, in_shard = 0, shard_volume = 1, num_shards = 1;
+            for (uint32_t i = 0; i < rank; ++i) {
+                const uint32_t shard_dim = ct[Args::ShardShapeCTAOffset + i];
+                const uint32_t grid_dim = (ct[Args::TensorShapeCTAOffset + i] + shard_dim - 1) / shard_dim;
+                shard = shard * grid_dim + coord[i] / shard_dim;
+                in_shard = in_shard * shard_dim + coord[i] % shard_dim;
+                shard_volume *= shard_dim;
+                num_shards *= grid_dim;
+            }
+            constexpr uint32_t banks = Args::NumBanksCT;
+            uint32_t bank = shard % banks, shard_in_bank = shard / banks;
+            if constexpr (Args::is_shard_contiguous) {
+                const uint32_t per_bank = num_shards / banks;
+                bank = shard / per_bank;
+                shard_in_bank = shard % per_bank;
+            }
+            const uint32_t word = ct[Args::BankCoordsCTAOffset + bank / 2];
+            const uint32_t xy = bank % 2 ? word >> 16 : word & 0xFFFF;
+            const uint32_t addr =
+                bank_base_address + (shard_in_bank * shard_volume + in_shard) * aligned_page_size + offset;
+            return ttnn_moe_emu::noc_xy_addr((xy >> 8) & 0xFF, xy & 0xFF, addr);
+        }
+    }
+
     uint32_t bank_base_address = 0;
     uint32_t aligned_page_size = 0;
 };
@@ -107,3 +154,51 @@ TensorAccessor(const TensorAccessorArgs<A, B>&, uint32_t, uint32_t) -> TensorAcc
 template <uint32_t C, uint32_t A>
 TensorAccessor(tensor_accessor::TensorBindingToken<C, A>)
     -> TensorAccessor<typename tensor_accessor::TensorBindingToken<C, A>::args_t>;
+
+namespace tensor_accessor::detail {
+template <typename... Args, uint32_t... I>
+auto make_tensor_accessor_tuple(const std::tuple<Args...>& args, uint32_t address_arg,
+                                std::integer_sequence<uint32_t, I...>) {
+    return std::make_tuple(TensorAccessor(std::get<I>(args), get_arg_val<uint32_t>(address_arg + I))...);
+}
+}  // namespace tensor_accessor::detail
+
+// One accessor per args of the tuple, tensor i's base address in runtime arg address_arg + i.
+template <typename... Args>
+auto make_tensor_accessor_tuple(const std::tuple<Args...>& args, uint32_t address_arg) {
+    return tensor_accessor::detail::make_tensor_accessor_tuple(args, address_arg,
+                                                               std::make_integer_sequence<uint32_t, sizeof...(Args)>());
+}
+
+// Accessors of different types behind one type, so a kernel can pick one by a runtime index. Holds a
+// pointer to the accessor: the accessor (its tuple) must outlive the wrapper.
+class AbstractTensorAccessorWrapper {
+public:
+    AbstractTensorAccessorWrapper() = default;
+    template <typename Accessor>
+    AbstractTensorAccessorWrapper(const Accessor& accessor)
+        : accessor_(&accessor), get_noc_addr_(+[](const void* a, uint32_t page_id, uint32_t offset, uint8_t noc) {
+              return static_cast<const Accessor*>(a)->get_noc_addr(page_id, offset, noc);
+          }) {}
+
+    uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t noc = noc_index) const {
+        if (accessor_ == nullptr) {
+            ttnn_moe_emu::fail("AbstractTensorAccessorWrapper: addressed through a default-constructed wrapper");
+        }
+        return get_noc_addr_(accessor_, page_id, offset, noc);
+    }
+
+private:
+    const void* accessor_ = nullptr;
+    uint64_t (*get_noc_addr_)(const void*, uint32_t, uint32_t, uint8_t) = nullptr;
+};
+
+template <typename... Accessors>
+auto make_abstract_tensor_accessor_wrappers(const std::tuple<Accessors...>& accessors) {
+    return std::apply(
+        [](const auto&... each) {
+            return std::array<AbstractTensorAccessorWrapper, sizeof...(Accessors)>{
+                AbstractTensorAccessorWrapper(each)...};
+        },
+        accessors);
+}

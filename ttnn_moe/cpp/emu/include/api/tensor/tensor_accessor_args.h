@@ -2,11 +2,14 @@
 // from the compile-time args in tt-metal 0.81.1's encoding. Word 0 is the
 // ArgsConfig bit set (Sharded 1, IsDram 2, RuntimeRank 4, RuntimeNumBanks 8,
 // RuntimeTensorShape 16, RuntimeShardShape 32, RuntimeBankCoords 64,
-// RuntimePageSize 128); an interleaved tensor then has its aligned page size
-// (unless RuntimePageSize puts it in the common runtime args); a sharded one
-// its rank, bank count, shapes and packed bank coordinates (each possibly
-// runtime). The emulator runs interleaved tensors; sharded ones are parsed so
-// offsets of following args stay right, and fail when accessed.
+// RuntimePageSize 128); then the aligned page size (unless RuntimePageSize
+// puts it in the common runtime args, which sharded tensors never do); a
+// sharded tensor then has its rank, bank count (top bit: shard-contiguous
+// banks), tensor and shard shapes in pages and the banks' NOC coordinates,
+// two to a word ((x << 8 | y) of bank 2k in the low half), each possibly
+// runtime. The emulator addresses interleaved tensors and L1-sharded ones whose
+// distribution is all compile-time; the others are parsed so offsets of
+// following args stay right, and fail when accessed.
 #pragma once
 
 #include <cstddef>
@@ -55,17 +58,18 @@ struct TensorAccessorArgs {
     static constexpr bool bank_coords_is_crta = has(tensor_accessor::ArgConfig::RuntimeBankCoords);
     static constexpr bool page_size_is_crta = has(tensor_accessor::ArgConfig::RuntimePageSize);
 
+    static_assert(!is_sharded || !page_size_is_crta, "a sharded tensor's page size is never a runtime arg");
     static constexpr uint32_t AlignedPageSizeCTAOffset = CTA_OFFSET + 1;
     static constexpr uint32_t AlignedPageSize = [] {
-        if constexpr (page_size_is_crta || is_sharded) {
+        if constexpr (page_size_is_crta) {
             return 0u;
         } else {
             return get_compile_time_arg_val(AlignedPageSizeCTAOffset);
         }
     }();
 
-    // Sharded layout of the compile-time words after the config word.
-    static constexpr uint32_t RankCTAOffset = CTA_OFFSET + 1;
+    // Sharded layout of the compile-time words after the config and page size words.
+    static constexpr uint32_t RankCTAOffset = CTA_OFFSET + 2;
     static constexpr uint32_t NumBanksCTAOffset = RankCTAOffset + (rank_is_crta ? 0 : 1);
     static constexpr uint32_t RankCT = [] {
         if constexpr (!is_sharded || rank_is_crta) {
@@ -74,13 +78,18 @@ struct TensorAccessorArgs {
             return get_compile_time_arg_val(RankCTAOffset);
         }
     }();
-    static constexpr uint32_t NumBanksCT = [] {
+    static constexpr uint32_t NumBanksRawCT = [] {
         if constexpr (!is_sharded || num_banks_is_crta) {
             return 0u;
         } else {
-            return tensor_accessor::unpack_num_banks(get_compile_time_arg_val(NumBanksCTAOffset));
+            return get_compile_time_arg_val(NumBanksCTAOffset);
         }
     }();
+    static constexpr uint32_t NumBanksCT = tensor_accessor::unpack_num_banks(NumBanksRawCT);
+    static constexpr bool is_shard_contiguous = tensor_accessor::unpack_is_shard_contiguous(NumBanksRawCT);
+    // Every part of the distribution in the compile-time args (what the emulator addresses).
+    static constexpr bool distribution_is_compile_time =
+        !rank_is_crta && !num_banks_is_crta && !tensor_shape_is_crta && !shard_shape_is_crta && !bank_coords_is_crta;
     static constexpr uint32_t TensorShapeCTAOffset = NumBanksCTAOffset + (num_banks_is_crta ? 0 : 1);
     static constexpr uint32_t ShardShapeCTAOffset = TensorShapeCTAOffset + (tensor_shape_is_crta ? 0 : RankCT);
     static constexpr uint32_t BankCoordsCTAOffset = ShardShapeCTAOffset + (shard_shape_is_crta ? 0 : RankCT);
