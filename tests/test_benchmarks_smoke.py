@@ -89,6 +89,18 @@ def test_dispatch_metadata_benchmark_prints_a_row_per_dispatch():
         assert name in out
 
 
+def test_moe_compute_benchmark_prints_the_tilize_stage_time():
+    out = _run(
+        "benchmarks/ttmetal_moe_compute_device_time.py",
+        *("--rows", "1", "--cols", "2", "--axis", "1", "--tokens", "8", "--hidden", "128", "--intermediate", "384"),
+        *("--experts-per-device", "8", "--k", "2"),
+    )
+    assert "moe_compute tilize stage, 1x2 axis 1, 16 tokens per group, hidden 128" in out
+    assert "moe_compute whole op, one device, 8 tokens x 8 experts" in out
+    times = [float(part.split()[0]) for part in out.split("modeled device time: ")[1:]]
+    assert len(times) == 2 and all(t > 0 for t in times)
+
+
 def test_vs_ttmetal_tables_on_a_toy_mesh(monkeypatch):
     """The comparison's op rows and closing lines from real runs of both layers on a 2x4 mesh."""
     bench = _vs_ttmetal()

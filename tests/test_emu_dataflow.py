@@ -52,12 +52,13 @@ def test_reader_blocks_of_pages_through_a_ring():
     np.testing.assert_array_equal(dev.read(dst, page, pages * page), data)
 
 
-def test_reservation_that_would_wrap_is_an_error():
+def test_a_push_that_would_wrap_is_an_error():
     dev = emu.open_device()
     page, pages = 2048, 6
     _, src, dst = _filled(dev, pages, page)
-    # Blocks of 2 pages in a 3-page ring: the second reservation straddles the ring end.
-    with pytest.raises(emu.EmulatorError, match=r"reader_pages\.cpp.*core \(0, 0\).*write past the end of the ring"):
+    # Blocks of 2 pages in a 3-page ring: the second block straddles the ring end.
+    pattern = r"reader_pages\.cpp.*core \(0, 0\).*push pages past the end of the ring"
+    with pytest.raises(emu.EmulatorError, match=pattern):
         emu.run_program(dev, copy_program(src, dst, page, pages, [(0, 0)], cb_pages=3, block=2))
 
 

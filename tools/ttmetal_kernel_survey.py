@@ -17,8 +17,9 @@ wrapper and `emu_kernel_config.h` (every CB bfloat16, 32x32 tiles). Prints one l
 A kernel's arguments are the factory's business, so the parse fills them with placeholders:
 every compile-time arg is 2 (a TensorAccessorArgs config word of 2 is an interleaved DRAM tensor,
 whose next word, its page size, is 2 again), every named compile-time arg the kernel or its
-headers ask for is 2, and a few kernels get the defines their factory always sets (KERNEL_DEFINES,
-read from the real runtime's recorded builds) without which they are not meant to compile.
+headers ask for is 2 (or the value NAMED_ARG_VALUES gives it), and a few kernels get the defines their
+factory always sets (KERNEL_DEFINES, read from the real runtime's recorded builds) without which they are not
+meant to compile.
 Passing means the emulator declares everything the kernel uses, not that it runs it.
 """
 
@@ -129,6 +130,8 @@ _CCL_WRITER_DEFINES = {
 for _writer in ("writer_all_to_all_dispatch.cpp", "writer_all_to_all_combine.cpp", "writer.cpp"):
     KERNEL_DEFINES[_writer] = _CCL_WRITER_DEFINES
 # all_to_all_dispatch_metadata's factory also picks the routing algorithm (3: the sparse multicast, its default).
+# moe_compute's dm1 writes to the combine cores at the NOC coordinates its factory serializes (2 cores here).
+KERNEL_DEFINES["dm1.cpp"] = {"OUTPUT_SHARD_CORE_MAP": "{1,1,1,2}"}
 KERNEL_DEFINES["writer_all_to_all_dispatch_metadata.cpp"] = {
     **_CCL_WRITER_DEFINES,
     "AXIS": "1",
@@ -136,6 +139,10 @@ KERNEL_DEFINES["writer_all_to_all_dispatch_metadata.cpp"] = {
 }
 
 PLACEHOLDER_ARG = 2
+# Named args whose placeholder would break a kernel's constant arithmetic, at the value their factory passes on a
+# Wormhole: moe_compute's e_t entries (a token id and its k slot, one L1 alignment unit) and its NOC burst size
+# (dm1 divides it by a tile's bytes).
+NAMED_ARG_VALUES = {"e_t_entry_size": 16, "noc_max_burst_bytes": 8192}
 PLACEHOLDER_ARG_COUNT = 96
 NUM_CIRCULAR_BUFFERS = 32  # Wormhole (ttnn_moe_emu/abi.h)
 FLOAT16_B = 5  # program::DataFormat::Float16_b
@@ -295,7 +302,8 @@ def survey_kernel(op: str, kernel: Path, wheel: Path, workdir: Path) -> SurveyRe
     }[kind]
     argv.append("-DKERNEL_COMPILE_TIME_ARGS=" + ",".join([str(PLACEHOLDER_ARG)] * PLACEHOLDER_ARG_COUNT))
     if named:
-        argv.append("-DKERNEL_COMPILE_TIME_ARG_MAP=" + ",".join(f'{{"{n}",{PLACEHOLDER_ARG}}}' for n in named))
+        values = {n: NAMED_ARG_VALUES.get(n, PLACEHOLDER_ARG) for n in named}
+        argv.append("-DKERNEL_COMPILE_TIME_ARG_MAP=" + ",".join(f'{{"{n}",{v}}}' for n, v in values.items()))
     argv += [f"-D{name}={value}" for name, value in defines.items()]
     argv.append(str(wrapper))
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600)

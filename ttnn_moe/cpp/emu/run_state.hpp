@@ -98,6 +98,7 @@ struct Instance {
         uint32_t dst_offset;
         uint32_t size;
         size_t data_offset;  // in pending_read_data
+        int trid;            // transaction id (noc_async_read_set_trid), -1 for an untagged read
     };
     std::vector<PendingRead> pending_reads;
     std::vector<uint8_t> pending_read_data;

@@ -60,14 +60,21 @@ void fail(const std::string& message) {
     throw EmuError(message);
 }
 
-void complete_pending_reads() {
+void complete_pending_reads(int trid) {
     Instance& self = instance();
-    for (const auto& read : self.pending_reads) {
+    auto& reads = self.pending_reads;
+    size_t kept = 0;
+    for (const auto& read : reads) {
+        if (trid >= 0 && read.trid != trid) {
+            reads[kept++] = read;
+            continue;
+        }
         std::memcpy(self.core->l1 + read.dst_offset, self.pending_read_data.data() + read.data_offset, read.size);
         mark_written_l1(*self.core, read.dst_offset, read.size);
     }
-    self.pending_reads.clear();
-    self.pending_read_data.clear();
+    reads.resize(kept);
+    // The staged bytes of reads still outstanding stay where they are until every read has landed.
+    if (reads.empty()) self.pending_read_data.clear();
 }
 
 size_t pending_reads_into(uint32_t offset, uint32_t size) {
@@ -120,11 +127,8 @@ void check_count(const CbState& s, uint32_t index, uint32_t n, const char* op) {
 void cb_reserve_back(uint32_t index, uint32_t n) {
     CbState& s = cb(index);
     check_count(s, index, n, "cb_reserve_back");
-    if (s.wr + n * s.page_size > s.end()) {
-        fail("cb_reserve_back(cb " + std::to_string(index) + ", " + std::to_string(n) +
-             " pages) would write past the end of the ring (" + std::to_string(s.num_pages) +
-             " pages): producers must not wrap inside a reservation");
-    }
+    // As on the hardware, a reservation only waits for free pages and may reach around the ring end (a producer
+    // that addresses its slots itself, as moe_compute's dm0 does); pushing pages past the end is the error.
     if (s.num_pages - s.filled() < n) {
         t_inst->wait_cb = index;
         t_inst->wait_count = n;
@@ -135,6 +139,11 @@ void cb_reserve_back(uint32_t index, uint32_t n) {
 
 void cb_push_back(uint32_t index, uint32_t n) {
     CbState& s = cb(index);
+    if (s.wr + n * s.page_size > s.end()) {
+        fail("cb_push_back(cb " + std::to_string(index) + ", " + std::to_string(n) +
+             " pages) would push pages past the end of the ring (" + std::to_string(s.num_pages) +
+             " pages): producers write a push's pages contiguously and must not wrap inside it");
+    }
     t_run->time().cb_pushed(*t_inst, s, n);
     s.received += n;
     if (s.filled() > s.num_pages) {
@@ -143,7 +152,6 @@ void cb_push_back(uint32_t index, uint32_t n) {
              " pages filled (missing cb_reserve_back?)");
     }
     s.wr += n * s.page_size;
-    if (s.wr > s.end()) fail("cb_push_back(cb " + std::to_string(index) + ") moved the write pointer past the ring");
     if (s.wr == s.end()) s.wr = s.base;
     refresh_cb_view(index, s);
 }
@@ -323,9 +331,13 @@ void svc_cb_reserve_back(uint32_t cb, uint32_t n) {
 }
 void svc_cb_push_back(uint32_t cb, uint32_t n) {
     services::count_call();
+    // The pushed pages must have landed; reads into the ring's other slots may still be in flight (a producer
+    // pipelining its reads, as moe_compute's dm0 does with transaction ids).
     const CbState& ring = services::cb(cb);
-    services::check_no_pending_read(ring.base, ring.size,
-                                    [cb] { return "cb_push_back(cb " + std::to_string(cb) + ")"; });
+    if (n > 0) {
+        services::check_no_pending_read(ring.wr, n * ring.page_size,
+                                        [cb] { return "cb_push_back(cb " + std::to_string(cb) + ")"; });
+    }
     services::cb_push_back(cb, n);
     // The packer's sequential position restarts after each push.
     if (t_inst->compute) t_inst->compute->on_push_back(cb);
@@ -399,7 +411,8 @@ uint32_t svc_cb_info(uint32_t cb, ttnn_moe_emu::CbField field) {
     }
 }
 
-void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
+// A NOC read, tagged with a transaction id (trid >= 0) or not.
+void issue_noc_read(uint64_t src, uint32_t dst_local, uint32_t size, int trid) {
     services::count_call();
     CoreState& self = *t_inst->core;
     const Endpoint ep = resolve(src, size, "noc read");
@@ -407,9 +420,9 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     if (poison::enabled()) check_source(ep, size, "noc read from " + hex(src));
     const uint32_t dst_offset = l1_offset(dst_local, size, "noc read destination");
     auto& staged = t_inst->pending_read_data;
-    t_inst->pending_reads.push_back({dst_offset, size, staged.size()});
+    t_inst->pending_reads.push_back({dst_offset, size, staged.size(), trid});
     staged.insert(staged.end(), ep.ptr, ep.ptr + size);
-    services::run().time().noc_read(*t_inst, ep.core, static_cast<int>(ep.bank), size);
+    services::run().time().noc_read(*t_inst, ep.core, static_cast<int>(ep.bank), size, trid);
     Counters& c = services::run().counters_of(self);
     if (ep.dram) {
         c.noc_bytes_read_dram += size;
@@ -417,6 +430,13 @@ void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
     } else {
         c.noc_bytes_read_l1 += size;
     }
+}
+
+void svc_noc_read(uint64_t src, uint32_t dst_local, uint32_t size) {
+    issue_noc_read(src, dst_local, size, -1);
+}
+void svc_noc_read_with_trid(uint64_t src, uint32_t dst_local, uint32_t size, uint32_t trid) {
+    issue_noc_read(src, dst_local, size, static_cast<int>(trid));
 }
 
 void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
@@ -598,6 +618,13 @@ void svc_noc_barrier(ttnn_moe_emu::Barrier kind) {
                                        kind == B::WritesFlushed);
 }
 
+// Lands the reads tagged `trid` only (noc_async_read_barrier_with_trid); the other reads stay outstanding.
+void svc_noc_read_barrier_with_trid(uint32_t trid) {
+    services::count_call();
+    services::complete_pending_reads(static_cast<int>(trid));
+    services::run().time().noc_read_barrier_with_trid(*t_inst, trid);
+}
+
 // The clock a local L1 wait or store moves or stamps: a compute kernel's TRISC `risc`, a data-movement kernel's one.
 timing::Thread local_thread(uint32_t risc, const char* what) {
     const bool compute = t_inst->kind == KernelKind::COMPUTE;
@@ -680,6 +707,8 @@ ttnn_moe_emu::Services make_table() {
     t.noc_atomic_inc_multicast = &svc_noc_atomic_inc_multicast;
     t.noc_inline_write = &svc_noc_inline_write;
     t.noc_barrier = &svc_noc_barrier;
+    t.noc_read_with_trid = &svc_noc_read_with_trid;
+    t.noc_read_barrier_with_trid = &svc_noc_read_barrier_with_trid;
     t.wait_l1_value = &svc_wait_l1_value;
     t.store_l1_word = &svc_store_l1_word;
     t.yield = &svc_yield;

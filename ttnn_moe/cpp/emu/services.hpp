@@ -33,7 +33,8 @@ void refresh_cb_view(uint32_t cb, const CbState& state);
 // barrier), or fail naming `what` when one lands in [offset, offset + size) or,
 // with size 0, when any is outstanding at all. The check runs on every CB push and NOC
 // write: callers on those paths pass `what` as a callable, called only to name a failure.
-void complete_pending_reads();
+// Lands the outstanding NOC reads in L1: all of them, or (trid >= 0) those tagged with that transaction id.
+void complete_pending_reads(int trid = -1);
 size_t pending_reads_into(uint32_t offset, uint32_t size);
 [[noreturn]] void fail_pending_reads(size_t count, const std::string& what);
 template <typename What>

@@ -163,7 +163,7 @@ void TimeModel::cb_popped(Instance& inst, const CbState& cb, uint32_t pages) {
 
 // ---------------------------------------------------------------- NOC
 
-void TimeModel::noc_read(Instance& inst, const CoreState* remote, int bank, uint32_t bytes) {
+void TimeModel::noc_read(Instance& inst, const CoreState* remote, int bank, uint32_t bytes, int trid) {
     issue_noc_command(inst);
     KernelTime& t = inst.time;
     const CoreState& self = *inst.core;
@@ -183,6 +183,7 @@ void TimeModel::noc_read(Instance& inst, const CoreState* remote, int bank, uint
     const uint64_t start = earliest_common(t.clock[kData], duration, resources, 2);
     for (Timeline* r : resources) r->reserve(start, duration);
     t.reads_done = std::max(t.reads_done, start + duration + latency);
+    if (trid >= 0) t.trid_reads_done[trid] = std::max(t.trid_reads_done[trid], start + duration + latency);
 }
 
 void TimeModel::noc_write(Instance& inst, const CoreState* remote, int bank, uint32_t bytes) {
@@ -252,6 +253,10 @@ void TimeModel::noc_barrier(Instance& inst, bool reads, bool writes_arrived, boo
     if (reads) wait_until(inst, kData, t.reads_done, WaitKind::ReadBarrier);
     if (writes_arrived) wait_until(inst, kData, t.writes_arrived, WaitKind::WriteBarrier);
     if (writes_left) wait_until(inst, kData, t.writes_left, WaitKind::WriteBarrier);
+}
+
+void TimeModel::noc_read_barrier_with_trid(Instance& inst, uint32_t trid) {
+    wait_until(inst, kData, inst.time.trid_reads_done[trid], WaitKind::ReadBarrier);
 }
 
 void TimeModel::word_stored(Instance& inst, Thread thread, const volatile uint32_t* word, uint32_t before,

@@ -52,12 +52,13 @@ enum Thread : uint8_t { kData = 0, kUnpack = 0, kMath = 1, kPack = 2 };
 
 // The clocks and outstanding transfers of one kernel instance.
 struct KernelTime {
-    std::array<uint64_t, 3> clock{};  // dataflow: [0]; compute: unpack, math, pack
-    uint32_t noc = 0;                 // NOC index of a dataflow kernel
-    uint64_t reads_done = 0;          // completion of the reads issued since the last read barrier
-    uint64_t writes_arrived = 0;      // arrival of the writes issued since the last write barrier
-    uint64_t writes_left = 0;         // when their data left this core (noc_async_writes_flushed)
-    uint64_t posted_order = 0;        // ordering of posted writes and atomics on this kernel's NOC
+    std::array<uint64_t, 3> clock{};             // dataflow: [0]; compute: unpack, math, pack
+    uint32_t noc = 0;                            // NOC index of a dataflow kernel
+    uint64_t reads_done = 0;                     // completion of the reads issued since the last read barrier
+    std::array<uint64_t, 16> trid_reads_done{};  // the same for the reads of each transaction id
+    uint64_t writes_arrived = 0;                 // arrival of the writes issued since the last write barrier
+    uint64_t writes_left = 0;                    // when their data left this core (noc_async_writes_flushed)
+    uint64_t posted_order = 0;                   // ordering of posted writes and atomics on this kernel's NOC
     // Compute: release times of the two DST halves, acquires so far, the last commit.
     std::array<uint64_t, 2> dst_released{};
     uint64_t acquires = 0;
@@ -84,7 +85,8 @@ public:
     void cb_popped(Instance& inst, const CbState& cb, uint32_t pages);
 
     // NOC. `remote` is the other core (nullptr for DRAM, then `bank` applies).
-    void noc_read(Instance& inst, const CoreState* remote, int bank, uint32_t bytes);
+    // trid: the read's transaction id (noc_async_read_set_trid), -1 for none.
+    void noc_read(Instance& inst, const CoreState* remote, int bank, uint32_t bytes, int trid = -1);
     void noc_write(Instance& inst, const CoreState* remote, int bank, uint32_t bytes);
     void noc_multicast(Instance& inst, const std::vector<CoreState*>& targets, uint32_t bytes);
     // A remote 4-byte update of an L1 word (atomic increment, inline write, small write): the
@@ -92,6 +94,7 @@ public:
     void noc_word_update(Instance& inst, const CoreState& remote, const volatile uint32_t* word, uint32_t before,
                          uint32_t after);
     void noc_barrier(Instance& inst, bool reads, bool writes_arrived, bool writes_left);
+    void noc_read_barrier_with_trid(Instance& inst, uint32_t trid);
     // A satisfied wait of `thread` (a compute kernel's TRISC, else kData) for word == value (>= if at_least).
     void semaphore_waited(Instance& inst, Thread thread, const volatile uint32_t* word, uint32_t value, bool at_least);
     // A local store into an L1 word by `thread` of `inst`, at its clock. A plain store starts the word's history

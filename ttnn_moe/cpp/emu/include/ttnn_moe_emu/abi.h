@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 14;
+inline constexpr uint32_t ABI_VERSION = 16;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -46,6 +46,18 @@ static_assert(L1_PACKET_HEADER_POOL_STATE_BASE + 4 * NUM_DM_PROCESSORS * L1_PACK
               L1_PACKET_HEADER_POOL_BASE);
 static_assert(L1_PACKET_HEADER_POOL_BASE % 16 == 0 && L1_PACKET_HEADER_POOL_SIZE % 16 == 0);
 
+// The registers of a NOC command buffer that tt-metal's stateful NOC calls program once (..._set_state,
+// noc_async_read_set_trid) and later transfers reuse (..._with_state): api/dataflow/dataflow_api.h.
+struct NocCmdBuf {
+    uint64_t targ;        // NOC_TARG_ADDR: a read's source, an inline write's destination (coordinates + address)
+    uint64_t ret;         // NOC_RET_ADDR: a write's destination (coordinates + address)
+    uint32_t len;         // NOC_AT_LEN_BE: bytes per transfer; an inline write's byte enable
+    uint32_t data;        // NOC_AT_DATA: an inline write's value
+    uint32_t trid;        // NOC_PACKET_TAG: the transaction id of the reads (writes) it issues
+    uint32_t programmed;  // nonzero once a set_state call has programmed it
+};
+inline constexpr uint32_t NOC_NUM_CMD_BUFS = 4;
+
 // Per kernel instance (one kernel on one core), owned by the runtime.
 struct KernelEnv {
     const uint32_t* runtime_args;
@@ -58,6 +70,8 @@ struct KernelEnv {
     uint32_t logical_y;
     uint32_t l1_base;    // host address of this core's L1 byte 0 (below 4 GiB)
     uint64_t api_calls;  // busy counter, incremented by the runtime
+    // Each RISC programs its own command buffers (per NOC), so each kernel instance has its own.
+    NocCmdBuf noc_cmd_bufs[2][NOC_NUM_CMD_BUFS];
 };
 
 // What a CB query returns (cb_info).
@@ -128,6 +142,9 @@ struct Services {
     void (*noc_atomic_inc_multicast)(uint64_t dst_mcast_addr, uint32_t incr, uint32_t num_dests);
     void (*noc_inline_write)(uint64_t dst_noc_addr, uint32_t value, uint32_t byte_enable);
     void (*noc_barrier)(Barrier which);
+    // A read tagged with a transaction id (0..15), and the barrier that waits for the reads of one id only.
+    void (*noc_read_with_trid)(uint64_t src_noc_addr, uint32_t dst_local_addr, uint32_t size, uint32_t trid);
+    void (*noc_read_barrier_with_trid)(uint32_t trid);
 
     // Blocks (yields) until *addr == value (at_least = 0) or *addr >= value (at_least = 1). `risc` is the
     // waiting TRISC of a compute kernel (0 UNPACK, 1 MATH, 2 PACK), 0 in a data-movement kernel.

@@ -353,3 +353,148 @@ FORCE_INLINE void noc_inline_dw_write(uint64_t addr, uint32_t val, uint8_t be = 
                                       uint8_t vc = NOC_UNICAST_WRITE_VC, uint32_t customized_src_addr = 0) {
     ttnn_moe_emu::services->noc_inline_write(addr, val, be);
 }
+
+// ---------------------------------------------------------------- stateful NOC commands
+
+// tt-metal programs a command buffer's registers once (..._set_state, noc_async_read_set_trid) and issues
+// transfers that reuse them (..._with_state). The emulated registers are the kernel's (KernelEnv::noc_cmd_bufs),
+// per NOC and command buffer; a with_state call on a buffer no set_state programmed is an error.
+inline constexpr uint32_t write_cmd_buf = 0;
+inline constexpr uint32_t read_cmd_buf = 1;
+inline constexpr uint32_t write_reg_cmd_buf = 2;
+inline constexpr uint32_t write_at_cmd_buf = 3;
+inline constexpr uint32_t NOC_MAX_TRANSACTION_ID = 0xF;
+
+namespace ttnn_moe_emu {
+inline NocCmdBuf& noc_cmd_buf(uint8_t noc, uint32_t buf) {
+    if (noc > 1) fail("stateful NOC call: noc must be 0 or 1");
+    if (buf >= NOC_NUM_CMD_BUFS) fail("stateful NOC call: command buffer out of range (0..3)");
+    return env().noc_cmd_bufs[noc][buf];
+}
+inline const NocCmdBuf& programmed_cmd_buf(uint8_t noc, uint32_t buf, const char* what) {
+    const NocCmdBuf& b = noc_cmd_buf(noc, buf);
+    if (!b.programmed) fail(what);
+    return b;
+}
+// The coordinate bits of a NOC address: everything above the local address, which a with_state call replaces.
+constexpr uint64_t noc_coordinates(uint64_t noc_addr) {
+    return noc_addr & ~((uint64_t{1} << NOC_LOCAL_BITS) - 1);
+}
+inline uint32_t checked_trid(uint32_t trid, const char* what) {
+    if (trid > NOC_MAX_TRANSACTION_ID) fail(what);
+    return trid;
+}
+}  // namespace ttnn_moe_emu
+
+template <bool use_vc = false>
+FORCE_INLINE void noc_async_read_one_packet_set_state(uint64_t src_noc_addr, uint32_t size, const uint32_t vc = 0,
+                                                      uint8_t noc = noc_index) {
+    if (size > NOC_MAX_BURST_SIZE) {
+        ttnn_moe_emu::fail("noc_async_read_one_packet_set_state: size exceeds one packet (NOC_MAX_BURST_SIZE)");
+    }
+    ttnn_moe_emu::NocCmdBuf& b = ttnn_moe_emu::noc_cmd_buf(noc, read_cmd_buf);
+    b.targ = src_noc_addr;
+    b.len = size;
+    b.programmed = 1;
+}
+
+// Reads len bytes from the programmed source node at local address src_local_l1_addr.
+template <bool inc_num_issued = true, bool use_vc = false>
+FORCE_INLINE void noc_async_read_one_packet_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_l1_addr,
+                                                       const uint32_t vc = 0, uint8_t noc = noc_index) {
+    const ttnn_moe_emu::NocCmdBuf& b = ttnn_moe_emu::programmed_cmd_buf(
+        noc, read_cmd_buf, "noc_async_read_one_packet_with_state before noc_async_read_one_packet_set_state");
+    ttnn_moe_emu::services->noc_read(ttnn_moe_emu::noc_coordinates(b.targ) | src_local_l1_addr, dst_local_l1_addr,
+                                     b.len);
+}
+
+FORCE_INLINE void noc_async_read_set_trid(uint32_t trid = 0, uint8_t noc = noc_index) {
+    ttnn_moe_emu::noc_cmd_buf(noc, read_cmd_buf).trid =
+        ttnn_moe_emu::checked_trid(trid, "noc_async_read_set_trid: transaction id out of range (0..15)");
+}
+
+// The source is src_base_addr + src_addr on the programmed node; the read carries the id noc_async_read_set_trid
+// set (the hardware tags it with the command buffer's packet tag; `trid` only paces the issue there).
+template <bool skip_ptr_update = false, bool skip_cmdbuf_chk = false>
+FORCE_INLINE void noc_async_read_one_packet_with_state_with_trid(uint32_t src_base_addr, uint32_t src_addr,
+                                                                 uint32_t dest_addr, uint32_t trid = 0,
+                                                                 uint8_t noc = noc_index) {
+    const ttnn_moe_emu::NocCmdBuf& b = ttnn_moe_emu::programmed_cmd_buf(
+        noc, read_cmd_buf, "noc_async_read_one_packet_with_state_with_trid before noc_async_read_one_packet_set_state");
+    ttnn_moe_emu::checked_trid(trid, "noc_async_read_one_packet_with_state_with_trid: transaction id out of range");
+    ttnn_moe_emu::services->noc_read_with_trid(ttnn_moe_emu::noc_coordinates(b.targ) | (src_base_addr + src_addr),
+                                               dest_addr, b.len, b.trid);
+}
+
+FORCE_INLINE void noc_async_read_barrier_with_trid(uint32_t trid, uint8_t noc = noc_index) {
+    ttnn_moe_emu::services->noc_read_barrier_with_trid(
+        ttnn_moe_emu::checked_trid(trid, "noc_async_read_barrier_with_trid: transaction id out of range (0..15)"));
+}
+
+template <bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet_set_state(uint64_t dst_noc_addr, uint32_t size, uint8_t noc = noc_index,
+                                                       uint8_t vc = NOC_UNICAST_WRITE_VC) {
+    if (size > NOC_MAX_BURST_SIZE) {
+        ttnn_moe_emu::fail("noc_async_write_one_packet_set_state: size exceeds one packet (NOC_MAX_BURST_SIZE)");
+    }
+    ttnn_moe_emu::NocCmdBuf& b = ttnn_moe_emu::noc_cmd_buf(noc, write_cmd_buf);
+    b.ret = dst_noc_addr;
+    b.len = size;
+    b.programmed = 1;
+}
+
+// Writes len bytes to the programmed destination node at local address dst_local_l1_addr.
+template <bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_l1_addr,
+                                                        uint8_t noc = noc_index) {
+    const ttnn_moe_emu::NocCmdBuf& b = ttnn_moe_emu::programmed_cmd_buf(
+        noc, write_cmd_buf, "noc_async_write_one_packet_with_state before noc_async_write_one_packet_set_state");
+    ttnn_moe_emu::services->noc_write(src_local_l1_addr, ttnn_moe_emu::noc_coordinates(b.ret) | dst_local_l1_addr,
+                                      b.len);
+}
+
+template <bool posted = false, bool set_val = false>
+FORCE_INLINE void noc_inline_dw_write_set_state(uint64_t addr, uint32_t val = 0, uint8_t be = 0xF,
+                                                uint8_t cmd_buf = write_at_cmd_buf, uint8_t noc = noc_index,
+                                                uint8_t vc = NOC_UNICAST_WRITE_VC) {
+    ttnn_moe_emu::NocCmdBuf& b = ttnn_moe_emu::noc_cmd_buf(noc, cmd_buf);
+    b.targ = addr;
+    b.len = be;
+    if constexpr (set_val) b.data = val;
+    b.programmed = 1;
+}
+
+// Writes the programmed value (or `val`, update_val) to the programmed address (its local part replaced by
+// `addr`, update_addr_lo).
+template <bool update_addr_lo = false, bool update_counter = true, bool posted = false, bool update_addr_hi = false,
+          bool update_val = false, InlineWriteDst dst_type = InlineWriteDst::DEFAULT>
+FORCE_INLINE void noc_inline_dw_write_with_state(uint32_t val, uint32_t addr = 0, uint8_t cmd_buf = write_at_cmd_buf,
+                                                 uint8_t noc = noc_index) {
+    static_assert(!(update_addr_lo && update_addr_hi),
+                  "noc_inline_dw_write_with_state: update the low or high address");
+    static_assert(!update_addr_hi, "noc_inline_dw_write_with_state: update_addr_hi is not emulated");
+    ttnn_moe_emu::NocCmdBuf& b = ttnn_moe_emu::noc_cmd_buf(noc, cmd_buf);
+    if (!b.programmed) ttnn_moe_emu::fail("noc_inline_dw_write_with_state before noc_inline_dw_write_set_state");
+    if constexpr (update_addr_lo) {
+        b.targ = ttnn_moe_emu::noc_coordinates(b.targ) | addr;
+        b.len = 0xF;
+    }
+    if constexpr (update_val) b.data = val;
+    ttnn_moe_emu::services->noc_inline_write(b.targ, b.data, b.len);
+}
+
+// On the hardware the writes carry the write command buffer's transaction id. The emulator does not tag writes
+// (they leave when issued), so the per-id write barriers wait for, and release the sources of, all of the
+// kernel's writes: a superset of the id's.
+FORCE_INLINE void noc_async_write_set_trid(uint32_t trid = 0, uint8_t noc = noc_index) {
+    ttnn_moe_emu::noc_cmd_buf(noc, write_cmd_buf).trid =
+        ttnn_moe_emu::checked_trid(trid, "noc_async_write_set_trid: transaction id out of range (0..15)");
+}
+FORCE_INLINE void noc_async_write_barrier_with_trid(uint32_t trid, uint8_t noc = noc_index) {
+    ttnn_moe_emu::checked_trid(trid, "noc_async_write_barrier_with_trid: transaction id out of range (0..15)");
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::Write);
+}
+FORCE_INLINE void noc_async_write_flushed_with_trid(uint32_t trid, uint8_t noc = noc_index) {
+    ttnn_moe_emu::checked_trid(trid, "noc_async_write_flushed_with_trid: transaction id out of range (0..15)");
+    ttnn_moe_emu::services->noc_barrier(ttnn_moe_emu::Barrier::WritesFlushed);
+}
