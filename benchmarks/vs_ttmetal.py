@@ -18,9 +18,10 @@ their rows say `host` and their work is NOT in modeled device time (it flatters 
 remain, the classic ratio is printed as nan, with the device-only part's ratio (an upper bound of it)
 on the line before.
 The optimized tt-metal path (ttnn.experimental.all_to_all_dispatch_metadata, moe_compute,
-selective_reduce_combine, deepseek_moe_reduce_scatter) cannot run as a layer: its dispatch and combine run
-unmodified (benchmarks/ttmetal_dispatch_metadata_device_time.py, selective_combine_device_time.py), but
-moe_compute and deepseek_moe_reduce_scatter do not, so its ratio is nan, with that reason.
+selective_reduce_combine, deepseek_moe_reduce_scatter) cannot run as a layer on TG or QUAD: its ops run
+unmodified one by one (benchmarks/ttmetal_dispatch_metadata_device_time.py, ttmetal_moe_compute_device_time.py,
+selective_combine_device_time.py, deepseek_moe_reduce_scatter.py), but moe_compute only where its dispatch group
+is one device, so its ratio is nan, with that reason.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ IMPLEMENTATIONS = ("ours", "tt-metal classic")
 # measurement, not a model): the optimized path and the classic path it replaced.
 PUBLISHED_QUAD_DECODE_US = {"optimized": 578.0, "classic": 9620.0}
 OPTIMIZED_REASON = (
-    "tt-metal optimized path: all_to_all_dispatch_metadata and selective_reduce_combine run unmodified, but "
-    "moe_compute (raw-SFPU SwiGLU and register-level DEST hand-off in its compute kernel) and "
-    "deepseek_moe_reduce_scatter (packet headers at a fixed L1 address) are not emulated, so its layer cannot run"
+    "tt-metal optimized path: all_to_all_dispatch_metadata, selective_reduce_combine, deepseek_moe_fast_reduce_nc "
+    "and deepseek_moe_reduce_scatter run unmodified, and so does moe_compute where its dispatch group is one device; "
+    "its FullCcl path (groups of several devices, as on TG and QUAD, where the factory builds "
+    "selective_reduce_combine's kernels into moe_compute's program) is not emulated, so its layer cannot run"
 )
 _NOC_KEYS = ("noc_bytes_read_dram", "noc_bytes_read_l1", "noc_bytes_written_dram", "noc_bytes_written_l1")
 

@@ -75,10 +75,10 @@ class TtMoEBaseline:
             raise ValueError(f"path must be one of {sorted(PATHS)}, got {path!r}")
         if path != "classic":
             raise NotImplementedError(
-                f"the {path!r} tt-metal path ({PATHS[path]}) cannot run here: all_to_all_dispatch_metadata and "
-                "selective_reduce_combine run unmodified (ttnn_moe.emu.ttmetal), but moe_compute (raw-SFPU SwiGLU, "
-                "register-level DEST hand-off) and deepseek_moe_reduce_scatter (packet headers at a fixed L1 "
-                "address) have no device programs"
+                f"the {path!r} tt-metal path ({PATHS[path]}) cannot run here: all_to_all_dispatch_metadata, "
+                "selective_reduce_combine and deepseek_moe_reduce_scatter run unmodified (ttnn_moe.emu.ttmetal), and "
+                "moe_compute where its dispatch group is one device, but not its FullCcl path (dispatch groups of "
+                "several devices, the decode meshes), in which it runs selective_reduce_combine's kernels itself"
             )
         from models.deepseek_v3.weights import load_moe_layer  # noqa: PLC0415  (torch: host-side weights)
 
