@@ -1,3 +1,5 @@
+// conformance: kind=compute named=cb_in:0,cb_out:16 defines=ACTIVATION=0;CLAMP_LIMIT=7.0f label=silu
+// conformance: kind=compute named=cb_in:0,cb_out:16 defines=ACTIVATION=1;CLAMP_LIMIT=7.0f label=swiglu
 // moe_compute's activation step as its compute kernel issues it: per step, four DST tiles (gate 0, up 0,
 // gate 1, up 1) filled by math, committed, taken by the PACK thread with its own semaphore wait, the PACK
 // thread's SFPU pointed at the packer's DST half, then the activation of each (gate, up) pair into DST 0 and 2,
