@@ -34,6 +34,9 @@ void refresh_cb_view(uint32_t cb, const CbState& state);
 // with size 0, when any is outstanding at all. The check runs on every CB push and NOC
 // write: callers on those paths pass `what` as a callable, called only to name a failure.
 void complete_pending_reads();
+// Takes the bytes of inst's pending DRAM reads now (Instance::PendingRead): before DRAM can change
+// under them, i.e. when the kernel parks or issues a NOC write to DRAM.
+void stage_pending_reads(Instance& inst);
 size_t pending_reads_into(uint32_t offset, uint32_t size);
 [[noreturn]] void fail_pending_reads(size_t count, const std::string& what);
 template <typename What>

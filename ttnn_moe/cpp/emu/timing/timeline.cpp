@@ -6,8 +6,17 @@
 namespace ttnn_moe::emu::timing {
 
 std::vector<Timeline::Interval>::const_iterator Timeline::first_starting_after(uint64_t t) const {
-    return std::upper_bound(busy_.begin(), busy_.end(), t,
-                            [](uint64_t value, const Interval& interval) { return value < interval.first; });
+    // Searched from the end, in steps that double: a transfer is usually ready shortly before the
+    // last booked interval, so only the last few (cache-hot) intervals are visited, where a binary
+    // search over the whole history (up to kMaxIntervals) would miss the cache at every step.
+    auto hi = busy_.cend();
+    size_t step = 1;
+    while (static_cast<size_t>(hi - busy_.cbegin()) > step && (hi - step)->first > t) {
+        hi -= step;
+        step *= 2;
+    }
+    const auto lo = static_cast<size_t>(hi - busy_.cbegin()) > step ? hi - step : busy_.cbegin();
+    return std::upper_bound(lo, hi, t, [](uint64_t value, const Interval& interval) { return value < interval.first; });
 }
 
 uint64_t Timeline::earliest(uint64_t ready, uint64_t duration) const {
