@@ -8,8 +8,9 @@ kernels built beforehand) and then `--repeats` times; the table gives the first 
 best repeat. CPU time is the process's (every thread); "sched CPU" is the calling thread's alone,
 the scheduler's (with the matmul thread on, the critical path once the second core is free for the
 matmuls; the wall rate tends to it on an idle 2-core host). `--matmul-thread`: the tile matmuls on a
-second host thread (on) or on the scheduler thread (off, the emulator's default); by default each
-case runs both ways, alternating. For reference, the host's own rate: torch's
+second host thread (on, the emulator's default) or on the scheduler thread (off); by default each
+case runs both ways, alternating. With it off, CPU time is all the emulator's work on one thread,
+the steadiest figure on a busy host. For reference, the host's own rate: torch's
 fp32 matmul of the same sizes on all the threads torch uses, counted in 32x32x32 tile products.
 """
 

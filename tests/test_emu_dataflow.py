@@ -307,6 +307,37 @@ def test_a_forgotten_read_barrier_is_an_error_naming_kernel_and_core(mode, misus
         _read_then_use(dev, src, dst, mode)
 
 
+def _read_while_dram_changes(dev, page, out, other_kernel):
+    a, b = (1, 2), (4, 5)
+    ax, ay = dev.worker_core_from_logical_core(*a)
+    bx, by = dev.worker_core_from_logical_core(*b)
+    cores = pd.CoreRangeSet(
+        [pd.CoreRange(pd.CoreCoord(*c), pd.CoreCoord(*c)) for c in ((a, b) if other_kernel else (a,))]
+    )
+    runtime_args = [(pd.CoreCoord(*a), [1 if other_kernel else 0, page, out, bx, by])]
+    if other_kernel:
+        runtime_args.append((pd.CoreCoord(*b), [2, page, out, ax, ay]))
+    program = pd.ProgramDescriptor(
+        kernels=[kernel("read_while_dram_changes.cpp", cores, pd.ReaderConfigDescriptor(), runtime_args=runtime_args)],
+        cbs=[cb(0, 1, 64, cores), cb(1, 1, 64, cores)],
+        semaphores=[pd.SemaphoreDescriptor(id=0, core_ranges=cores, initial_value=0)],
+    )
+    emu.run_program(dev, program)
+
+
+@pytest.mark.parametrize("other_kernel", [False, True], ids=["own_write", "other_core_writes_while_parked"])
+def test_a_read_delivers_the_dram_bytes_as_they_were_when_issued(other_kernel):
+    # The page changes between the read and its barrier: by the reading kernel's own NOC write, or
+    # by another core while the reader waits on a semaphore. The read still delivers the old bytes.
+    dev = emu.open_device()
+    data = np.random.default_rng(5).integers(0, 256, 12 * 64, dtype=np.uint8)
+    page, out = dev.allocate(12 * 64, 64), dev.allocate(12 * 64, 64)
+    dev.write(page, 64, data)
+    _read_while_dram_changes(dev, page, out, other_kernel)
+    np.testing.assert_array_equal(dev.read(out, 64, 64), data[:64])
+    np.testing.assert_array_equal(dev.read(page, 64, 64), np.full(64, 0x5A, dtype=np.uint8))
+
+
 SEMAPHORE_0_L1_OFFSET = 0x18000  # the emulator's semaphore 0 (README: semaphore i at 0x18000 + 16 i)
 
 

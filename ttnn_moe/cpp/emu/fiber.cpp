@@ -21,7 +21,8 @@
 namespace ttnn_moe::emu {
 
 namespace {
-thread_local Fiber* t_current = nullptr;
+// Initial-exec, as the services' thread-locals (emu/services.cpp): read at every switch.
+[[gnu::tls_model("initial-exec")]] thread_local Fiber* t_current = nullptr;
 
 size_t page_size() {
     static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));

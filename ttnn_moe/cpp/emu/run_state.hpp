@@ -94,14 +94,19 @@ struct Instance {
     // they were at issue, landing in L1 only at the barrier, so a kernel that uses
     // the data without noc_async_read_barrier() sees stale memory or an error. The bytes
     // are staged back to back in pending_read_data (kept between barriers: no allocation per read).
+    // A DRAM source is not staged at issue: only this kernel's NOC writes, or other kernels and
+    // fabric deliveries while it is parked, can change DRAM, so it is staged then
+    // (services::stage_pending_reads) and otherwise copied once, straight into L1, at the barrier.
     struct PendingRead {
         uint32_t dst_offset;
         uint32_t size;
-        size_t data_offset;  // in pending_read_data
-        int trid;            // transaction id (noc_async_read_set_trid), -1 for an untagged read
+        size_t data_offset;                 // in pending_read_data, once staged
+        int trid;                           // transaction id (noc_async_read_set_trid), -1 for an untagged read
+        const uint8_t* unstaged = nullptr;  // the DRAM source while not staged
     };
     std::vector<PendingRead> pending_reads;
     std::vector<uint8_t> pending_read_data;
+    bool reads_unstaged = false;  // some pending read has an unstaged source
     // L1 source ranges (offset, size) of NOC writes not yet flushed by a write barrier or
     // noc_async_writes_flushed(). The data left at issue; the record lets the emulator
     // catch a kernel that frees (pops) those pages before the write has left them.

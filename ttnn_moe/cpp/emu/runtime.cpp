@@ -404,6 +404,7 @@ std::vector<Counters> Run::execute() {
             scope.enter(&inst);
             inst.fiber->resume();
             scope.leave();
+            services::stage_pending_reads(inst);  // other kernels and fabric deliveries may write DRAM now
             if (inst.fiber->error()) rethrow_from(inst);
             if (inst.fiber->finished()) --unfinished;
             progress = true;

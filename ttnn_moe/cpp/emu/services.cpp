@@ -15,9 +15,13 @@
 namespace ttnn_moe::emu {
 
 namespace {
-thread_local Run* t_run = nullptr;
-thread_local Instance* t_inst = nullptr;
-thread_local ttnn_moe_emu::KernelEnv* t_env = nullptr;
+// Read by every service call. Initial-exec: in the static TLS block, one load off the thread
+// pointer; the module's default (a TLS descriptor into dynamically allocated TLS, as the module
+// is loaded by dlopen) costs a call into the dynamic linker each time (some 5% of a matmul run).
+// 24 bytes of the static TLS that glibc sets aside for libraries loaded later.
+[[gnu::tls_model("initial-exec")]] thread_local Run* t_run = nullptr;
+[[gnu::tls_model("initial-exec")]] thread_local Instance* t_inst = nullptr;
+[[gnu::tls_model("initial-exec")]] thread_local ttnn_moe_emu::KernelEnv* t_env = nullptr;
 
 std::string hex(uint64_t v) {
     std::ostringstream o;
@@ -64,17 +68,32 @@ void complete_pending_reads(int trid) {
     Instance& self = instance();
     auto& reads = self.pending_reads;
     size_t kept = 0;
+    bool unstaged_kept = false;
     for (const auto& read : reads) {
         if (trid >= 0 && read.trid != trid) {
+            unstaged_kept |= read.unstaged != nullptr;
             reads[kept++] = read;
             continue;
         }
-        std::memcpy(self.core->l1 + read.dst_offset, self.pending_read_data.data() + read.data_offset, read.size);
+        const uint8_t* source = read.unstaged ? read.unstaged : self.pending_read_data.data() + read.data_offset;
+        std::memcpy(self.core->l1 + read.dst_offset, source, read.size);
         mark_written_l1(*self.core, read.dst_offset, read.size);
     }
     reads.resize(kept);
     // The staged bytes of reads still outstanding stay where they are until every read has landed.
     if (reads.empty()) self.pending_read_data.clear();
+    self.reads_unstaged = unstaged_kept;
+}
+
+void stage_pending_reads(Instance& inst) {
+    if (!inst.reads_unstaged) return;
+    for (auto& read : inst.pending_reads) {
+        if (!read.unstaged) continue;
+        read.data_offset = inst.pending_read_data.size();
+        inst.pending_read_data.insert(inst.pending_read_data.end(), read.unstaged, read.unstaged + read.size);
+        read.unstaged = nullptr;
+    }
+    inst.reads_unstaged = false;
 }
 
 size_t pending_reads_into(uint32_t offset, uint32_t size) {
@@ -420,8 +439,14 @@ void issue_noc_read(uint64_t src, uint32_t dst_local, uint32_t size, int trid) {
     if (poison::enabled()) check_source(ep, size, "noc read from " + hex(src));
     const uint32_t dst_offset = l1_offset(dst_local, size, "noc read destination");
     auto& staged = t_inst->pending_read_data;
-    t_inst->pending_reads.push_back({dst_offset, size, staged.size(), trid});
-    staged.insert(staged.end(), ep.ptr, ep.ptr + size);
+    if (ep.dram) {
+        t_inst->pending_reads.push_back({dst_offset, size, 0, trid, ep.ptr});
+        t_inst->reads_unstaged = true;
+    } else {
+        // L1 changes under plain stores of any kernel, this one included: its bytes are taken now.
+        t_inst->pending_reads.push_back({dst_offset, size, staged.size(), trid});
+        staged.insert(staged.end(), ep.ptr, ep.ptr + size);
+    }
     services::run().time().noc_read(*t_inst, ep.core, static_cast<int>(ep.bank), size, trid);
     Counters& c = services::run().counters_of(self);
     if (ep.dram) {
@@ -447,6 +472,7 @@ void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     if (poison::enabled()) services::check_written_l1(self, src_offset, size, "noc write from L1 " + hex(src_local));
     const uint8_t* src = self.l1 + src_offset;
     const Endpoint ep = resolve(dst, size, "noc write");
+    if (ep.dram) services::stage_pending_reads(*t_inst);  // a pending read of these bytes saw them before
     check_alignment(ep, src_local, false, "noc write");
     // A small write into L1 may be a semaphore (noc_semaphore_set_remote): its words get arrival times.
     uint32_t before[kTimedWordWrite / 4] = {};
@@ -579,6 +605,7 @@ void svc_noc_atomic_inc_multicast(uint64_t mcast, uint32_t incr, uint32_t num_de
 void svc_noc_inline_write(uint64_t dst, uint32_t value, uint32_t byte_enable) {
     services::count_call();
     const Endpoint ep = resolve(dst, 4, "noc_inline_dw_write");
+    if (ep.dram) services::stage_pending_reads(*t_inst);
     uint32_t before = 0;
     std::memcpy(&before, ep.ptr, 4);
     uint8_t bytes[4];

@@ -35,6 +35,9 @@ void refresh_cb_view(uint32_t cb, const CbState& state);
 // write: callers on those paths pass `what` as a callable, called only to name a failure.
 // Lands the outstanding NOC reads in L1: all of them, or (trid >= 0) those tagged with that transaction id.
 void complete_pending_reads(int trid = -1);
+// Takes the bytes of inst's pending DRAM reads now (Instance::PendingRead): before DRAM can change
+// under them, i.e. when the kernel parks or issues a NOC write to DRAM.
+void stage_pending_reads(Instance& inst);
 size_t pending_reads_into(uint32_t offset, uint32_t size);
 [[noreturn]] void fail_pending_reads(size_t count, const std::string& what);
 template <typename What>

@@ -6,13 +6,22 @@
 namespace ttnn_moe::emu::timing {
 
 std::vector<Timeline::Interval>::const_iterator Timeline::first_starting_after(uint64_t t) const {
-    return std::upper_bound(busy_.begin(), busy_.end(), t,
-                            [](uint64_t value, const Interval& interval) { return value < interval.first; });
+    // Searched from the end, in steps that double: a transfer is usually ready shortly before the
+    // last booked interval, so only the last few (cache-hot) intervals are visited, where a binary
+    // search over the whole history (up to kMaxIntervals) would miss the cache at every step.
+    auto hi = busy_.cend();
+    size_t step = 1;
+    while (static_cast<size_t>(hi - busy_.cbegin()) > step && (hi - step)->first > t) {
+        hi -= step;
+        step *= 2;
+    }
+    const auto lo = static_cast<size_t>(hi - busy_.cbegin()) > step ? hi - step : busy_.cbegin();
+    return std::upper_bound(lo, hi, t, [](uint64_t value, const Interval& interval) { return value < interval.first; });
 }
 
 uint64_t Timeline::earliest(uint64_t ready, uint64_t duration) const {
     // Most transfers are ready after everything booked so far: no gap to search.
-    if (busy_.empty() || ready >= busy_.back().second) return ready;
+    if (ready >= end_) return ready;
     uint64_t t = ready;
     auto it = first_starting_after(t);
     if (it != busy_.begin()) t = std::max(t, std::prev(it)->second);
@@ -28,13 +37,15 @@ void Timeline::reserve(uint64_t start, uint64_t duration) {
     busy_cycles_ += duration;
     uint64_t s = start, e = start + duration;
     // The usual case, a reservation at or after the last busy interval: extend it or append.
-    if (busy_.empty() || s > busy_.back().second) {
+    if (busy_.empty() || s > end_) {
         busy_.emplace_back(s, e);
+        end_ = e;
         compact();
         return;
     }
-    if (s == busy_.back().second) {
+    if (s == end_) {
         busy_.back().second = e;
+        end_ = e;
         return;
     }
     // The intervals [first, last) that touch [s, e] merge into one.
@@ -53,6 +64,7 @@ void Timeline::reserve(uint64_t start, uint64_t duration) {
     } else {
         busy_.insert(first, {s, e});
     }
+    end_ = busy_.back().second;
     compact();
 }
 

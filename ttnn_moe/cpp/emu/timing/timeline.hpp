@@ -33,6 +33,9 @@ private:
     // Past kMaxIntervals, merges the oldest half.
     void compact();
     uint64_t busy_cycles_ = 0;
+    // The end of the last interval (0 when none), kept beside the vector: most queries need only
+    // it, and the vector's last element is a cache miss of its own (a run has hundreds of timelines).
+    uint64_t end_ = 0;
 };
 
 // The earliest start >= ready at which every timeline has `duration` free cycles.
