@@ -115,37 +115,57 @@ def test_pack_activation_matches_torch(wheel, activation, fp32_dest):
         assert (error <= 2**-8 * want.abs() * (1 + 1e-5) + floor).all(), error.max()
 
 
-def sfpu_kernel(body: str, mode: str = "RC") -> str:
-    """A compute kernel: tile 0 of cb_in to DST 0, the sfpi function `body` over DST by SFPU_UNARY_CALL on
-    the MATH thread, DST 0 packed to cb_out."""
-    return f"""
-        #include "api/compute/common.h"
-        #include "api/compute/compute_kernel_api.h"
-        #include "api/compute/tile_move_copy.h"
-        #include "llk_math_eltwise_unary_sfpu_macros.h"
-        namespace ckernel::sfpu {{
-        template <int ITERATIONS>
-        inline void emu_test_body() {{
-            {body}
-        }}
-        }}  // namespace ckernel::sfpu
-        void kernel_main() {{
+def one_tile_kernel(math: str, *, pack_side: str = "tile_regs_wait();", prelude: str = "", includes=()) -> str:
+    """A compute kernel on one tile: tile 0 of cb_in copied to DST 0, `math` on the MATH thread, `pack_side`
+    once DST is committed (by default the compute API's wait for it), DST 0 packed to cb_out."""
+    headers = ("api/compute/common.h", "api/compute/compute_kernel_api.h", "api/compute/tile_move_copy.h", *includes)
+    return (
+        "".join(f'#include "{header}"\n' for header in headers)
+        + prelude
+        + """
+        void kernel_main() {
             constexpr uint32_t cb_in = get_named_compile_time_arg_val("cb_in");
             constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
             compute_kernel_hw_startup(cb_in, cb_out);
             cb_wait_front(cb_in, 1);
             tile_regs_acquire();
             copy_tile(cb_in, 0, 0);
-            MATH(SFPU_UNARY_CALL(DST_SYNC_MODE, DST_ACCUM_MODE, emu_test_body, (8), 0, ::ckernel::VectorMode::{mode}));
-            tile_regs_commit();
-            tile_regs_wait();
+        """
+        + math
+        + "\ntile_regs_commit();\n"
+        + pack_side
+        + """
             cb_reserve_back(cb_out, 1);
             pack_tile(0, cb_out);
             tile_regs_release();
             cb_push_back(cb_out, 1);
             cb_pop_front(cb_in, 1);
+        }
+        """
+    )
+
+
+def sfpu_function(name: str, body: str) -> str:
+    """An sfpi function `name` over DST, as SFPU_UNARY_CALL takes it."""
+    return f"""
+        namespace ckernel::sfpu {{
+        template <int ITERATIONS>
+        inline void {name}() {{
+            {body}
         }}
+        }}  // namespace ckernel::sfpu
     """
+
+
+SFPU_MACROS = ("llk_math_eltwise_unary_sfpu_macros.h",)
+
+
+def sfpu_kernel(body: str, mode: str = "RC") -> str:
+    """The sfpi function `body` over DST 0 by SFPU_UNARY_CALL on the MATH thread (one_tile_kernel)."""
+    call = (
+        f"MATH(SFPU_UNARY_CALL(DST_SYNC_MODE, DST_ACCUM_MODE, emu_test_body, (8), 0, ::ckernel::VectorMode::{mode}));"
+    )
+    return one_tile_kernel(call, prelude=sfpu_function("emu_test_body", body), includes=SFPU_MACROS)
 
 
 def test_dst_reg_addresses_rows_and_columns_as_the_hardware():
@@ -240,41 +260,28 @@ def test_stores_truncate_into_a_16_bit_dst_and_convert_rounds_to_nearest():
     assert (kept == np.float32(value)).all()
 
 
-HANDOFF = """
-    #include "api/compute/common.h"
-    #include "api/compute/compute_kernel_api.h"
-    #include "api/compute/tile_move_copy.h"
-    #include "llk_math_eltwise_unary_sfpu_macros.h"
-    namespace ckernel::sfpu {{
-    template <int ITERATIONS>
-    inline void emu_double() {{
-        for (int d = 0; d < ITERATIONS; d++) {{ sfpi::dst_reg[0] = sfpi::dst_reg[0] * 2.0f; sfpi::dst_reg++; }}
-    }}
-    }}  // namespace ckernel::sfpu
-    void kernel_main() {{
-        constexpr uint32_t cb_in = get_named_compile_time_arg_val("cb_in");
-        constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
-        compute_kernel_hw_startup(cb_in, cb_out);
-        cb_wait_front(cb_in, 1);
-        tile_regs_acquire();
-        copy_tile(cb_in, 0, 0);
-        tile_regs_commit();
+DOUBLE_DST = "for (int d = 0; d < ITERATIONS; d++) { sfpi::dst_reg[0] = sfpi::dst_reg[0] * 2.0f; sfpi::dst_reg++; }"
+
+
+def handoff_kernel(semaphore: str, setc16: str) -> str:
+    """DST 0 doubled by the PACK thread's SFPU after moe_compute's hand-off: its semaphore wait on `semaphore`,
+    then `setc16`."""
+    pack_side = f"""
         PACK(TTI_SEMWAIT(p_stall::STALL_TDMA, semaphore::t6_sem({semaphore}), p_stall::STALL_ON_ZERO));
         {setc16}
         PACK(SFPU_UNARY_CALL(DST_SYNC_MODE, DST_ACCUM_MODE, emu_double, (8), 0, ::ckernel::VectorMode::RC));
-        cb_reserve_back(cb_out, 1);
-        pack_tile(0, cb_out);
-        tile_regs_release();
-        cb_push_back(cb_out, 1);
-        cb_pop_front(cb_in, 1);
-    }}
-"""
+    """
+    return one_tile_kernel(
+        "", pack_side=pack_side, prelude=sfpu_function("emu_double", DOUBLE_DST), includes=SFPU_MACROS
+    )
+
+
 SET_PACKER_HALF = "PACK(TT_SETC16(DEST_TARGET_REG_CFG_MATH_Offset_ADDR32, ckernel::packer::get_packer_dest_offset()));"
 
 
 def test_the_pack_thread_sfpu_works_on_the_packers_dst_half():
     x = torch.randn(32, 32, generator=torch.Generator().manual_seed(3)).bfloat16().float()
-    got = run_compute(HANDOFF.format(semaphore="semaphore::MATH_PACK", setc16=SET_PACKER_HALF), x, 1, False)
+    got = run_compute(handoff_kernel("semaphore::MATH_PACK", SET_PACKER_HALF), x, 1, False)
     torch.testing.assert_close(got, 2 * x, rtol=0, atol=0)
 
 
@@ -296,33 +303,13 @@ def test_the_pack_thread_sfpu_works_on_the_packers_dst_half():
     ],
 )
 def test_an_unmodelled_hand_off_is_an_error(semaphore, setc16, message):
-    source = HANDOFF.format(semaphore=semaphore, setc16=setc16)
+    source = handoff_kernel(semaphore, setc16)
     with pytest.raises(emu.EmulatorError, match=message):
         run_compute(source, torch.zeros(32, 32), 1, False)
 
 
 def test_zeroacc_clears_dst():
-    source = """
-        #include "api/compute/common.h"
-        #include "api/compute/compute_kernel_api.h"
-        #include "api/compute/tile_move_copy.h"
-        void kernel_main() {
-            constexpr uint32_t cb_in = get_named_compile_time_arg_val("cb_in");
-            constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
-            compute_kernel_hw_startup(cb_in, cb_out);
-            cb_wait_front(cb_in, 1);
-            tile_regs_acquire();
-            copy_tile(cb_in, 0, 0);
-            MATH((ckernel::zeroacc()));
-            tile_regs_commit();
-            tile_regs_wait();
-            cb_reserve_back(cb_out, 1);
-            pack_tile(0, cb_out);
-            tile_regs_release();
-            cb_push_back(cb_out, 1);
-            cb_pop_front(cb_in, 1);
-        }
-    """
+    source = one_tile_kernel("MATH((ckernel::zeroacc()));")
     got = run_compute(source, torch.ones(32, 32), 1, False)
     assert (got == 0).all()
 
@@ -341,29 +328,7 @@ def test_a_raw_sfpu_instruction_builds_and_fails_when_run():
         run_compute(source, torch.zeros(32, 32), 1, False)
 
 
-UNARY_API = """
-    #include "api/compute/common.h"
-    #include "api/compute/compute_kernel_api.h"
-    #include "api/compute/tile_move_copy.h"
-    #include "api/compute/eltwise_unary/softplus.h"
-    #include "api/compute/eltwise_unary/sqrt.h"
-    void kernel_main() {{
-        constexpr uint32_t cb_in = get_named_compile_time_arg_val("cb_in");
-        constexpr uint32_t cb_out = get_named_compile_time_arg_val("cb_out");
-        compute_kernel_hw_startup(cb_in, cb_out);
-        cb_wait_front(cb_in, 1);
-        tile_regs_acquire();
-        copy_tile(cb_in, 0, 0);
-        {op}
-        tile_regs_commit();
-        tile_regs_wait();
-        cb_reserve_back(cb_out, 1);
-        pack_tile(0, cb_out);
-        tile_regs_release();
-        cb_push_back(cb_out, 1);
-        cb_pop_front(cb_in, 1);
-    }}
-"""
+UNARY_API_HEADERS = ("api/compute/eltwise_unary/softplus.h", "api/compute/eltwise_unary/sqrt.h")
 
 
 def bits(value: float) -> str:
@@ -383,7 +348,9 @@ def test_the_wheels_sqrt_and_softplus_run_unmodified_through_the_compute_api(whe
         beta, threshold = 2.0, 20.0
         call = f"softplus_tile_init(); softplus_tile(0, {bits(beta)}, {bits(1 / beta)}, {bits(threshold)});"
         want = torch.nn.functional.softplus(x.double(), beta=beta, threshold=threshold)
-    got = run_compute(UNARY_API.format(op=call), x, 1, fp32_dest, FP32 if fp32_dest else BF16).double()
+    got = run_compute(
+        one_tile_kernel(call, includes=UNARY_API_HEADERS), x, 1, fp32_dest, FP32 if fp32_dest else BF16
+    ).double()
     # bf16 DST: the result rounded to bf16 (nearest); fp32 DST into an fp32 CB: the SFPU kernel's own accuracy.
     relative = 1e-5 if fp32_dest else 2**-8 * (1 + 1e-3)
     # softplus without INP_FLOAT32 (the build of a bf16 input) is the wheel's bf16 kernel: a degree-6 polynomial
