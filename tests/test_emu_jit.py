@@ -1,6 +1,8 @@
 """Kernel builds: disk cache, build counting, compile errors."""
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -8,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import ttnn_moe.paths as paths
 from emu_programs import copy_program, core_set, kernel
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
@@ -48,7 +51,7 @@ def test_disk_cache_survives_the_process(tmp_path):
     second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert first.stdout.strip() == "2"
     assert second.stdout.strip() == "0"
-    assert len(list((tmp_path / "cache" / "emu_kernels").glob("*/kernel.so"))) == 2
+    assert len(list((tmp_path / "cache" / "emu_kernels").glob("*/*/kernel.so"))) == 2
 
 
 def test_compile_error_shows_path_and_line(tmp_path):
@@ -130,3 +133,84 @@ def test_editing_a_header_included_by_relative_path_rebuilds_the_kernel(tmp_path
         counters = emu.run_program(dev, program)
         results.append((counters["kernel_builds"], int(dev.read(out, 32, 32).view(np.uint32)[0])))
     assert results == [(1, 42), (1, 100)]  # (kernel builds, value written) per run
+
+
+# Runs in a fresh process over a private copy of the emulator's headers: each step edits that copy
+# and prints (kernel builds, value the kernel wrote) for the copy program's kernels or a kernel
+# that takes a constant from <shadow_value.hpp>.
+_HEADER_EDITS = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    sys.path.insert(0, {tests!r})
+    import ttnn_moe.paths as paths
+    include = pathlib.Path({include!r})
+    paths.emulator_include_dir = lambda: include
+    import numpy as np
+    from emu_programs import copy_program, core_set, kernel
+    from ttnn_moe._C import emu
+    from ttnn_moe._C import program as pd
+
+    dev = emu.open_device()
+    src, dst, out = dev.allocate(4 * 64, 64), dev.allocate(4 * 64, 64), dev.allocate(32, 32)
+    shadow_kernel = pd.ProgramDescriptor(kernels=[kernel({shadow_kernel!r}, core_set(0, 0),
+        pd.WriterConfigDescriptor(), runtime_args=[(pd.CoreCoord(0, 0), [out])])])
+    dataflow_api = include / "api" / "dataflow" / "dataflow_api.h"
+    original = dataflow_api.read_text()
+    steps = []
+
+    def copy(label):
+        steps.append([label, emu.run_program(dev, copy_program(src, dst, 64, 4, [(0, 0)]))["kernel_builds"]])
+
+    def shadow(label):
+        builds = emu.run_program(dev, shadow_kernel)["kernel_builds"]
+        steps.append([label, builds, int(dev.read(out, 32, 32).view(np.uint32)[0])])
+
+    copy("first")
+    (include / "sfpi.h").write_text((include / "sfpi.h").read_text() + "// an edit\\n")
+    copy("header not included edited")
+    dataflow_api.write_text(original + "// an edit\\n")
+    copy("included header edited")
+    dataflow_api.write_text(original)
+    copy("edit reverted")
+    shadow("beside the kernel")
+    (include / "shadow_value.hpp").write_text("#pragma once\\nconstexpr uint32_t kValue = 8;\\n")
+    shadow("shadowed by an emulator header")
+    (include / "shadow_value.hpp").unlink()
+    shadow("shadow removed")
+    print(json.dumps(steps))
+    """
+)
+
+
+def test_a_kernel_rebuilds_only_when_a_header_it_read_changes(tmp_path):
+    include = tmp_path / "include"
+    shutil.copytree(paths.emulator_include_dir(), include)
+    shadow_kernel = tmp_path / "kernels" / "write_value.cpp"
+    shadow_kernel.parent.mkdir()
+    (shadow_kernel.parent / "shadow_value.hpp").write_text("#pragma once\nconstexpr uint32_t kValue = 7;\n")
+    shadow_kernel.write_text(
+        textwrap.dedent(
+            """
+            #include "api/dataflow/dataflow_api.h"
+            #include <shadow_value.hpp>
+            void kernel_main() {
+                const uint32_t scratch = get_semaphore(0);
+                reinterpret_cast<volatile uint32_t*>(scratch)[0] = kValue;
+                noc_async_write(scratch, get_noc_addr_from_bank_id<true>(0, get_arg_val<uint32_t>(0)), 4);
+            }
+            """
+        )
+    )
+    script = _HEADER_EDITS.format(tests=str(TESTS), include=str(include), shadow_kernel=str(shadow_kernel))
+    env = dict(os.environ, TTNN_MOE_CACHE=str(tmp_path / "cache"))
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == [
+        ["first", 2],  # reader and writer
+        ["header not included edited", 0],
+        ["included header edited", 2],
+        ["edit reverted", 0],  # the first builds are still on disk
+        ["beside the kernel", 1, 7],
+        ["shadowed by an emulator header", 1, 8],  # <shadow_value.hpp> now resolves to the emulator's copy
+        ["shadow removed", 0, 7],
+    ]

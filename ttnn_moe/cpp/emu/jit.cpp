@@ -9,12 +9,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
-#include <set>
 #include <sstream>
 #include <thread>
 
 #include "emu/binding_headers.hpp"
+#include "emu/build_dependencies.hpp"
+#include "emu/build_hash.hpp"
 #include "emu/error.hpp"
 #include "emu/process.hpp"
 
@@ -41,62 +41,12 @@ constexpr const char* kSanitizerFlags[] = {"-fsanitize=address,undefined", "-fno
                                            "-fno-omit-frame-pointer"};
 #endif
 
-// 128-bit key from two independent FNV-1a streams.
-struct Hash {
-    uint64_t a = 0xcbf29ce484222325ull;
-    uint64_t b = 0x84222325cbf29ce4ull;
-    void bytes(const void* data, size_t n) {
-        const auto* p = static_cast<const uint8_t*>(data);
-        for (size_t i = 0; i < n; ++i) {
-            a = (a ^ p[i]) * 0x100000001b3ull;
-            b = (b ^ p[i]) * 0x100000001b3ull + 0x9e37;
-        }
-    }
-    void str(const std::string& s) {
-        u64(s.size());
-        bytes(s.data(), s.size());
-    }
-    void u64(uint64_t v) { bytes(&v, sizeof v); }
-    std::string hex() const {
-        char buf[33];
-        std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a),
-                      static_cast<unsigned long long>(b));
-        return buf;
-    }
-};
-
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw EmuError("cannot read kernel source " + path.string());
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
-}
-
-// Adds to `h` every file reachable through #include "..." from `content`
-// (relative to `dir`, then the search dirs), so editing a local helper header
-// invalidates the build. Angle includes are the toolchain's or our include
-// tree's (hashed as a whole).
-void hash_quoted_includes(const std::string& content, const fs::path& dir, const std::vector<fs::path>& search,
-                          std::set<std::string>& seen, Hash& h) {
-    static const std::regex include_re(R"(^\s*#\s*include\s*\"([^\"]+)\")", std::regex::multiline);
-    for (auto it = std::sregex_iterator(content.begin(), content.end(), include_re); it != std::sregex_iterator();
-         ++it) {
-        const std::string name = (*it)[1].str();
-        std::vector<fs::path> candidates{dir / name};
-        for (const auto& s : search) candidates.push_back(s / name);
-        for (const auto& c : candidates) {
-            std::error_code ec;
-            if (!fs::is_regular_file(c, ec)) continue;
-            const std::string key = fs::weakly_canonical(c, ec).string();
-            if (!seen.insert(key).second) break;
-            const std::string text = read_file(c);
-            h.str(key);
-            h.str(text);
-            hash_quoted_includes(text, c.parent_path(), search, seen, h);
-            break;
-        }
-    }
 }
 
 uint32_t tile_bytes_of(program::DataFormat f, uint32_t h, uint32_t w) {
@@ -194,10 +144,7 @@ KernelJit& KernelJit::instance() {
 
 void KernelJit::set_include_dir(const std::string& dir) {
     std::lock_guard lock(mutex_);
-    if (dir != include_dir_) {
-        include_dir_ = dir;
-        include_tree_hashed_ = false;
-    }
+    include_dir_ = dir;
 }
 
 bool KernelJit::has_include_dir() {
@@ -245,58 +192,72 @@ std::string KernelJit::compiler_version() {
     return compiler_version_;
 }
 
-uint64_t KernelJit::include_tree_hash() {
-    if (!include_tree_hashed_) {
-        if (include_dir_.empty()) throw EmuError("the emulator's kernel include directory is not set");
-        std::vector<fs::path> files;
-        for (const auto& e : fs::recursive_directory_iterator(include_dir_)) {
-            if (e.is_regular_file()) files.push_back(e.path());
+fs::path KernelJit::find_build(const fs::path& key_dir, const std::vector<std::string>& later_dirs) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(key_dir, ec)) {
+        const fs::path dir = entry.path();
+        if (dir.filename().string().rfind("build-", 0) == 0) continue;  // being built
+        auto deps = dependencies_.find(dir.string());
+        if (deps == dependencies_.end()) {
+            std::ifstream in(dir / "dependencies.txt");
+            if (!in || !fs::exists(dir / "kernel.so", ec)) continue;
+            std::vector<std::string> list;
+            for (std::string line; std::getline(in, line);) {
+                if (!line.empty()) list.push_back(line);
+            }
+            deps = dependencies_.emplace(dir.string(), std::move(list)).first;
         }
-        std::sort(files.begin(), files.end());
-        Hash h;
-        for (const auto& f : files) {
-            h.str(fs::relative(f, include_dir_).string());
-            h.str(read_file(f));
+        if (dependency_digest(deps->second, include_dir_, later_dirs, file_digests_) == dir.filename().string()) {
+            return dir;
         }
-        include_tree_hash_ = h.a ^ (h.b << 1);
-        include_tree_hashed_ = true;
     }
-    return include_tree_hash_;
+    return {};
+}
+
+fs::path KernelJit::record_build(const fs::path& scratch, const std::vector<std::string>& later_dirs) {
+    const std::vector<std::string> deps = parse_dependency_file(read_file(scratch / "deps.d"), scratch);
+    std::ofstream out(scratch / "dependencies.txt");
+    for (const auto& d : deps) out << d << "\n";
+    out.close();
+    const fs::path final_dir = scratch.parent_path() / dependency_digest(deps, include_dir_, later_dirs, file_digests_);
+    std::error_code ec;
+    fs::rename(scratch, final_dir, ec);
+    if (ec) {
+        // Another process finished the same build first; its copy is as good.
+        if (!fs::exists(final_dir / "kernel.so"))
+            throw EmuError("cannot store the kernel build in " + final_dir.string() + ": " + ec.message());
+        fs::remove_all(scratch, ec);
+    }
+    return final_dir;
 }
 
 std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& specs, JitStats& stats) {
     std::lock_guard lock(mutex_);
     const std::string cache = cache_dir();
-    const uint64_t tree = include_tree_hash();
     const std::string version = compiler_version();
 
     struct Job {
         size_t spec;
-        std::string key;
-        fs::path dir;
-        std::string source_text;
+        fs::path key_dir;  // every build of this key lives below it, one per set of header contents
+        std::vector<std::string> later_dirs;
+        fs::path built;  // the build's directory, once compiled
     };
-    std::vector<std::string> keys(specs.size());
+    std::vector<fs::path> build_dirs(specs.size());  // kernel.so's directory per spec, or empty: to build
+    std::vector<size_t> job_of_spec(specs.size(), SIZE_MAX);
     std::vector<Job> to_build;
-    std::set<std::string> scheduled;
-    std::vector<fs::path> search;
-    for (const auto& d : extra_include_dirs_) search.emplace_back(d);
+    std::unordered_map<std::string, size_t> job_of_key;
 
     for (size_t i = 0; i < specs.size(); ++i) {
         const KernelBuildSpec& s = specs[i];
-        Hash h;
+        BuildHash h;
         h.u64(ttnn_moe_emu::ABI_VERSION);
 #ifdef TTNN_MOE_SANITIZE
         for (const char* flag : kSanitizerFlags) h.str(flag);
 #endif
-        h.u64(tree);
         h.str(version);
-        std::string text = s.source_is_code ? s.source : read_file(s.source);
         h.str(s.source_is_code ? "<code>" : fs::absolute(s.source).string());
-        h.str(text);
-        std::set<std::string> seen;
-        const fs::path src_dir = s.source_is_code ? fs::current_path() : fs::absolute(s.source).parent_path();
-        hash_quoted_includes(text, src_dir, search, seen, h);
+        h.str(s.source_is_code ? s.source : read_file(s.source));
+        h.str(include_dir_);
         for (const auto& d : extra_include_dirs_) h.str(d);
         h.u64(static_cast<uint64_t>(s.kind));
         h.u64(s.noc_index);
@@ -305,12 +266,18 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
         for (const auto& [n, v] : s.defines) h.str(n), h.str(v);
         h.str(config_header(s));
         if (s.bindings) h.str(kernel_args_header(*s.bindings)), h.str(kernel_bindings_header(*s.bindings));
-        keys[i] = h.hex();
-        if (loaded_.count(keys[i]) || scheduled.count(keys[i])) continue;
-        const fs::path dir = fs::path(cache) / keys[i];
-        if (fs::exists(dir / "kernel.so")) continue;
-        scheduled.insert(keys[i]);
-        to_build.push_back({i, keys[i], dir, std::move(text)});
+        const std::string key = h.hex();
+
+        // The include directories searched after ours, in the compiler's order (see the build below).
+        std::vector<std::string> later_dirs;
+        if (!s.source_is_code) later_dirs.push_back(fs::absolute(s.source).parent_path().string());
+        for (const auto& d : extra_include_dirs_) later_dirs.push_back(d);
+        const fs::path key_dir = fs::path(cache) / key;
+        build_dirs[i] = find_build(key_dir, later_dirs);
+        if (!build_dirs[i].empty()) continue;
+        auto [it, fresh] = job_of_key.emplace(key, to_build.size());
+        if (fresh) to_build.push_back({i, key_dir, std::move(later_dirs), {}});
+        job_of_spec[i] = it->second;
     }
 
     // Compile the misses, two at a time (the machine is shared).
@@ -318,23 +285,28 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
     std::atomic<size_t> next{0};
     auto worker = [&]() {
         for (size_t j = next++; j < to_build.size(); j = next++) {
-            const Job& job = to_build[j];
+            Job& job = to_build[j];
             const KernelBuildSpec& s = specs[job.spec];
+            // Built in a scratch directory, then renamed to the digest of the headers it read: a
+            // build is never seen half written, and a concurrent identical build just loses the race.
+            const fs::path scratch = job.key_dir / ("build-" + std::to_string(getpid()) + "_" + std::to_string(j));
             try {
-                fs::create_directories(job.dir);
+                fs::remove_all(scratch);
+                fs::create_directories(scratch);
+                const fs::path& dir = scratch;
                 std::string source_path =
-                    s.source_is_code ? (job.dir / "kernel_source.cpp").string() : fs::absolute(s.source).string();
+                    s.source_is_code ? (dir / "kernel_source.cpp").string() : fs::absolute(s.source).string();
                 if (s.source_is_code) std::ofstream(source_path) << s.source;
-                std::ofstream(job.dir / "emu_kernel_config.h") << config_header(s);
+                std::ofstream(dir / "emu_kernel_config.h") << config_header(s);
                 // Metal 2.0 kernels see their generated argument and binding headers without including them.
                 std::string binding_includes;
                 if (s.bindings) {
-                    std::ofstream(job.dir / "kernel_args_generated.h") << kernel_args_header(*s.bindings);
-                    std::ofstream(job.dir / "kernel_bindings_generated.h") << kernel_bindings_header(*s.bindings);
+                    std::ofstream(dir / "kernel_args_generated.h") << kernel_args_header(*s.bindings);
+                    std::ofstream(dir / "kernel_bindings_generated.h") << kernel_bindings_header(*s.bindings);
                     binding_includes =
                         "#include \"kernel_args_generated.h\"\n#include \"kernel_bindings_generated.h\"\n";
                 }
-                std::ofstream(job.dir / "kernel_wrapper.cpp")
+                std::ofstream(dir / "kernel_wrapper.cpp")
                     << "// Generated: the emulator's entry point around one kernel source.\n"
                     << "#include \"emu_kernel_config.h\"\n"
                     << "#include \"ttnn_moe_emu/kernel_prelude.h\"\n"
@@ -350,12 +322,18 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                     << "    ttnn_moe_emu::services = services;\n"
                     << "    kernel_main();\n"
                     << "}\n";
-                const std::string tmp =
-                    (job.dir / ("kernel.so.tmp" + std::to_string(getpid()) + "_" + std::to_string(j))).string();
-                std::vector<std::string> argv = {
-                    compiler(),         "-std=c++20",          "-O2", "-fPIC",
-                    "-shared",          "-fvisibility=hidden", "-w",  "-I" + job.dir.string(),
-                    "-I" + include_dir_};
+                std::vector<std::string> argv = {compiler(),
+                                                 "-std=c++20",
+                                                 "-O2",
+                                                 "-fPIC",
+                                                 "-shared",
+                                                 "-fvisibility=hidden",
+                                                 "-w",
+                                                 "-MMD",
+                                                 "-MF",
+                                                 (dir / "deps.d").string(),
+                                                 "-I" + dir.string(),
+                                                 "-I" + include_dir_};
                 if (!s.source_is_code) argv.push_back("-I" + fs::absolute(s.source).parent_path().string());
                 for (const auto& d : extra_include_dirs_) argv.push_back("-I" + d);
 #ifdef TTNN_MOE_SANITIZE
@@ -395,18 +373,20 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                     argv.push_back("-DKERNEL_COMPILE_TIME_ARG_MAP=" + map);
                 }
                 for (const auto& [n, v] : s.defines) argv.push_back("-D" + n + "=" + v);
-                argv.push_back((job.dir / "kernel_wrapper.cpp").string());
+                argv.push_back((dir / "kernel_wrapper.cpp").string());
                 argv.push_back("-o");
-                argv.push_back(tmp);
+                argv.push_back((dir / "kernel.so").string());
                 ProcessResult r = run_process(argv);
                 if (r.exit_code != 0) {
-                    fs::remove(tmp);
+                    fs::remove_all(scratch);
                     failures[j] = "kernel build failed for " + kernel_label(s) + " (" + kernel_kind_name(s.kind) +
                                   "):\n" + summarize_compiler_output(r.output);
                     continue;
                 }
-                fs::rename(tmp, job.dir / "kernel.so");
+                job.built = record_build(scratch, job.later_dirs);
             } catch (const std::exception& e) {
+                std::error_code ec;
+                fs::remove_all(scratch, ec);
                 failures[j] = "kernel build failed for " + kernel_label(s) + ": " + e.what();
             }
         }
@@ -424,19 +404,18 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
 
     std::vector<KernelEntry> entries(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) {
-        auto it = loaded_.find(keys[i]);
+        const bool built_now = job_of_spec[i] != SIZE_MAX;
+        if (built_now) build_dirs[i] = to_build[job_of_spec[i]].built;
+        const std::string so = (build_dirs[i] / "kernel.so").string();
+        auto it = loaded_.find(so);
         if (it == loaded_.end()) {
-            if (!scheduled.count(keys[i])) {
-                ++stats.cache_hits;
-                ++stats_.cache_hits;
-            }
-            const std::string so = (fs::path(cache) / keys[i] / "kernel.so").string();
             void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
             if (!handle) throw EmuError("cannot load kernel " + kernel_label(specs[i]) + ": " + dlerror());
             auto entry = reinterpret_cast<KernelEntry>(dlsym(handle, "ttnn_moe_emu_kernel_entry"));
             if (!entry) throw EmuError("kernel " + kernel_label(specs[i]) + " has no emulator entry point");
-            it = loaded_.emplace(keys[i], entry).first;
-        } else {
+            it = loaded_.emplace(so, entry).first;
+        }
+        if (!built_now) {
             ++stats.cache_hits;
             ++stats_.cache_hits;
         }

@@ -1,12 +1,15 @@
 // Kernel build (JIT): each distinct (source, compile-time args, named args,
 // defines, kernel kind, CB formats, compute config) is compiled by the host
 // C++ compiler into a shared object, cached on disk under
-// $TTNN_MOE_CACHE/emu_kernels (default ~/.cache/ttnn_moe) by a hash of
-// everything that goes into it, and loaded once per process.
+// $TTNN_MOE_CACHE/emu_kernels (default ~/.cache/ttnn_moe)/<key>/<headers>/:
+// <key> hashes what the build is asked to compile, <headers> the contents of
+// the headers the compiler read for it (build_dependencies.hpp). Each build is
+// loaded once per process.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -15,6 +18,7 @@
 
 #include <optional>
 
+#include "emu/build_dependencies.hpp"
 #include "emu/device_params.hpp"
 #include "emu/include/ttnn_moe_emu/abi.h"
 #include "program/program_descriptor.hpp"
@@ -75,17 +79,21 @@ public:
 private:
     KernelJit() = default;
     std::string cache_dir();
-    uint64_t include_tree_hash();
+    // The build of a key whose recorded headers still have the contents it was built against, or empty.
+    std::filesystem::path find_build(const std::filesystem::path& key_dir, const std::vector<std::string>& later_dirs);
+    // Records a finished build's header dependencies and moves it to its place; returns that place.
+    std::filesystem::path record_build(const std::filesystem::path& scratch,
+                                       const std::vector<std::string>& later_dirs);
     std::string compiler();
     std::string compiler_version();
 
     std::mutex mutex_;
     std::string include_dir_;
     std::vector<std::string> extra_include_dirs_;
-    uint64_t include_tree_hash_ = 0;
-    bool include_tree_hashed_ = false;
+    FileDigests file_digests_;
+    std::unordered_map<std::string, std::vector<std::string>> dependencies_;  // by build directory
     std::string compiler_version_;
-    std::unordered_map<std::string, KernelEntry> loaded_;  // by build hash
+    std::unordered_map<std::string, KernelEntry> loaded_;  // by kernel.so path
     JitStats stats_;
 };
 
