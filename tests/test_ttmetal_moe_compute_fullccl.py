@@ -44,6 +44,21 @@ def group_routing(rows, cols, axis, tokens_per_device, experts, k, gen, *, force
     return indices, scores
 
 
+def check_routing(activation, e_t, indices, scores, mapping, rows, cols, axis, local_experts):
+    """The e_t entries and expert-activation rows each device leaves (what the combine routes by), exactly."""
+    acts, ets = device_shards(activation), device_shards(e_t)
+    row_words = 4 * -(-(2 * local_experts + 1) // 4)  # a row padded to 16 bytes
+    for d in range(rows * cols):
+        bits = scores[d].view(torch.int16).to(torch.int64) & 0xFFFF
+        want = golden.tilize_stage(indices[d], bits, mapping, d, rows, cols, axis, 4, local_experts)
+        got_rows = acts[d].reshape(-1, row_words)[: len(want.activation), : 1 + 2 * local_experts]
+        assert got_rows.tolist() == want.activation, f"device {d}: activation rows"
+        entries = ets[d].reshape(local_experts, -1, 4)
+        for e, pairs in enumerate(want.e_t):
+            assert entries[e, : len(pairs), :2].tolist() == [list(p) for p in pairs], f"device {d} expert {e}"
+            assert int(entries[e, len(pairs), 0]) == 0xFFFFFFFF  # the -1 that ends the list
+
+
 def run_and_check(mesh, axis, indices, scores, hidden, intermediate, local_experts, seed, **kwargs):
     rows, cols = mesh.shape
     devices = rows * cols
@@ -65,7 +80,9 @@ def run_and_check(mesh, axis, indices, scores, hidden, intermediate, local_exper
         replicated(mesh, mapping.to(torch.int32), ttnn.uint16),
     ]
     weights = mc.place_weights(mesh, w0, w1, w2)
-    out, _, _ = mc.moe_compute_full_ccl(*tensors, weights, cluster_axis=axis, mux_core_range_set=MUX, **kwargs)
+    out, activation, e_t = mc.moe_compute_full_ccl(*tensors, weights, cluster_axis=axis, mux_core_range_set=MUX,
+                                                   **kwargs)  # fmt: skip
+    check_routing(activation, e_t, indices, scores, mapping, rows, cols, axis, local_experts)
     held = [golden.bfloat4_b(w) for w in (w0, w1, w2)]
     want = golden.combined_outputs(x, indices, scores, mapping, *held, rows, cols, axis)
     got = torch.stack([s.float() for s in device_shards(out)])
