@@ -106,13 +106,12 @@ def whole_op(tokens: int, hidden: int, intermediate: int, experts: int) -> None:
 
 def full_ccl(mesh, x, indices, scores, mapping, args) -> None:
     rows, cols, axis = args.rows, args.cols, args.axis
-    devices = rows * cols
     gen = torch.Generator().manual_seed(3)
     shape = (1, 1, args.experts_per_device, args.hidden, args.intermediate)
     w0, w1 = (torch.randn(*shape, generator=gen) / args.hidden**0.5 for _ in range(2))
     w2 = torch.randn(1, 1, args.experts_per_device, args.intermediate, args.hidden, generator=gen)
     w2 = w2 / args.intermediate**0.5
-    weights = mc.place_weights(mesh, *(w.expand(devices, *w.shape[1:]) for w in (w0, w1, w2)))
+    weights = mc.place_same_weights(mesh, w0[0], w1[0], w2[0])
     tensors = [
         per_device(mesh, x.unsqueeze(1), emu.bfloat16),
         per_device(mesh, indices.unsqueeze(1).to(torch.int32), emu.uint16),

@@ -59,7 +59,8 @@ def check_routing(activation, e_t, indices, scores, mapping, rows, cols, axis, l
             assert int(entries[e, len(pairs), 0]) == 0xFFFFFFFF  # the -1 that ends the list
 
 
-def run_and_check(mesh, axis, indices, scores, hidden, intermediate, local_experts, seed, **kwargs):
+def run_and_check(mesh, axis, indices, scores, hidden, intermediate, local_experts, seed, same_weights=False,
+                  **kwargs):  # fmt: skip
     rows, cols = mesh.shape
     devices = rows * cols
     experts = devices * local_experts
@@ -69,9 +70,10 @@ def run_and_check(mesh, axis, indices, scores, hidden, intermediate, local_exper
     x = torch.zeros(devices, tokens, hidden, dtype=torch.bfloat16)
     for members in members_of:
         x[members] = torch.randn(tokens, hidden, generator=gen).to(torch.bfloat16)
-    w0, w1 = (torch.randn(devices, 1, local_experts, hidden, intermediate, generator=gen) / hidden**0.5
+    drawn = 1 if same_weights else devices
+    w0, w1 = (torch.randn(drawn, 1, local_experts, hidden, intermediate, generator=gen) / hidden**0.5
               for _ in range(2))  # fmt: skip
-    w2 = torch.randn(devices, 1, local_experts, intermediate, hidden, generator=gen) / intermediate**0.5
+    w2 = torch.randn(drawn, 1, local_experts, intermediate, hidden, generator=gen) / intermediate**0.5
     mapping = (torch.arange(experts) // local_experts).repeat(devices, 1)
     tensors = [
         per_device(mesh, x.unsqueeze(1), ttnn.bfloat16),
@@ -79,7 +81,11 @@ def run_and_check(mesh, axis, indices, scores, hidden, intermediate, local_exper
         per_device(mesh, scores.unsqueeze(1), ttnn.bfloat16),
         replicated(mesh, mapping.to(torch.int32), ttnn.uint16),
     ]
-    weights = mc.place_weights(mesh, w0, w1, w2)
+    if same_weights:  # prepared once, placed on every device
+        weights = mc.place_same_weights(mesh, w0[0], w1[0], w2[0])
+        w0, w1, w2 = (w.expand(devices, *w.shape[1:]) for w in (w0, w1, w2))
+    else:
+        weights = mc.place_weights(mesh, w0, w1, w2)
     out, activation, e_t = mc.moe_compute_full_ccl(*tensors, weights, cluster_axis=axis, mux_core_range_set=MUX,
                                                    **kwargs)  # fmt: skip
     check_routing(activation, e_t, indices, scores, mapping, rows, cols, axis, local_experts)
@@ -134,7 +140,7 @@ def test_tg_mesh_dispatching_down_the_columns():
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols), grid=GRID)
     gen = torch.Generator().manual_seed(48)
     indices, scores = group_routing(rows, cols, 0, 8, rows * cols * local_experts, 8, gen)
-    run_and_check(mesh, 0, indices, scores, 512, 384, local_experts, seed=49)
+    run_and_check(mesh, 0, indices, scores, 512, 384, local_experts, seed=49, same_weights=True)
 
 
 def test_bad_fullccl_arguments_are_refused_naming_them():

@@ -591,6 +591,14 @@ def place_weights(mesh, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) ->
     return [mw.place_ring_weights(chip, w0[d], w1[d], w2[d], banks) for d, chip in enumerate(mesh.chips)]
 
 
+def place_same_weights(mesh, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> list[mw.RingWeights]:
+    """The same prepared weights on every device (prepared once): w0, w1 `[1, E, H, N]`, w2 `[1, E, N, H]`."""
+    device = mesh.get_devices()[0]
+    banks = ring_banks(device, dram_bank_worker_cores(device))
+    prepared = mw.prepare_ring_weights(w0, w1, w2, len(banks))
+    return [mw.place_prepared(chip, prepared, banks) for chip in mesh.chips]
+
+
 def _l1_zeros(mesh, devices: int, rows: int, width: int) -> Tensor:
     return from_torch(
         torch.zeros(devices * rows, width, dtype=torch.int64), dtype=emu_types.uint32,
@@ -791,6 +799,7 @@ __all__ = [
     "add_matmul_stage",
     "moe_compute_full_ccl",
     "moe_compute_local_output",
+    "place_same_weights",
     "place_weights",
     "tilize_stage_program",
     "device_rows",
