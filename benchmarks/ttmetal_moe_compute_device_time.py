@@ -15,7 +15,8 @@ Three figures, all with the wheel's kernels unmodified and the Wormhole B0 time 
 - the whole op on the FullCcl path on the given mesh (the decode: the ring stages every token's rows on the
   combine cores and selective_reduce_combine's kernels, in the same program, send them over the fabric to the
   token's device), the tilize stage's routing (top-k of all the mesh's experts, drawn uniformly), the same
-  weights on every device, output_height_shard_dim 4, one link.
+  weights on every device, output_height_shard_dim 4, one link. At the defaults (TG, DeepSeek-V3's decode sizes)
+  this takes about 11 minutes of wall time on a loaded 2-core host.
 """
 
 from __future__ import annotations
