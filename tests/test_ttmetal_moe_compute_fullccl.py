@@ -16,6 +16,7 @@ import ttmetal_moe_compute_golden as golden
 import ttnn_moe.emu as ttnn
 from ttmetal_moe_cases import per_device, replicated
 from ttmetal_moe_compute_cases import GRID
+from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
 from ttnn_moe.emu.tensor import device_shards
 from ttnn_moe.emu.ttmetal import moe_compute as mc
@@ -110,19 +111,19 @@ def run_and_check(mesh, axis, indices, scores, hidden, intermediate, local_exper
 
 
 @pytest.mark.parametrize(
-    "rows, cols, tokens_per_device, local_experts, k, hidden, intermediate",
+    "rows, cols, tokens_per_device, local_experts, k, hidden, intermediate, links",
     [
-        (2, 1, 16, 8, 4, 512, 384),  # two devices, 16 experts
-        (4, 1, 8, 4, 4, 512, 384),  # a column of four (interior devices send both ways)
-        (2, 2, 16, 4, 8, 256, 384),  # two groups side by side; hidden 256: 8 W2 tiles, ring cores without a slice
+        (2, 1, 16, 8, 4, 512, 384, 1),  # two devices, 16 experts
+        (4, 1, 8, 4, 4, 512, 384, 2),  # a column of four (interior devices send both ways), two links
+        (2, 2, 16, 4, 8, 256, 384, 1),  # two groups side by side; hidden 256: 8 W2 tiles, ring cores without a slice
     ],
 )
 def test_every_token_gets_its_experts_rows_from_its_group(rows, cols, tokens_per_device, local_experts, k, hidden,
-                                                          intermediate):  # fmt: skip
+                                                          intermediate, links):  # fmt: skip
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols), grid=GRID)
     gen = torch.Generator().manual_seed(rows * 10 + cols)
     indices, scores = group_routing(rows, cols, 0, tokens_per_device, rows * cols * local_experts, k, gen)
-    run_and_check(mesh, 0, indices, scores, hidden, intermediate, local_experts, seed=rows + cols)
+    run_and_check(mesh, 0, indices, scores, hidden, intermediate, local_experts, seed=rows + cols, num_links=links)
 
 
 def test_all_tokens_on_one_expert_and_experts_with_no_tokens():
@@ -137,6 +138,8 @@ def test_all_tokens_on_one_expert_and_experts_with_no_tokens():
 
 def test_tg_mesh_dispatching_down_the_columns():
     rows, cols, local_experts = 4, 8, 2
+    # 32 devices of 80 cores run at once (the shared buffer spans the grid): the L1 pool's 2560 slots.
+    assert int(_emu.runtime_state()["l1_slots"]) >= rows * cols * GRID[0] * GRID[1]
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols), grid=GRID)
     gen = torch.Generator().manual_seed(48)
     indices, scores = group_routing(rows, cols, 0, 8, rows * cols * local_experts, 8, gen)
