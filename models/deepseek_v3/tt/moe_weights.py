@@ -191,9 +191,9 @@ def load_tt_moe_weights(
     def replicated(t: torch.Tensor, dtype, layout) -> ttnn.Tensor:
         return ttnn.from_torch(t, dtype=dtype, layout=layout, device=mesh_device)
 
+    gate_weight = state_dict["gate.weight"]  # read once: a checkpoint layer reads it from its file
     # Column c's gate and up slices interleaved, side by side for the C columns: sharding the last
     # dim C ways gives column c exactly its own (H, 2 Is/C) fused weight.
-    gate_weight = state_dict["gate.weight"]
     cols = mesh_shape[1]
     shared_gate, shared_up = (
         state_dict[f"shared_experts.{p}.weight"].T.reshape(H, cols, -1).permute(1, 0, 2)
