@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -57,10 +59,20 @@ def test_full_scale_benchmark_prints_its_table():
 def test_gate_benchmark_times_both_routers():
     out = _run("benchmarks/gate.py", "--decode-tokens", "32", "--prefill-tokens", "64")
     rows = [line for line in out.splitlines() if line.startswith(("decode ", "prefill "))]
-    assert len(rows) == 8
-    timed = [float(r.split()[-1]) for r in rows if "not run" not in r]
-    assert len(timed) == 6 and all(us > 0 for us in timed)
+    assert len(rows) == 10
     assert sum("deepseek_grouped_gate" in r for r in rows) == 2
+
+    def us_and_dram_mb(row):  # timed rows end with their floor (resource, us), the matmul floor's row does not
+        cells = row.split()
+        return (float(cells[-2]), float(cells[-1])) if "not run" in row else (float(cells[-4]), float(cells[-3]))
+
+    assert all(us > 0 for us, _ in map(us_and_dram_mb, rows))
+    # A float32 gate weight reads 256 x 7168 x 2 bytes more from DRAM than a bfloat16 one.
+    for phase in ("decode", "prefill"):
+        bf16, fp32 = (
+            next(r for r in rows if r.startswith(phase) and f"{dtype} weight" in r) for dtype in ("bf16", "fp32")
+        )
+        assert us_and_dram_mb(fp32)[1] - us_and_dram_mb(bf16)[1] == pytest.approx(256 * 7168 * 2 / 1e6, abs=0.02)
 
 
 def test_to_layout_benchmark_times_every_conversion():

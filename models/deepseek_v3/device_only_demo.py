@@ -51,7 +51,7 @@ def allocated_weights(config: DeepseekV3MoEConfig, mesh_device, expert_dtype) ->
         expert_mapping=expert_mapping_on_mesh(E, mesh_device),
         experts_w1_w3=allocate([E_l, H, 2 * I], expert_dtype),
         experts_w2=allocate([E_l, I, H], expert_dtype),
-        gate_weight=allocate([E, H], ttnn.float32),
+        gate_weight=allocate([E, H]),  # bfloat16, as a checkpoint stores it
         gate_bias=allocate([1, E], ttnn.float32, ttnn.ROW_MAJOR_LAYOUT),
         shared_w1_w3=allocate([1, H, 2 * Is_c]),
         shared_w2=allocate([1, Is_c, H]),

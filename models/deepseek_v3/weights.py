@@ -136,7 +136,8 @@ class RandomMoELayer(Mapping):
     exists on the host at once.
 
     Matrices are N(0, 1/fan_in) (`ttnn_moe._C.weights.random_normal`: a 1024-bin piecewise-uniform
-    normal), so activations keep unit scale through every projection; the
+    normal), so activations keep unit scale through every projection; the router's `gate.weight`
+    holds bf16 values whatever `dtype` (a checkpoint stores it in bf16); the
     score-correction bias is N(0, 0.01^2) fp32, the size of the gaps between neighbouring sigmoid
     scores, so it changes some routing choices. A tensor's values depend only on (seed, its key).
     """
@@ -167,13 +168,14 @@ class RandomMoELayer(Mapping):
         if key == "gate.e_score_correction_bias":
             return 0.01 * torch.randn(shape, generator=torch.Generator().manual_seed(seed))
         # The matrices (billions of values at full size) come from the native counter-based
-        # generator on both cores; a float32 layer holds the same values before bf16 rounding.
-        as_bf16 = self.dtype == torch.bfloat16
+        # generator on both cores; a float32 layer holds the same values before bf16 rounding,
+        # except the router's weight, bf16 values in every layer as in a checkpoint.
+        as_bf16 = self.dtype == torch.bfloat16 or key == "gate.weight"
         values = torch.from_numpy(
             _weights.random_normal(seed, shape[0] * shape[1], shape[1] ** -0.5, "bfloat16" if as_bf16 else "float32")
         )
-        values = values.view(torch.bfloat16) if as_bf16 else values.to(self.dtype)
-        return values.reshape(shape)
+        values = values.view(torch.bfloat16) if as_bf16 else values
+        return values.to(self.dtype).reshape(shape)
 
     def fingerprint(self) -> str:
         """Identity of these weights (for the converted-weight cache)."""

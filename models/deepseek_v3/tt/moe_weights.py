@@ -8,9 +8,11 @@ Placement, devices numbered row-major over the (R, C) mesh:
   w2 (E_l, I, H). They are converted one expert at a time and written one
   device at a time, so the host holds one expert in torch form and one
   device's share in device form, never a layer;
-- gate: the (E, H) weight and the (1, E) score-correction bias in fp32 (routing
-  near-ties must not flip on a rounding), replicated: every device of a row
-  routes the same tokens;
+- gate: the (E, H) weight in bf16 when every value of it is a bf16 value (a
+  checkpoint stores the router's weight in bf16, so nothing is rounded and
+  moe_gate reads half the bytes), else in fp32 (routing near-ties must not flip
+  on a rounding); the (1, E) score-correction bias in fp32; replicated: every
+  device of a row routes the same tokens;
 - shared expert, tensor parallel over the C columns, as a single-expert
   moe_bmm weight: w1, w3 split by output column (H, Is/C) and interleaved,
   (1, H, 2 Is/C), w2 split by input row (1, Is/C, H); the same shard on every row.
@@ -89,7 +91,7 @@ class TtMoEWeights:
     expert_mapping: ttnn.Tensor  # (1, 1, E, R*C) int32 ROW_MAJOR one-hot, replicated
     experts_w1_w3: ttnn.Tensor  # (E_l, H, 2I) TILE per device, gate and up interleaved per column tile
     experts_w2: ttnn.Tensor  # (E_l, I, H) TILE per device
-    gate_weight: ttnn.Tensor  # (E, H) float32 TILE, replicated
+    gate_weight: ttnn.Tensor  # (E, H) bfloat16 or float32 TILE (gate_weight_dtype), replicated
     gate_bias: ttnn.Tensor  # (1, E) float32 ROW_MAJOR, replicated
     shared_w1_w3: ttnn.Tensor  # (1, H, 2 Is/C) bfloat16 TILE, column c's slices of gate and up interleaved
     shared_w2: ttnn.Tensor  # (1, Is/C, H) bfloat16 TILE, column c's slice
@@ -97,6 +99,22 @@ class TtMoEWeights:
     @property
     def experts_per_device(self) -> int:
         return int(self.experts_w2.shape[0])
+
+
+def gate_weight_dtype(gate_weight: torch.Tensor):
+    """The device dtype of the router's (E, H) weight: bfloat16 when every value is a bfloat16 value
+    (then the device holds exactly the weight the reference computes with), else float32, with the
+    reason logged."""
+    weight = gate_weight.float()
+    changed = (weight.bfloat16().float() != weight) & (weight == weight)  # a NaN stays a NaN
+    rounded = int(changed.sum())
+    if rounded == 0:
+        return ttnn.bfloat16
+    logger.info(
+        f"gate weight kept in float32: {rounded} of its {weight.numel()} values are not bfloat16 values "
+        f"(it is {gate_weight.dtype}); bfloat16 would change the routing scores"
+    )
+    return ttnn.float32
 
 
 def check_layer_fits_mesh(config: DeepseekV3MoEConfig, mesh_shape: tuple[int, int]) -> None:
@@ -173,6 +191,7 @@ def load_tt_moe_weights(
     def replicated(t: torch.Tensor, dtype, layout) -> ttnn.Tensor:
         return ttnn.from_torch(t, dtype=dtype, layout=layout, device=mesh_device)
 
+    gate_weight = state_dict["gate.weight"]  # read once: a checkpoint layer reads it from its file
     # Column c's gate and up slices interleaved, side by side for the C columns: sharding the last
     # dim C ways gives column c exactly its own (H, 2 Is/C) fused weight.
     cols = mesh_shape[1]
@@ -186,7 +205,7 @@ def load_tt_moe_weights(
         expert_mapping=replicated(mapping, ttnn.int32, ttnn.ROW_MAJOR_LAYOUT),
         experts_w1_w3=experts("w1_w3"),
         experts_w2=experts("w2"),
-        gate_weight=replicated(state_dict["gate.weight"].float(), ttnn.float32, ttnn.TILE_LAYOUT),
+        gate_weight=replicated(gate_weight, gate_weight_dtype(gate_weight), ttnn.TILE_LAYOUT),
         gate_bias=replicated(
             state_dict["gate.e_score_correction_bias"].float().reshape(1, -1), ttnn.float32, ttnn.ROW_MAJOR_LAYOUT
         ),

@@ -4,7 +4,9 @@ One directory per key, a hash of (the checkpoint's fingerprint: config.json and 
 size, modification time and header; the layer; the mesh shape; the expert dtype), holding one
 file per (projection, device): that device's share in the device format (`ttnn.dump_tensor`).
 Each file is written atomically, so an interrupted load leaves only whole files and the next
-load converts only what is missing. Files are read back memory-mapped (`ttnn.load_tensor`).
+load converts only what is missing. Only the routed experts are cached: the router and the shared
+expert are read from the layer at every load, so how they are held on the device (the router's
+weight in bf16 or fp32) is no part of the key. Files are read back memory-mapped (`ttnn.load_tensor`).
 
 Where: `$TTNN_MOE_WEIGHT_CACHE` if set, else `$TTNN_MOE_CACHE/weights`, else
 `~/.cache/ttnn_moe/weights`.
