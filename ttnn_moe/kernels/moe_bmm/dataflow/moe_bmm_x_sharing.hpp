@@ -146,12 +146,21 @@ struct ShareSemaphores {
     uint32_t valid;  // receiver: the block has landed (1); the sender's is the source of the flag
 };
 
+// Receiver, first half: tells core `sender` that this core's CB slot is reserved for the next block.
+inline void post_ready(const Grid& grid, uint32_t sender, const ShareSemaphores& sem) {
+    noc_semaphore_set(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(sem.valid), 0);
+    noc_semaphore_inc(get_noc_addr(grid.noc_x(sender % grid.cols), grid.noc_y(sender / grid.cols), sem.ready), 1);
+}
+
+// Receiver, second half: waits until the sender has multicast the block into the reserved slot.
+inline void wait_block(const ShareSemaphores& sem) {
+    noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(sem.valid), 1);
+}
+
 // Receiver: waits until core `sender` has multicast the block into this core's reserved CB slot.
 inline void receive_block(const Grid& grid, uint32_t sender, const ShareSemaphores& sem) {
-    auto* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(sem.valid);
-    noc_semaphore_set(valid, 0);
-    noc_semaphore_inc(get_noc_addr(grid.noc_x(sender % grid.cols), grid.noc_y(sender / grid.cols), sem.ready), 1);
-    noc_semaphore_wait(valid, 1);
+    post_ready(grid, sender, sem);
+    wait_block(sem);
 }
 
 // Sender: the block (`bytes` at `l1`, this core's CB slot) into the same slot of every receiver of
