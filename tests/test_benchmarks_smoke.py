@@ -195,3 +195,19 @@ def test_shared_expert_benchmark_prints_its_launches():
     assert [r[0] for r in rows] == ["moe_bmm", "moe_bmm", "ttnn.to_layout", "moe_bmm"]
     assert all(float(r[-3 if r[0] == "ttnn.to_layout" else -4]) > 0 for r in rows)  # modeled us
     assert [r[-1] for r in rows if r[0] == "moe_bmm"] == ["1.00"] * 3  # each weight tile read once
+
+
+def test_routed_experts_benchmark_prints_both_launches_per_case():
+    out = _run(
+        "benchmarks/routed_experts.py",
+        "--mesh",
+        "tg",
+        "--dtype",
+        "bfloat4_b",
+        "--hidden",
+        "256",
+        "--intermediate",
+        "64",
+    )
+    launches = [line.split()[0] for line in out.splitlines() if line.startswith(("w1/w3", "w2 ", "both"))]
+    assert launches == ["w1/w3", "w2", "both"]

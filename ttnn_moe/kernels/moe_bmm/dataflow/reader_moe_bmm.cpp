@@ -9,7 +9,8 @@
 //   x: the segment's rows x inner_block x tiles into cb_x in one push of row_block x inner_block
 //      pages (row after row; rows past the expert's count zeroed), once for all the segment's
 //      columns: read from DRAM by the round's sender and multicast to the other cores of the round
-//      (moe_bmm_x_sharing.hpp), which only receive it;
+//      (moe_bmm_x_sharing.hpp), which only receive it, and push it after their first two weight
+//      columns of the block (at once with an addend);
 //   w: for each column of the segment, its inner_block weight tiles into cb_w in one push (SwiGLU,
 //      common arg weight_halves = 2: the gate's column tile 2n, then the up's 2n + 1), read once
 //      for all the segment's rows: read from DRAM by the weight round's sender and multicast to the
@@ -178,32 +179,43 @@ void read_x_row_strips(const Shape& shape, const X& x, const Routing& routing, c
     noc_async_read_barrier();
 }
 
-// The segment's x block k0 into cb_x (cb_x_rows for a row-major x): read (and multicast by the
-// round's sender) or received. Every push is row_block x inner_block pages, however many rows the
-// segment has, so that a block never straddles the end of the ring (the pages past the segment's
-// rows go unread).
+ShareSemaphores x_semaphores() {
+    return {static_cast<uint32_t>(get_semaphore(sem_x_ready)), static_cast<uint32_t>(get_semaphore(sem_x_valid))};
+}
+
+// Starts the segment's x block k0 into cb_x (cb_x_rows for a row-major x): the round's sender (or a core
+// reading alone) reads it, multicasts it to the round's other cores and pushes it (returns true); a
+// receiver reserves its slot and tells the sender so (returns false), and pushes the block later
+// (x_block_finish), so that it can read weights while the block is on its way. Every push is row_block x
+// inner_block pages, however many rows the segment has, so that a block never straddles the end of the
+// ring (the pages past the segment's rows go unread).
 template <typename X>
-void x_block(const Args& a, const X& x, const Routing& routing, const Segment& seg, const XRound& round, uint32_t k0) {
+bool x_block_start(const Args& a, const X& x, const Routing& routing, const Segment& seg, const XRound& round,
+                   uint32_t k0) {
     const Shape& shape = a.shape;
-    const uint32_t pages = shape.row_block * shape.inner_block;
-    const ShareSemaphores sem{static_cast<uint32_t>(get_semaphore(sem_x_ready)),
-                              static_cast<uint32_t>(get_semaphore(sem_x_valid))};
     const uint32_t cb = x_cb(shape);
-    cb_reserve_back(cb, pages);
+    cb_reserve_back(cb, shape.row_block * shape.inner_block);
     const uint32_t l1 = get_write_ptr(cb);
     if (round.sender() != a.core_index) {
-        receive_block(a.grid, round.sender(), sem);
-    } else {
-        if (shape.row_major_x) {
-            read_x_row_strips(shape, x, routing, seg, k0, l1);
-        } else {
-            read_x_tiles(shape, x, routing, seg, k0, l1);
-        }
-        if (round.receivers() > 0) {
-            multicast_block(a.grid, round, sem, l1, seg.rows * shape.inner_block * get_tile_size(cb));
-        }
+        post_ready(a.grid, round.sender(), x_semaphores());
+        return false;
     }
-    cb_push_back(cb, pages);
+    if (shape.row_major_x) {
+        read_x_row_strips(shape, x, routing, seg, k0, l1);
+    } else {
+        read_x_tiles(shape, x, routing, seg, k0, l1);
+    }
+    if (round.receivers() > 0) {
+        multicast_block(a.grid, round, x_semaphores(), l1, seg.rows * shape.inner_block * get_tile_size(cb));
+    }
+    cb_push_back(cb, shape.row_block * shape.inner_block);
+    return true;
+}
+
+// A receiver's x block: waits for the sender's multicast and pushes it.
+void x_block_finish(const Shape& shape) {
+    wait_block(x_semaphores());
+    cb_push_back(x_cb(shape), shape.row_block * shape.inner_block);
 }
 
 // Starts the next segment in slot 0 of cb_x's two: an unread block fills slot 1 when the previous
@@ -313,7 +325,7 @@ void kernel_main() {
 
     const Routing routing(load_routing(cb_routing, counts, offsets, shape), shape);
     args.shape.unit_rows = unit_row_tiles(shape, routing, args.num_cores);
-    const uint32_t total = active_tiles(shape, routing);
+    const uint32_t total = line_length(shape, routing);
     uint32_t x_blocks = 0, w_blocks = 0;
     for_each_segment(shape, routing, args.core_index, args.num_cores, [&](const Segment& seg) {
         send_word(seg.rows | seg.cols << segment_word::kColsShift);
@@ -321,10 +333,20 @@ void kernel_main() {
         align_w_ring(shape, w_blocks);
         const XRound round(shape, total, args.num_cores, args.core_index, seg);
         const WRound w_round(shape, routing, total, args.num_cores, args.core_index, seg);
+        // A receiver of the x round reads the block's first weight columns (up to the two cb_w holds
+        // before the compute kernel needs the x block) while its x block is multicast; with an addend,
+        // whose tiles the compute kernel takes after the block's x, it waits for x first.
+        const uint32_t x_wait_col = shape.addend ? 0 : (seg.cols < 2 ? seg.cols : 2);
         for (uint32_t k0 = 0; k0 < shape.inner_tiles; k0 += shape.inner_block, ++x_blocks) {
-            x_block(args, x, routing, seg, round, k0);
+            bool x_pending = !x_block_start(args, x, routing, seg, round, k0);
+            auto finish_x = [&] {
+                if (x_pending) x_block_finish(shape);
+                x_pending = false;
+            };
+            if (x_wait_col == 0) finish_x();
             if (shape.row_major_addend && k0 == 0) read_addend_strips(shape, addend, routing, seg);
             for (uint32_t c = 0; c < seg.cols; ++c, ++w_blocks) {
+                if (c == x_wait_col) finish_x();
                 w_block(args, w, seg, w_round, seg.first_col + c, k0);
                 if (!shape.addend || shape.row_major_addend || k0 > 0) continue;
                 for (uint32_t r = 0; r < seg.rows; ++r) {
@@ -332,6 +354,7 @@ void kernel_main() {
                                      output_page(shape, routing, {seg.expert, seg.first_row + r, seg.first_col + c}));
                 }
             }
+            finish_x();
         }
     });
     send_word(0);
