@@ -6,9 +6,12 @@ The optimized decode path ends with ttnn.experimental.deepseek_moe_fast_reduce_n
 K = 8 expert slots of (32, 7168) and splits the sum into eight (32, 896) slices) and
 ttnn.experimental.deepseek_moe_reduce_scatter (a ring of 8 along mesh axis 1 sums slice r onto ring device r),
 both run here with the wheel's kernels (ttnn_moe.emu.ttmetal). Beside them, the emulated ttnn.reduce_scatter of
-the same (32, 7168) partials on the same ring. One 1x8 ring stands for each row of TG 4x8 / QUAD 16x8 (the rows
-run the same programs at once). The reduce-scatter's inputs are sharded as on the decode path: 7 shards of 128
-columns (4 tiles, even as the op requires) per slice, on 7 cores plus the supplemental 8th, 4 links.
+the same (32, 7168) partials on the same ring, and ttnn.experimental.deepseek_moe_fast_reduce_nc_fused, which
+weights each slot by its token's score as it sums (the FPU's multiply-accumulate into DST: one
+mul_tiles_bcast_cols per slot where the unfused op adds one tile), so that no separate weighting precedes the
+sum. One 1x8 ring stands for each row of TG 4x8 / QUAD 16x8 (the rows run the same programs at once). The
+reduce-scatter's inputs are sharded as on the decode path: 7 shards of 128 columns (4 tiles, even as the op
+requires) per slice, on 7 cores plus the supplemental 8th, 4 links.
 Recorded by `ttnn_moe.profile` (Wormhole B0 time model): modeled device time of the slowest device, the fabric
 payload, and the most wire bytes one link direction carried.
 """
@@ -23,6 +26,7 @@ import torch
 from ttnn_moe._C import program as pd
 from ttnn_moe.emu.tensor import from_shards
 from ttnn_moe.emu.ttmetal import deepseek_moe_fast_reduce_nc as fast_reduce
+from ttnn_moe.emu.ttmetal import deepseek_moe_fast_reduce_nc_fused as fused_reduce
 from ttnn_moe.emu.ttmetal import deepseek_moe_reduce_scatter as moe_rs
 from ttnn_moe.emu.ttmetal import use_wheel
 
@@ -32,7 +36,7 @@ from ttnn_moe import emu
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tools package
 from tools.tt_wheel import ensure_ttnn_wheel  # noqa: E402
 
-HIDDEN, TOKENS, K, RING = 7168, 32, 8, 8
+HIDDEN, TOKENS, K, RING, EXPERTS = 7168, 32, 8, 8, 256
 SHARD_WIDTH = 128
 LINKS = 4
 
@@ -51,10 +55,21 @@ def main() -> None:
     slice_width = HIDDEN // RING
     shards = moe_rs.InputShards(SHARD_WIDTH, tuple(pd.CoreCoord(i, 0) for i in range(slice_width // SHARD_WIDTH)))
 
+    shard = {"mesh_mapper": emu.ShardTensorToMesh(mesh, dim=0)}
+    scores = emu.from_torch(torch.rand(RING * TOKENS, 1, 1, K, generator=g).bfloat16(), dtype=emu.bfloat16,
+                            layout=emu.ROW_MAJOR_LAYOUT, device=mesh, **shard)  # fmt: skip
+    ids = torch.stack([torch.randperm(EXPERTS, generator=g)[:K] for _ in range(RING * TOKENS)])
+    indices = emu.from_torch(ids.reshape(RING, 1, TOKENS, K).to(torch.int16), dtype=emu.uint16,
+                             layout=emu.ROW_MAJOR_LAYOUT, device=mesh, **shard)  # fmt: skip
+    owners = (torch.arange(EXPERTS) // (EXPERTS // RING)).reshape(1, EXPERTS).to(torch.int16)  # 32 per device
+    mapping = emu.from_torch(owners, dtype=emu.uint16, layout=emu.ROW_MAJOR_LAYOUT, device=mesh,
+                             mesh_mapper=emu.ReplicateTensorToMesh(mesh))  # fmt: skip
+
     def run_all() -> None:
-        t = emu.from_torch(experts, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=mesh,
-                           mesh_mapper=emu.ShardTensorToMesh(mesh, dim=0))  # fmt: skip
+        t = emu.from_torch(experts, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=mesh, **shard)
         slices = fast_reduce.deepseek_moe_fast_reduce_nc(t, 0, split_size=slice_width)
+        fused_reduce.deepseek_moe_fast_reduce_nc_fused(t, indices, mapping, 0, split_size=slice_width, cluster_axis=1,
+                                                       scores_tensor=scores)  # fmt: skip
         moe_rs.deepseek_moe_reduce_scatter(slices, emu.DRAM_MEMORY_CONFIG, -1, num_links=LINKS, cluster_axis=1,
                                            topology=emu.Topology.Ring, input_shards=shards)  # fmt: skip
         emu.reduce_scatter(from_shards(partials, emu.bfloat16, emu.TILE_LAYOUT, mesh), 1, cluster_axis=1)
@@ -63,12 +78,18 @@ def main() -> None:
         run_all()  # builds every kernel; the profiled pass measures the same programs
         with ttnn_moe.profile(scratch) as recording:
             run_all()
-    names = ("deepseek_moe_fast_reduce_nc", "deepseek_moe_reduce_scatter", "reduce_scatter")
+    names = (
+        "deepseek_moe_fast_reduce_nc",
+        "deepseek_moe_fast_reduce_nc_fused",
+        "deepseek_moe_reduce_scatter",
+        "reduce_scatter",
+    )
     records = {r.name: r for r in recording.ops if r.name in names}
     print(f"1x{RING} ring (a row of TG 4x8 / QUAD 16x8), bf16 TILE, decode ({TOKENS} tokens), Wormhole B0 model")
     print(f"{'op':58s} {'device us':>10s} {'fabric MB':>10s} {'link max MB':>12s}")
     labels = {
         "deepseek_moe_fast_reduce_nc": f"deepseek_moe_fast_reduce_nc ({K}, 1, {TOKENS}, {HIDDEN}) dim 0",
+        "deepseek_moe_fast_reduce_nc_fused": f"deepseek_moe_fast_reduce_nc_fused, ({TOKENS}, {K}) scores",
         "deepseek_moe_reduce_scatter": f"deepseek_moe_reduce_scatter 8 x ({TOKENS}, {slice_width}), {LINKS} links",
         "reduce_scatter": f"ttnn.reduce_scatter ({TOKENS}, {HIDDEN}) dim 1",
     }

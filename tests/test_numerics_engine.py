@@ -362,6 +362,9 @@ def test_integer_misuse_is_rejected():
     h.copy_tile(0, 0, 0)
     with pytest.raises(EMU_ERRORS, match="DST tile 0 holds integer bits"):
         h.unary_tile(numerics_testing.UnaryOp.Neg, 0)
+    # ELWMUL adds its product to what DST holds: integer bits there cannot be added to.
+    with pytest.raises(EMU_ERRORS, match=r"binary multiply \(DST \+= A \* B\): DST tile 0 holds integer bits"):
+        h.binary_tiles(numerics_testing.BinaryOp.Mul, numerics_testing.Broadcast.NONE, 1, 1, 0, 0, 0)
     h.copy_tile(1, 0, 1)
     h.tile_regs_commit()
     h.tile_regs_wait()

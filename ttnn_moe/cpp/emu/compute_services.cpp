@@ -158,10 +158,8 @@ void c_matmul_block(uint32_t a, uint32_t b, uint32_t ia, uint32_t ib, uint32_t d
 }
 void c_binary(ttnn_moe_emu::BinaryOp op, ttnn_moe_emu::Broadcast bcast, uint32_t a, uint32_t b, uint32_t ia,
               uint32_t ib, uint32_t dst) {
-    const bool acc =
-        instance().binary_acc_to_dest && bcast == ttnn_moe_emu::Broadcast::None && op != ttnn_moe_emu::BinaryOp::Mul;
     engine().binary_tiles(static_cast<numerics::BinaryOp>(op), static_cast<numerics::Broadcast>(bcast), a, b, ia, ib,
-                          dst, acc);
+                          dst, instance().binary_acc_to_dest);
     // An FPU multiply takes one pass per fidelity phase; add and sub one.
     const uint32_t phases = op == ttnn_moe_emu::BinaryOp::Mul
                                 ? timing::ArchParams::fidelity_phases(static_cast<uint32_t>(config().math_fidelity))

@@ -20,7 +20,13 @@
 //   call is one inner-dimension step, exactly as the LLK unpacker walks it:
 //   A tile for output row r = ia + r*kt_dim, B tile for column c = ib + c,
 //   DST tile = dst + r*ct_dim + c. Each 32x32x32 product counts as one tile matmul.
-// - Binary ops overwrite DST with A op bcast(B). Row broadcast uses B's row 0
+// - The FPU's element-wise ops, as Wormhole B0's ISA defines them (ELWADD / ELWSUB / ELWMUL) and the 0.81.1
+//   LLK issues them (llk_math_eltwise_binary.h): add and sub overwrite DST with A op bcast(B), or add it to
+//   DST when the binary init asked for acc_to_dest (the instruction's AddDst bit, any broadcast); a multiply
+//   always adds its product to DST (ELWMUL is Dst += SrcA * SrcB; the LLK's standard path issues no ZEROACC
+//   before it). DST reads zero where nothing was written since the acquire (the packer's ZEROACC of the
+//   half it releases, and the MATH thread's ZEROACC of all of DST at start), so a multiply into a fresh DST
+//   tile is A * B and kernels that multiply into a tile holding a value accumulate. Row broadcast uses B's row 0
 //   for every row, Col uses B's column 0 for every column, Scalar B[0][0]
 //   (BroadcastType::ROW / COL / SCALAR of bcast.h). The SFPU binary ops
 //   (mul_binary_tile) combine two DST tiles into a third, which may be
@@ -390,14 +396,14 @@ void ComputeEngine::binary_tiles(numerics::BinaryOp op, numerics::Broadcast bcas
     const DataFormat format_b = float_tile_format(cb_b, "binary op");
     numerics::unpack_tile(format_a, cbs_.front_tile(cb_a, ia), operand_a_.data());
     numerics::unpack_tile(format_b, broadcast_operand(format_b, bcast, cb_b, ib), operand_b_.data());
-    if (!acc_to_dest) {
+    // ELWMUL has no overwriting form: it always adds its product to DST.
+    if (!acc_to_dest && op != numerics::BinaryOp::Mul) {
         numerics::binary_tile(op, bcast, operand_a_.data(), operand_b_.data(), out);
         finish_math(dst);
         return;
     }
-    if (op == numerics::BinaryOp::Mul || bcast != numerics::Broadcast::None)
-        throw EmuError("binary op: acc_to_dest is emulated for add and sub without broadcast only");
-    require_not_integer_slot(dst, "binary op with acc_to_dest");
+    require_not_integer_slot(dst, op == numerics::BinaryOp::Mul ? "binary multiply (DST += A * B)"
+                                                                : "binary op with acc_to_dest (DST += A op B)");
     numerics::binary_tile(op, bcast, operand_a_.data(), operand_b_.data(), scratch_.data());
     for (size_t i = 0; i < TILE_ELEMENTS; ++i) out[i] += scratch_[i];
     finish_math(dst);

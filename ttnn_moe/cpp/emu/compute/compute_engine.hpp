@@ -73,8 +73,8 @@ public:
     // for r < rt_dim, c < ct_dim: DST[dst + r*ct_dim + c] += A[ia + r*kt_dim] @ B[ib + c].
     void matmul_block(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst, bool transpose,
                       uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim);
-    // DST[dst] = A op bcast(B) (overwrites DST, like the FPU eltwise path); with acc_to_dest (add and sub
-    // without broadcast, as add_tiles_init(..., acc_to_dest=true) configures it) DST[dst] += A op B.
+    // Add and sub: DST[dst] = A op bcast(B), or DST[dst] += A op bcast(B) with acc_to_dest (the binary init's
+    // flag). Mul: DST[dst] += A * bcast(B) always (ELWMUL accumulates; acc_to_dest does not change it).
     void binary_tiles(numerics::BinaryOp op, numerics::Broadcast bcast, uint32_t cb_a, uint32_t cb_b, uint32_t ia,
                       uint32_t ib, uint32_t dst, bool acc_to_dest = false);
     // reduce_tile SUM/AVG (the scaler carries 1/N): DST[dst] += the weighted reduction of cb_a[ia] along

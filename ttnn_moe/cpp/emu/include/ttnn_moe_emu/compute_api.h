@@ -99,18 +99,17 @@ template <PoolType type, ReduceDim dim, bool is_fp32_dest_acc_en, int math_fidel
 ALWI void llk_math_reduce_init(uint32_t operand_a, uint32_t operand_b) {}
 template <ReduceDim dim, PackMode mode = PackMode::Default>
 ALWI void llk_pack_reduce_mask_config(uint32_t operand) {}
-// The FPU binary's MATH-thread init, which deepseek_moe_fast_reduce_nc_fused calls itself to turn on acc_to_dest:
-// add and sub then accumulate as binary_tiles_init's acc_to_dest does. The FPU's multiply adds to DST on
-// hardware (ELWMUL is Dst += A * B), which the emulator's mul_tiles does not model: asking for it fails.
+// The FPU binary's MATH-thread init (deepseek_moe_fast_reduce_nc_fused calls it itself): acc_to_dest makes later
+// add and sub accumulate (ELWADD / ELWSUB with AddDst, any broadcast). A multiply accumulates with or without it:
+// ELWMUL is Dst += A * B, and the LLK issues it without AddDst.
 template <EltwiseBinaryType eltwise_binary_type, BroadcastType src_b_bcast_type, int math_fidelity,
           EltwiseBinaryReuseDestType binary_reuse_dest = EltwiseBinaryReuseDestType::NONE>
 ALWI void llk_math_eltwise_binary_init(uint32_t operand_a, uint32_t operand_b, uint32_t acc_to_dest = 0) {
     static_assert(binary_reuse_dest == EltwiseBinaryReuseDestType::NONE,
                   "llk_math_eltwise_binary_init: DST reuse as a source is not emulated");
-    if (eltwise_binary_type == EltwiseBinaryType::ELWMUL && acc_to_dest != 0)
-        ttnn_moe_emu::fail(
-            "llk_math_eltwise_binary_init: a multiply accumulating into DST (acc_to_dest) is not emulated");
-    emu_detail::svc().binary_acc_to_dest(acc_to_dest != 0 ? 1 : 0);
+    const bool accumulates =
+        eltwise_binary_type == EltwiseBinaryType::ELWADD || eltwise_binary_type == EltwiseBinaryType::ELWSUB;
+    emu_detail::svc().binary_acc_to_dest(acc_to_dest != 0 && accumulates ? 1 : 0);
 }
 ALWI void llk_pack_reduce_mask_clear() {}
 
@@ -225,8 +224,9 @@ ALWI void matmul_block(uint32_t in0_cb_id, uint32_t in1_cb_id, uint32_t in0_tile
 
 // ---- eltwise binary (with broadcasts)
 // The FPU binary init of one op type (binary_ng's kernels call it directly). The op itself comes with each
-// *_tiles call. acc_to_dest (add and sub: DST += A op B) stays on until the next binary init; the LLK
-// never accumulates a multiply (ELWMUL is issued with acc_to_dest 0), so mul_init clears it.
+// *_tiles call. acc_to_dest (add and sub: DST += A op B) stays on until the next binary init. A multiply
+// always adds its product to DST (ELWMUL is Dst += A * B; the LLK issues it without AddDst, so mul_init's
+// acc_to_dest changes nothing): into a freshly acquired DST tile that is A * B.
 template <bool full_init, EltwiseBinaryType eltwise_binary_type>
 ALWI void binary_tiles_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false,
                             uint32_t call_line = __builtin_LINE()) {
@@ -323,7 +323,9 @@ EMU_NOOP_INIT(sub_bcast_scalar_init)
 EMU_NOOP_INIT(mul_bcast_scalar_init)
 #undef EMU_NOOP_INIT
 template <EltwiseBinaryType tBcastOp, BroadcastType tBcastDim>
-ALWI void bcast_init(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) {}
+ALWI void bcast_init(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) {
+    emu_detail::svc().binary_acc_to_dest(0);
+}
 
 // ---- SFPU unary
 ALWI void silu_tile_init() {}

@@ -25,6 +25,7 @@ Outputs are interleaved (DRAM or L1); the emulator does not hold a tensor sharde
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from ttnn_moe._C import emu
 from ttnn_moe._C import program as pd
@@ -52,8 +53,61 @@ def input_granularity(reduced: int) -> int:
     return next((g for g in range(8, 1, -1) if reduced % g == 0), 1)
 
 
-def _accessor_args(tensor: Tensor) -> list[int]:
+def accessor_args(tensor: Tensor) -> list[int]:
     return list(emu.tensor_accessor_args(tensor.page_size, tensor.memory_config().buffer_type == BufferType.DRAM))
+
+
+def data_movement_kernel(path: str, cores: pd.CoreRangeSet, ct: list[int], rt: list, config) -> pd.KernelDescriptor:
+    return pd.KernelDescriptor(
+        kernel_source=wheel_kernel_path(path), core_ranges=cores, compile_time_args=ct, runtime_args=rt, config=config
+    )
+
+
+def writer_kernel(outputs: list[Tensor], split: list, input_wt: int) -> pd.KernelDescriptor:
+    """The writer both factories (this op's and the fused one's) run: output tile t of the reduced tensor to
+    output (t mod Wt) // slice_Wt, page (t // Wt) * slice_Wt + (t mod Wt) mod slice_Wt."""
+    num_cores = len(split)
+    out_page = int(outputs[0].page_size)
+    slice_wt = input_wt // len(outputs)
+    ct = [CB_OUTPUT, out_page, num_cores, input_wt, slice_wt, len(outputs), *[out_page] * len(outputs)]
+    for out in outputs:
+        ct += accessor_args(out)
+    rt = [
+        (core, [i, i + n * num_cores, (i // input_wt) * slice_wt, i % input_wt, *[o.buffer_address() for o in outputs]])
+        for i, (core, n, _) in enumerate(split)
+    ]
+    cores = core_range_set([core for core, _, _ in split])
+    return data_movement_kernel(WRITER, cores, ct, rt, pd.WriterConfigDescriptor())
+
+
+def compute_kernels(
+    path: str,
+    split: list,
+    compile_time_args: Callable[[int], list[int]],
+    compute_config: WormholeComputeKernelConfig,
+    start_tile_arg: bool = False,
+) -> list[pd.KernelDescriptor]:
+    """One compute kernel per core group, its output tile count n a compile-time arg (compile_time_args(n)); with
+    start_tile_arg each core's first output tile is its runtime arg 0."""
+    groups: dict[int, list[tuple[int, pd.CoreCoord]]] = {}
+    for i, (core, n, _) in enumerate(split):
+        groups.setdefault(n, []).append((i, core))
+    fp32 = bool(compute_config.fp32_dest_acc_en)
+    return [
+        pd.KernelDescriptor(
+            kernel_source=wheel_kernel_path(path),
+            core_ranges=core_range_set([core for _, core in group]),
+            compile_time_args=compile_time_args(n),
+            runtime_args=[(core, [i]) for i, core in group] if start_tile_arg else [],
+            defines=[("FP32_DEST_ACC_EN", "1")] if fp32 else [],
+            config=pd.ComputeConfigDescriptor(
+                math_fidelity=math_fidelity(compute_config),
+                fp32_dest_acc_en=fp32,
+                math_approx_mode=bool(compute_config.math_approx_mode),
+            ),
+        )
+        for n, group in groups.items()
+    ]
 
 
 def fast_reduce_nc_program(
@@ -68,7 +122,6 @@ def fast_reduce_nc_program(
     reduced = shape[dim]
     inner_tiles = math.prod(shape[dim + 1 :]) // (TILE * TILE)
     input_wt = shape[-1] // TILE
-    slice_wt = input_wt // len(outputs)
     output_tiles = math.prod(shape) // (TILE * TILE) // reduced
     granularity = input_granularity(reduced)
     split = split_work_to_cores(grid, output_tiles, row_major=True)
@@ -79,46 +132,15 @@ def fast_reduce_nc_program(
     in_page, out_page = int(input_tensor.page_size), int(outputs[0].page_size)
 
     reader_ct = [CB_INPUT, CB_ZERO, in_page, num_cores, granularity, dim, reduced, inner_tiles, inner_tiles * reduced]
-    writer_ct = [CB_OUTPUT, out_page, num_cores, input_wt, slice_wt, len(outputs), *[out_page] * len(outputs)]
-    for out in outputs:
-        writer_ct += _accessor_args(out)
-    reader_rt, writer_rt = [], []
-    for i, (core, n, _) in enumerate(split):
-        end = i + n * num_cores
-        reader_rt.append((core, [input_tensor.buffer_address(), i, end]))
-        writer_rt.append(
-            (core, [i, end, (i // input_wt) * slice_wt, i % input_wt, *[o.buffer_address() for o in outputs]])
-        )
-
-    def data_movement(path: str, ct: list[int], rt: list, config) -> pd.KernelDescriptor:
-        return pd.KernelDescriptor(
-            kernel_source=wheel_kernel_path(path), core_ranges=cores, compile_time_args=ct, runtime_args=rt,
-            config=config,
-        )  # fmt: skip
-
+    reader_rt = [(core, [input_tensor.buffer_address(), i, i + n * num_cores]) for i, (core, n, _) in enumerate(split)]
     kernels = [
-        data_movement(READER, reader_ct + _accessor_args(input_tensor), reader_rt, pd.ReaderConfigDescriptor()),
-        data_movement(WRITER, writer_ct, writer_rt, pd.WriterConfigDescriptor()),
-    ]
-    # One compute kernel per core group: its output tile count is a compile-time arg.
-    groups: dict[int, list[pd.CoreCoord]] = {}
-    for core, n, _ in split:
-        groups.setdefault(n, []).append(core)
-    fp32 = bool(compute_config.fp32_dest_acc_en)
-    for n, group in groups.items():
-        kernels.append(
-            pd.KernelDescriptor(
-                kernel_source=wheel_kernel_path(COMPUTE),
-                core_ranges=core_range_set(group),
-                compile_time_args=[n, reduced, granularity, CB_INPUT, CB_ZERO, CB_OUTPUT],
-                defines=[("FP32_DEST_ACC_EN", "1")] if fp32 else [],
-                config=pd.ComputeConfigDescriptor(
-                    math_fidelity=math_fidelity(compute_config),
-                    fp32_dest_acc_en=fp32,
-                    math_approx_mode=bool(compute_config.math_approx_mode),
-                ),
-            )
-        )
+        data_movement_kernel(READER, cores, reader_ct + accessor_args(input_tensor), reader_rt,
+                             pd.ReaderConfigDescriptor()),
+        writer_kernel(outputs, split, input_wt),
+    ]  # fmt: skip
+    kernels += compute_kernels(
+        COMPUTE, split, lambda n: [n, reduced, granularity, CB_INPUT, CB_ZERO, CB_OUTPUT], compute_config
+    )
 
     def cb(index: int, pages: int, page: int, fmt) -> pd.CBDescriptor:
         return pd.CBDescriptor(pages * page, cores, [pd.CBFormatDescriptor(index, fmt, page)])
@@ -131,32 +153,42 @@ def fast_reduce_nc_program(
     return pd.ProgramDescriptor(kernels=kernels, cbs=cbs)
 
 
-def _check_args(input_tensor, dim, split_size) -> tuple[int, int]:
+def check_args(input_tensor, dim, split_size, op: str = _OP) -> tuple[int, int]:
     if not isinstance(input_tensor, Tensor):
-        raise TypeError(f"{_OP}: input_tensor must be an emulator Tensor, got {type(input_tensor).__name__}")
+        raise TypeError(f"{op}: input_tensor must be an emulator Tensor, got {type(input_tensor).__name__}")
     if input_tensor.dtype not in (bfloat16, bfloat8_b) or input_tensor.layout != TILE_LAYOUT:
         raise ValueError(
-            f"{_OP}: the input must be a bfloat16 or bfloat8_b TILE_LAYOUT tensor, got {input_tensor.dtype} "
+            f"{op}: the input must be a bfloat16 or bfloat8_b TILE_LAYOUT tensor, got {input_tensor.dtype} "
             f"{input_tensor.layout!r}"
         )
     rank = len(input_tensor.padded_shape)
     if rank < 3:
-        raise ValueError(f"{_OP}: the input's rank must be greater than 2, got {rank}")
+        raise ValueError(f"{op}: the input's rank must be greater than 2, got {rank}")
     if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
-        raise ValueError(f"{_OP}: dim {dim!r} is out of range for a rank-{rank} tensor")
+        raise ValueError(f"{op}: dim {dim!r} is out of range for a rank-{rank} tensor")
     dim %= rank
     if dim > rank - 3:
-        raise ValueError(f"{_OP}: dim must be between 0 and {rank - 3} (not one of the tile dims), got {dim}")
+        raise ValueError(f"{op}: dim must be between 0 and {rank - 3} (not one of the tile dims), got {dim}")
     width = int(input_tensor.padded_shape[-1])
     if isinstance(split_size, bool) or not isinstance(split_size, int) or split_size <= 0:
-        raise ValueError(f"{_OP}: split_size must be a positive int, got {split_size!r}")
+        raise ValueError(f"{op}: split_size must be a positive int, got {split_size!r}")
     num_outputs = width // split_size
     if num_outputs == 0 or width % (num_outputs * TILE):
         raise ValueError(
-            f"{_OP}: the input's width {width} must divide into {max(num_outputs, 1)} tile-aligned outputs "
+            f"{op}: the input's width {width} must divide into {max(num_outputs, 1)} tile-aligned outputs "
             f"(split_size {split_size})"
         )
     return dim, num_outputs
+
+
+def check_interleaved(input_tensor: Tensor, output_memory_config, op: str = _OP) -> None:
+    if output_memory_config.memory_layout is not TensorMemoryLayout.INTERLEAVED:
+        raise ValueError(
+            f"{op}: output_memory_config {output_memory_config} is sharded; the emulator holds interleaved "
+            "outputs only (DRAM or L1)"
+        )
+    if input_tensor.memory_config().memory_layout is not TensorMemoryLayout.INTERLEAVED:
+        raise ValueError(f"{op}: the input must be interleaved (DRAM or L1), got {input_tensor.memory_config()}")
 
 
 def deepseek_moe_fast_reduce_nc(
@@ -168,14 +200,8 @@ def deepseek_moe_fast_reduce_nc(
     compute_kernel_config: WormholeComputeKernelConfig | None = None,
 ) -> list[Tensor]:
     """ttnn.experimental.deepseek_moe_fast_reduce_nc's signature (0.81.1); see the module docstring."""
-    dim, num_outputs = _check_args(input_tensor, dim, split_size)
-    if output_memory_config.memory_layout is not TensorMemoryLayout.INTERLEAVED:
-        raise ValueError(
-            f"{_OP}: output_memory_config {output_memory_config} is sharded; the emulator holds interleaved "
-            "outputs only (DRAM or L1)"
-        )
-    if input_tensor.memory_config().memory_layout is not TensorMemoryLayout.INTERLEAVED:
-        raise ValueError(f"{_OP}: the input must be interleaved (DRAM or L1), got {input_tensor.memory_config()}")
+    dim, num_outputs = check_args(input_tensor, dim, split_size)
+    check_interleaved(input_tensor, output_memory_config)
     device = input_tensor.device()
     shape = [int(v) for v in input_tensor.shape]
     out_shape = [1 if i == dim else v for i, v in enumerate(shape)]
