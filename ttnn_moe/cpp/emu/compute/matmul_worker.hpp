@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "emu/numerics/matmul_operand.hpp"
 #include "program/program_descriptor.hpp"
 
 namespace ttnn_moe::emu {
@@ -44,7 +45,8 @@ struct MatmulJobShape {
 struct MatmulScratch {
     static constexpr uint32_t kMaxBlockSide = 16;  // a block has at most DST's 16 tiles, so at most 16 rows or columns
     MatmulScratch();
-    std::vector<float> a, b, transposed;
+    std::vector<numerics::MatmulOperand> a, b;  // one, kMaxBlockSide
+    std::vector<float> transposed;
 };
 
 // Runs one job on the calling thread, reading tile r of A at a_tiles[r] and tile c of B at b_tiles[c].
