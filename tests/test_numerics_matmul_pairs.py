@@ -8,8 +8,11 @@ exactly when the host has AVX512_BF16, both operands hold bf16 values and the ex
 import numpy as np
 import pytest
 import ttnn_moe_numerics_testing as numerics_testing
+from ttnn_moe._C import numerics
+from ttnn_moe._C import program as pd
 
 SUPPORTED = numerics_testing.bf16_pair_matmul_supported()
+BF16, F32 = pd.DataFormat.Float16_b, pd.DataFormat.Float32
 
 
 def sequential_fp32_matmul(a, b, c):
@@ -190,3 +193,37 @@ def test_transposed_operand_pairs_follow_k(rng):
     b = to_bf16(rng.standard_normal((32, 32)) * 2.0 ** -np.arange(32)[:, None] * 2**10)
     check(a, b, np.zeros((32, 32), np.float32), True)
     check(b.T.copy(), a.T.copy(), np.ones((32, 32), np.float32), True)
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_engine_block_matmul_on_bf16_tiles_with_and_without_pairs(rng, transpose_b):
+    """The ComputeEngine pairs bf16 CB tiles straight from their bytes; tiles the pair kernel must not take
+    (a denormal, an infinity, products past the exponent bounds) are unpacked for the generic kernel."""
+    rt, ct, kt = 2, 2, 2
+    a = to_bf16(rng.standard_normal((32 * rt, 32 * kt)))
+    b = to_bf16(rng.standard_normal((32 * kt, 32 * ct)))
+    a[3, 5] = 2.0**-130  # A tile (0, 0): a denormal
+    b[40, 50] = np.inf  # B tile (1, 1)
+    a[40:, 32:] *= np.float32(2.0**120)  # A tile (1, 1): exponents with B tile (1, *)'s past 372
+    # transpose_b: the CB holds each tile of B transposed, in B's tile order.
+    b_stored = b.reshape(kt, 32, ct, 32).transpose(0, 3, 2, 1).reshape(32 * kt, 32 * ct).copy() if transpose_b else b
+    h = numerics_testing._EngineHarness(
+        pd.ComputeConfigDescriptor(fp32_dest_acc_en=True, dst_full_sync_en=True),
+        {0: (BF16, rt * kt), 1: (BF16, kt * ct), 16: (F32, rt * ct)},
+    )
+    h.load(0, numerics.tilize(BF16, a))
+    h.load(1, numerics.tilize(BF16, b_stored))
+    h.tile_regs_acquire()
+    for k in range(kt):
+        h.matmul_block(0, 1, k, k * ct, 0, transpose_b, ct, rt, kt)
+    h.tile_regs_commit()
+    h.tile_regs_wait()
+    for t in range(rt * ct):
+        h.pack_tile(t, 16)
+    h.tile_regs_release()
+    got = numerics.untilize(F32, h.read(16), 32 * rt, 32 * ct)
+    want = sequential_fp32_matmul(a, b, np.zeros((32 * rt, 32 * ct), np.float32))
+    nan = np.isnan(want)
+    assert np.isinf(want).any() and np.abs(want[~np.isinf(want)]).max() > 2.0**120  # the extremes reach it
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(bits(got)[~nan], bits(want)[~nan])

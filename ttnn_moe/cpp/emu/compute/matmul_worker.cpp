@@ -212,26 +212,18 @@ void MatmulWorker::run() {
     }
 }
 
-MatmulScratch::MatmulScratch() : a(1), b(kMaxBlockSide), transposed(TILE_ELEMENTS) {}
+MatmulScratch::MatmulScratch() : a(1), b(kMaxBlockSide) {}
 
-// Each B tile is unpacked and prepared once and reused for every A tile; each DST tile gets its
-// one product and then its rounding.
+// Each B tile is loaded once and reused for every A tile; each DST tile gets its one product and
+// then its rounding. The operand tiles stay in place until the job is done (a bf16 operand's values
+// are unpacked from them only if the generic kernel runs).
 void run_matmul_job(const MatmulJobShape& shape, const uint8_t* const* a_tiles, const uint8_t* const* b_tiles,
                     MatmulScratch& scratch) {
-    for (uint32_t c = 0; c < shape.cols; ++c) {
-        numerics::MatmulOperand& b = scratch.b[c];
-        if (!shape.transpose_b) {
-            numerics::unpack_tile(shape.format_b, b_tiles[c], b.values);
-        } else {
-            numerics::unpack_tile(shape.format_b, b_tiles[c], scratch.transposed.data());
-            numerics::transpose_tile(scratch.transposed.data(), b.values);
-        }
-        numerics::prepare_matmul_b(b);
-    }
+    for (uint32_t c = 0; c < shape.cols; ++c)
+        numerics::load_matmul_b(shape.format_b, b_tiles[c], shape.transpose_b, scratch.b[c]);
     numerics::MatmulOperand& a = scratch.a[0];
     for (uint32_t r = 0; r < shape.rows; ++r) {
-        numerics::unpack_tile(shape.format_a, a_tiles[r], a.values);
-        numerics::prepare_matmul_a(a);
+        numerics::load_matmul_a(shape.format_a, a_tiles[r], a);
         for (uint32_t c = 0; c < shape.cols; ++c) {
             float* dst = shape.dst + size_t(r * shape.cols + c) * TILE_ELEMENTS;
             numerics::matmul_tile_accumulate(a, scratch.b[c], dst);

@@ -97,6 +97,70 @@ PAIR_TARGET void pair_columns(MatmulOperand& b) {
     finish(summary, b);
 }
 
+// A bf16 tile's row r: columns 0..15 are face row (r / 16) * 32 + r % 16, columns 16..31 the
+// face row 16 after it (the next face), 16 halves each.
+PAIR_TARGET inline __m512i bf16_row(const uint16_t* tile, uint32_t r) {
+    const uint16_t* left = tile + ((r / 16) * 32 + r % 16) * 16;
+    const __m256i low = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(left));
+    const __m256i high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(left + 256));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+}
+
+// The exponent range of a bf16 tile's values (its bits are the high halves of the fp32 ones).
+PAIR_TARGET void bf16_exponent_range(const uint16_t* tile, MatmulOperand& operand) {
+    const __m512i magnitude_bits = _mm512_set1_epi16(0x7fff);
+    const __m512i one = _mm512_set1_epi16(1);
+    __m512i least_minus_one = _mm512_set1_epi16(-1);  // a zero's wraps around to the greatest
+    __m512i greatest = _mm512_setzero_si512();
+    for (uint32_t i = 0; i < TILE_ELEMENTS; i += 32) {
+        const __m512i magnitude = _mm512_and_si512(_mm512_loadu_si512(tile + i), magnitude_bits);
+        least_minus_one = _mm512_min_epu16(least_minus_one, _mm512_sub_epi16(magnitude, one));
+        greatest = _mm512_max_epu16(greatest, magnitude);
+    }
+    alignas(64) uint16_t least_lanes[32], greatest_lanes[32];
+    _mm512_store_si512(least_lanes, least_minus_one);
+    _mm512_store_si512(greatest_lanes, greatest);
+    uint32_t least = 0xffff, most = 0;
+    for (uint32_t i = 0; i < 32; ++i) {
+        least = least_lanes[i] < least ? least_lanes[i] : least;
+        most = greatest_lanes[i] > most ? greatest_lanes[i] : most;
+    }
+    operand.min_exponent = least == 0xffff ? kInfExponent : (least + 1) >> 7;
+    operand.max_exponent = most >> 7;
+}
+
+// A bf16 tile's row pairs: its 32-bit words (values 2p, 2p + 1) with their halves swapped.
+PAIR_TARGET void pair_bf16_rows(const uint16_t* tile, MatmulOperand& a) {
+    for (uint32_t i = 0; i < N; ++i) _mm512_store_si512(a.pairs + i * PAIRS, _mm512_rol_epi32(bf16_row(tile, i), 16));
+    bf16_exponent_range(tile, a);
+    a.paired = true;
+}
+
+// A bf16 tile's column pairs: row 2p + 1's halves interleaved below row 2p's.
+PAIR_TARGET void pair_bf16_columns(const uint16_t* tile, MatmulOperand& b) {
+    alignas(64) static constexpr uint16_t kLeft[32] = {0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+                                                       8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+    const __m512i left = _mm512_load_si512(kLeft);
+    const __m512i right = _mm512_add_epi16(left, _mm512_set1_epi16(16));
+    for (uint32_t p = 0; p < PAIRS; ++p) {
+        const __m512i first = bf16_row(tile, 2 * p);
+        const __m512i second = bf16_row(tile, 2 * p + 1);
+        _mm512_store_si512(b.pairs + p * N, _mm512_permutex2var_epi16(second, left, first));
+        _mm512_store_si512(b.pairs + p * N + 16, _mm512_permutex2var_epi16(second, right, first));
+    }
+    bf16_exponent_range(tile, b);
+    b.paired = true;
+}
+
+// The values of an operand loaded from a bf16 tile, unpacked on first use.
+const float* values_of(MatmulOperand& operand) {
+    if (operand.source) {
+        unpack_tile(DataFormat::Float16_b, operand.source, operand.values);
+        operand.source = nullptr;
+    }
+    return operand.values;
+}
+
 bool products_in_range(const MatmulOperand& a, const MatmulOperand& b) {
     return a.paired && b.paired && a.min_exponent >= 1 && b.min_exponent >= 1 &&
            a.min_exponent + b.min_exponent >= kMinProductExponents && a.max_exponent < kInfExponent &&
@@ -155,20 +219,48 @@ bool bf16_pair_matmul_supported() {
 
 void prepare_matmul_a(MatmulOperand& a) {
     a.paired = false;
+    a.source = nullptr;
     if (bf16_pair_matmul_supported()) pair_rows(a);
 }
 
 void prepare_matmul_b(MatmulOperand& b) {
     b.paired = false;
+    b.source = nullptr;
     if (bf16_pair_matmul_supported()) pair_columns(b);
 }
 
-bool matmul_tile_accumulate(const MatmulOperand& a, const MatmulOperand& b, float* c) {
+void load_matmul_a(DataFormat format, const void* tile, MatmulOperand& a) {
+    if (format == DataFormat::Float16_b && bf16_pair_matmul_supported()) {
+        pair_bf16_rows(static_cast<const uint16_t*>(tile), a);
+        a.source = tile;
+        return;
+    }
+    unpack_tile(format, tile, a.values);
+    prepare_matmul_a(a);
+}
+
+void load_matmul_b(DataFormat format, const void* tile, bool transpose, MatmulOperand& b) {
+    if (!transpose && format == DataFormat::Float16_b && bf16_pair_matmul_supported()) {
+        pair_bf16_columns(static_cast<const uint16_t*>(tile), b);
+        b.source = tile;
+        return;
+    }
+    if (transpose) {
+        alignas(64) float staging[TILE_ELEMENTS];
+        unpack_tile(format, tile, staging);
+        transpose_tile(staging, b.values);
+    } else {
+        unpack_tile(format, tile, b.values);
+    }
+    prepare_matmul_b(b);
+}
+
+bool matmul_tile_accumulate(MatmulOperand& a, MatmulOperand& b, float* c) {
     if (products_in_range(a, b) && accumulator_in_range(c)) {
         matmul_pairs(a.pairs, b.pairs, c);
         return true;
     }
-    matmul_tile_accumulate(a.values, b.values, c);
+    matmul_tile_accumulate(values_of(a), values_of(b), c);
     return false;
 }
 

@@ -20,7 +20,8 @@ namespace ttnn_moe::emu::numerics {
 
 struct MatmulOperand {
     // Row-major 32x32: A[i][k] for the left operand, B[k][j] for the right one. Written by the
-    // caller before prepare_matmul_a / prepare_matmul_b.
+    // caller before prepare_matmul_a / prepare_matmul_b, or by the load functions (for a bf16 tile
+    // only when the generic kernel needs them: `source` is then the tile still to unpack).
     alignas(64) float values[TILE_ELEMENTS];
     // bf16 pairs along k, k + 1 in the low half: A's at i * 16 + k / 2, B's at (k / 2) * 32 + j.
     // Filled only when `paired`.
@@ -30,6 +31,8 @@ struct MatmulOperand {
     // Biased fp32 exponents: the least of the nonzero values (255 if all are zero) and the greatest.
     uint32_t min_exponent = 255;
     uint32_t max_exponent = 0;
+    // The bf16 tile whose values are not unpacked yet, or nullptr.
+    const void* source = nullptr;
 };
 
 // Whether the host has AVX512_BF16 (VDPBF16PS), so that prepared operands can be paired.
@@ -39,9 +42,15 @@ bool bf16_pair_matmul_supported();
 void prepare_matmul_a(MatmulOperand& a);
 void prepare_matmul_b(MatmulOperand& b);
 
+// An operand from its tile bytes in `format` (b transposed when `transpose`): bf16 tiles are paired
+// straight from their bytes, other tiles unpacked and then prepared.
+void load_matmul_a(DataFormat format, const void* tile, MatmulOperand& a);
+void load_matmul_b(DataFormat format, const void* tile, bool transpose, MatmulOperand& b);
+
 // c += a @ b with the results of matmul_tile_accumulate(a.values, b.values, c), bit for bit: by
 // VDPBF16PS when both operands are paired and nothing in a, b or c can make a denormal, an
-// overflow, an infinity or a NaN (true returned), else by the generic kernel (false returned).
-bool matmul_tile_accumulate(const MatmulOperand& a, const MatmulOperand& b, float* c);
+// overflow, an infinity or a NaN (true returned), else by the generic kernel (false returned; an
+// operand loaded from a bf16 tile is unpacked first).
+bool matmul_tile_accumulate(MatmulOperand& a, MatmulOperand& b, float* c);
 
 }  // namespace ttnn_moe::emu::numerics
