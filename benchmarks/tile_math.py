@@ -1,7 +1,9 @@
 """Micro-benchmark of the emulator's tile math (single-threaded).
 
 Reports tile matmuls (32x32x32) per second for
-- the bare fp32 kernel `matmul_tile_accumulate`, and
+- the bare fp32 kernel `matmul_tile_accumulate`,
+- the same product through prepared bf16 operands (the bf16 pair kernel, VDPBF16PS, on hosts with
+  AVX512_BF16; the same bits), and
 - the whole ComputeEngine path a matmul kernel drives: unpack two bf16 tiles, matmul, DST rounding,
   pack (8 accumulation steps into 4 DST tiles per acquire), with a bf16 and an fp32 DST.
 
@@ -46,6 +48,9 @@ def main() -> None:
     figures = {
         "matmul_tile_accumulate (fp32)": measure(
             args.repeats, args.iterations, lambda: numerics_testing.matmul_tile_benchmark(args.iterations)
+        ),
+        "prepared bf16 operands": measure(
+            args.repeats, args.iterations, lambda: numerics_testing.matmul_prepared_benchmark(args.iterations)
         ),
         "ComputeEngine, bf16 DST": measure(
             args.repeats,

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,7 @@
 #include "bindings/numpy_values.hpp"
 #include "emu/compute/compute_engine.hpp"
 #include "emu/error.hpp"
+#include "emu/numerics/matmul_operand.hpp"
 #include "emu/numerics/numerics.hpp"
 
 namespace py = pybind11;
@@ -69,6 +71,46 @@ double matmul_tile_benchmark(uint32_t iterations) {
     volatile float sink = c[0];  // keep the work observable
     (void)sink;
     return iterations / seconds;
+}
+
+// Tile matmuls per second through prepared operands on random bf16 tiles (the bf16 pair kernel on
+// hosts with AVX512_BF16, else the generic kernel); the DST check included.
+double matmul_prepared_benchmark(uint32_t iterations) {
+    if (iterations == 0) throw py::value_error("matmul_prepared_benchmark: iterations must be positive, got 0");
+    auto operands = std::make_unique<numerics::MatmulOperand[]>(2);
+    std::vector<float> c(numerics::TILE_ELEMENTS, 0.0f);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (uint32_t t = 0; t < 2; ++t)
+        for (float& v : operands[t].values) v = numerics::bf16_bits_to_float(numerics::float_to_bf16_bits(dist(rng)));
+    numerics::prepare_matmul_a(operands[0]);
+    numerics::prepare_matmul_b(operands[1]);
+    const auto start = std::chrono::steady_clock::now();
+    for (uint32_t i = 0; i < iterations; ++i) numerics::matmul_tile_accumulate(operands[0], operands[1], c.data());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    volatile float sink = c[0];  // keep the work observable
+    (void)sink;
+    return iterations / seconds;
+}
+
+// c + a @ b for 32x32 float32 tiles through the prepared-operand matmul, and whether it took the
+// bf16 pair kernel.
+py::tuple matmul_prepared_tiles(const py::array_t<float, py::array::c_style>& a,
+                                const py::array_t<float, py::array::c_style>& b,
+                                const py::array_t<float, py::array::c_style>& c) {
+    for (const auto* t : {&a, &b, &c})
+        if (t->size() != numerics::TILE_ELEMENTS)
+            throw py::value_error("matmul_prepared_tiles: tiles are 32x32 (1024 values), got " +
+                                  std::to_string(t->size()));
+    auto operands = std::make_unique<numerics::MatmulOperand[]>(2);
+    std::memcpy(operands[0].values, a.data(), sizeof operands[0].values);
+    std::memcpy(operands[1].values, b.data(), sizeof operands[1].values);
+    numerics::prepare_matmul_a(operands[0]);
+    numerics::prepare_matmul_b(operands[1]);
+    py::array_t<float> out({numerics::TILE_DIM, numerics::TILE_DIM});
+    std::memcpy(out.mutable_data(), c.data(), numerics::TILE_ELEMENTS * sizeof(float));
+    const bool paired = numerics::matmul_tile_accumulate(operands[0], operands[1], out.mutable_data());
+    return py::make_tuple(out, paired);
 }
 
 // ---- ComputeEngine test harness ---------------------------------------------------
@@ -280,6 +322,12 @@ PYBIND11_MODULE(ttnn_moe_numerics_testing, m) {
           "uint8 bytes of a ROW_MAJOR page -> float32 values.");
     m.def("matmul_tile_benchmark", &matmul_tile_benchmark, py::arg("iterations"),
           "Tile matmuls (32x32x32, fp32) per second, single-threaded.");
+    m.def("matmul_prepared_benchmark", &matmul_prepared_benchmark, py::arg("iterations"),
+          "Tile matmuls (32x32x32) per second through prepared bf16 operands, single-threaded.");
+    m.def("bf16_pair_matmul_supported", &numerics::bf16_pair_matmul_supported,
+          "Whether the host has AVX512_BF16, so that the tile matmul can run on bf16 pairs.");
+    m.def("matmul_prepared_tiles", &matmul_prepared_tiles, py::arg("a"), py::arg("b"), py::arg("c"),
+          "(c + a @ b, whether the bf16 pair kernel ran) for 32x32 float32 tiles, through prepared operands.");
     m.def("engine_matmul_benchmark", &engine_matmul_benchmark, py::arg("iterations"), py::arg("k_tiles") = 8,
           py::arg("fp32_dest_acc_en") = false,
           "Tile matmuls per second through the ComputeEngine (unpack bf16, matmul, DST rounding, pack).");

@@ -212,27 +212,21 @@ void MatmulWorker::run() {
     }
 }
 
-MatmulScratch::MatmulScratch()
-    : a(TILE_ELEMENTS), b(size_t(kMaxBlockSide) * TILE_ELEMENTS), transposed(TILE_ELEMENTS) {}
+MatmulScratch::MatmulScratch() : a(1), b(kMaxBlockSide) {}
 
-// Each B tile is unpacked once and reused for every A tile; each DST tile gets its one product
-// and then its rounding.
+// Each B tile is loaded once and reused for every A tile; each DST tile gets its one product and
+// then its rounding. The operand tiles stay in place until the job is done (a bf16 operand's values
+// are unpacked from them only if the generic kernel runs).
 void run_matmul_job(const MatmulJobShape& shape, const uint8_t* const* a_tiles, const uint8_t* const* b_tiles,
                     MatmulScratch& scratch) {
-    for (uint32_t c = 0; c < shape.cols; ++c) {
-        float* b = scratch.b.data() + size_t(c) * TILE_ELEMENTS;
-        if (!shape.transpose_b) {
-            numerics::unpack_tile(shape.format_b, b_tiles[c], b);
-            continue;
-        }
-        numerics::unpack_tile(shape.format_b, b_tiles[c], scratch.transposed.data());
-        numerics::transpose_tile(scratch.transposed.data(), b);
-    }
+    for (uint32_t c = 0; c < shape.cols; ++c)
+        numerics::load_matmul_b(shape.format_b, b_tiles[c], shape.transpose_b, scratch.b[c]);
+    numerics::MatmulOperand& a = scratch.a[0];
     for (uint32_t r = 0; r < shape.rows; ++r) {
-        numerics::unpack_tile(shape.format_a, a_tiles[r], scratch.a.data());
+        numerics::load_matmul_a(shape.format_a, a_tiles[r], a);
         for (uint32_t c = 0; c < shape.cols; ++c) {
             float* dst = shape.dst + size_t(r * shape.cols + c) * TILE_ELEMENTS;
-            numerics::matmul_tile_accumulate(scratch.a.data(), scratch.b.data() + size_t(c) * TILE_ELEMENTS, dst);
+            numerics::matmul_tile_accumulate(a, scratch.b[c], dst);
             if (shape.round_to_bf16) numerics::round_in_place(program::DataFormat::Float16_b, dst, TILE_ELEMENTS);
         }
     }

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "emu/numerics/matmul_operand.hpp"
 #include "program/program_descriptor.hpp"
 
 namespace ttnn_moe::emu {
@@ -40,11 +41,11 @@ struct MatmulJobShape {
     bool round_to_bf16 = false;
 };
 
-// Operand buffers of one thread running jobs: an A tile, up to 16 B tiles, a transpose staging tile.
+// Operand buffers of one thread running jobs: an A tile and up to 16 B tiles.
 struct MatmulScratch {
     static constexpr uint32_t kMaxBlockSide = 16;  // a block has at most DST's 16 tiles, so at most 16 rows or columns
     MatmulScratch();
-    std::vector<float> a, b, transposed;
+    std::vector<numerics::MatmulOperand> a, b;  // one, kMaxBlockSide
 };
 
 // Runs one job on the calling thread, reading tile r of A at a_tiles[r] and tile c of B at b_tiles[c].
