@@ -585,6 +585,35 @@ def test_rows_longer_than_a_fabric_packet_and_a_tile():
     assert all(torch.equal(got[d], want[d]) for d in range(len(xs)))
 
 
+def test_a_ring_sends_as_much_each_way_round():
+    """On a ring of 4 the device opposite is 2 hops either way. With every token choosing one expert on
+    each device, each device sends every token to every peer: if the opposite device were always
+    reached one way, links would carry 3 rows per token that way and 1 the other. Even positions go
+    forward, odd ones backward: every directed link carries the same bytes, in dispatch and combine."""
+    shape, axis, tokens = (1, 4), 1, 6
+    g = torch.Generator().manual_seed(21)
+    per_device = NUM_EXPERTS // 4
+    ids = [
+        (torch.arange(4) * per_device + torch.randint(per_device, (tokens, 4), generator=g)).reshape(1, tokens, 4).int()
+        for _ in range(4)
+    ]
+    xs = [torch.randn(1, tokens, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(4)]
+    ws = [torch.rand(1, tokens, 4, generator=g).to(torch.bfloat16) for _ in range(4)]
+    mapping = expert_mapping(NUM_EXPERTS, 4)
+    mesh = open_mesh(shape, "Ring")
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+    dispatch_links = {key: t["bytes"] for key, t in emu.last_run_counters()["fabric"]["links"].items()}
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=out.tokens.shape[0])
+    check_dispatch(out, expected)
+    ring = {(q, (q + 1) % 4, 0) for q in range(4)} | {((q + 1) % 4, q, 0) for q in range(4)}
+    assert set(dispatch_links) == ring
+    assert len(set(dispatch_links.values())) == 1, dispatch_links
+    all_to_all_combine_dense(out.tokens, out.handle)
+    combine_links = {key: t["bytes"] for key, t in emu.last_run_counters()["fabric"]["links"].items()}
+    assert set(combine_links) == ring
+    assert len(set(combine_links.values())) == 1, combine_links
+
+
 def test_combine_returns_the_unsummed_partials():
     shape, axis, batch, seq = (2, 4), 1, 2, 3
     xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=3)
