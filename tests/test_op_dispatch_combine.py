@@ -282,17 +282,20 @@ def test_ring_connects_both_ways_round_the_line():
 
 def test_routes_take_the_shorter_way_on_a_ring_and_the_straight_way_on_a_line():
     local, fwd, bwd = 0, 1, 2
-    ring = route_words(dispatch_programs((1, 8), 1, RING)[1][1], 8)
+    programs = dispatch_programs((1, 8), 1, RING)
+    ring = route_words(programs[1][1], 8)
+    # Position 5 is 4 hops either way: odd positions reach the device opposite backward, even ones forward.
     assert [(d, h) for d, h, _ in ring] == [
         (bwd, 1),
         (local, 0),
         (fwd, 1),
         (fwd, 2),
         (fwd, 3),
-        (fwd, 4),
+        (bwd, 4),
         (bwd, 3),
         (bwd, 2),
     ]
+    assert route_words(programs[2][1], 8)[6][:2] == (fwd, 4)
     line = route_words(dispatch_programs((1, 8), 1, LINEAR)[1][1], 8)
     assert [(d, h) for d, h, _ in line] == [(bwd, 1), (local, 0)] + [(fwd, h) for h in range(1, 7)]
 
