@@ -158,7 +158,7 @@ def run_case(implementation: str, mesh: str, mode: str, hidden: str, expert_dtyp
     """In this process: one forward pass of `implementation`, its op rows as a dict."""
     import torch  # noqa: PLC0415  (the parent only starts children)
 
-    from models.deepseek_v3.config import DeepseekV3MoEConfig  # noqa: PLC0415
+    from models.deepseek_v3.config import MESH_FABRIC_TOPOLOGY, DeepseekV3MoEConfig  # noqa: PLC0415
     from models.deepseek_v3.tt import TtMoE, input_to_mesh  # noqa: PLC0415
     from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES  # noqa: PLC0415
     from models.deepseek_v3.tt.op_flow import OP_OF_STAGE  # noqa: PLC0415
@@ -174,6 +174,8 @@ def run_case(implementation: str, mesh: str, mode: str, hidden: str, expert_dtyp
     layer_weights = RandomMoELayer(config, seed=seed)
     x = torch.randn(rows * TOKENS_PER_ROW[mode], config.hidden_size, generator=torch.Generator().manual_seed(seed))
     mesh_device = emu.open_mesh_device(emu.MeshShape(rows, cols))
+    # The fabric the preset's hardware has (a QUAD's columns are rings); a mesh of no preset runs lines.
+    mesh_device.fabric_topology = getattr(emu.Topology, MESH_FABRIC_TOPOLOGY.get(mesh, "Linear"))
     watch = L1Watch(launcher._emu)
     launcher._emu = watch
     try:

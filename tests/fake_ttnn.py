@@ -144,6 +144,11 @@ def make_fake_ttnn() -> SimpleNamespace:
     ttnn.get_l1_alignment = lambda: 16
     ttnn.get_max_worker_l1_unreserved_size = lambda: 1463968
     ttnn.Tensor = FakeTensor
+    # tt-fabric: set before a mesh opens, read back by the ops' target (DISABLED until set, as in ttnn).
+    ttnn.FabricConfig = _enum("FabricConfig", "DISABLED", "FABRIC_1D", "FABRIC_1D_RING", "FABRIC_2D")
+    fabric = {"config": ttnn.FabricConfig.DISABLED}
+    ttnn.set_fabric_config = lambda config: fabric.update(config=config)
+    ttnn.get_fabric_config = lambda: fabric["config"]
     ttnn.generic_op_calls = []
     ttnn.allocations = []
 

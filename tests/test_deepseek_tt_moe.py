@@ -23,6 +23,7 @@ from models.deepseek_v3.config import DeepseekV3MoEConfig, mesh_shape
 from models.deepseek_v3.pcc_floors import LAYER_PCC_FLOOR
 from models.deepseek_v3.reference import moe_gate, reference_moe
 from models.deepseek_v3.tt import TtMoE, device_values, input_to_mesh, output_to_torch
+from models.deepseek_v3.tt.preset_mesh import open_preset_mesh
 from models.deepseek_v3.weights import random_moe_state_dict
 from ttnn_moe import emu, golden
 
@@ -42,11 +43,29 @@ def bf16_tokens(tokens: int, seed: int) -> torch.Tensor:
 
 
 def run_on_mesh(mesh_name: str, x: torch.Tensor, state_dict, **tt_moe_kwargs) -> torch.Tensor:
-    rows, cols = mesh_shape(mesh_name)
-    mesh_device = emu.open_mesh_device(emu.MeshShape(rows, cols))
+    mesh_device = open_preset_mesh(mesh_name)  # a QUAD's columns are rings, as on its hardware
     try:
         moe = TtMoE(state_dict, CONFIG, mesh_device, **tt_moe_kwargs)
         return output_to_torch(moe(input_to_mesh(x, mesh_device)))  # (T, H)
+    finally:
+        emu.close_mesh_device(mesh_device)
+
+
+@pytest.mark.parametrize(
+    "mesh_name, topology",
+    [
+        ("t3k", emu.Topology.Linear),
+        ("tg", emu.Topology.Linear),
+        ("dual", emu.Topology.Linear),
+        ("quad", emu.Topology.Ring),
+    ],
+)
+def test_each_preset_mesh_opens_on_the_fabric_its_hardware_runs(mesh_name, topology):
+    """tt-metal's DeepSeek-V3 runs a QUAD (torus-wired) with FABRIC_1D_RING and the others with FABRIC_1D."""
+    mesh_device = open_preset_mesh(mesh_name)
+    try:
+        assert tuple(mesh_device.shape) == mesh_shape(mesh_name)
+        assert mesh_device.fabric_topology == topology
     finally:
         emu.close_mesh_device(mesh_device)
 

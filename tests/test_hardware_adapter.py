@@ -295,6 +295,22 @@ def test_attached_op_runs_through_ttnn_generic_op():
     assert [args[0] for _, args in writer.runtime_args] == [out.buffer_address()] * 2
 
 
+@pytest.mark.parametrize(
+    "config, routes",
+    [
+        ("FABRIC_1D", ttnn_moe._C.ops.FabricTopology.Linear),
+        ("FABRIC_1D_RING", ttnn_moe._C.ops.FabricTopology.Ring),
+        ("FABRIC_2D", None),
+    ],
+)
+def test_a_1d_fabric_config_gives_the_routes_of_its_topology(config, routes):
+    """FABRIC_1D_RING (a torus-wired QUAD) makes the fabric ops route the shorter way round with no
+    `topology` argument; under a 2D config the argument still decides."""
+    ttnn = make_fake_ttnn()
+    ttnn.set_fabric_config(getattr(ttnn.FabricConfig, config))
+    assert hardware.HardwareTarget(ttnn).fabric_topology(FakeMeshDevice()) == routes
+
+
 def test_import_attaches_to_an_importable_ttnn(tmp_path):
     # A stand-in `ttnn` package on the path: importing ttnn_moe must attach the ops to it,
     # and TTNN_MOE_NO_ATTACH=1 must leave it alone.

@@ -282,17 +282,20 @@ def test_ring_connects_both_ways_round_the_line():
 
 def test_routes_take_the_shorter_way_on_a_ring_and_the_straight_way_on_a_line():
     local, fwd, bwd = 0, 1, 2
-    ring = route_words(dispatch_programs((1, 8), 1, RING)[1][1], 8)
+    programs = dispatch_programs((1, 8), 1, RING)
+    ring = route_words(programs[1][1], 8)
+    # Position 5 is 4 hops either way: odd positions reach the device opposite backward, even ones forward.
     assert [(d, h) for d, h, _ in ring] == [
         (bwd, 1),
         (local, 0),
         (fwd, 1),
         (fwd, 2),
         (fwd, 3),
-        (fwd, 4),
+        (bwd, 4),
         (bwd, 3),
         (bwd, 2),
     ]
+    assert route_words(programs[2][1], 8)[6][:2] == (fwd, 4)
     line = route_words(dispatch_programs((1, 8), 1, LINEAR)[1][1], 8)
     assert [(d, h) for d, h, _ in line] == [(bwd, 1), (local, 0)] + [(fwd, h) for h in range(1, 7)]
 
@@ -583,6 +586,35 @@ def test_rows_longer_than_a_fabric_packet_and_a_tile():
         reduced, [e.slot_source for e in expected], [e.num_slots for e in expected], shape, axis, batch, seq
     )
     assert all(torch.equal(got[d], want[d]) for d in range(len(xs)))
+
+
+def test_a_ring_sends_as_much_each_way_round():
+    """On a ring of 4 the device opposite is 2 hops either way. With every token choosing one expert on
+    each device, each device sends every token to every peer: if the opposite device were always
+    reached one way, links would carry 3 rows per token that way and 1 the other. Even positions go
+    forward, odd ones backward: every directed link carries the same bytes, in dispatch and combine."""
+    shape, axis, tokens = (1, 4), 1, 6
+    g = torch.Generator().manual_seed(21)
+    per_device = NUM_EXPERTS // 4
+    ids = [
+        (torch.arange(4) * per_device + torch.randint(per_device, (tokens, 4), generator=g)).reshape(1, tokens, 4).int()
+        for _ in range(4)
+    ]
+    xs = [torch.randn(1, tokens, HIDDEN, generator=g).to(torch.bfloat16) for _ in range(4)]
+    ws = [torch.rand(1, tokens, 4, generator=g).to(torch.bfloat16) for _ in range(4)]
+    mapping = expert_mapping(NUM_EXPERTS, 4)
+    mesh = open_mesh(shape, "Ring")
+    out = all_to_all_dispatch_dense(*to_mesh(mesh, xs, ids, ws, mapping), cluster_axis=axis)
+    dispatch_links = {key: t["bytes"] for key, t in emu.last_run_counters()["fabric"]["links"].items()}
+    expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=out.tokens.shape[0])
+    check_dispatch(out, expected)
+    ring = {(q, (q + 1) % 4, 0) for q in range(4)} | {((q + 1) % 4, q, 0) for q in range(4)}
+    assert set(dispatch_links) == ring
+    assert len(set(dispatch_links.values())) == 1, dispatch_links
+    all_to_all_combine_dense(out.tokens, out.handle)
+    combine_links = {key: t["bytes"] for key, t in emu.last_run_counters()["fabric"]["links"].items()}
+    assert set(combine_links) == ring
+    assert len(set(combine_links.values())) == 1, combine_links
 
 
 def test_combine_returns_the_unsummed_partials():

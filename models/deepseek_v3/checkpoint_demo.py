@@ -29,6 +29,7 @@ from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import device_values, input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.checkpoint_moe import load_checkpoint_moe
 from models.deepseek_v3.tt.emulator_counters import MeshCounters
+from models.deepseek_v3.tt.preset_mesh import open_preset_mesh
 from models.deepseek_v3.tt.ttnn_api import ttnn
 
 
@@ -50,7 +51,7 @@ def run_checkpoint_demo(
         raise ValueError(f"unknown expert dtype {expert_dtype!r}; known: {sorted(EXPERT_DTYPES)}")
     if tokens <= 0 or tokens % rows != 0:
         raise ValueError(f"--tokens {tokens} must be a positive multiple of the {rows} mesh rows of {mesh}")
-    mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
+    mesh_device = open_preset_mesh(mesh)
     try:
         load = load_checkpoint_moe(checkpoint, layer, mesh_device, expert_dtype=EXPERT_DTYPES[expert_dtype])
         config = load.layer.config

@@ -21,6 +21,12 @@ MESH_PRESETS: dict[str, tuple[int, int]] = {
     "quad": (16, 8),
 }
 
+# Mesh name -> the tt-fabric topology its hardware runs the dispatch line on (ttnn.Topology name).
+# A QUAD is wired as a torus: tt-metal's DeepSeek-V3 opens it with FABRIC_1D_RING (its QUAD runs set
+# USE_TORUS_MODE=1, which selects that config, and its QUAD-only MoE refuses any fabric but a ring),
+# so each column of 16 devices is a ring. The other meshes run FABRIC_1D, a line.
+MESH_FABRIC_TOPOLOGY: dict[str, str] = {name: "Ring" if name == "quad" else "Linear" for name in MESH_PRESETS}
+
 SUPPORTED_SCORING_FUNCS = ("sigmoid",)
 SUPPORTED_TOPK_METHODS = ("noaux_tc",)
 

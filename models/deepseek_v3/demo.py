@@ -43,6 +43,7 @@ from models.deepseek_v3.tt.emulator_counters import (
 )
 from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES, expert_shard_from_state_dict, load_tt_moe_weights
 from models.deepseek_v3.tt.op_flow import DeviceOp, OpFlowRecorder, format_op_flow
+from models.deepseek_v3.tt.preset_mesh import open_preset_mesh
 from models.deepseek_v3.tt.ttnn_api import emulator, ttnn, ttnn_moe
 from models.deepseek_v3.tt.weight_cache import ExpertWeightCache, cache_key, weight_cache_dir
 from models.deepseek_v3.weights import RandomMoELayer
@@ -163,10 +164,10 @@ def _log_counters(
 
 
 def _run_on_mesh(
-    x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh: tuple[int, int], expert_dtype: str
+    x: torch.Tensor, state_dict, config: DeepseekV3MoEConfig, mesh_name: str, expert_dtype: str
 ) -> _MeshRun:
-    rows, cols = mesh
-    mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
+    rows, cols = mesh = mesh_shape(mesh_name)
+    mesh_device = open_preset_mesh(mesh_name)
     try:
         # Expert by expert from the lazy layer: the host never holds the whole layer. A large layer's
         # converted experts go to the converted-weight cache, so the next run of it loads them.
@@ -236,7 +237,7 @@ def run_demo(
     x = torch.randn(tokens, config.hidden_size, generator=torch.Generator().manual_seed(seed + 1))
     x = x.bfloat16().float()  # (T, H)
 
-    run = _run_on_mesh(x, state_dict, config, (rows, cols), expert_dtype)
+    run = _run_on_mesh(x, state_dict, config, mesh, expert_dtype)
     load = expert_load_from_dispatch(run.counts_per_device, config.n_routed_experts)
     _log_expert_load(load, [int(c.to(torch.int64).sum()) for c in run.counts_per_device])
 

@@ -22,6 +22,7 @@ from typing import Sequence
 from models.deepseek_v3.config import MESH_PRESETS, DeepseekV3MoEConfig, mesh_shape
 from models.deepseek_v3.tt.moe import TtMoE
 from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES, TtMoEWeights, check_layer_fits_mesh
+from models.deepseek_v3.tt.preset_mesh import open_preset_mesh
 from models.deepseek_v3.tt.ttnn_api import BACKEND, ttnn
 
 CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
@@ -64,9 +65,7 @@ def run(mesh: str, config_name: str, tokens: int, expert_dtype_name: str) -> int
     if tokens % rows:
         raise ValueError(f"--tokens {tokens} must split evenly over the {rows} mesh rows")
     try:
-        if rows * cols > 1:  # dispatch, combine and the collectives send over tt-fabric
-            ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)
-        mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
+        mesh_device = open_preset_mesh(mesh)  # on the preset's tt-fabric (FABRIC_1D, a QUAD's FABRIC_1D_RING)
     except RuntimeError as error:
         reason = " ".join(line.strip() for line in str(error).splitlines()[:3] if line.strip() and line != "info:")
         raise ValueError(

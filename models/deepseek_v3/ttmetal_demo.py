@@ -20,6 +20,7 @@ from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES
 from models.deepseek_v3.tt.op_flow import OpFlowRecorder, format_op_flow
+from models.deepseek_v3.tt.preset_mesh import open_preset_mesh
 from models.deepseek_v3.tt.ttnn_api import emulator, ttnn
 from models.deepseek_v3.tt_baseline import TtMoEBaseline
 from models.deepseek_v3.weights import RandomMoELayer
@@ -47,7 +48,7 @@ def run_ttmetal_demo(mesh: str, config_name: str, tokens: int, seed: int, expert
     logger.info(f"tt-metal classic MoE flow on {mesh} {rows}x{cols}, config {config_name}, {tokens} tokens")
     state_dict = RandomMoELayer(config, seed)
     x = torch.randn(tokens, config.hidden_size, generator=torch.Generator().manual_seed(seed + 1)).bfloat16().float()
-    mesh_device = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
+    mesh_device = open_preset_mesh(mesh)
     try:
         layer = TtMoEBaseline(state_dict, config, mesh_device, expert_dtype=EXPERT_DTYPES[expert_dtype])
         x_mesh = input_to_mesh(x, mesh_device)

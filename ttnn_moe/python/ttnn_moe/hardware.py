@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ttnn_moe._C import ops as _ops
 from ttnn_moe._C import program as pd
 
 # Our DataFormat -> name of the ttnn DataType that CBFormatDescriptor converts back to it.
@@ -34,6 +35,8 @@ _FORMAT_OF_TTNN_DTYPE_NAME = {name: fmt for fmt, name in _TTNN_DTYPE_OF_FORMAT.i
 # NUM_CIRCULAR_BUFFERS per arch; the host's NUM_SEMAPHORES), by the device's reported arch.
 _MAX_CBS_OF_ARCH = {"WORMHOLE_B0": 32, "BLACKHOLE": 64}
 _SEMAPHORES_PER_CORE = 16
+# ttnn.FabricConfig member -> the routes a fabric op takes on it; the 2D configs are left to the op's argument.
+_TOPOLOGY_OF_FABRIC_CONFIG = {"FABRIC_1D": _ops.FabricTopology.Linear, "FABRIC_1D_RING": _ops.FabricTopology.Ring}
 
 
 def ttnn_dtype(ttnn: Any, data_format: pd.DataFormat) -> Any:
@@ -182,8 +185,9 @@ class HardwareTarget:
     semaphores it adds on the worker core (their ids are the last two of the runtime args
     it returns, in 0.81.1's convention) are mirrored into our program so the conversion
     in `run` carries them. `max_packet_payload` must not exceed the fabric's channel buffer
-    size; 4096 bytes fits every 0.81.1 fabric configuration. The fabric's topology is not
-    read from the device: routes follow the op's `topology` argument (default Linear).
+    size; 4096 bytes fits every 0.81.1 fabric configuration. A 1D fabric's topology comes from
+    `ttnn.get_fabric_config()` (a ring under FABRIC_1D_RING); under the other configurations routes
+    follow the op's `topology` argument (default Linear).
     """
 
     name = "ttnn"
@@ -228,8 +232,11 @@ class HardwareTarget:
                 cores.append(pd.CoreCoord(int(noc.x), int(noc.y)))
         return cores
 
-    def fabric_topology(self, mesh: Any) -> None:
-        return None  # not read from the device: the op's `topology` argument decides
+    def fabric_topology(self, mesh: Any) -> _ops.FabricTopology | None:
+        """The 1D fabric's topology from the runtime's fabric config (FABRIC_1D: Linear, FABRIC_1D_RING:
+        Ring); None for the others, where the op's `topology` argument decides (default Linear)."""
+        config = str(self.ttnn.get_fabric_config()).split(".")[-1]
+        return _TOPOLOGY_OF_FABRIC_CONFIG.get(config)
 
     def max_packet_payload(self, mesh: Any) -> int:
         return self._max_packet_payload

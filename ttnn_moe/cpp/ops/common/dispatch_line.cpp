@@ -49,7 +49,8 @@ Route route_between(uint32_t from, uint32_t to, uint32_t line_size, FabricTopolo
     if (topology == FabricTopology::Ring) {
         const uint32_t forward_hops = (to + line_size - from) % line_size;
         const uint32_t backward_hops = line_size - forward_hops;
-        if (forward_hops <= backward_hops) return {RouteDirection::Forward, forward_hops};
+        const bool forward = forward_hops < backward_hops || (forward_hops == backward_hops && from % 2 == 0);
+        if (forward) return {RouteDirection::Forward, forward_hops};
         return {RouteDirection::Backward, backward_hops};
     }
     if (to > from) return {RouteDirection::Forward, to - from};

@@ -56,7 +56,9 @@ struct Route {
     RouteDirection direction = RouteDirection::Local;
     uint32_t hops = 0;
 };
-// Linear: straight along the line. Ring: the shorter way round (ties go forward).
+// Linear: straight along the line. Ring: the shorter way round; the device opposite on an even
+// ring is as far either way: even positions go forward, odd ones backward, so the two directions
+// of every link carry the same number of routes.
 // Mesh (2D fabric): the direction of the destination; the fabric picks the path.
 Route route_between(uint32_t from, uint32_t to, uint32_t line_size, FabricTopology topology);
 
