@@ -89,7 +89,7 @@ def test_dispatch_metadata_benchmark_prints_a_row_per_dispatch():
         assert name in out
 
 
-def test_moe_compute_benchmark_prints_the_tilize_stage_time():
+def test_moe_compute_benchmark_prints_the_tilize_stage_one_device_and_fullccl_times():
     out = _run(
         "benchmarks/ttmetal_moe_compute_device_time.py",
         *("--rows", "1", "--cols", "2", "--axis", "1", "--tokens", "8", "--hidden", "128", "--intermediate", "384"),
@@ -97,8 +97,9 @@ def test_moe_compute_benchmark_prints_the_tilize_stage_time():
     )
     assert "moe_compute tilize stage, 1x2 axis 1, 16 tokens per group, hidden 128" in out
     assert "moe_compute whole op, one device, 8 tokens x 8 experts" in out
+    assert "moe_compute FullCcl, 1x2 axis 1, 16 tokens per group, hidden 128, intermediate 384" in out
     times = [float(part.split()[0]) for part in out.split("modeled device time: ")[1:]]
-    assert len(times) == 2 and all(t > 0 for t in times)
+    assert len(times) == 3 and all(t > 0 for t in times)
 
 
 def test_vs_ttmetal_tables_on_a_toy_mesh(monkeypatch):

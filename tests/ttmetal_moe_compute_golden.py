@@ -106,3 +106,33 @@ def pcc(a: torch.Tensor, b: torch.Tensor) -> float:
     a, b = a.flatten().double(), b.flatten().double()
     a, b = a - a.mean(), b - b.mean()
     return float((a @ b) / (a.norm() * b.norm()))
+
+
+def group_members(rows: int, cols: int, axis: int) -> list[list[int]]:
+    """The dispatch groups: device indices along `axis`, in group position order."""
+    if axis == 1:
+        return [[r * cols + c for c in range(cols)] for r in range(rows)]
+    return [[r * cols + c for r in range(rows)] for c in range(cols)]
+
+
+def combined_outputs(x, indices, scores, mapping, w0, w1, w2, rows: int, cols: int, axis: int) -> torch.Tensor:
+    """The FullCcl op's `[devices, K, T/D, H]` output: on the device of group token t (position t // (T/D) of its
+    group), row (k, t mod T/D) is silu(x_t W0_e) * (x_t W1_e) W2_e of the expert e the token chose in slot k when
+    a device of the group holds e (its own weights), else zero. x, indices, scores: `[devices, T, *]` (every device
+    of a group holds the group's T tokens); w0, w1 `[devices, 1, E, H, N]`, w2 `[devices, 1, E, N, H]` as the
+    device holds them."""
+    devices, tokens, hidden = x.shape
+    k = indices.shape[-1]
+    local = w0.shape[2]
+    members_of = group_members(rows, cols, axis)
+    per_device = tokens // len(members_of[0])
+    out = torch.zeros(devices, k, per_device, hidden)
+    for members in members_of:
+        for holder in members:
+            bits = scores[holder].view(torch.int16).to(torch.int64) & 0xFFFF
+            stage = tilize_stage(indices[holder], bits, mapping, holder, rows, cols, axis, 4, local)
+            y = expert_outputs(x[holder], stage, w0[holder, 0], w1[holder, 0], w2[holder, 0], k)
+            for entries in stage.e_t:
+                for t, slot in entries:
+                    out[members[t // per_device], slot, t % per_device] = y[slot, t]
+    return out

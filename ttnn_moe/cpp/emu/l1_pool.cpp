@@ -31,12 +31,14 @@ L1Pool& L1Pool::instance() {
 
 L1Pool::L1Pool() {
     // Largest first; all below 4 GiB. The region is reserved inaccessible and
-    // each slot's L1 made read-write, so the gaps fault on overruns. Under AddressSanitizer everything
-    // from 0x7fff8000 up is its shadow memory: 256 MiB .. 1.75 GiB is the largest region left there
+    // each slot's L1 made read-write, so the gaps fault on overruns. 256 MiB .. 4 GiB holds 2560 slots: a TG
+    // mesh program on 80 cores per device (moe_compute's shared buffer spans the grid). Under AddressSanitizer
+    // everything from 0x7fff8000 up is its shadow memory: 256 MiB .. 1.75 GiB is the largest region left there
     // (1024 slots, a TG mesh program on 32 cores per device).
     const Candidate candidates[] = {
-        {0x40000000ull, 0xC0000000ull}, {0x80000000ull, 0x80000000ull}, {0x10000000ull, 0x60000000ull},
-        {0x40000000ull, 0x40000000ull}, {0x20000000ull, 0x20000000ull}, {0xC0000000ull, 0x40000000ull},
+        {0x10000000ull, 0xF0000000ull}, {0x40000000ull, 0xC0000000ull}, {0x80000000ull, 0x80000000ull},
+        {0x10000000ull, 0x60000000ull}, {0x40000000ull, 0x40000000ull}, {0x20000000ull, 0x20000000ull},
+        {0xC0000000ull, 0x40000000ull},
     };
     for (const auto& c : candidates) {
         void* p = mmap(reinterpret_cast<void*>(c.address), c.size, PROT_NONE,

@@ -1,4 +1,17 @@
-"""ttnn.experimental.moe_compute (tt-metal 0.81.1) on the emulator: its tilize stage, with the wheel's kernels.
+"""ttnn.experimental.moe_compute (tt-metal 0.81.1) on the emulator, with the wheel's kernels.
+
+How a layer calls it (per device: tokens `[1, T, H]` bfloat16, indices `[1, T, K]` uint16, scores `[1, T, K]`
+bfloat16 as all_to_all_dispatch_metadata leaves them, the mapping `[D, E]` uint16 replicated):
+
+    weights = place_weights(mesh, w0, w1, w2)  # [D, 1, E, H, N], [D, 1, E, H, N], [D, 1, E, N, H], once
+    # FullCcl: the dispatch group along cluster_axis has several devices (TG, QUAD: cluster_axis=0)
+    out, activation, e_t = moe_compute_full_ccl(tokens, indices, scores, mapping, weights, cluster_axis=0,
+                                                mux_core_range_set=mux_cores, num_links=1,
+                                                output_height_shard_dim=4, optional_output_tensor=None)
+    # out: [K, T/D, H] per device, what selective_reduce_combine returns: row (k, t) the output of the expert
+    # token t chose in slot k where its group holds it, else zero; the layer weights by the scores and sums.
+    # LocalOutput: the cluster axis has one device
+    out, activation, e_t = moe_compute_local_output(tokens, indices, scores, mapping, weights, cluster_axis=0)
 
 moe_compute is the expert stage of tt-metal's optimized DeepSeek-V3 decode path (all_to_all_dispatch_metadata ->
 moe_compute -> selective_reduce_combine -> deepseek_moe_reduce_scatter). On every device it finds the tokens the
@@ -24,7 +37,8 @@ the score bits) in L1, and the tilized chunks the matmul cores receive in c_0 (d
 Emulator differences: the indices and scores CBs hold a host copy of the L1 shard's bytes (added when the
 program starts) instead of aliasing the shard's buffer, and the chunk and count CBs are not bound to the L1
 output tensors that back them on hardware (the emulator's CBs are not placed at a buffer's address), so those
-two outputs are read where the matmul cores receive them.
+two outputs are read where the matmul cores receive them. On FullCcl the combine's kernels are built into the
+same program (moe_compute_combine: the CB, semaphore and argument facts of that part).
 """
 
 from __future__ import annotations
@@ -36,13 +50,16 @@ import torch
 
 from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
+from ttnn_moe.emu import fabric as emu_fabric
 from ttnn_moe.emu import types as emu_types
 from ttnn_moe.emu.generic_op import generic_op, last_run_counters
 from ttnn_moe.emu.mesh import ShardTensorToMesh
 from ttnn_moe.emu.tensor import Tensor, device_shards, from_torch
 from ttnn_moe.emu.ttmetal import ccl_common as ccl
+from ttnn_moe.emu.ttmetal import moe_compute_combine as fused
 from ttnn_moe.emu.ttmetal import moe_compute_weights as mw
 from ttnn_moe.emu.ttmetal.profiling import record_op
+from ttnn_moe.emu.ttmetal.selective_reduce_combine import _cores_of
 
 _OP = "moe_compute"
 _KERNELS = "ttnn/cpp/ttnn/operations/experimental/ccl/moe_compute/device/kernels"
@@ -460,10 +477,14 @@ def add_matmul_stage(
     shape: TilizeShape,
     token_parallel: int,
     data_parallel: int,
+    token_expert_row_offset: int | None = None,
 ) -> pd.ProgramDescriptor:
-    """The factory's matmul ring on a tilize stage built with local_output (a cluster axis of extent 1): dm0
-    streams the weights, compute runs SwiGLU per chunk of 32 tokens and the ring all-to-all of the intermediate
-    slices, dm1 writes every token's rows into `output` `[K, T, H]` (page k T + t) from the e_t entries."""
+    """The factory's matmul ring on a tilize stage: dm0 streams the weights, compute runs SwiGLU per chunk of 32
+    tokens and the ring all-to-all of the intermediate slices. With `token_expert_row_offset` None (LocalOutput,
+    a cluster axis of extent 1) dm1 writes every token's rows into `output` `[K, T, H]` (page k T + t) from the
+    e_t entries; else (FullCcl) it stages them on the combine cores, halves of that many rows, for the combine
+    kernels (moe_compute_combine), and `output` is not used."""
+    local_output = token_expert_row_offset is None
     program, layout = stage.program, stage.layout
     ring = list(layout.matmul)
     cores = ccl.core_range_set(ring)
@@ -480,9 +501,10 @@ def add_matmul_stage(
         ccl.cb(WRITER_READY_CB, ccl.L1_ALIGNMENT, ccl.L1_ALIGNMENT, cores, f32),
         ccl.cb(IN2_CB, in2_tiles * n * TILE_BYTES, TILE_BYTES, cores, pd.DataFormat.Float16_b),
         ccl.cb(METADATA_CB, 2 * ccl.L1_ALIGNMENT, ccl.L1_ALIGNMENT, cores, u32),
-        ccl.cb(LOCAL_OUTPUT_MAP_CB, TOKENS_PER_CHUNK * E_T_ENTRY_BYTES, TOKENS_PER_CHUNK * E_T_ENTRY_BYTES, cores,
-               u32),
-    ]  # fmt: skip
+    ]
+    if local_output:
+        map_bytes = TOKENS_PER_CHUNK * E_T_ENTRY_BYTES
+        program.cbs = [*program.cbs, ccl.cb(LOCAL_OUTPUT_MAP_CB, map_bytes, map_bytes, cores, u32)]
     sems = stage.semaphores
     drain = stage.drain_noc
     named = sorted({
@@ -498,9 +520,9 @@ def add_matmul_stage(
         "per_expert_total_tokens_cb_id": PER_EXPERT_TOKENS_CB, "tokens_per_chunk": TOKENS_PER_CHUNK,
         "tilize_drain_core_noc_x": drain.x, "tilize_drain_core_noc_y": drain.y,
         "combine_shard_width_tiles": ht // data_parallel, "tile_height": TILE, "tile_width": TILE,
-        "tile_width_size_bytes": TILE * 2, "token_expert_row_offset": 0,
+        "tile_width_size_bytes": TILE * 2, "token_expert_row_offset": 0 if local_output else token_expert_row_offset,
         "height_shard_dim": token_parallel, "width_shard_dim": data_parallel,
-        "noc_max_burst_bytes": NOC_MAX_BURST_BYTES, "compute_only": 0, "local_output": 1,
+        "noc_max_burst_bytes": NOC_MAX_BURST_BYTES, "compute_only": 0, "local_output": int(local_output),
         "local_output_map_cb_id": LOCAL_OUTPUT_MAP_CB, "total_tokens": shape.tokens, "e_t_entry_size": E_T_ENTRY_BYTES,
     }.items())  # fmt: skip
     accessors = [
@@ -508,7 +530,9 @@ def add_matmul_stage(
         *_l1_accessor_args(BFP4_TILE_BYTES),
         *_l1_accessor_args(TILE_BYTES),
     ]
-    dm1_ct = [*accessors, *ccl.tensor_accessor_args(e_t), *ccl.tensor_accessor_args(output)]
+    dm1_ct = (
+        [*accessors, *ccl.tensor_accessor_args(e_t), *ccl.tensor_accessor_args(output)] if local_output else accessors
+    )
     noc = lambda core: device.worker_core_from_logical_core(core)  # noqa: E731
     combine_map = ccl.stringify([v for core in layout.combine for v in (noc(core).x, noc(core).y)])
     dm0_rt, dm1_rt, compute_rt = [], [], []
@@ -517,7 +541,8 @@ def add_matmul_stage(
         base = [bank, bank & 3, weights.w0_w1_address, weights.w2_address, 0, sems["ring"], pos, neighbor.x,
                 neighbor.y]  # fmt: skip
         dm0_rt.append((ring[bank], [*base, *weights.banks]))
-        dm1_rt.append((ring[bank], [*base, *weights.banks, output.buffer_address(), e_t.buffer_address()]))
+        tail = [output.buffer_address(), e_t.buffer_address()] if local_output else []
+        dm1_rt.append((ring[bank], [*base, *weights.banks, *tail]))
         compute_rt.append((ring[bank], base))
     program.kernels = [
         *program.kernels,
@@ -566,6 +591,14 @@ def place_weights(mesh, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) ->
     return [mw.place_ring_weights(chip, w0[d], w1[d], w2[d], banks) for d, chip in enumerate(mesh.chips)]
 
 
+def place_same_weights(mesh, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> list[mw.RingWeights]:
+    """The same prepared weights on every device (prepared once): w0, w1 `[1, E, H, N]`, w2 `[1, E, N, H]`."""
+    device = mesh.get_devices()[0]
+    banks = ring_banks(device, dram_bank_worker_cores(device))
+    prepared = mw.prepare_ring_weights(w0, w1, w2, len(banks))
+    return [mw.place_prepared(chip, prepared, banks) for chip in mesh.chips]
+
+
 def _l1_zeros(mesh, devices: int, rows: int, width: int) -> Tensor:
     return from_torch(
         torch.zeros(devices * rows, width, dtype=torch.int64), dtype=emu_types.uint32,
@@ -594,8 +627,8 @@ def moe_compute_local_output(
     rows, cols = mesh.shape
     if cluster_axis not in (0, 1) or (rows, cols)[cluster_axis] != 1:
         raise ValueError(
-            f"{_OP}: cluster_axis {cluster_axis} of the {rows}x{cols} mesh has more than one device; only the "
-            "LocalOutput path (an axis of extent 1) is emulated"
+            f"{_OP}: cluster_axis {cluster_axis} of the {rows}x{cols} mesh has more than one device: that is the "
+            "FullCcl path (moe_compute_full_ccl)"
         )
     devices = rows * cols
     if len(weights) != devices:
@@ -634,6 +667,128 @@ def moe_compute_local_output(
     return output, activation, e_t
 
 
+def moe_compute_full_ccl(
+    tokens: Tensor,
+    indices: Tensor,
+    scores: Tensor,
+    mapping: Tensor,
+    weights: Sequence[mw.RingWeights],
+    *,
+    cluster_axis: int,
+    mux_core_range_set,
+    num_links: int = 1,
+    topology=None,
+    output_height_shard_dim: int = 4,
+    optional_output_tensor: Tensor | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """moe_compute's FullCcl path (`cluster_axis` of extent > 1): the matmul ring stages each token's rows on the
+    combine cores and selective_reduce_combine's kernels, in the same program, send them to the token's device.
+
+    Per device: tokens `[1, T, H]` bfloat16 (T tokens of the dispatch group), indices `[1, T, K]` uint16, scores
+    `[1, T, K]` bfloat16, the mapping `[D, E]` uint16, `weights` from place_weights; `mux_core_range_set` the cores
+    of the combine's fabric muxes (num_links per direction, clear of the tilize, ring and combine cores).
+    Returns the `[K, T/D, H]` bfloat16 output of each device (D devices along the axis; row (k, t) the output of
+    the expert its token t chose in slot k where a device of the group holds it, else what the output held:
+    zeros, or `optional_output_tensor`'s rows), the expert-activation rows and the e_t entries (L1)."""
+    mesh = tokens.device()
+    view = ccl.mesh_view(mesh)
+    rows, cols = view.rows, view.cols
+    axis = ccl.check_axis(_OP, cluster_axis, required=True)
+    group = view.dispatch_devices(axis)
+    if group == 1:
+        raise ValueError(
+            f"{_OP}: cluster_axis {axis} of the {rows}x{cols} mesh has one device: that is the LocalOutput path "
+            "(moe_compute_local_output)"
+        )
+    usable = ccl.usable_topology(view, topology, axis)
+    if usable not in (emu_fabric.Topology.Linear, emu_fabric.Topology.Ring):
+        raise ValueError(f"{_OP}: the combine's routes are 1D: topology must be Linear or Ring, got {usable!r}")
+    if isinstance(num_links, bool) or not isinstance(num_links, int) or not 1 <= num_links <= view.num_links:
+        raise ValueError(f"{_OP}: num_links must be an int in 1..{view.num_links}, got {num_links!r}")
+    devices = rows * cols
+    if len(weights) != devices:
+        raise ValueError(f"{_OP}: {len(weights)} weight sets for {devices} devices")
+    _, t, hidden = (int(v) for v in tokens.shape)
+    k = int(indices.shape[-1])
+    w = weights[0]
+    if w.hidden_tiles * TILE != hidden:
+        raise ValueError(f"{_OP}: the weights' hidden size {w.hidden_tiles * TILE} is not the tokens' {hidden}")
+    if t % group:
+        raise ValueError(f"{_OP}: {t} tokens do not split over the {group} devices of cluster_axis {axis}")
+    device = mesh.get_devices()[0]
+    data_parallel = next(d for d in (4, 3, 2, 1) if (hidden // TILE) % d == 0 and RING_CORES % d == 0)
+    layout = core_layout(device, hidden, output_height_shard_dim, data_parallel)
+    shape = TilizeShape(t, hidden, k, int(mapping.shape[-1]), w.experts, int(mapping.shape[0]))
+    shared_cb_bytes = 2 * shape.hidden_tiles * TILE_BYTES
+    combine_shape = fused.FusedCombineShape(t, w.experts, k, hidden, output_height_shard_dim, data_parallel,
+                                            shared_cb_bytes)  # fmt: skip
+    fused.check_shape(combine_shape)
+    mux = _cores_of("mux_core_range_set", mux_core_range_set)
+    need_mux = num_links * max(len(ccl.neighbors(view, r, c, usable, axis)[0]) for r in range(rows)
+                               for c in range(cols))  # fmt: skip
+    if len(mux) < need_mux:
+        raise ValueError(f"{_OP}: mux_core_range_set has {len(mux)} cores, {num_links} links need {need_mux}")
+    taken = {(c.x, c.y) for c in (*layout.tilize, *layout.matmul, *layout.combine)}
+    overlap = sorted({(c.x, c.y) for c in mux[:need_mux]} & taken)
+    if overlap:
+        raise ValueError(f"{_OP}: mux cores {overlap} are tilize, ring or combine cores")
+    if len(layout.combine) % num_links:
+        raise ValueError(f"{_OP}: {len(layout.combine)} combine cores do not split over num_links {num_links}")
+
+    activation = _l1_zeros(mesh, devices, 1, t * shape.activation_row_bytes // 4)
+    e_t = _l1_zeros(mesh, devices, w.experts, shape.e_t_page_bytes // 4)
+    out_shape = [k, t // group, hidden]
+    if optional_output_tensor is None:
+        output = from_torch(
+            torch.zeros(devices * k, *out_shape[1:], dtype=torch.bfloat16), dtype=emu_types.bfloat16,
+            layout=emu_types.ROW_MAJOR_LAYOUT, device=mesh, mesh_mapper=ShardTensorToMesh(mesh, dim=0),
+        )  # fmt: skip
+    elif list(optional_output_tensor.shape) != out_shape or optional_output_tensor.dtype != emu_types.bfloat16:
+        raise ValueError(
+            f"{_OP}: optional_output_tensor must be a bfloat16 {out_shape} tensor per device, got "
+            f"{list(optional_output_tensor.shape)} {optional_output_tensor.dtype.name}"
+        )
+    else:
+        output = optional_output_tensor
+    index_rows, score_rows = device_rows(indices), device_rows(scores)
+    ring_by_position = [layout.matmul[bank] for bank in w.banks]
+    geometry = mw.RingGeometry(w.hidden_tiles, w.intermediate_tiles, RING_CORES)
+    w2_offsets = [geometry.w2_offset(p) for p in range(RING_CORES)]
+    w2_widths = [mw.w2_shard_tiles(geometry.ht, p, geometry.nt, RING_CORES) for p in range(RING_CORES)]
+    (x0, y0), (x1, y1) = WORMHOLE_COMBINE_RANGE
+    combine_range = [pd.CoreCoord(x, y) for y in range(y0, y1 + 1) for x in range(x0, x1 + 1)]
+    counts_address = int(_emu.cb_l1_addresses([shared_cb_bytes, shape.counts_page_bytes])[1])
+
+    def build(r, c):
+        lin = r * cols + c
+        dev = mesh.get_devices()[lin]
+        stage = tilize_stage_program(
+            dev, lin, rows, cols, axis, tokens, index_rows[lin], score_rows[lin], mapping, activation, e_t, shape,
+            layout, compute_only=False, local_output=False,
+        )  # fmt: skip
+        program = add_matmul_stage(stage, dev, weights[lin], e_t, output, shape, output_height_shard_dim,
+                                   data_parallel, combine_shape.token_expert_row_offset)  # fmt: skip
+        shared, *others = program.cbs
+        data_page = fused.DOUBLE_BUFFER * combine_shape.expert_block_bytes
+        program.cbs = [*fused.shared_cb_descriptors(shared, layout.grid, layout.combine, data_page), *others]
+        fused.add_combine_stage(
+            program, mesh, r, c, combine_shape, combine=layout.combine, combine_range=combine_range,
+            ring_by_position=ring_by_position, w2_offsets=w2_offsets, w2_widths=w2_widths,
+            metadata_sync_semaphore=stage.semaphores["combine_sync"],
+            compute_sync_semaphore=stage.semaphores["matmul_combine_sync"], counts_address=counts_address,
+            counts_page_bytes=shape.counts_page_bytes, e_t=e_t, activation=activation, output=output, axis=axis,
+            topology=usable, num_links=num_links, mux_cores=mux,
+        )  # fmt: skip
+        return program
+
+    ccl.use_kernel_includes()
+    program = ccl.per_device_programs(rows, cols, build)
+    io = [tokens, indices, scores, mapping, activation, e_t, output]
+    generic_op(io, program)
+    record_op(_OP, io[:4], io[4:], program, last_run_counters())
+    return output, activation, e_t
+
+
 __all__ = [
     "CoreLayout",
     "TilizeShape",
@@ -642,7 +797,9 @@ __all__ = [
     "dram_bank_worker_cores",
     "ring_banks",
     "add_matmul_stage",
+    "moe_compute_full_ccl",
     "moe_compute_local_output",
+    "place_same_weights",
     "place_weights",
     "tilize_stage_program",
     "device_rows",

@@ -262,15 +262,41 @@ class RingWeights:
     tiles_per_txn: int
 
 
+@dataclass(frozen=True)
+class PreparedWeights:
+    """One layer's weights prepared for a ring of `len(banks)` cores: the bfloat4_b bytes of each W0/W1 and W2
+    shard, to be placed on any number of devices."""
+
+    w0_w1_shards: list[bytes]
+    w2_shards: list[bytes]
+    experts: int
+    geometry: RingGeometry
+
+
+def prepare_ring_weights(w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, cores: int) -> PreparedWeights:
+    """Prepares one layer's `[1, E, H, N]` W0, W1 and `[1, E, N, H]` W2 for a ring of `cores` cores."""
+    _, experts, hidden, intermediate = w0.shape
+    return PreparedWeights(
+        shard_bytes(prepare_w0_w1(w0, w1, cores)),
+        shard_bytes(prepare_w2(w2, cores)),
+        experts,
+        _geometry(hidden, intermediate, cores),
+    )
+
+
 def place_ring_weights(chip, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, banks) -> RingWeights:
     """Prepares one layer's `[1, E, H, N]` W0, W1 and `[1, E, N, H]` W2 of a device and places them in bfloat4_b,
     shard (ring position) i on DRAM bank banks[i]."""
-    _, experts, hidden, intermediate = w0.shape
-    geom = _geometry(hidden, intermediate, len(banks))
+    return place_prepared(chip, prepare_ring_weights(w0, w1, w2, len(banks)), banks)
+
+
+def place_prepared(chip, prepared: PreparedWeights, banks) -> RingWeights:
+    """Places prepared weights on `chip`, shard (ring position) i on DRAM bank banks[i]."""
+    geom, experts = prepared.geometry, prepared.experts
     banks = tuple(banks)
     return RingWeights(
-        place_shards(chip, shard_bytes(prepare_w0_w1(w0, w1, len(banks))), banks),
-        place_shards(chip, shard_bytes(prepare_w2(w2, len(banks))), banks),
+        place_shards(chip, prepared.w0_w1_shards, banks),
+        place_shards(chip, prepared.w2_shards, banks),
         banks,
         geom.ht,
         geom.nt,
