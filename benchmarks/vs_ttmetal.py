@@ -18,9 +18,10 @@ their rows say `host` and their work is NOT in modeled device time (it flatters 
 remain, the classic ratio is printed as nan, with the device-only part's ratio (an upper bound of it)
 on the line before.
 The optimized tt-metal path (TtMoEBaseline(path="optimized"): deepseek_grouped_gate,
-all_to_all_dispatch_metadata, moe_compute, deepseek_moe_fast_reduce_nc + deepseek_moe_reduce_scatter) runs as a
-layer where moe_compute's dispatch group is one device (meshes of one row); on TG and QUAD its FullCcl path is not
-emulated, so the layer is refused there and its ratio is nan, with the refusal's reason on the line before.
+all_to_all_dispatch_metadata, moe_compute (its FullCcl path down the columns), deepseek_moe_fast_reduce_nc +
+deepseek_moe_reduce_scatter or ttnn.sum + reduce_scatter) runs on the full Wormhole grid and a ring fabric, as
+tt-metal runs it; where it cannot (a refusal with its reason), its ratio is nan with that reason on the line before.
+The mini case is hidden 256 with intermediate 512 for all three layers (moe_compute's ring needs a tile per core).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ BASELINES = IMPLEMENTATIONS[1:]
 # Tenstorrent's reported silicon figures for the MoE sequence at QUAD decode (a published silicon
 # measurement, not a model): the optimized path and the classic path it replaced.
 PUBLISHED_QUAD_DECODE_US = {"optimized": 578.0, "classic": 9620.0}
+# The mini case's expert width, so that all three layers run the same layer: moe_compute's ring of 12 cores needs an
+# intermediate tile per core, and the classic flow's sparse matmul a block of its 8-wide grid (16 tiles).
+MINI_INTERMEDIATE = 512
 _NOC_KEYS = ("noc_bytes_read_dram", "noc_bytes_read_l1", "noc_bytes_written_dram", "noc_bytes_written_l1")
 
 
@@ -164,7 +168,9 @@ def run_case(implementation: str, mesh: str, mode: str, hidden: str, expert_dtyp
     # The module generic_op launches through (the package's `generic_op` name is the function).
     launcher = importlib.import_module("ttnn_moe.emu.generic_op")
     torch.set_num_threads(1)
-    config = DeepseekV3MoEConfig.mini() if hidden == "mini" else DeepseekV3MoEConfig()
+    config = (
+        DeepseekV3MoEConfig.mini(moe_intermediate_size=MINI_INTERMEDIATE) if hidden == "mini" else DeepseekV3MoEConfig()
+    )
     rows, cols = MESHES[mesh]
     layer_weights = RandomMoELayer(config, seed=seed)
     x = torch.randn(rows * TOKENS_PER_ROW[mode], config.hidden_size, generator=torch.Generator().manual_seed(seed))

@@ -277,7 +277,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--path",
         choices=["ours", "ttmetal-classic", "ttmetal-optimized"],
         default="ours",
-        help="our layer, tt-metal's classic flow or its optimized decode flow (meshes of one row, e.g. t3k)",
+        help="our layer, tt-metal's classic flow or its optimized decode flow (with --config mini-ring or full)",
     )
     # A checkpoint's layer instead of random weights (dimensions from its config.json).
     parser.add_argument("--checkpoint", help="safetensors checkpoint directory (official fp8 or transformers layout)")

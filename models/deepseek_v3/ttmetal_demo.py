@@ -1,8 +1,8 @@
 """The demo's `--path ttmetal-classic` and `--path ttmetal-optimized`: tt-metal's classic MoE flow or its optimized
 decode flow (`tt_baseline.TtMoEBaseline(path=...)`) on the emulated mesh instead of ours, with the same random
-weights, tokens and reference check. The optimized flow runs on meshes of one row (t3k) with the full Wormhole
-grid and a ring fabric, bfloat4_b experts and an intermediate size of at least 384 (`--config mini-ring`);
-elsewhere its refusal says why.
+weights, tokens and reference check. The optimized flow runs with the full Wormhole grid and a ring fabric,
+bfloat4_b experts and an intermediate size of at least 384 (`--config mini-ring`); elsewhere its refusal says
+why.
 
 Logs the flow as a list of ops (device programs, tile matmuls, NOC and fabric bytes, modeled time),
 which of tt-metal's ops ran as host stand-ins (their work is not in the modeled time) and the host

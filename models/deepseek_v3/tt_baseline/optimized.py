@@ -16,9 +16,11 @@ Mesh (R, C) as `TtMoE`: axis 1 is tensor parallel, axis 0 the dispatch axis; B t
  5. ttnn.experimental.all_to_all_dispatch_metadata (axis 0, drain core (6, 9), SPARSE_MCAST_SHORTEST_PATH):
     x (B, 1, 1, H) ROW_MAJOR and the top-k rows -> the dispatch group's T = R*B tokens (1, T, H) in DRAM,
     their indices and scores (1, T, K) in L1 of the drain core
- 6. ttnn.experimental.moe_compute over the ring-prepared bfloat4_b experts -> (K, T, H): row k of token t the
-    output of the token's k-th expert where that expert is local (LocalOutput: a dispatch axis of one device)
- 7. unsqueeze to (K, 1, T, H), tilize (tt-metal's deepseek_moe_post_combine_tilize for 32 tokens, which is not
+ 6. ttnn.experimental.moe_compute over the ring-prepared bfloat4_b experts -> (K, B, H): row k of token b the
+    output of the token's k-th expert. On a mesh of one row its LocalOutput path (each device its own group);
+    else its FullCcl path (output_height_shard_dim 4, mux cores (3, 0) - (3, 7)), whose combine,
+    selective_reduce_combine's kernels in the same program, sends each row back to its token's device
+ 7. unsqueeze to (K, 1, B, H), tilize (tt-metal's deepseek_moe_post_combine_tilize for 32 tokens, which is not
     described here: ttnn.to_layout), ttnn.mul by the top-k weights
  8. the sum over K and the reduce-scatter over the row: ttnn.experimental.deepseek_moe_fast_reduce_nc (dim 0,
     split into C slices) + deepseek_moe_reduce_scatter on a Ring row of 8 with 32 tokens (tt-metal's decode
@@ -27,8 +29,6 @@ Mesh (R, C) as `TtMoE`: axis 1 is tensor parallel, axis 0 the dispatch axis; B t
     its partial reduce-scattered over the row and added (ttnn.add) to the routed share, as tt-metal's decoder
     block adds the MoE and shared-expert outputs
 
-moe_compute's FullCcl path (a dispatch axis of several devices: TG, QUAD, where the factory runs the combine in
-the same program) is not emulated, so on meshes with more than one row the layer is refused with that reason.
 moe_compute's ring needs the full Wormhole grid (open the mesh with grid=(8, 10)) and an intermediate size of at
 least one tile per ring core (384; below that its ring stalls in the emulator).
 """
@@ -36,6 +36,8 @@ least one tile per ring core (384; below that its ring stalls in the emulator).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Mapping, Optional
+
+from ttnn_moe._C.program import CoreCoord, CoreRange, CoreRangeSet
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.tt.ttnn_api import ttmetal_ops, ttmetal_optimized_ops, ttnn
@@ -47,6 +49,10 @@ if TYPE_CHECKING:
 DISPATCH_AXIS = 0
 TP_AXIS = 1
 DRAIN_CORE = (6, 9)  # tt-metal's drain_sync_tilizer_core: moe_compute's first tilize core
+OUTPUT_HEIGHT_SHARD_DIM = 4  # moe_compute's token-parallel combine cores, as tt-metal's decode configures it
+# The fabric mux cores of moe_compute's combine: the x = 3 column of tt-metal's (3, 0) - (4, 7); its x = 4 column
+# holds ring cores (the workers beside DRAM banks 6 .. 11) in this layout, which the op refuses as mux cores.
+MUX_CORES = CoreRangeSet([CoreRange(CoreCoord(3, 0), CoreCoord(3, 7))])
 RING_DEVICES = 8  # deepseek_moe_reduce_scatter's ring
 RING_TOKENS = 32  # the decode batch per row the fused reduce path is built for
 RS_SHARD_WIDTH = 128  # columns of one reduce-scatter input shard (4 tiles), as on the decode path
@@ -54,10 +60,6 @@ TILE = 32
 RING_CORES = 12  # moe_compute's matmul ring on a Wormhole: one core beside each DRAM bank
 MESH_GRID = (8, 10)  # the Wormhole worker grid moe_compute lays its ring and tilize cores out on
 SILU = "silu"
-STEPS = (
-    "all_gather, linear, deepseek_grouped_gate, all_to_all_dispatch_metadata, moe_compute, mul, "
-    "deepseek_moe_fast_reduce_nc + deepseek_moe_reduce_scatter (or sum + reduce_scatter), shared expert"
-)
 
 # Tenstorrent's ops the flow runs, each a device program of the wheel's kernels here.
 ON_DEVICE = (
@@ -77,14 +79,6 @@ ON_DEVICE = (
 StageObserver = Callable[[str, ttnn.Tensor], None]
 
 
-def fullccl_reason(rows: int) -> str:
-    return (
-        f"moe_compute's FullCcl path (a dispatch axis of {rows} devices, where its factory runs "
-        "selective_reduce_combine's kernels in the same program) is not emulated: the optimized flow runs on "
-        "meshes of one row (its LocalOutput path)"
-    )
-
-
 def open_mesh(rows: int, cols: int) -> ttnn.MeshDevice:
     """A mesh as tt-metal's optimized flow runs on it: the full Wormhole grid and a ring fabric (its model asserts
     one)."""
@@ -100,11 +94,11 @@ class OptimizedFlowOps:
         classic, optimized = ttmetal_ops(), ttmetal_optimized_ops()
         self.linear, self.mul, self.add = classic.linear, classic.mul, classic.add
         self.repeat, self.permute, self.sum = classic.repeat, classic.permute, classic.sum
-        self.core = classic.CoreCoord
         self.deepseek_grouped_gate = optimized.deepseek_grouped_gate
         self.all_to_all_dispatch_metadata = optimized.all_to_all_dispatch_metadata
         self.dispatch_algorithm = optimized.DispatchAlgorithm.SPARSE_MCAST_SHORTEST_PATH
-        self.moe_compute = optimized.moe_compute
+        self.moe_compute_local_output = optimized.moe_compute_local_output
+        self.moe_compute_full_ccl = optimized.moe_compute_full_ccl
         self.place_ring_weights = optimized.place_moe_compute_weights
         self.fast_reduce_nc = optimized.deepseek_moe_fast_reduce_nc
         self.moe_reduce_scatter = optimized.deepseek_moe_reduce_scatter
@@ -124,11 +118,6 @@ class OptimizedMoEFlow:
         *,
         tokens_per_row: int,
     ):
-        rows, _ = tuple(mesh_device.shape)
-        if rows != 1:
-            raise NotImplementedError(
-                f"the 'optimized' tt-metal path ({STEPS}) cannot run here: {fullccl_reason(rows)}"
-            )
         if isinstance(tokens_per_row, bool) or not isinstance(tokens_per_row, int) or tokens_per_row <= 0:
             raise ValueError(f"tokens_per_row must be a positive int, got {tokens_per_row!r}")
         if config.moe_intermediate_size < RING_CORES * TILE:
@@ -164,8 +153,7 @@ class OptimizedMoEFlow:
         rows, cols = tuple(self.mesh_device.shape)
         if not isinstance(x, ttnn.Tensor) or x.device() is not self.mesh_device:
             raise ValueError(f"x must be a tensor on this layer's mesh {self.mesh_device!r}, got {x!r}")
-        B, H, K = int(x.shape[0]), config.hidden_size, config.num_experts_per_tok
-        E, T = config.n_routed_experts, rows * B
+        B, H, K, E = int(x.shape[0]), config.hidden_size, config.num_experts_per_tok, config.n_routed_experts
         if tuple(x.shape) != (self.tokens_per_row, H // cols):
             raise ValueError(
                 f"x must be ({self.tokens_per_row}, {H // cols}) per device (the layer was built for "
@@ -223,14 +211,27 @@ class OptimizedMoEFlow:
         )
         step("ttnn.experimental.all_to_all_dispatch_metadata", dispatched)  # (1, T, H), (1, T, K) x 2
 
-        # 6. The local experts over the tokens that chose them.
-        expert_out, _, _ = ops.moe_compute(
-            dispatched, routed_indices, routed_scores, w.expert_mapping, w.ring_weights, cluster_axis=DISPATCH_AXIS
-        )
-        step("ttnn.experimental.moe_compute", expert_out)  # (K, T, H) ROW_MAJOR
+        # 6. The local experts over the tokens that chose them; with several devices down the column their rows
+        # go back to the tokens' devices in the same program.
+        if rows == 1:
+            expert_out, _, _ = ops.moe_compute_local_output(
+                dispatched, routed_indices, routed_scores, w.expert_mapping, w.ring_weights, cluster_axis=DISPATCH_AXIS
+            )
+        else:
+            expert_out, _, _ = ops.moe_compute_full_ccl(
+                dispatched,
+                routed_indices,
+                routed_scores,
+                w.expert_mapping,
+                w.ring_weights,
+                cluster_axis=DISPATCH_AXIS,
+                mux_core_range_set=MUX_CORES,
+                output_height_shard_dim=OUTPUT_HEIGHT_SHARD_DIM,
+            )
+        step("ttnn.experimental.moe_compute", expert_out)  # (K, B, H) ROW_MAJOR: this device's tokens
 
         # 7. Weigh each choice.
-        expert_out = ttnn.reshape(expert_out, (K, 1, T, H))
+        expert_out = ttnn.reshape(expert_out, (K, 1, B, H))
         expert_out = step("ttnn.to_layout expert outputs -> TILE", ttnn.to_layout(expert_out, ttnn.TILE_LAYOUT))
         weighted = step("ttnn.mul by topk weights", ops.mul(expert_out, scale))  # (K, 1, B, H)
 
@@ -255,7 +256,7 @@ class OptimizedMoEFlow:
             slices = ops.fast_reduce_nc(weighted, 0, split_size=slice_width)  # C x (1, 1, B, H/C)
             step("ttnn.experimental.deepseek_moe_fast_reduce_nc", slices[0])
             width = RS_SHARD_WIDTH if slice_width % RS_SHARD_WIDTH == 0 else slice_width
-            shards = ops.input_shards(width, tuple(ops.core(i, 0) for i in range(slice_width // width)))
+            shards = ops.input_shards(width, tuple(CoreCoord(i, 0) for i in range(slice_width // width)))
             out = ops.moe_reduce_scatter(
                 slices,
                 ttnn.DRAM_MEMORY_CONFIG,
