@@ -64,16 +64,19 @@ class OpRow:
     l1_peak: int = 0
     device_us: float = 0.0
     host_events: int = 0  # host computations + device reads the emulator counted
+    host_computations: int = 0
 
 
-def op_row(name: str, runs: list[dict], l1_peaks: list[int], host_events: int) -> OpRow:
+def op_row(name: str, runs: list[dict], l1_peaks: list[int], host_events: int, host_computations: int) -> OpRow:
     """One op's figures from its program runs (`record_runs`), their L1 peaks and its host events."""
     devices = [device for run in runs for device in run["devices"].values()]
     slowest = [
         max(d["timing"]["duration_cycles"] / d["timing"]["clock_ghz"] for d in run["devices"].values()) for run in runs
     ]
     where = "device" if runs else ("host" if host_events else "view")
-    if runs and host_events:
+    # Device reads without a host computation are the emulator placing the L1 shard an op's circular buffer aliases
+    # on hardware (moe_compute's top-k rows, deepseek_moe_reduce_scatter's inputs): no host work of the flow.
+    if runs and host_computations:
         where = "device+host"
     return OpRow(
         name=name,
@@ -86,6 +89,7 @@ def op_row(name: str, runs: list[dict], l1_peaks: list[int], host_events: int) -
         l1_peak=max(l1_peaks, default=0),
         device_us=sum(slowest) / 1e3,
         host_events=host_events,
+        host_computations=host_computations,
     )
 
 
@@ -101,6 +105,7 @@ def layer_row(ops: list[OpRow]) -> OpRow:
         l1_peak=max((o.l1_peak for o in ops), default=0),
         device_us=sum(o.device_us for o in ops),
         host_events=sum(o.host_events for o in ops),
+        host_computations=sum(o.host_computations for o in ops),
     )
 
 
@@ -140,16 +145,16 @@ class OpRecorder:
 
     def __init__(self, runs: list[dict], watch: L1Watch, host_traffic, names: dict[str, str]):
         self._runs, self._watch, self._host_traffic, self._names = runs, watch, host_traffic, names
-        self._seen_runs, self._seen_peaks, self._seen_host = 0, 0, host_traffic().total
+        self._seen_runs, self._seen_peaks, self._seen_host = 0, 0, host_traffic()
         self.ops: list[OpRow] = []
 
     def __call__(self, stage: str, tensor) -> None:
         runs, peaks = self._runs[self._seen_runs :], self._watch.peaks[self._seen_peaks :]
-        host = self._host_traffic().total
+        host = self._host_traffic()
         events = host - self._seen_host
         self._seen_runs, self._seen_peaks, self._seen_host = len(self._runs), len(self._watch.peaks), host
-        if runs or events or stage in self._names or stage.startswith("ttnn."):
-            self.ops.append(op_row(self._names.get(stage, stage), runs, peaks, events))
+        if runs or events.total or stage in self._names or stage.startswith("ttnn."):
+            self.ops.append(op_row(self._names.get(stage, stage), runs, peaks, events.total, events.host_computations))
 
 
 def run_case(implementation: str, mesh: str, mode: str, hidden: str, expert_dtype: str, seed: int) -> dict:
