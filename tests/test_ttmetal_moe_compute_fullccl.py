@@ -20,6 +20,7 @@ from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
 from ttnn_moe.emu.tensor import device_shards
 from ttnn_moe.emu.ttmetal import moe_compute as mc
+from ttnn_moe.emu.ttmetal.all_to_all_dispatch_metadata import all_to_all_dispatch_metadata
 
 pytestmark = pytest.mark.usefixtures("wheel")
 
@@ -161,3 +162,55 @@ def test_bad_fullccl_arguments_are_refused_naming_them():
     on_ring = pd.CoreRangeSet([pd.CoreRange(pd.CoreCoord(0, 0), pd.CoreCoord(0, 1))])
     with pytest.raises(ValueError, match=r"mux cores \[\(0, 0\)\] are tilize, ring or combine cores"):
         mc.moe_compute_full_ccl(x, x, x, x, weights, cluster_axis=0, mux_core_range_set=on_ring)
+
+
+def test_after_all_to_all_dispatch_metadata_on_a_column_of_two():
+    """The decode path's first two ops: the dispatch's outputs (the group's tokens, sparse: only rows some local
+    expert needs are written; the gathered indices and scores on the tilize drain core) feed moe_compute as they
+    are."""
+    rows, cols, tokens, k, local_experts, hidden, intermediate = 2, 1, 16, 4, 8, 512, 384
+    devices, experts = rows * cols, rows * cols * local_experts
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols), grid=GRID)
+    gen = torch.Generator().manual_seed(21)
+    xs = torch.randn(devices, tokens, hidden, generator=gen).to(torch.bfloat16)
+    own_indices = torch.stack([torch.stack([torch.randperm(experts, generator=gen)[:k] for _ in range(tokens)])
+                               for _ in range(devices)])  # fmt: skip
+    own_scores = torch.rand(devices, tokens, k, generator=gen).to(torch.bfloat16)
+    mapping = (torch.arange(experts) // local_experts).repeat(devices, 1)
+    drain = pd.CoreCoord(*mc.WORMHOLE_TILIZE_CORES[0])
+
+    def l1(t, dtype, memory_config=ttnn.L1_MEMORY_CONFIG):
+        return ttnn.from_torch(t, dtype=dtype, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh, memory_config=memory_config,
+                               mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))  # fmt: skip
+
+    shard = ttnn.ShardSpec(pd.CoreRangeSet([pd.CoreRange(drain, drain)]), (rows * tokens, k))
+    on_drain = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1, shard)
+    outputs = (
+        per_device(mesh, [torch.zeros(1, rows * tokens, hidden)] * devices, ttnn.bfloat16),
+        l1(torch.zeros(devices, rows * tokens, k, dtype=torch.int64), ttnn.uint16, on_drain),
+        l1(torch.zeros(devices, rows * tokens, k), ttnn.bfloat16, on_drain),
+    )
+    dispatched = all_to_all_dispatch_metadata(
+        per_device(mesh, [t.reshape(tokens, 1, 1, hidden) for t in xs], ttnn.bfloat16),
+        l1(own_indices.reshape(devices * tokens, 1, 1, k).to(torch.int32), ttnn.uint16),
+        l1(own_scores.reshape(devices * tokens, 1, 1, k), ttnn.bfloat16),
+        replicated(mesh, mapping.to(torch.int32), ttnn.uint16),
+        cluster_axis=0, output_tensors=outputs, drain_sync_tilizer_core=(drain.x, drain.y),
+    )  # fmt: skip
+    w0, w1 = (torch.randn(devices, 1, local_experts, hidden, intermediate, generator=gen) / hidden**0.5
+              for _ in range(2))  # fmt: skip
+    w2 = torch.randn(devices, 1, local_experts, intermediate, hidden, generator=gen) / intermediate**0.5
+    weights = mc.place_weights(mesh, w0, w1, w2)
+    out, _, _ = mc.moe_compute_full_ccl(*dispatched, replicated(mesh, mapping.to(torch.int32), ttnn.uint16),
+                                        weights, cluster_axis=0, mux_core_range_set=MUX)  # fmt: skip
+    # Every device of the column sees the column's tokens, indices and scores (device 0's, then device 1's).
+    group = [xs.reshape(-1, hidden), own_indices.reshape(-1, k), own_scores.reshape(-1, k)]
+    x, indices, scores = (t.unsqueeze(0).expand(devices, *t.shape) for t in group)
+    held = [golden.bfloat4_b(w) for w in (w0, w1, w2)]
+    want = golden.combined_outputs(x, indices, scores, mapping, *held, rows, cols, 0)
+    got = torch.stack([s.float() for s in device_shards(out)])
+    written = want.abs().sum(-1) > 0
+    assert torch.equal(got.abs().sum(-1) > 0, written)
+    value_pcc, max_error = golden.pcc(got[written], want[written]), (got - want).abs().max().item()
+    print(f"dispatch -> moe_compute 2x1: PCC {value_pcc:.5f}, max error {max_error:.4f}")
+    assert value_pcc >= 0.999 and max_error <= 0.03 * want.abs().max().item()
