@@ -17,11 +17,11 @@ tt-metal steps without a device program in the emulator run as host stand-ins or
 their rows say `host` and their work is NOT in modeled device time (it flatters tt-metal). While any
 remain, the classic ratio is printed as nan, with the device-only part's ratio (an upper bound of it)
 on the line before.
-The optimized tt-metal path (ttnn.experimental.all_to_all_dispatch_metadata, moe_compute,
-selective_reduce_combine, deepseek_moe_reduce_scatter) cannot run as a layer on TG or QUAD: its ops run
-unmodified one by one (benchmarks/ttmetal_dispatch_metadata_device_time.py, ttmetal_moe_compute_device_time.py,
-selective_combine_device_time.py, deepseek_moe_reduce_scatter.py), but moe_compute only where its dispatch group
-is one device, so its ratio is nan, with that reason.
+The optimized tt-metal path (TtMoEBaseline(path="optimized"): deepseek_grouped_gate,
+all_to_all_dispatch_metadata, moe_compute (its FullCcl path down the columns), deepseek_moe_fast_reduce_nc +
+deepseek_moe_reduce_scatter or ttnn.sum + reduce_scatter) runs on the full Wormhole grid and a ring fabric, as
+tt-metal runs it; where it cannot (a refusal with its reason), its ratio is nan with that reason on the line before.
+The mini case is hidden 256 with intermediate 512 for all three layers (moe_compute's ring needs a tile per core).
 """
 
 from __future__ import annotations
@@ -41,16 +41,14 @@ sys.path.insert(0, str(ROOT))  # the models package
 RESULT_PREFIX = "vs_ttmetal result: "
 MESHES = {"tg": (4, 8), "quad": (16, 8)}
 TOKENS_PER_ROW = {"decode": 32, "prefill": 512}
-IMPLEMENTATIONS = ("ours", "tt-metal classic")
+IMPLEMENTATIONS = ("ours", "tt-metal classic", "tt-metal optimized")
+BASELINES = IMPLEMENTATIONS[1:]
 # Tenstorrent's reported silicon figures for the MoE sequence at QUAD decode (a published silicon
 # measurement, not a model): the optimized path and the classic path it replaced.
 PUBLISHED_QUAD_DECODE_US = {"optimized": 578.0, "classic": 9620.0}
-OPTIMIZED_REASON = (
-    "tt-metal optimized path: all_to_all_dispatch_metadata, selective_reduce_combine, deepseek_moe_fast_reduce_nc "
-    "and deepseek_moe_reduce_scatter run unmodified, and so does moe_compute where its dispatch group is one device; "
-    "its FullCcl path (groups of several devices, as on TG and QUAD, where the factory builds "
-    "selective_reduce_combine's kernels into moe_compute's program) is not emulated, so its layer cannot run"
-)
+# The mini case's expert width, so that all three layers run the same layer: moe_compute's ring of 12 cores needs an
+# intermediate tile per core, and the classic flow's sparse matmul a block of its 8-wide grid (16 tiles).
+MINI_INTERMEDIATE = 512
 _NOC_KEYS = ("noc_bytes_read_dram", "noc_bytes_read_l1", "noc_bytes_written_dram", "noc_bytes_written_l1")
 
 
@@ -66,16 +64,19 @@ class OpRow:
     l1_peak: int = 0
     device_us: float = 0.0
     host_events: int = 0  # host computations + device reads the emulator counted
+    host_computations: int = 0
 
 
-def op_row(name: str, runs: list[dict], l1_peaks: list[int], host_events: int) -> OpRow:
+def op_row(name: str, runs: list[dict], l1_peaks: list[int], host_events: int, host_computations: int) -> OpRow:
     """One op's figures from its program runs (`record_runs`), their L1 peaks and its host events."""
     devices = [device for run in runs for device in run["devices"].values()]
     slowest = [
         max(d["timing"]["duration_cycles"] / d["timing"]["clock_ghz"] for d in run["devices"].values()) for run in runs
     ]
     where = "device" if runs else ("host" if host_events else "view")
-    if runs and host_events:
+    # Device reads without a host computation are the emulator placing the L1 shard an op's circular buffer aliases
+    # on hardware (moe_compute's top-k rows, deepseek_moe_reduce_scatter's inputs): no host work of the flow.
+    if runs and host_computations:
         where = "device+host"
     return OpRow(
         name=name,
@@ -88,6 +89,7 @@ def op_row(name: str, runs: list[dict], l1_peaks: list[int], host_events: int) -
         l1_peak=max(l1_peaks, default=0),
         device_us=sum(slowest) / 1e3,
         host_events=host_events,
+        host_computations=host_computations,
     )
 
 
@@ -103,6 +105,7 @@ def layer_row(ops: list[OpRow]) -> OpRow:
         l1_peak=max((o.l1_peak for o in ops), default=0),
         device_us=sum(o.device_us for o in ops),
         host_events=sum(o.host_events for o in ops),
+        host_computations=sum(o.host_computations for o in ops),
     )
 
 
@@ -142,16 +145,16 @@ class OpRecorder:
 
     def __init__(self, runs: list[dict], watch: L1Watch, host_traffic, names: dict[str, str]):
         self._runs, self._watch, self._host_traffic, self._names = runs, watch, host_traffic, names
-        self._seen_runs, self._seen_peaks, self._seen_host = 0, 0, host_traffic().total
+        self._seen_runs, self._seen_peaks, self._seen_host = 0, 0, host_traffic()
         self.ops: list[OpRow] = []
 
     def __call__(self, stage: str, tensor) -> None:
         runs, peaks = self._runs[self._seen_runs :], self._watch.peaks[self._seen_peaks :]
-        host = self._host_traffic().total
+        host = self._host_traffic()
         events = host - self._seen_host
         self._seen_runs, self._seen_peaks, self._seen_host = len(self._runs), len(self._watch.peaks), host
-        if runs or events or stage in self._names or stage.startswith("ttnn."):
-            self.ops.append(op_row(self._names.get(stage, stage), runs, peaks, events))
+        if runs or events.total or stage in self._names or stage.startswith("ttnn."):
+            self.ops.append(op_row(self._names.get(stage, stage), runs, peaks, events.total, events.host_computations))
 
 
 def run_case(implementation: str, mesh: str, mode: str, hidden: str, expert_dtype: str, seed: int) -> dict:
@@ -163,27 +166,40 @@ def run_case(implementation: str, mesh: str, mode: str, hidden: str, expert_dtyp
     from models.deepseek_v3.tt.moe_weights import EXPERT_DTYPES  # noqa: PLC0415
     from models.deepseek_v3.tt.op_flow import OP_OF_STAGE  # noqa: PLC0415
     from models.deepseek_v3.tt_baseline import TtMoEBaseline  # noqa: PLC0415
+    from models.deepseek_v3.tt_baseline.optimized import open_mesh as open_optimized_mesh  # noqa: PLC0415
     from models.deepseek_v3.weights import RandomMoELayer  # noqa: PLC0415
     from ttnn_moe import emu  # noqa: PLC0415
 
     # The module generic_op launches through (the package's `generic_op` name is the function).
     launcher = importlib.import_module("ttnn_moe.emu.generic_op")
     torch.set_num_threads(1)
-    config = DeepseekV3MoEConfig.mini() if hidden == "mini" else DeepseekV3MoEConfig()
+    config = (
+        DeepseekV3MoEConfig.mini(moe_intermediate_size=MINI_INTERMEDIATE) if hidden == "mini" else DeepseekV3MoEConfig()
+    )
     rows, cols = MESHES[mesh]
     layer_weights = RandomMoELayer(config, seed=seed)
     x = torch.randn(rows * TOKENS_PER_ROW[mode], config.hidden_size, generator=torch.Generator().manual_seed(seed))
-    mesh_device = emu.open_mesh_device(emu.MeshShape(rows, cols))
-    # The fabric the preset's hardware has (a QUAD's columns are rings); a mesh of no preset runs lines.
-    mesh_device.fabric_topology = getattr(emu.Topology, MESH_FABRIC_TOPOLOGY.get(mesh, "Linear"))
+    if implementation == "tt-metal optimized":  # the full Wormhole grid and a ring fabric, as that flow runs
+        mesh_device = open_optimized_mesh(rows, cols)
+    else:
+        mesh_device = emu.open_mesh_device(emu.MeshShape(rows, cols))
+        # The fabric the preset's hardware has (a QUAD's columns are rings); a mesh of no preset runs lines.
+        mesh_device.fabric_topology = getattr(emu.Topology, MESH_FABRIC_TOPOLOGY.get(mesh, "Linear"))
     watch = L1Watch(launcher._emu)
     launcher._emu = watch
     try:
         dtype = EXPERT_DTYPES[expert_dtype]
         if implementation == "ours":
             layer = TtMoE(layer_weights, config, mesh_device, expert_dtype=dtype)
-        else:
+        elif implementation == "tt-metal classic":
             layer = TtMoEBaseline(layer_weights, config, mesh_device, expert_dtype=dtype)
+        else:
+            try:
+                layer = TtMoEBaseline(
+                    layer_weights, config, mesh_device, path="optimized", tokens_per_row=TOKENS_PER_ROW[mode]
+                )
+            except (NotImplementedError, ValueError) as refused:  # a mesh or size the flow cannot run
+                return {"ops": [], "wall_s": 0.0, "host_steps": [], "refused": str(refused)}
         x_mesh = input_to_mesh(x.bfloat16().float(), mesh_device)
         start = time.perf_counter()
         with emu.record_runs() as runs:
@@ -216,37 +232,48 @@ def ratio(a: float, b: float) -> float:
     return a / b if b else math.nan
 
 
-def format_comparison(ours: OpRow, theirs: OpRow) -> list[str]:
+def format_comparison(ours: OpRow, theirs: OpRow, implementation: str) -> list[str]:
     fields = ("tile_matmuls", "dram_bytes", "noc_bytes", "fabric_bytes", "l1_peak", "device_us")
     ratios = ", ".join(f"{f} {ratio(getattr(ours, f), getattr(theirs, f)):.3f}" for f in fields)
     part = " (theirs: its device programs only; host rows are missing)" if "host" in theirs.where else ""
-    return [f"  ours / tt-metal classic, per layer{part}: {ratios}"]
+    return [f"  ours / {implementation}, per layer{part}: {ratios}"]
 
 
 def final_lines(tg_decode: dict | None) -> list[str]:
     """The closing lines: the two TG decode ratios, each preceded by its caveat or reason."""
-    lines = []
-    if tg_decode is None:
-        lines += ["TG decode was not run: both ratios are nan"]
-        classic = math.nan
-    else:
-        ours, theirs = (layer_row(rows_of(tg_decode[impl])) for impl in IMPLEMENTATIONS)
-        device_only = ratio(ours.device_us, theirs.device_us)
-        host_steps = tg_decode["tt-metal classic"]["host_steps"]
-        if theirs.where == "host":
-            lines.append(
-                f"tt-metal classic ran partly on the host ({', '.join(host_steps) or 'host built-ins'} and "
-                f"host glue; not in modeled device time, which flatters tt-metal): ours / its device-only part "
-                f"= {device_only:.3f}, an upper bound of the classic ratio (those steps' device time could only "
-                f"add to tt-metal's), so the classic ratio is nan"
-            )
-            classic = math.nan
+    if tg_decode is None or "ours" not in tg_decode:
+        return [
+            "TG decode was not run: both ratios are nan",
+            "TG decode was not run",
+            f"TG decode layer, ours / tt-metal classic modeled device time: {math.nan:.3f}",
+            f"TG decode layer, ours / tt-metal optimized modeled device time: {math.nan:.3f}",
+        ]
+    ours = layer_row(rows_of(tg_decode["ours"]))
+    lines, ratios = [], []
+    for implementation in BASELINES:
+        result = tg_decode.get(implementation)
+        if result is None:
+            lines.append(f"{implementation} failed on TG decode, so its ratio is nan")
+            ratios.append(math.nan)
+        elif "refused" in result:
+            lines.append(f"{implementation} cannot run on TG: {result['refused']}; its ratio is nan")
+            ratios.append(math.nan)
         else:
-            lines.append("tt-metal classic ran entirely as device programs")
-            classic = device_only
-    lines.append(OPTIMIZED_REASON + ": nan")
-    lines.append(f"TG decode layer, ours / tt-metal classic modeled device time: {classic:.3f}")
-    lines.append(f"TG decode layer, ours / tt-metal optimized modeled device time: {math.nan:.3f}")
+            theirs = layer_row(rows_of(result))
+            device_only = ratio(ours.device_us, theirs.device_us)
+            if theirs.where == "host":
+                lines.append(
+                    f"{implementation} ran partly on the host ({', '.join(result['host_steps']) or 'host built-ins'} "
+                    f"and host glue; not in modeled device time, which flatters tt-metal): ours / its device-only "
+                    f"part = {device_only:.3f}, an upper bound of the ratio (those steps' device time could only "
+                    f"add to tt-metal's), so the ratio is nan"
+                )
+                ratios.append(math.nan)
+            else:
+                lines.append(f"{implementation} ran entirely as device programs")
+                ratios.append(device_only)
+    for implementation, value in zip(BASELINES, ratios):
+        lines.append(f"TG decode layer, ours / {implementation} modeled device time: {value:.3f}")
     return lines
 
 
@@ -292,12 +319,19 @@ def main() -> int:
                     if done.returncode != 0 or not found:
                         print(f"  {implementation}: failed with exit code {done.returncode}", flush=True)
                         continue
-                    results[implementation] = json.loads(found[-1][len(RESULT_PREFIX) :])
-                    title = f" {implementation} (wall {results[implementation]['wall_s']:.1f} s)"
-                    print("\n".join(format_ops(title, rows_of(results[implementation]))), flush=True)
-                if len(results) == len(IMPLEMENTATIONS):
-                    ours, theirs = (layer_row(rows_of(results[impl])) for impl in IMPLEMENTATIONS)
-                    print("\n".join(format_comparison(ours, theirs)), flush=True)
+                    result = results[implementation] = json.loads(found[-1][len(RESULT_PREFIX) :])
+                    if "refused" in result:
+                        print(f" {implementation}: cannot run on {mesh.upper()}: {result['refused']}", flush=True)
+                        continue
+                    title = f" {implementation} (wall {result['wall_s']:.1f} s)"
+                    print("\n".join(format_ops(title, rows_of(result))), flush=True)
+                ran = {impl: r for impl, r in results.items() if "refused" not in r}
+                if "ours" in ran:
+                    ours = layer_row(rows_of(ran["ours"]))
+                    for implementation in BASELINES:
+                        if implementation in ran:
+                            theirs = layer_row(rows_of(ran[implementation]))
+                            print("\n".join(format_comparison(ours, theirs, implementation)), flush=True)
                     if mesh == "quad" and mode == "decode":
                         print(
                             f"  ours QUAD decode modeled: {ours.device_us:.1f} us; Tenstorrent's published SILICON "
@@ -306,8 +340,8 @@ def main() -> int:
                             f"{PUBLISHED_QUAD_DECODE_US['classic']:.0f} us",
                             flush=True,
                         )
-                    if mesh == "tg" and mode == "decode" and tg_decode is None:
-                        tg_decode = {impl: results[impl] for impl in IMPLEMENTATIONS}
+                if mesh == "tg" and mode == "decode" and tg_decode is None:
+                    tg_decode = results
     print("\n".join(final_lines(tg_decode)))
     return 0
 

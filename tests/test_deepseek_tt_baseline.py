@@ -81,11 +81,9 @@ def test_classic_flow_routes_like_ours(weights):
     assert_pcc(ours, y, 0.999, "baseline vs TtMoE")
 
 
-def test_optimized_path_is_refused_with_its_reason(weights):
+def test_an_unknown_path_is_refused(weights):
     mesh = emu.open_mesh_device(emu.MeshShape(1, 8))
     try:
-        with pytest.raises(NotImplementedError, match="moe_compute"):
-            TtMoEBaseline(weights, CONFIG, mesh, path="optimized")
         with pytest.raises(ValueError, match="'fast'"):
             TtMoEBaseline(weights, CONFIG, mesh, path="fast")
     finally:

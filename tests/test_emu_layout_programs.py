@@ -35,6 +35,11 @@ def _values(shape, dtype, seed):
         ((5, 48), ttnn.float32),  # a partial tile column
         ((33, 64), ttnn.uint32),
         ((256,), ttnn.bfloat16),
+        # Rows narrower than DRAM's 32-byte alignment or not a multiple of it: each row is its own page.
+        ((3, 45, 70), ttnn.bfloat16),
+        ((1, 1, 32, 8), ttnn.bfloat16),  # a gate's top-8 weights
+        ((45, 1), ttnn.float32),
+        ((2, 45, 100), ttnn.uint32),
     ],
 )
 def test_round_trip_is_exact_on_the_device(device, shape, dtype):
@@ -72,14 +77,32 @@ def test_every_device_of_a_mesh_converts_its_own_shard(mesh):
         assert torch.equal(shard, x[64 * d : 64 * (d + 1)].reshape(1, 64, 128)), f"device {d}"
 
 
+@pytest.mark.parametrize("dtype", [ttnn.uint16, ttnn.bfloat16])
+def test_top_k_rows_untilize_into_l1_and_back(device, dtype):
+    """tt-metal's optimized MoE moves its gate's (B, 8) outputs to ROW_MAJOR in L1 (16-byte rows) for the
+    dispatch, which reads them there."""
+    x = torch.randint(0, 256, (1, 1, 32, 8), generator=torch.Generator().manual_seed(3))
+    x = x.to(torch.int32) if dtype is ttnn.uint16 else x.bfloat16()
+    tiled = ttnn.from_torch(x, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device)
+    before = ttnn.host_traffic()
+    rows = ttnn.to_layout(tiled, ttnn.ROW_MAJOR_LAYOUT, memory_config=ttnn.L1_MEMORY_CONFIG)
+    view = ttnn.reshape(rows, (32, 1, 1, 8))  # a view of the L1 pages
+    back = ttnn.to_layout(view, ttnn.TILE_LAYOUT, memory_config=ttnn.DRAM_MEMORY_CONFIG)
+    assert ttnn.host_traffic() - before == ttnn.HostTraffic()
+    assert rows.memory_config() == ttnn.L1_MEMORY_CONFIG and view.memory_config() == ttnn.L1_MEMORY_CONFIG
+    assert view.buffer_address() == rows.buffer_address()
+    assert torch.equal(ttnn.to_torch(view).to(x.dtype), x.reshape(32, 1, 1, 8))
+    assert torch.equal(ttnn.to_torch(back).to(x.dtype), x.reshape(32, 1, 1, 8))
+
+
 def test_other_conversions_are_counted_host_built_ins(device):
-    x = torch.randn(3, 45, 70).bfloat16()  # 140-byte rows are not DRAM-aligned
+    x = torch.randn(3, 45, 70).bfloat16()
     rm = ttnn.from_torch(x, dtype=ttnn.bfloat16, device=device)
     before = ttnn.host_traffic()
-    tiled = ttnn.to_layout(rm, ttnn.TILE_LAYOUT)
+    tiled = ttnn.to_layout(rm, ttnn.TILE_LAYOUT, dtype=ttnn.float32)  # a conversion of the dtype too
     reshaped = ttnn.reshape(tiled, (1, 3, 90, 35))  # new last dims: the pages change
     traffic = ttnn.host_traffic() - before
     assert traffic.host_computations == 2 and traffic.device_reads == 2
     assert [e[2] for e in traffic.events if e[1] == "host_computations"] == ["to_layout", "reshape"]
-    assert torch.equal(ttnn.to_torch(reshaped), x.reshape(1, 3, 90, 35))
+    assert torch.equal(ttnn.to_torch(reshaped).bfloat16(), x.reshape(1, 3, 90, 35))
     assert ttnn.to_layout(tiled, ttnn.TILE_LAYOUT) is tiled

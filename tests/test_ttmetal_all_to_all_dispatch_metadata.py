@@ -164,6 +164,12 @@ def test_linear_fabric_dispatch_sparse_unicast():
     run_and_check(open_mesh(1, 4, Topology.Linear), "random", axis=1, algorithm=DispatchAlgorithm.SPARSE_UNICAST)
 
 
+def test_an_axis_of_one_device_keeps_each_token_on_its_device():
+    # Down the columns of a 1x4 row (tt-metal's optimized MoE on a T3K-like mesh): no neighbour, no fabric
+    # connection; a device keeps the tokens that chose one of its own experts.
+    run_and_check(open_mesh(1, 4, Topology.Ring), "random", axis=0, seed=4)
+
+
 def test_tg_dispatch_along_rows():
     run_and_check(open_mesh(4, 8, Topology.Ring), "random", axis=1, seed=3, num_links=2)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
+from functools import partial
 from typing import Sequence
 
 import torch
@@ -48,7 +49,13 @@ from models.deepseek_v3.tt.ttnn_api import emulator, ttnn, ttnn_moe
 from models.deepseek_v3.tt.weight_cache import ExpertWeightCache, cache_key, weight_cache_dir
 from models.deepseek_v3.weights import RandomMoELayer
 
-CONFIGS = {"mini": DeepseekV3MoEConfig.mini, "full": DeepseekV3MoEConfig}
+# mini-ring: the mini config with intermediate 384, the smallest one moe_compute's 12-core ring runs
+# (`--path ttmetal-optimized`).
+CONFIGS = {
+    "mini": DeepseekV3MoEConfig.mini,
+    "mini-ring": partial(DeepseekV3MoEConfig.mini, moe_intermediate_size=384),
+    "full": DeepseekV3MoEConfig,
+}
 LARGE_WEIGHT_BYTES = 4 << 30  # refuse to emulate more than this without --allow-large
 
 
@@ -268,7 +275,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--allow-large", action="store_true", help="allow building weights over 4 GiB")
     parser.add_argument(
-        "--path", choices=["ours", "ttmetal-classic"], default="ours", help="our layer or tt-metal's classic flow"
+        "--path",
+        choices=["ours", "ttmetal-classic", "ttmetal-optimized"],
+        default="ours",
+        help="our layer, tt-metal's classic flow or its optimized decode flow (with --config mini-ring or full)",
     )
     # A checkpoint's layer instead of random weights (dimensions from its config.json).
     parser.add_argument("--checkpoint", help="safetensors checkpoint directory (official fp8 or transformers layout)")
@@ -304,13 +314,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.checkpoint is None:
                     raise ValueError(f"--layer {args.layer} needs --checkpoint PATH")
                 result = _run_checkpoint(args)
-            elif args.path == "ttmetal-classic":
+            elif args.path.startswith("ttmetal-"):
                 from models.deepseek_v3.ttmetal_demo import run_ttmetal_demo  # noqa: PLC0415
 
-                result = run_ttmetal_demo(args.mesh, args.config, args.tokens, args.seed, args.expert_dtype)
+                flow = args.path.removeprefix("ttmetal-")
+                result = run_ttmetal_demo(args.mesh, args.config, args.tokens, args.seed, args.expert_dtype, flow)
             else:
                 result = run_demo(args.mesh, args.config, args.tokens, args.seed, args.allow_large, args.expert_dtype)
-    except ValueError as error:
+    except (ValueError, NotImplementedError) as error:  # bad arguments, or a flow this mesh cannot run
         logger.error(str(error))
         return 2
     return 0 if result.passed else 1

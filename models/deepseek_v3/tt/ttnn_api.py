@@ -79,9 +79,45 @@ def ttmetal_ops():
     )
 
 
+def ttmetal_optimized_ops():
+    """The ttnn.experimental ops of tt-metal's optimized MoE decode flow, as attributes, from the emulator's
+    descriptions of their factories (`ttnn_moe.emu.ttmetal`; moe_compute by its path: LocalOutput for a dispatch
+    axis of one device, FullCcl else), plus the host placement of moe_compute's ring weights
+    (`place_moe_compute_weights(mesh, w0, w1, w2)`). Not on hardware: moe_compute's weights are placed by the
+    emulator's preparation, and tt-metal's own model runs that flow there."""
+    if BACKEND == "hardware":
+        raise NotImplementedError(
+            "the optimized tt-metal flow is described for the emulator only (moe_compute's ring weights are placed by "
+            "the emulator's host preparation); on hardware tt-metal's own model runs it"
+        )
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from ttnn_moe.emu.ttmetal import (  # noqa: PLC0415
+        all_to_all_dispatch_metadata,
+        deepseek_grouped_gate,
+        deepseek_moe_fast_reduce_nc,
+        deepseek_moe_reduce_scatter,
+        moe_compute,
+    )
+
+    ttmetal_ops()  # fetches the wheel and points the emulator at it
+    return SimpleNamespace(
+        deepseek_grouped_gate=deepseek_grouped_gate.deepseek_grouped_gate,
+        all_to_all_dispatch_metadata=all_to_all_dispatch_metadata.all_to_all_dispatch_metadata,
+        DispatchAlgorithm=all_to_all_dispatch_metadata.DispatchAlgorithm,
+        moe_compute_local_output=moe_compute.moe_compute_local_output,
+        moe_compute_full_ccl=moe_compute.moe_compute_full_ccl,
+        place_moe_compute_weights=moe_compute.place_weights,
+        deepseek_moe_fast_reduce_nc=deepseek_moe_fast_reduce_nc.deepseek_moe_fast_reduce_nc,
+        deepseek_moe_reduce_scatter=deepseek_moe_reduce_scatter.deepseek_moe_reduce_scatter,
+        # The shard layout of deepseek_moe_reduce_scatter's inputs (the emulator holds them interleaved).
+        ReduceScatterInputShards=deepseek_moe_reduce_scatter.InputShards,
+    )
+
+
 BACKEND = os.environ.get("TTNN_MOE_BACKEND", "emulator")
 ttnn = _resolve(BACKEND)
 # The emulator's own instruments beyond ttnn's API (host_traffic, record_runs); None on hardware.
 emulator = ttnn if BACKEND == "emulator" else None
 
-__all__ = ["BACKEND", "emulator", "ttmetal_ops", "ttnn", "ttnn_moe"]
+__all__ = ["BACKEND", "emulator", "ttmetal_ops", "ttmetal_optimized_ops", "ttnn", "ttnn_moe"]

@@ -1,5 +1,6 @@
 """TtMoEBaseline: tt-metal's classic DeepSeek-V3 MoE flow (models/demos/deepseek_v3/tt/moe.py and
-experts.py of the ttnn 0.81.1 era, the sparse_matmul version) written against the ttnn API.
+experts.py of the ttnn 0.81.1 era, the sparse_matmul version) written against the ttnn API; with
+path="optimized", its optimized decode flow instead (`optimized.py`, which describes it).
 
 Mesh (R, C) as `TtMoE`: axis 1 is tensor parallel, axis 0 the dispatch line; B tokens per mesh row.
 The flow, per device:
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.tt.ttnn_api import ttnn, ttnn_moe
 from models.deepseek_v3.tt_baseline.expert_matmul_configs import expert_compute_config, expert_program_config
+from models.deepseek_v3.tt_baseline.optimized import OptimizedMoEFlow
 from models.deepseek_v3.tt_baseline.ttmetal_flow_ops import TtMetalFlowOps
 from models.deepseek_v3.tt_baseline.weights import ClassicMoEWeights, load_classic_weights
 
@@ -70,22 +72,23 @@ class TtMoEBaseline:
         path: str = "classic",
         prefix: str = "",
         expert_dtype=ttnn.bfloat16,
+        tokens_per_row: int = 32,
     ):
+        """`expert_dtype`: the classic flow's expert format (the optimized flow's moe_compute reads bfloat4_b
+        only); `tokens_per_row`: the decode batch per mesh row the optimized flow is built for (its gate bias
+        holds one row per token, as tt-metal's optimized model is configured for a batch per row)."""
         if path not in PATHS:
             raise ValueError(f"path must be one of {sorted(PATHS)}, got {path!r}")
-        if path != "classic":
-            raise NotImplementedError(
-                f"the {path!r} tt-metal path ({PATHS[path]}) cannot run here: all_to_all_dispatch_metadata, "
-                "selective_reduce_combine and deepseek_moe_reduce_scatter run unmodified (ttnn_moe.emu.ttmetal), and "
-                "moe_compute where its dispatch group is one device, but not its FullCcl path (dispatch groups of "
-                "several devices, the decode meshes), in which it runs selective_reduce_combine's kernels itself"
-            )
         from models.deepseek_v3.weights import load_moe_layer  # noqa: PLC0415  (torch: host-side weights)
 
         self.path = path
         self.config = config
         self.mesh_device = mesh_device
         layer = load_moe_layer(state_dict, config, prefix=prefix)
+        if path == "optimized":
+            self.flow = OptimizedMoEFlow(layer, config, mesh_device, tokens_per_row=tokens_per_row)
+            self.ops = self.flow.ops
+            return
         self.weights: ClassicMoEWeights = load_classic_weights(layer, config, mesh_device, expert_dtype=expert_dtype)
         self.ops = TtMetalFlowOps()
 
@@ -93,6 +96,8 @@ class TtMoEBaseline:
         """x per device (B, H/C) bfloat16 TILE -> per device (B, H/C) bfloat16 TILE.
 
         `observer(op, tensor)`, if given, sees the mesh tensor after every op, named by the op."""
+        if self.path == "optimized":
+            return self.flow.forward(x, observer)
         w, config, ops = self.weights, self.config, self.ops
         notify = observer or (lambda op, tensor: None)
         rows, cols = tuple(self.mesh_device.shape)

@@ -27,7 +27,7 @@ from ttnn_moe.emu.types import (
     MemoryConfig,
     check_dtype,
     check_layout,
-    check_memory_config,
+    check_tensor_memory_config,
 )
 
 
@@ -42,10 +42,10 @@ def to_layout(
     if layout is tensor.layout and new_dtype is tensor.dtype and memory_config is None:
         return tensor
     changes_layout = layout is not tensor.layout
-    if changes_layout and tensor.device() is not None and new_dtype is tensor.dtype and converts_on_device(tensor):
-        output = allocate_tensor_on_device(
-            list(tensor.shape), new_dtype, layout, tensor.device(), memory_config or tensor.memory_config()
-        )
+    target = memory_config or tensor.memory_config()
+    on_device = changes_layout and tensor.device() is not None and new_dtype is tensor.dtype
+    if on_device and converts_on_device(tensor.dtype, tensor.memory_config()) and converts_on_device(new_dtype, target):
+        output = allocate_tensor_on_device(list(tensor.shape), new_dtype, layout, tensor.device(), target)
         return to_layout_on_device(tensor, output)
     count_host_computation("to_layout")
     return place_like(device_shards(tensor), tensor, dtype=dtype, layout=layout, memory_config=memory_config)
@@ -83,9 +83,11 @@ def reshape(tensor: Tensor, shape, *, memory_config: Optional[MemoryConfig] = No
         new_shape = check_shape(_resolved_shape(tensor.shape, shape))
     except (RuntimeError, TypeError) as e:
         raise ValueError(f"cannot reshape {list(tensor.shape)} to {list(shape)}") from e
-    if tensor.device() is not None and _keeps_pages(tensor, new_shape):
+    stays = memory_config is None or memory_config == tensor.memory_config()
+    if tensor.device() is not None and stays and _keeps_pages(tensor, new_shape):
+        # A view of the same buffers, wherever they live (DRAM, or L1 for tt-metal's L1 inputs).
         tensor._check_on_device()
-        config = check_memory_config(memory_config or tensor.memory_config())
+        config = check_tensor_memory_config(tensor.memory_config(), new_shape)
         return Tensor(new_shape, tensor.dtype, tensor.layout, config, tensor.device(), tensor._buffers)
     count_host_computation("reshape")
     reshaped = [shard.reshape(tuple(new_shape)) for shard in device_shards(tensor)]

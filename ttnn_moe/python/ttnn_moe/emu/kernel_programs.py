@@ -48,10 +48,10 @@ def scratch_cb(index: int, n_bytes: int, cores) -> _program.CBDescriptor:
 
 
 def accessor_args(*tensor_args) -> list[int]:
-    """Interleaved DRAM accessor args of each tensor, in order."""
+    """Interleaved (DRAM or L1) accessor args of each tensor, in order."""
     out = []
     for arg in tensor_args:
-        out += list(_emu.tensor_accessor_args(arg.page_size))
+        out += list(_emu.tensor_accessor_args(arg.page_size, bool(arg.is_dram)))
     return out
 
 

@@ -17,7 +17,7 @@ from ttnn_moe.emu import kernel_programs as kp
 from ttnn_moe.emu.layout_work_split import tilize_split, untilize_split
 from ttnn_moe.emu.pages import matrix_view
 from ttnn_moe.emu.tensor import Tensor
-from ttnn_moe.emu.types import TILE_SIZE, Layout, bfloat16
+from ttnn_moe.emu.types import TILE_SIZE, DataType, Layout, MemoryConfig, TensorMemoryLayout, bfloat16
 
 _READ_STRIPS = "layout_convert/dataflow/read_row_strips.cpp"
 _WRITE_STRIPS = "layout_convert/dataflow/write_row_strips.cpp"
@@ -27,12 +27,11 @@ _READ_PAGES = "page_copy/dataflow/read_pages.cpp"
 _WRITE_PAGES = "page_copy/dataflow/write_pages.cpp"
 
 
-def converts_on_device(t: Tensor) -> bool:
-    """Element formats whose ROW_MAJOR rows start on DRAM-aligned addresses."""
-    if t.dtype.is_block_float:
-        return False
-    row_bytes = matrix_view(t.shape)[2] * t.dtype.element_bytes
-    return row_bytes % t.device().chips[0].dram_alignment == 0
+def converts_on_device(dtype: DataType, memory_config: MemoryConfig) -> bool:
+    """Element formats, interleaved in DRAM or L1. A row of any width is one ROW_MAJOR page, and every page
+    starts on an aligned address of its bank, so the strips' reads and writes stay aligned (rows of 2 .. 200
+    bytes are tested both ways)."""
+    return not dtype.is_block_float and memory_config.memory_layout is TensorMemoryLayout.INTERLEAVED
 
 
 def _block(tile_cols: int, element_bytes: int) -> int:

@@ -113,7 +113,8 @@ def neighbors(view: MeshView, row: int, col: int, topology, axis: int | None):
         else:
             add(NORTH, row - 1, col)
             add(SOUTH, row + 1, col)
-    if not found:
+    # An axis of one device has no neighbour and needs no fabric connection (each device is its own group).
+    if not found and not (axis is not None and view.dispatch_devices(axis) == 1):
         raise ValueError(f"device ({row}, {col}) of a {view.rows}x{view.cols} mesh has no neighbor along axis {axis}")
     return found, directions
 
