@@ -118,16 +118,14 @@ def counts_column(counts):
 
 
 MAX_ROW_BLOCK, MAX_OUTPUT_BLOCK = 8, 128  # the op's segment limits when L1 is not the constraint
-WEIGHT_READ_SPAN = 2  # what a unit's weight column read weighs on the line, in row tiles (the op's documented split)
 
 
 def segments_per_core(counts: list[int], nt: int, num_cores: int, x_row_tiles: int) -> list[list[tuple]]:
     """Each core's segments (expert, first row tile, rows, first column, columns), as the op documents
     its split: every expert's active row tiles cut into row blocks of up to Mb = min(8, row tiles of x),
     halved while the units would be fewer than the cores (down to 1);
-    units = one column of one row block, each as long as its row tiles plus WEIGHT_READ_SPAN, ordered
-    (expert, row block, column) on a line; the even shares of that line; a core takes the units starting
-    in its share and groups
+    units = one column of one row block, ordered (expert, row block, column) on the line of all active
+    tiles; the even tile shares of that line; a core takes the units starting in its share and groups
     consecutive ones of a row block into segments of up to min(128, Mb * Nt) / rows columns."""
     row_block = min(MAX_ROW_BLOCK, x_row_tiles)
     output_block = min(MAX_OUTPUT_BLOCK, row_block * nt)
@@ -140,7 +138,7 @@ def segments_per_core(counts: list[int], nt: int, num_cores: int, x_row_tiles: i
             rows = min(row_block, active - r0)
             for col in range(nt):
                 units.append((position, l, r0, rows, col))
-                position += rows + WEIGHT_READ_SPAN
+                position += rows
     base, extra = divmod(position, num_cores)
     cores, first = [], 0
     for core in range(num_cores):

@@ -38,12 +38,11 @@ public:
         const uint32_t active = routing.active_row_tiles(seg.expert);
         row_blocks_ = ceil_div(active, shape.unit_rows);
         last_rows_ = active - (row_blocks_ - 1) * shape.unit_rows;
-        // The row blocks before are full.
-        expert_base_ = seg.line_base - seg.first_row / shape.unit_rows * unit_span(shape.unit_rows) * shape.col_tiles;
+        expert_base_ = seg.line_base - seg.first_row * shape.col_tiles;  // the row blocks before are full
         for (uint32_t l = seg.expert; l-- > 0;) {  // the last row block on the line before the expert's
             const uint32_t rows = routing.active_row_tiles(l);
             if (rows == 0) continue;
-            prev_span_ = unit_span((rows - 1) % shape.unit_rows + 1);
+            prev_rows_ = (rows - 1) % shape.unit_rows + 1;
             break;
         }
         sender_ = core_index;
@@ -114,7 +113,7 @@ private:
         uint32_t rows;
     };
     Block block(uint32_t b) const {
-        return {expert_base_ + b * unit_span(shape_.unit_rows) * shape_.col_tiles,
+        return {expert_base_ + b * shape_.unit_rows * shape_.col_tiles,
                 b + 1 == row_blocks_ ? last_rows_ : shape_.unit_rows};
     }
 
@@ -124,18 +123,18 @@ private:
     bool member(uint32_t c) const {
         const Share share = even_share(total_, c, num_cores_);
         const uint32_t lo = share.first, hi = share.first + share.count;
-        uint32_t b = lo <= expert_base_ ? 0 : (lo - expert_base_) / (unit_span(shape_.unit_rows) * shape_.col_tiles);
+        uint32_t b = lo <= expert_base_ ? 0 : (lo - expert_base_) / (shape_.unit_rows * shape_.col_tiles);
         if (b >= row_blocks_) return false;
-        ColumnRange cols = share_columns(share, block(b).base, unit_span(block(b).rows), shape_.col_tiles);
+        ColumnRange cols = share_columns(share, block(b).base, block(b).rows, shape_.col_tiles);
         if (cols.first == cols.last) {  // the share starts past block b's last unit start
             if (++b == row_blocks_) return false;
-            cols = share_columns(share, block(b).base, unit_span(block(b).rows), shape_.col_tiles);
+            cols = share_columns(share, block(b).base, block(b).rows, shape_.col_tiles);
             if (cols.first == cols.last) return false;
         }
         const Block blk = block(b);
-        const uint32_t before = b > 0 ? unit_span(shape_.unit_rows) : prev_span_;  // the unit before the block
-        if (before > 0 && lo + before <= blk.base) return false;                   // starts in the share
-        if (hi > blk.base + unit_span(blk.rows) * shape_.col_tiles) return false;  // so does the next block's first
+        const uint32_t before = b > 0 ? shape_.unit_rows : prev_rows_;  // rows of the unit before the block
+        if (before > 0 && lo + before <= blk.base) return false;        // that unit starts in the share
+        if (hi > blk.base + blk.rows * shape_.col_tiles) return false;  // so does the next block's first
         const uint32_t width = max_segment_cols(shape_, blk.rows);
         const uint32_t first = cols.first + seg_.round * width;
         if (first >= cols.last || first != seg_.first_col) return false;
@@ -150,7 +149,7 @@ private:
     uint32_t row_blocks_ = 0;
     uint32_t last_rows_ = 0;
     uint32_t expert_base_ = 0;
-    uint32_t prev_span_ = 0;  // span of a unit of the last row block before the expert's on the line (0: none)
+    uint32_t prev_rows_ = 0;  // rows of the last row block before the expert's on the line (0: none)
     uint32_t sender_ = 0;
     uint32_t members_ = 0;
 };

@@ -10,12 +10,10 @@
 //
 // Units: each expert's active row tiles are cut into row blocks of up to Mb (common arg
 // row_block; fewer when that would leave cores without a unit, unit_row_tiles); a unit is one column
-// tile of one row block, worth its row tiles plus one for reading its weight column (unit_span). The
-// units, ordered (expert, row block, column), lie on a line of that length; the line is
-// split into contiguous, even shares (core i of P gets total/P, the first total%P one
-// more) and a core computes the units that START in its share. At decode the weight reads are the
-// work: a unit of one row tile and one of two read the same weights, and a split by output tiles alone
-// would give the cores of a one-row expert twice the weights of the others. So no unit is split between
+// tile of one row block, worth its row tiles. The units,
+// ordered (expert, row block, column), lie on a line of all active output tiles; the line is
+// split into contiguous, even shares (core i of P gets total/P tiles, the first total%P one
+// more) and a core computes the units that START in its share. So no unit is split between
 // cores: each weight column tile of a row block is read by exactly one core, once, for all the
 // block's rows. A core's consecutive units of one row block form its segments, each up to
 // output_block / rows columns: the compute kernel keeps a segment's partial sums in L1 and
@@ -230,7 +228,7 @@ private:
 // A segment: `rows` row tiles of expert `expert` from its active row tile `first_row` on, times
 // `cols` column tiles from `first_col` on. The compute kernel produces its output tiles column by
 // column, row tile by row tile inside a column. `line_base` is the line position of the row block's
-// first unit, `prev_span` the span of a unit of the row block before it on the line (0 for the first), and
+// first unit, `prev_rows` the rows of the row block before it on the line (0 for the first), and
 // `round` the segment's index among this core's segments of its row block: cores computing the same
 // round of a row block share its x blocks (moe_bmm_x_sharing.hpp).
 struct Segment {
@@ -240,7 +238,7 @@ struct Segment {
     uint32_t first_col;
     uint32_t cols;
     uint32_t line_base;
-    uint32_t prev_span;
+    uint32_t prev_rows;
     uint32_t round;
 };
 
@@ -248,28 +246,10 @@ inline uint32_t ceil_div(uint32_t a, uint32_t b) {
     return (a + b - 1) / b;
 }
 
-// What reading a unit's weight column weighs on the line, in row tiles of output. At decode the
-// weights are the work: a core's share of the DRAM bandwidth (267 B/cycle over 64 cores) takes about
-// as long to bring a bfloat4_b weight tile (576 B) as two tile matmuls at HiFi4 take (64 cycles each),
-// bfloat8_b four; 2 measured best over both launches of the routed experts at QUAD decode
-// (benchmarks/routed_experts.py: 0, 1, 2, 3 gave 248.0, 246.0, 244.1, 248.8 us). At prefill (row
-// blocks of 8) it hardly moves the split.
-inline constexpr uint32_t kWeightReadSpan = 2;
-
-// The length on the line of a unit of `rows` row tiles: its output tiles and its weight column's read.
-inline uint32_t unit_span(uint32_t rows) {
-    return rows + kWeightReadSpan;
-}
-
-// The length of the line: every unit's span (shape.unit_rows must be set).
-inline uint32_t line_length(const Shape& shape, const Routing& routing) {
+// All active output tiles: the length of the line.
+inline uint32_t active_tiles(const Shape& shape, const Routing& routing) {
     uint32_t total = 0;
-    for (uint32_t l = 0; l < shape.num_experts; ++l) {
-        const uint32_t active = routing.active_row_tiles(l);
-        const uint32_t full_blocks = active / shape.unit_rows, last_rows = active % shape.unit_rows;
-        const uint32_t spans = full_blocks * unit_span(shape.unit_rows) + (last_rows > 0 ? unit_span(last_rows) : 0);
-        total += spans * shape.col_tiles;
-    }
+    for (uint32_t l = 0; l < shape.num_experts; ++l) total += routing.active_row_tiles(l) * shape.col_tiles;
     return total;
 }
 
@@ -289,17 +269,17 @@ inline uint32_t unit_row_tiles(const Shape& shape, const Routing& routing, uint3
     return rows;
 }
 
-// Columns [first, last) of a row block at line position `base`, its units `span` long, whose units
-// start in `share` (column n's unit starts at base + n * span); empty (first == last) when none does.
+// Columns [first, last) of a row block of `rows` row tiles at line position `base` whose units start
+// in `share` (column n's unit starts at base + n * rows); empty (first == last) when none does.
 struct ColumnRange {
     uint32_t first;
     uint32_t last;
 };
-inline ColumnRange share_columns(const Share& share, uint32_t base, uint32_t span, uint32_t col_tiles) {
+inline ColumnRange share_columns(const Share& share, uint32_t base, uint32_t rows, uint32_t col_tiles) {
     const uint32_t lo = share.first, hi = share.first + share.count;
     if (hi <= base) return {0, 0};
-    const uint32_t first = lo > base ? ceil_div(lo - base, span) : 0;
-    const uint32_t end = ceil_div(hi - base, span);
+    const uint32_t first = lo > base ? ceil_div(lo - base, rows) : 0;
+    const uint32_t end = ceil_div(hi - base, rows);
     const uint32_t last = end < col_tiles ? end : col_tiles;
     return first < last ? ColumnRange{first, last} : ColumnRange{0, 0};
 }
@@ -313,23 +293,23 @@ inline uint32_t max_segment_cols(const Shape& shape, uint32_t rows) {
 template <typename Visit>
 void for_each_segment(const Shape& shape, const Routing& routing, uint32_t core_index, uint32_t num_cores,
                       Visit visit) {
-    const Share share = even_share(line_length(shape, routing), core_index, num_cores);
+    const Share share = even_share(active_tiles(shape, routing), core_index, num_cores);
     const uint32_t hi = share.first + share.count;
     uint32_t base = 0;       // line position of the current row block's first unit
-    uint32_t prev_span = 0;  // the span of a unit of the row block before it
+    uint32_t prev_rows = 0;  // rows of the row block before it
     for (uint32_t l = 0; l < shape.num_experts && base < hi; ++l) {
         const uint32_t active = routing.active_row_tiles(l);
         for (uint32_t r0 = 0; r0 < active && base < hi; r0 += shape.unit_rows) {
             const uint32_t rows = active - r0 < shape.unit_rows ? active - r0 : shape.unit_rows;
-            const ColumnRange cols = share_columns(share, base, unit_span(rows), shape.col_tiles);
+            const ColumnRange cols = share_columns(share, base, rows, shape.col_tiles);
             const uint32_t max_cols = max_segment_cols(shape, rows);
             uint32_t round = 0;
             for (uint32_t n = cols.first; n < cols.last; n += max_cols, ++round) {
                 const uint32_t seg_cols = cols.last - n < max_cols ? cols.last - n : max_cols;
-                visit(Segment{l, r0, rows, n, seg_cols, base, prev_span, round});
+                visit(Segment{l, r0, rows, n, seg_cols, base, prev_rows, round});
             }
-            base += unit_span(rows) * shape.col_tiles;
-            prev_span = unit_span(rows);
+            base += rows * shape.col_tiles;
+            prev_rows = rows;
         }
     }
 }

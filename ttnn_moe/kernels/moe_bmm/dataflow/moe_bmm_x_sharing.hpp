@@ -69,8 +69,8 @@ class XRound {
 public:
     XRound(const Shape& shape, uint32_t total, uint32_t num_cores, uint32_t core_index, const Segment& seg)
         : shape_(shape), total_(total), num_cores_(num_cores), seg_(seg) {
-        const uint32_t block_span = unit_span(seg.rows) * shape.col_tiles;
-        last_core_ = share_owner(total, seg.line_base + block_span - 1, num_cores);
+        const uint32_t block_tiles = seg.rows * shape.col_tiles;
+        last_core_ = share_owner(total, seg.line_base + block_tiles - 1, num_cores);
         if (!member(core_index)) {  // this core reads the block's x alone
             sender_ = core_index;
             last_core_ = core_index;
@@ -107,13 +107,13 @@ public:
 private:
     // Core c shares this round: its share holds units of this row block only, and more than
     // seg_.round segments of them. It holds no unit of the block before when it starts at the block
-    // or past that block's last unit start (line_base - prev_span), none of the block after when it
+    // or past that block's last unit start (line_base - prev_rows), none of the block after when it
     // ends by the block's end (where the next block's first unit starts).
     bool member(uint32_t c) const {
         const Share share = even_share(total_, c, num_cores_);
-        const bool first_block = share.first >= seg_.line_base || share.first + seg_.prev_span > seg_.line_base;
-        const bool last_block = share.first + share.count <= seg_.line_base + unit_span(seg_.rows) * shape_.col_tiles;
-        const ColumnRange cols = share_columns(share, seg_.line_base, unit_span(seg_.rows), shape_.col_tiles);
+        const bool first_block = share.first >= seg_.line_base || share.first + seg_.prev_rows > seg_.line_base;
+        const bool last_block = share.first + share.count <= seg_.line_base + seg_.rows * shape_.col_tiles;
+        const ColumnRange cols = share_columns(share, seg_.line_base, seg_.rows, shape_.col_tiles);
         return first_block && last_block && cols.last - cols.first > seg_.round * max_segment_cols(shape_, seg_.rows);
     }
 

@@ -325,7 +325,7 @@ void kernel_main() {
 
     const Routing routing(load_routing(cb_routing, counts, offsets, shape), shape);
     args.shape.unit_rows = unit_row_tiles(shape, routing, args.num_cores);
-    const uint32_t total = line_length(shape, routing);
+    const uint32_t total = active_tiles(shape, routing);
     uint32_t x_blocks = 0, w_blocks = 0;
     for_each_segment(shape, routing, args.core_index, args.num_cores, [&](const Segment& seg) {
         send_word(seg.rows | seg.cols << segment_word::kColsShift);
