@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 from ttnn_moe._C.program import CoreCoord, CoreRange, CoreRangeSet
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
-from models.deepseek_v3.tt.ttnn_api import ttmetal_ops, ttmetal_optimized_ops, ttnn
+from models.deepseek_v3.tt.ttnn_api import emulator, ttmetal_ops, ttmetal_optimized_ops, ttnn
 from models.deepseek_v3.tt_baseline.optimized_weights import OptimizedMoEWeights, load_optimized_weights
 
 if TYPE_CHECKING:
@@ -82,8 +82,12 @@ StageObserver = Callable[[str, ttnn.Tensor], None]
 def open_mesh(rows: int, cols: int) -> ttnn.MeshDevice:
     """A mesh as tt-metal's optimized flow runs on it: the full Wormhole grid and a ring fabric (its model asserts
     one)."""
-    mesh = ttnn.open_mesh_device(ttnn.MeshShape(rows, cols), grid=MESH_GRID)
-    mesh.fabric_topology = ttnn.Topology.Ring
+    if emulator is None:  # hardware: the device's own grid; tt-fabric configured before the mesh opens
+        if rows * cols > 1:
+            ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D_RING)
+        return ttnn.open_mesh_device(ttnn.MeshShape(rows, cols))
+    mesh = emulator.open_mesh_device(emulator.MeshShape(rows, cols), grid=MESH_GRID)
+    mesh.fabric_topology = emulator.Topology.Ring
     return mesh
 
 
