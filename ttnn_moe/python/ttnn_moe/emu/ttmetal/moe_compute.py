@@ -607,6 +607,17 @@ def _l1_zeros(mesh, devices: int, rows: int, width: int) -> Tensor:
     )  # fmt: skip
 
 
+def _checked_sizes(tokens, indices, weights, devices: int):
+    """(tokens per device, hidden, k, the first device's weights) once the weights fit the mesh and the tokens."""
+    if len(weights) != devices:
+        raise ValueError(f"{_OP}: {len(weights)} weight sets for {devices} devices")
+    _, t, hidden = (int(v) for v in tokens.shape)
+    w = weights[0]
+    if w.hidden_tiles * TILE != hidden:
+        raise ValueError(f"{_OP}: the weights' hidden size {w.hidden_tiles * TILE} is not the tokens' {hidden}")
+    return t, hidden, int(indices.shape[-1]), w
+
+
 def moe_compute_local_output(
     tokens: Tensor,
     indices: Tensor,
@@ -631,13 +642,7 @@ def moe_compute_local_output(
             "FullCcl path (moe_compute_full_ccl)"
         )
     devices = rows * cols
-    if len(weights) != devices:
-        raise ValueError(f"{_OP}: {len(weights)} weight sets for {devices} devices")
-    _, t, hidden = (int(v) for v in tokens.shape)
-    k = int(indices.shape[-1])
-    w = weights[0]
-    if w.hidden_tiles * TILE != hidden:
-        raise ValueError(f"{_OP}: the weights' hidden size {w.hidden_tiles * TILE} is not the tokens' {hidden}")
+    t, hidden, k, w = _checked_sizes(tokens, indices, weights, devices)
     device = mesh.get_devices()[0]
     data_parallel = next(d for d in (4, 3, 2, 1) if (hidden // TILE) % d == 0 and RING_CORES % d == 0)
     layout = core_layout(device, hidden, output_height_shard_dim, data_parallel)
@@ -706,13 +711,7 @@ def moe_compute_full_ccl(
     if isinstance(num_links, bool) or not isinstance(num_links, int) or not 1 <= num_links <= view.num_links:
         raise ValueError(f"{_OP}: num_links must be an int in 1..{view.num_links}, got {num_links!r}")
     devices = rows * cols
-    if len(weights) != devices:
-        raise ValueError(f"{_OP}: {len(weights)} weight sets for {devices} devices")
-    _, t, hidden = (int(v) for v in tokens.shape)
-    k = int(indices.shape[-1])
-    w = weights[0]
-    if w.hidden_tiles * TILE != hidden:
-        raise ValueError(f"{_OP}: the weights' hidden size {w.hidden_tiles * TILE} is not the tokens' {hidden}")
+    t, hidden, k, w = _checked_sizes(tokens, indices, weights, devices)
     if t % group:
         raise ValueError(f"{_OP}: {t} tokens do not split over the {group} devices of cluster_axis {axis}")
     device = mesh.get_devices()[0]
