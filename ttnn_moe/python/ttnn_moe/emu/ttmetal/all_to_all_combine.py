@@ -29,7 +29,6 @@ from typing import Any
 import torch
 
 from ttnn_moe._C import program as pd
-from ttnn_moe.emu import fabric as emu_fabric
 from ttnn_moe.emu import types as emu_types
 from ttnn_moe.emu.device import MeshDevice
 from ttnn_moe.emu.generic_op import generic_op, last_run_counters
@@ -42,12 +41,6 @@ _OP = "all_to_all_combine"
 _KERNELS = "ttnn/cpp/ttnn/operations/ccl/all_to_all_combine/device/kernels/dataflow"
 DATA_CB, MAPPING_CB, LOCAL_EXPERTS_CB, METADATA_CB, CLIENT_INTERFACE_CB = range(5)
 NUM_PACKET_HEADERS = 3
-
-
-def _max_packet_bytes() -> int:
-    """bit_floor(get_tt_fabric_channel_buffer_size_bytes()) for bfloat16: the emulated channel holds a
-    header and a payload of at most fabric_max_payload_size (a power of two) bytes."""
-    return int(emu_fabric.fabric_max_payload_size)
 
 
 def output_shape(x: Tensor, metadata: Tensor, view: ccl.MeshView, axis: int, output_shard_dim: int):
@@ -149,7 +142,7 @@ def _device_program(mesh, view, row, col, x, mapping, metadata, output, *, axis,
         ccl.L1_ALIGNMENT,
         view.rows,
         view.cols,
-        _max_packet_bytes(),
+        ccl.max_packet_bytes(),
         linearized,
         ccl.topology_value(topology),
         int(local_reduce),

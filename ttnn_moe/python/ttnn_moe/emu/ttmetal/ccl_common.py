@@ -119,6 +119,12 @@ def neighbors(view: MeshView, row: int, col: int, topology, axis: int | None):
     return found, directions
 
 
+def max_packet_bytes() -> int:
+    """bit_floor(get_tt_fabric_channel_buffer_size_bytes()) for bfloat16: the emulated channel holds a header and
+    a payload of at most fabric_max_payload_size (a power of two) bytes."""
+    return int(emu_fabric.fabric_max_payload_size)
+
+
 def stringify(values) -> str:
     """A C++ brace initializer of the values (bools as true/false), as the factories' defines hold them."""
     return "{" + ", ".join(("true" if v else "false") if isinstance(v, bool) else str(int(v)) for v in values) + "}"

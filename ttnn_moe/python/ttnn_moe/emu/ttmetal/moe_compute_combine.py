@@ -31,12 +31,10 @@ from typing import Sequence
 
 from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as pd
-from ttnn_moe.emu import fabric as emu_fabric
 from ttnn_moe.emu.ttmetal import ccl_common as ccl
 from ttnn_moe.emu.ttmetal import selective_reduce_combine as src
 
 _OP = "moe_compute"
-_KERNELS = "ttnn/cpp/ttnn/operations/experimental/ccl/moe/selective_reduce_combine/device/kernels/dataflow"
 DATA_CB, MAPS_CB, COUNTS_CB, ACTIVATIONS_CB, HEADERS_CB = 3, 4, 5, 6, 7
 DOUBLE_BUFFER = 2
 E_T_ENTRY_WORDS = 4
@@ -73,7 +71,7 @@ class FusedCombineShape:
 def check_shape(shape: FusedCombineShape) -> None:
     """The limits the staging imposes: a segment fits one fabric packet, both halves fit the shared buffer, every
     combine core's share of an expert fits a half."""
-    segments = src.data_parallel_split(shape.hidden * 2, src._max_packet_bytes(), shape.data_parallel)
+    segments = src.data_parallel_split(shape.hidden * 2, ccl.max_packet_bytes(), shape.data_parallel)
     if len(segments) != shape.data_parallel or any(s != shape.segment_bytes for s in segments):
         raise ValueError(
             f"{_OP}: hidden {shape.hidden} splits into packet segments {segments}, not {shape.data_parallel} equal "
@@ -156,7 +154,6 @@ def add_combine_stage(
     """Adds the combine's CBs, semaphores and kernels to one device's moe_compute program (the shared CB already
     split by shared_cb_descriptors)."""
     view = ccl.mesh_view(mesh)
-    linearized = row * view.cols + col
     device = mesh.get_devices()[0]
     noc = device.worker_core_from_logical_core
     experts, tp, dp = shape.local_experts, shape.token_parallel, shape.data_parallel
@@ -179,9 +176,7 @@ def add_combine_stage(
     cross_device_semaphore = ccl.global_semaphore(program, ccl.core_range_set(list(combine_range)))
     link_sync_semaphore = _smallest_free_semaphore(program, cores)
 
-    xs, ys = [c.x for c in cores], [c.y for c in cores]
-    start, end = noc(pd.CoreCoord(min(xs), min(ys))), noc(pd.CoreCoord(max(xs), max(ys)))
-    box_size = (max(xs) - min(xs) + 1) * (max(ys) - min(ys) + 1)
+    start, end, box_size = src.noc_bounding_box(mesh, cores)
     reader_named = sorted({
         "dense_token_maps_cb_id": MAPS_CB, "token_counts_cb_id": COUNTS_CB, "token_activations_cb_id": ACTIVATIONS_CB,
         "token_activations_page_size_bytes": activations_page,
@@ -205,20 +200,10 @@ def add_combine_stage(
         "alignment": ccl.L1_ALIGNMENT, "compute_sync_semaphore_id": compute_sync_semaphore,
         "double_buffer_source": 1, "packet_header_cb_id": HEADERS_CB, "num_workers_per_link": len(cores) // num_links,
         "noc_x_start": start.x, "noc_y_start": start.y, "noc_x_end": end.x, "noc_y_end": end.y,
-        "num_devices": view.num_devices, "src_chip_id": view.chip_ids[linearized], "mesh_rows": view.rows,
-        "mesh_cols": view.cols, "fabric_max_packet_size_bytes": src._max_packet_bytes(),
-        "linearized_mesh_coord": linearized, "topology": ccl.topology_value(topology),
     }.items())  # fmt: skip
-    neighbor_coords, directions = ccl.neighbors(view, row, col, topology, axis)
-    writer_defines = [
-        ("DEST_CHIP_ID", ccl.stringify(view.chip_ids)),
-        ("DEST_MESH_ID", ccl.stringify(view.mesh_ids)),
-        ("DIRECTIONS", ccl.stringify(directions)),
-        ("REPLICATE_GROUP_AXIS", str(axis)),
-    ]
-    src_node = mesh.get_fabric_node_id(pd.MeshCoordinate(row, col))
+    fabric = src.writer_fabric(mesh, view, row, col, axis=axis, topology=topology)
+    writer_named = sorted([*writer_named, *fabric.named_args])
     workers_per_link = len(cores) // num_links
-    channel_bytes = src._max_packet_bytes() + src.PACKET_HEADER_MAX_BYTES
     column_tiles = shape.hidden // 32 // dp
     reader_rt, writer_rt = [], []
     for i, core in enumerate(cores):
@@ -230,25 +215,20 @@ def add_combine_stage(
         args = [output.buffer_address(), shape.segment_bytes, (i % dp) * shape.segment_bytes, init_semaphore,
                 cross_device_semaphore, int(i == 0), len(feeding), *[v for c in feeding for v in (c.x, c.y)],
                 int(worker_in_link == 0), link_sync_semaphore, sync_core.x, sync_core.y]  # fmt: skip
-        for n, (r, c) in enumerate(neighbor_coords):
-            mux = noc(mux_cores[link * len(neighbor_coords) + n])
-            dst_node = mesh.get_fabric_node_id(pd.MeshCoordinate(r, c))
-            args += emu_fabric.setup_fabric_mux_connection(
-                src_node, dst_node, link, program, core, mux_core=mux, channel_id=worker_in_link,
-                num_buffers=src.MUX_NUM_BUFFERS, channel_buffer_size_bytes=channel_bytes,
-            )  # fmt: skip
+        args += src.mux_client_args(mesh, program, core, fabric, link=link, worker_in_link=worker_in_link,
+                                    mux_cores=mux_cores)  # fmt: skip
         writer_rt.append((core, args))
     program.kernels = [
         *program.kernels,
         pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/reader.cpp"), core_ranges=grid, compile_time_args=reader_ct,
+            kernel_source=ccl.kernel_path(f"{src.KERNELS}/reader.cpp"), core_ranges=grid, compile_time_args=reader_ct,
             named_compile_time_args=reader_named, runtime_args=reader_rt,
             config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_1, pd.NOC.RISCV_1_default),
         ),
         pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/writer.cpp"), core_ranges=grid,
+            kernel_source=ccl.kernel_path(f"{src.KERNELS}/writer.cpp"), core_ranges=grid,
             compile_time_args=ccl.tensor_accessor_args(output), named_compile_time_args=writer_named,
-            defines=writer_defines, runtime_args=writer_rt,
+            defines=fabric.defines, runtime_args=writer_rt,
             config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_0, pd.NOC.RISCV_1_default),
         ),
     ]  # fmt: skip

@@ -58,7 +58,7 @@ from ttnn_moe.emu.ttmetal.profiling import record_op
 from ttnn_moe.emu.ttmetal.wheel import kernel_include_dirs, wheel_root
 
 _OP = "selective_reduce_combine"
-_KERNELS = "ttnn/cpp/ttnn/operations/experimental/ccl/moe/selective_reduce_combine/device/kernels/dataflow"
+KERNELS = "ttnn/cpp/ttnn/operations/experimental/ccl/moe/selective_reduce_combine/device/kernels/dataflow"
 DENSE_TOKEN_MAPS_CB, TOKEN_COUNTS_CB, TOKEN_ACTIVATIONS_CB, CLIENT_INTERFACE_CB, DATA_CB = 1, 2, 3, 4, 15
 NUM_PACKET_HEADERS = 3  # data unicast, and the two atomic-increment multicast headers
 # Words per dense token map entry: the token index, then padding. The reader reads expert e's map (page e,
@@ -71,12 +71,6 @@ PACKET_HEADER_MAX_BYTES = 96  # HybridMeshPacketHeader, the larger of the two pa
 # The emulated mux channel's buffer count: the emulated connection's slots (the real factory's own count
 # sizes the mux core's L1, which the emulator does not run).
 MUX_NUM_BUFFERS = int(emu_fabric.fabric_buffer_slots)
-
-
-def _max_packet_bytes() -> int:
-    """bit_floor(get_tt_fabric_channel_buffer_size_bytes()) for bfloat16: the emulated channel holds a header and
-    a payload of at most fabric_max_payload_size (a power of two) bytes."""
-    return int(emu_fabric.fabric_max_payload_size)
 
 
 def data_parallel_split(token_bytes: int, max_packet_bytes: int, num_data_parallel_cores: int) -> list[int]:
@@ -219,18 +213,69 @@ def _noc(mesh: MeshDevice, core: pd.CoreCoord) -> pd.CoreCoord:
     return mesh.get_devices()[0].worker_core_from_logical_core(core)
 
 
-def _noc_bounding_box(mesh: MeshDevice, cores: Sequence[pd.CoreCoord]) -> tuple[Any, Any, int]:
+def noc_bounding_box(mesh: MeshDevice, cores: Sequence[pd.CoreCoord]) -> tuple[Any, Any, int]:
     xs, ys = [c.x for c in cores], [c.y for c in cores]
     start = _noc(mesh, pd.CoreCoord(min(xs), min(ys)))
     end = _noc(mesh, pd.CoreCoord(max(xs), max(ys)))
     return start, end, (max(xs) - min(xs) + 1) * (max(ys) - min(ys) + 1)
 
 
+@dataclass(frozen=True)
+class WriterFabric:
+    """The writer kernel's view of the fabric on one device: its defines, the mesh's part of its named
+    compile-time args, and the neighbour each direction's mux client connects to."""
+
+    defines: list[tuple[str, str]]
+    named_args: list[tuple[str, int]]
+    neighbor_coords: list[tuple[int, int]]
+    src_node: Any
+
+
+def writer_fabric(mesh: MeshDevice, view: ccl.MeshView, row: int, col: int, *, axis: int, topology) -> WriterFabric:
+    linearized = row * view.cols + col
+    neighbor_coords, directions = ccl.neighbors(view, row, col, topology, axis)
+    return WriterFabric(
+        defines=[
+            ("DEST_CHIP_ID", ccl.stringify(view.chip_ids)),
+            ("DEST_MESH_ID", ccl.stringify(view.mesh_ids)),
+            ("DIRECTIONS", ccl.stringify(directions)),
+            ("REPLICATE_GROUP_AXIS", str(axis)),
+        ],
+        named_args=[
+            ("num_devices", view.num_devices),
+            ("src_chip_id", view.chip_ids[linearized]),
+            ("mesh_rows", view.rows),
+            ("mesh_cols", view.cols),
+            ("fabric_max_packet_size_bytes", ccl.max_packet_bytes()),
+            ("linearized_mesh_coord", linearized),
+            ("topology", ccl.topology_value(topology)),
+        ],
+        neighbor_coords=list(neighbor_coords),
+        src_node=mesh.get_fabric_node_id(pd.MeshCoordinate(row, col)),
+    )
+
+
+def mux_client_args(
+    mesh: MeshDevice, program: pd.ProgramDescriptor, core: pd.CoreCoord, fabric: WriterFabric, *,
+    link: int, worker_in_link: int, mux_cores: Sequence[pd.CoreCoord],
+) -> list[int]:  # fmt: skip
+    """A writer core's runtime args for its mux clients: per direction, channel worker_in_link of its link's mux."""
+    channel_bytes = ccl.max_packet_bytes() + PACKET_HEADER_MAX_BYTES  # a payload behind its header, as on hardware
+    args: list[int] = []
+    for n, (r, c) in enumerate(fabric.neighbor_coords):
+        mux = _noc(mesh, mux_cores[link * len(fabric.neighbor_coords) + n])
+        dst_node = mesh.get_fabric_node_id(pd.MeshCoordinate(r, c))
+        args += emu_fabric.setup_fabric_mux_connection(
+            fabric.src_node, dst_node, link, program, core, mux_core=mux, channel_id=worker_in_link,
+            num_buffers=MUX_NUM_BUFFERS, channel_buffer_size_bytes=channel_bytes,
+        )  # fmt: skip
+    return args
+
+
 def _device_program(
     mesh, view, row, col, input_shard, activations, maps, counts, output, shape: CombineShape, *,
     axis, num_links, topology, worker_cores, mux_cores,
 ):  # fmt: skip
-    linearized = row * view.cols + col
     experts = shape.local_experts
     num_dp = len(shape.segments)
     cores = list(worker_cores[: shape.token_parallel * num_dp])
@@ -263,7 +308,7 @@ def _device_program(
     compute_sync_sem = _semaphore(program, grid, 0)
     link_sync_sem = _semaphore(program, grid, 0)
 
-    start, end, box_size = _noc_bounding_box(mesh, cores)
+    start, end, box_size = noc_bounding_box(mesh, cores)
     reader_named = [
         ("dense_token_maps_cb_id", DENSE_TOKEN_MAPS_CB),
         ("token_counts_cb_id", TOKEN_COUNTS_CB),
@@ -312,24 +357,10 @@ def _device_program(
         ("noc_y_start", start.y),
         ("noc_x_end", end.x),
         ("noc_y_end", end.y),
-        ("num_devices", view.num_devices),
-        ("src_chip_id", view.chip_ids[linearized]),
-        ("mesh_rows", view.rows),
-        ("mesh_cols", view.cols),
-        ("fabric_max_packet_size_bytes", _max_packet_bytes()),
-        ("linearized_mesh_coord", linearized),
-        ("topology", ccl.topology_value(topology)),
     ]
-    neighbor_coords, directions = ccl.neighbors(view, row, col, topology, axis)
-    writer_defines = [
-        ("DEST_CHIP_ID", ccl.stringify(view.chip_ids)),
-        ("DEST_MESH_ID", ccl.stringify(view.mesh_ids)),
-        ("DIRECTIONS", ccl.stringify(directions)),
-        ("REPLICATE_GROUP_AXIS", str(axis)),
-    ]
-    src_node = mesh.get_fabric_node_id(pd.MeshCoordinate(row, col))
+    fabric = writer_fabric(mesh, view, row, col, axis=axis, topology=topology)
+    writer_named += fabric.named_args
     workers_per_link = len(cores) // num_links
-    channel_bytes = _max_packet_bytes() + PACKET_HEADER_MAX_BYTES  # a payload behind its header, as on hardware
     reader_rt, writer_rt = [], []
     offset = 0
     for i, core in enumerate(cores):
@@ -341,20 +372,15 @@ def _device_program(
         segment = shape.segments[i % num_dp]
         args = [output.buffer_address(), segment, offset, init_semaphore, cross_device_semaphore, is_first]
         args += [int(worker_in_link == 0), link_sync_sem, sync_core.x, sync_core.y]
-        for n, (r, c) in enumerate(neighbor_coords):
-            mux = _noc(mesh, mux_cores[link * len(neighbor_coords) + n])
-            dst_node = mesh.get_fabric_node_id(pd.MeshCoordinate(r, c))
-            args += emu_fabric.setup_fabric_mux_connection(
-                src_node, dst_node, link, program, core, mux_core=mux, channel_id=worker_in_link,
-                num_buffers=MUX_NUM_BUFFERS, channel_buffer_size_bytes=channel_bytes,
-            )  # fmt: skip
+        args += mux_client_args(mesh, program, core, fabric, link=link, worker_in_link=worker_in_link,
+                                mux_cores=mux_cores)  # fmt: skip
         writer_rt.append((core, args))
         offset = 0 if (i + 1) % num_dp == 0 else offset + segment
     # Both kernels on NOC 1 (the factory's NOC::NOC_1; its DM_DYNAMIC_NOC mode only matters to kernels that
     # pick a NOC per call, and these name NOC 1 themselves).
     program.kernels = [
         pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/reader.cpp"),
+            kernel_source=ccl.kernel_path(f"{KERNELS}/reader.cpp"),
             core_ranges=grid,
             compile_time_args=reader_ct,
             named_compile_time_args=reader_named,
@@ -362,11 +388,11 @@ def _device_program(
             config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_1, pd.NOC.RISCV_1_default),
         ),
         pd.KernelDescriptor(
-            kernel_source=ccl.kernel_path(f"{_KERNELS}/writer.cpp"),
+            kernel_source=ccl.kernel_path(f"{KERNELS}/writer.cpp"),
             core_ranges=grid,
             compile_time_args=ccl.tensor_accessor_args(output),
             named_compile_time_args=writer_named,
-            defines=writer_defines,
+            defines=fabric.defines,
             runtime_args=writer_rt,
             config=pd.DataMovementConfigDescriptor(pd.DataMovementProcessor.RISCV_0, pd.NOC.RISCV_1_default),
         ),
@@ -459,7 +485,7 @@ def selective_reduce_combine(
         raise ValueError(f"{_OP}: batch_size * seq_size = {tokens} tokens must divide by the {group} devices of axis")
     if tokens % token_parallel_core_dim:
         raise ValueError(f"{_OP}: {tokens} tokens must divide by token_parallel_core_dim {token_parallel_core_dim}")
-    segments = data_parallel_split(hidden_size * BFLOAT16_BYTES, _max_packet_bytes(), data_parallel_core_dim)
+    segments = data_parallel_split(hidden_size * BFLOAT16_BYTES, ccl.max_packet_bytes(), data_parallel_core_dim)
     local_experts = experts // view.num_devices
     shape = CombineShape(tokens, group, local_experts, select_experts_k, hidden_size, token_parallel_core_dim,
                          tuple(segments))  # fmt: skip
