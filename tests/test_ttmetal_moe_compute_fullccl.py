@@ -196,8 +196,8 @@ def test_an_intermediate_size_of_fewer_tiles_than_ring_cores_is_refused_as_ttnn_
     weights = mc.place_weights(mesh, w, w, torch.randn(2, 1, 2, 64, 256, generator=gen))
     with pytest.raises(
         ValueError,
-        match=r"intermediate size 64 is 2 tiles, fewer than the 12 cores .* "
-        r"intermediate_tiles >= matmul_num_cores.* smallest size it runs is 384",
+        match=r"intermediate size 64 is 2 tiles, fewer than the 12 cores .*"
+        r"TT_FATAL\(intermediate_tiles >= matmul_num_cores\).* smallest size it runs is 384",
     ):
         mc.moe_compute_full_ccl(x, x, x, x, weights, cluster_axis=0, mux_core_range_set=MUX)
 

@@ -624,9 +624,9 @@ def check_intermediate_size(intermediate: int) -> None:
     (MoEComputeDeviceOperation::validate_on_program_cache_miss) holds TT_FATAL(intermediate_tiles >=
     matmul_num_cores). The ring's compute.cpp relies on it: its W2 walk moves on to the previous ring core's slice
     (one pop of the ring-ready CB c_5) when the current one is used up and then takes a tile from it without
-    checking that slice's size, so once a ring core owns no intermediate column the walks pop c_5 fewer times than
-    the 12 signals dm1 pushes into that 1-page CB per a2a iteration (2 or 3 at 2 tiles), and the ring's dm1 and
-    compute end up waiting on each other for good."""
+    checking that slice's size, so once a ring core owns no intermediate column the cores' walks pop c_5 fewer
+    times than the 12 signals dm1 pushes into that 1-page CB per a2a iteration (2 or 3 at 2 tiles), and the ring's
+    dm1 and compute end up waiting on each other for good."""
     tiles = intermediate // TILE
     if tiles < RING_CORES:
         raise ValueError(
