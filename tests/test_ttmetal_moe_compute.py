@@ -106,6 +106,26 @@ def test_moe_compute_runs_swiglu_of_every_local_expert(cols, tokens, experts_per
         assert max_error <= 0.03 * want.abs().max().item()
 
 
+@pytest.mark.parametrize("intermediate, tiles", [(64, 2), (352, 11)])
+def test_an_intermediate_size_of_fewer_tiles_than_ring_cores_is_refused_as_ttnn_does(intermediate, tiles):
+    # ttnn 0.81.1's validation refuses intermediate_tiles < matmul_num_cores (12 on a Wormhole); at those sizes the
+    # ring's kernels would wait for each other for good.
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 1), grid=GRID)
+    gen = torch.Generator().manual_seed(intermediate)
+    indices = torch.stack([torch.randperm(2, generator=gen) for _ in range(8)]).unsqueeze(0)
+    scores = torch.rand(1, 8, 2, generator=gen).to(torch.bfloat16)
+    x = torch.randn(1, 8, 128, generator=gen).to(torch.bfloat16)
+    w0, w1 = (torch.randn(1, 1, 2, 128, intermediate, generator=gen) for _ in range(2))
+    w2 = torch.randn(1, 1, 2, intermediate, 128, generator=gen)
+    with pytest.raises(
+        ValueError,
+        match=rf"intermediate size {intermediate} is {tiles} tiles, fewer than the 12 "
+        r"cores of the matmul ring; ttnn 0.81.1 refuses it too .*"
+        r"TT_FATAL\(intermediate_tiles >= matmul_num_cores\).* runs is 384",
+    ):
+        run_moe_compute(mesh, x, indices, scores, torch.zeros(1, 2, dtype=torch.int64), w0, w1, w2)
+
+
 def test_a_mapping_whose_rows_break_the_dram_read_alignment_is_refused():
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2), grid=GRID)
     indices, scores, mapping = routing(1, 2, 1, 8, 4, 2, seed=3)  # 4 experts: rows of 8 bytes

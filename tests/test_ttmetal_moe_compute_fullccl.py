@@ -187,6 +187,21 @@ def test_bad_fullccl_arguments_are_refused_naming_them():
         mc.moe_compute_full_ccl(x, x, x, x, weights, cluster_axis=0, mux_core_range_set=on_ring)
 
 
+def test_an_intermediate_size_of_fewer_tiles_than_ring_cores_is_refused_as_ttnn_does():
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(2, 1), grid=GRID)
+    x = ttnn.from_torch(torch.zeros(2, 32, 256), dtype=ttnn.bfloat16, layout=ttnn.ROW_MAJOR_LAYOUT, device=mesh,
+                        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))  # fmt: skip
+    gen = torch.Generator().manual_seed(2)
+    w = torch.randn(2, 1, 2, 256, 64, generator=gen)  # intermediate 64: 2 tiles for a ring of 12 cores
+    weights = mc.place_weights(mesh, w, w, torch.randn(2, 1, 2, 64, 256, generator=gen))
+    with pytest.raises(
+        ValueError,
+        match=r"intermediate size 64 is 2 tiles, fewer than the 12 cores .*"
+        r"TT_FATAL\(intermediate_tiles >= matmul_num_cores\).* smallest size it runs is 384",
+    ):
+        mc.moe_compute_full_ccl(x, x, x, x, weights, cluster_axis=0, mux_core_range_set=MUX)
+
+
 def test_after_all_to_all_dispatch_metadata_on_a_column_of_two():
     """The decode path's first two ops: the dispatch's outputs (the group's tokens, sparse: only rows some local
     expert needs are written; the gathered indices and scores on the tilize drain core) feed moe_compute as they

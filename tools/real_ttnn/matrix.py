@@ -149,6 +149,21 @@ MESH_CASES = {
         "expect": "rejected",
         "expect_words": "SAT placement: mesh 'M0' (mesh 0) has no grouping",
     },
+    # tt-metal's own moe_compute refuses an intermediate size of fewer tiles than its matmul ring's cores (12 on a
+    # Wormhole), the sizes ttnn_moe.emu.ttmetal.moe_compute refuses: 2 and 11 tiles.
+    **{
+        f"n150_1x1_ttmetal_moe_compute_intermediate_{size}": {
+            "cluster": "wormhole_n150.yaml",
+            "device": "n150",
+            "mesh": [1, 1],
+            "op": "ttmetal_moe_compute",
+            "intermediate": size,
+            "expect": "rejected",
+            "expect_words": f"intermediate_size ({size}) must yield at least 1 tile per ring core ({tiles} tiles < 12 "
+            "cores)",
+        }
+        for size, tiles in ((64, 2), (352, 11))
+    },
 }
 
 

@@ -31,6 +31,7 @@ DTYPES = {
     "bfloat16": ttnn.bfloat16,
     "bfloat8_b": ttnn.bfloat8_b,
     "bfloat4_b": ttnn.bfloat4_b,
+    "uint16": ttnn.uint16,
     "uint32": ttnn.uint32,
     "int32": ttnn.int32,
 }
@@ -137,6 +138,20 @@ def run(case: dict, device) -> None:
             top_k=case["K"],
             routed_scaling_factor=2.5,
             strict=False,
+        )
+    elif op == "ttmetal_moe_compute":  # tt-metal's own op, as far as its validation: placeholder tensors
+        tokens, hidden, k, experts, intermediate = 32, 512, 2, 2, case["intermediate"]
+        ttnn.experimental.moe_compute(
+            alloc([1, tokens, hidden], "bfloat16"),
+            alloc([1, tokens, k], "uint16"),
+            alloc([1, tokens, k], "bfloat16"),
+            alloc([1, experts], "uint16"),
+            alloc([12, 1, experts, 1, hidden, 128], "bfloat4_b", ttnn.TILE_LAYOUT),
+            alloc([12, 1, experts, 1, intermediate, 128], "bfloat4_b", ttnn.TILE_LAYOUT),
+            layer_id=0,
+            intermediate_size=intermediate,
+            output_height_shard_dim=4,
+            compute_only=True,
         )
     elif op == "misfit":
         run_misfit(case["misfit"], device, [alloc([32, 32], "uint32"), alloc([32, 32], "uint32")])

@@ -30,7 +30,7 @@ Mesh (R, C) as `TtMoE`: axis 1 is tensor parallel, axis 0 the dispatch axis; B t
     block adds the MoE and shared-expert outputs
 
 moe_compute's ring needs the full Wormhole grid (open the mesh with grid=(8, 10)) and an intermediate size of at
-least one tile per ring core (384; below that its ring stalls in the emulator).
+least one tile per ring core (384): ttnn 0.81.1's moe_compute refuses fewer tiles than its 12 ring cores.
 """
 
 from __future__ import annotations
@@ -57,7 +57,6 @@ RING_DEVICES = 8  # deepseek_moe_reduce_scatter's ring
 RING_TOKENS = 32  # the decode batch per row the fused reduce path is built for
 RS_SHARD_WIDTH = 128  # columns of one reduce-scatter input shard (4 tiles), as on the decode path
 TILE = 32
-RING_CORES = 12  # moe_compute's matmul ring on a Wormhole: one core beside each DRAM bank
 MESH_GRID = (8, 10)  # the Wormhole worker grid moe_compute lays its ring and tilize cores out on
 SILU = "silu"
 
@@ -104,6 +103,7 @@ class OptimizedFlowOps:
         self.moe_compute_local_output = optimized.moe_compute_local_output
         self.moe_compute_full_ccl = optimized.moe_compute_full_ccl
         self.place_ring_weights = optimized.place_moe_compute_weights
+        self.check_moe_compute_intermediate_size = optimized.check_moe_compute_intermediate_size
         self.fast_reduce_nc = optimized.deepseek_moe_fast_reduce_nc
         self.moe_reduce_scatter = optimized.deepseek_moe_reduce_scatter
         self.input_shards = optimized.ReduceScatterInputShards
@@ -124,16 +124,14 @@ class OptimizedMoEFlow:
     ):
         if isinstance(tokens_per_row, bool) or not isinstance(tokens_per_row, int) or tokens_per_row <= 0:
             raise ValueError(f"tokens_per_row must be a positive int, got {tokens_per_row!r}")
-        if config.moe_intermediate_size < RING_CORES * TILE:
-            raise ValueError(
-                f"moe_intermediate_size={config.moe_intermediate_size} leaves some of moe_compute's {RING_CORES} ring "
-                f"cores without an intermediate tile, where its ring stalls here; it needs at least "
-                f"{RING_CORES * TILE} (DeepSeek-V3: 2048)"
-            )
+        self.ops = OptimizedFlowOps()
+        try:
+            self.ops.check_moe_compute_intermediate_size(config.moe_intermediate_size)
+        except ValueError as refusal:
+            raise ValueError(f"moe_intermediate_size={config.moe_intermediate_size}: {refusal}") from None
         self.config = config
         self.mesh_device = mesh_device
         self.tokens_per_row = tokens_per_row
-        self.ops = OptimizedFlowOps()
         self.weights: OptimizedMoEWeights = load_optimized_weights(
             layer, config, mesh_device, tokens_per_row=tokens_per_row, place_ring_weights=self.ops.place_ring_weights
         )

@@ -615,7 +615,26 @@ def _checked_sizes(tokens, indices, weights, devices: int):
     w = weights[0]
     if w.hidden_tiles * TILE != hidden:
         raise ValueError(f"{_OP}: the weights' hidden size {w.hidden_tiles * TILE} is not the tokens' {hidden}")
+    check_intermediate_size(w.intermediate_tiles * TILE)
     return t, hidden, int(indices.shape[-1]), w
+
+
+def check_intermediate_size(intermediate: int) -> None:
+    """ttnn 0.81.1 refuses an intermediate size of fewer tiles than the ring has cores: its validation
+    (MoEComputeDeviceOperation::validate_on_program_cache_miss) holds TT_FATAL(intermediate_tiles >=
+    matmul_num_cores). The ring's compute.cpp relies on it: its W2 walk moves on to the previous ring core's slice
+    (one pop of the ring-ready CB c_5) when the current one is used up and then takes a tile from it without
+    checking that slice's size, so once a ring core owns no intermediate column the cores' walks pop c_5 fewer
+    times than the 12 signals dm1 pushes into that 1-page CB per a2a iteration (2 or 3 at 2 tiles), and the ring's
+    dm1 and compute end up waiting on each other for good."""
+    tiles = intermediate // TILE
+    if tiles < RING_CORES:
+        raise ValueError(
+            f"{_OP}: intermediate size {intermediate} is {tiles} tiles, fewer than the {RING_CORES} cores of the "
+            f"matmul ring; ttnn 0.81.1 refuses it too (MoEComputeDeviceOperation::validate_on_program_cache_miss: "
+            f"TT_FATAL(intermediate_tiles >= matmul_num_cores), 'at least 1 tile per ring core'): the smallest size "
+            f"it runs is {RING_CORES * TILE}"
+        )
 
 
 def moe_compute_local_output(
@@ -800,6 +819,7 @@ __all__ = [
     "moe_compute_local_output",
     "place_same_weights",
     "place_weights",
+    "check_intermediate_size",
     "tilize_stage_program",
     "device_rows",
 ]
