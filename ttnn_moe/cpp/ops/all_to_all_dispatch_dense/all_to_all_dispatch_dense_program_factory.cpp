@@ -48,7 +48,7 @@ enum Semaphore : uint32_t {
     kSemTablesCopied = 5
 };
 enum FirstRowSemaphore : uint32_t { kSemGo = 0 };
-// On the first row's cores past the row senders (their padding writers' start flag).
+// On the first row's cores past the row senders and on the second row's (their padding writers' start flag).
 enum PaddingSemaphore : uint32_t { kSemPaddingGo = 1 };
 // Kernel indices in the program; the gather-only kernel follows the last of them present.
 enum Kernel : uint32_t { kMainKernel, kPaddingKernel, kSenderKernel };

@@ -158,8 +158,8 @@ inline constexpr uint32_t sender_first_token(uint32_t s, uint32_t tokens, uint32
 }
 
 // Runtime args of a padding writer (write_padding.cpp, the other data-movement RISC and NOC of each
-// core of the grid's first row): its share of the zero padding rows of this device's blocks, once
-// the plan is laid out.
+// core of the grid's first two rows): its share of the zero padding rows of this device's blocks,
+// once the plan is laid out.
 namespace padding_arg {
 enum : uint32_t {
     kTokensAddress,
