@@ -13,6 +13,11 @@ ttnn_moe.golden (metadata exactly, every block row of `tokens` bit for bit). Eac
 build the kernels, then once inside a `ttnn_moe.profile` session (Wormhole B0 time model): device
 time (slowest device), fabric bytes, the busiest link direction's bytes and its busy time.
 `--profile DIR` keeps each case's ops_perf_results.csv and trace.
+
+The last column is counted from the routing alone: token rows crossing the busiest chip-to-chip
+direction (all its links together) as the op sends them (one unicast per (token, remote
+destination)) / as a fabric multicast would (one packet per side of the source over the members
+that need the row): how far a multicast could shorten the busiest link's time on this routing.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from dispatch import dispatch_inputs, make_routing
+from dispatch import NUM_EXPERTS, dispatch_inputs, make_routing
 from ttnn_moe.emu.tensor import device_shards
 
 import ttnn_moe
@@ -60,6 +65,41 @@ def run(mesh, shape: tuple[int, int], ids: list[torch.Tensor], hidden: int):
             raise SystemExit(f"H={hidden}: device {d}'s token blocks differ from the golden")
 
 
+def busiest_link_rows(ids: list[torch.Tensor], shape: tuple[int, int], ring: bool) -> tuple[int, int]:
+    """Token rows crossing the busiest chip-to-chip direction (unicast, multicast) on the op's routes: Linear
+    straight along the line; Ring the shorter way, the device opposite forward from even positions."""
+    rows, cols = shape
+    line_size = rows  # AXIS 0: a line is a column
+    owner = torch.arange(NUM_EXPERTS) // (NUM_EXPERTS // (rows * cols))
+    unicast: dict[tuple[int, int, int], int] = {}
+    multicast: dict[tuple[int, int, int], int] = {}
+
+    def cross(counts, column, source, forward, hops):
+        step = 1 if forward else -1
+        for h in range(hops):
+            here = (source + step * h) % line_size
+            key = (column, here, (here + step) % line_size)
+            counts[key] = counts.get(key, 0) + 1
+
+    for d, chosen in enumerate(ids):
+        position, column = divmod(d, cols)
+        for token in chosen.tolist():
+            destinations = {int(owner[e]) // cols for e in token if int(owner[e]) % cols == column} - {position}
+            farthest = {}
+            for q in destinations:
+                if ring:
+                    ahead, behind = (q - position) % line_size, (position - q) % line_size
+                    forward = ahead < behind or (ahead == behind and position % 2 == 0)
+                    hops = ahead if forward else behind
+                else:
+                    forward, hops = q > position, abs(q - position)
+                cross(unicast, column, position, forward, hops)
+                farthest[forward] = max(farthest.get(forward, 0), hops)
+            for forward, hops in farthest.items():
+                cross(multicast, column, position, forward, hops)
+    return max(unicast.values(), default=0), max(multicast.values(), default=0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mesh", nargs="+", choices=sorted(MESHES), default=["tg", "quad"])
@@ -75,7 +115,7 @@ def main() -> None:
         f"{LINKS} links, Wormhole B0 model; outputs checked against the golden"
     )
     print(f"{'mesh':6s} {'fabric':7s} {'H':>6s} {'device us':>10s} {'fabric MB':>10s} {'link max MB':>12s} "
-          f"{'link busy us':>13s}")  # fmt: skip
+          f"{'link busy us':>13s} {'link rows uni/mcast':>20s}")  # fmt: skip
     for name in args.mesh:
         rows, cols = MESHES[name]
         ids = make_routing(rows * cols, args.tokens, seed=args.seed)
@@ -95,9 +135,10 @@ def main() -> None:
             busiest = max(links, key=lambda link: link["busy_cycles"], default=None)
             link_mb = busiest["wire_bytes"] / 1e6 if busiest else 0.0
             busy_us = busiest["busy_cycles"] / record.devices[0].clock_ghz / 1e3 if busiest else 0.0
+            uni, mcast = busiest_link_rows(ids, (rows, cols), topology == "Ring")
             print(
                 f"{name:6s} {topology:7s} {hidden:6d} {record.device_ns() / 1e3:10.1f} {fabric_mb:10.2f} "
-                f"{link_mb:12.2f} {busy_us:13.1f}"
+                f"{link_mb:12.2f} {busy_us:13.1f} {f'{uni}/{mcast}':>20s}"
             )
 
 

@@ -169,6 +169,41 @@ def test_devices_that_receive_nothing_beside_one_that_receives_every_token():
     check_dispatch(out, expected)
 
 
+def test_padding_rows_written_by_the_first_two_rows_over_stale_tokens():
+    # A 4-wide, 2-row grid: eight padding writers, the second row's four writing only padding rows.
+    # Few tokens per expert: most rows of every block are padding, which must be zero over a
+    # preallocated tokens tensor full of stale values; a one-row grid (four writers) gives the same.
+    shape, axis, batch, seq = (2, 4), 1, 1, 5
+    xs, ids, ws, mapping = make_inputs(shape, axis, "uniform", batch, seq, seed=41)
+    results = []
+    for rows in (2, 1):
+        mesh = emu.open_mesh_device(emu.MeshShape(*shape), grid=(4, rows))
+        mesh._mesh.fabric_topology = TOPOLOGY["Linear"]
+        inputs = to_mesh(mesh, xs, ids, ws, mapping)
+        capacity = ttnn_moe.all_to_all_dispatch_dense(*inputs, cluster_axis=axis).tokens.shape[0]
+        expected = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, shape, axis, capacity=capacity)
+        padding = sum(-(-int(c) // 32) * 32 - int(c) for exp in expected for c in exp.num_routed_tokens.reshape(-1))
+        assert padding > 8 * len(xs)  # every writer has padding rows to write
+        stale = from_shards(
+            [torch.full((capacity, HIDDEN), 3.0, dtype=torch.bfloat16) for _ in xs],
+            emu.bfloat16,
+            emu.ROW_MAJOR_LAYOUT,
+            mesh,
+        )
+        out = ttnn_moe.all_to_all_dispatch_dense(*inputs, cluster_axis=axis, output_tensors=[stale])
+        assert out.tokens is stale
+        check_dispatch(out, expected)
+        writers = {
+            tuple(span["core"])
+            for device in emu.last_run_counters()["devices"].values()
+            for span in device["timing"]["riscs"]
+            if span["risc"] == "NCRISC"
+        }
+        assert writers == {(x, y) for x in range(4) for y in range(rows)}
+        results.append(device_shards(out.tokens))
+    assert all(torch.equal(a, b) for a, b in zip(*results))
+
+
 def test_fan_out_copies_shared_by_both_riscs_of_the_first_row_match_the_golden():
     # TG 4x8 down the columns, four links, 37 tokens a device (not a multiple of 32), top-8 of the 32
     # experts of each token's own column: about one copy of a remote row into a second block per

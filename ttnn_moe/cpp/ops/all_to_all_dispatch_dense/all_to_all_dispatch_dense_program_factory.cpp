@@ -48,7 +48,7 @@ enum Semaphore : uint32_t {
     kSemTablesCopied = 5
 };
 enum FirstRowSemaphore : uint32_t { kSemGo = 0 };
-// On the first row's cores past the row senders (their padding writers' start flag).
+// On the first row's cores past the row senders and on the second row's (their padding writers' start flag).
 enum PaddingSemaphore : uint32_t { kSemPaddingGo = 1 };
 // Kernel indices in the program; the gather-only kernel follows the last of them present.
 enum Kernel : uint32_t { kMainKernel, kPaddingKernel, kSenderKernel };
@@ -76,6 +76,11 @@ struct TableWindows {
 // C: one core per link, as far as the first row of the worker grid reaches.
 uint32_t num_row_senders(const Attributes& attrs, const program::DeviceLimits& limits) {
     return std::max(1u, std::min(attrs.num_links, limits.grid.x));
+}
+
+// Padding writer w: core (w, 0) of the first row, then (w - W, 1) of the second.
+CoreCoord padding_writer_core(uint32_t writer, uint32_t grid_width) {
+    return {writer % grid_width, writer / grid_width};
 }
 
 CoreRangeSet sender_cores(uint32_t num_senders) {
@@ -210,13 +215,14 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     const uint32_t num_senders = num_row_senders(attrs, limits);
     // The main core and the row senders: CBs they share sit at one address on all of them.
     const CoreRangeSet all_senders{{CoreRange{core, CoreCoord{num_senders - 1, 0}}}};
-    // The padding writers: the grid's whole first row (the padding rows' NOC writes bound decode).
-    const uint32_t num_padding_writers = limits.grid.x;
-    const CoreRangeSet padding_cores{{CoreRange{core, CoreCoord{num_padding_writers - 1, 0}}}};
-    // The first reads and the last writes are shared by the whole first row too: the senders, then
-    // gather-only cores.
+    // The padding writers: the grid's first two rows (the padding rows' DRAM writes bound decode).
+    const uint32_t num_padding_writers = limits.grid.x * std::min(limits.grid.y, 2u);
+    const CoreRangeSet padding_cores{
+        {CoreRange{core, CoreCoord{limits.grid.x - 1, num_padding_writers / limits.grid.x - 1}}}};
+    // The first reads and the last writes are shared by the whole first row: the senders, then
+    // gather-only cores (and its padding writers share the fan-out copies).
     const uint32_t num_gather_cores = limits.grid.x;
-    const CoreRangeSet gather_cores = padding_cores;
+    const CoreRangeSet gather_cores{{CoreRange{core, CoreCoord{num_gather_cores - 1, 0}}}};
     // The tables whole in L1 when they fit the budget beside the rest, else streamed.
     TableWindows windows = TableWindows::whole(s);
     ProgramDescriptor program;
@@ -247,7 +253,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
             scratch_cb(cores, kCbFanout, DataFormat::UInt32, windows.fanout_bytes),
             // the padding writers' finish block and two row buffers for their share of the fan-out copies
             scratch_cb(
-                padding_cores, kCbCopy, DataFormat::UInt32,
+                gather_cores, kCbCopy, DataFormat::UInt32,
                 round_up(kFinishBytes, limits.dram_alignment) + 2 * round_up(s.hidden * 2, limits.dram_alignment)),
         };
     };
@@ -279,7 +285,13 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         program.semaphores.push_back(SemaphoreDescriptor{kSemTablesCopied, CoreType::WORKER, cores, 0});
     }
     if (num_padding_writers > num_senders) {
-        const CoreRangeSet padding_only{{CoreRange{CoreCoord{num_senders, 0}, CoreCoord{num_padding_writers - 1, 0}}}};
+        CoreRangeSet padding_only;
+        if (num_gather_cores > num_senders) {
+            padding_only.ranges.push_back(CoreRange{CoreCoord{num_senders, 0}, CoreCoord{num_gather_cores - 1, 0}});
+        }
+        if (num_padding_writers > num_gather_cores) {
+            padding_only.ranges.push_back(CoreRange{CoreCoord{0, 1}, CoreCoord{limits.grid.x - 1, 1}});
+        }
         program.semaphores.push_back(SemaphoreDescriptor{kSemPaddingGo, CoreType::WORKER, padding_only, 0});
     }
 
@@ -312,7 +324,7 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     };
     kernel.config = WriterConfigDescriptor{};
 
-    // The padding writers on the other data-movement RISC (and NOC) of the first row's cores.
+    // The padding writers on the other data-movement RISC (and NOC) of the first two rows' cores.
     KernelDescriptor padding;
     padding.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/write_padding.cpp";
     padding.core_ranges = padding_cores;
@@ -344,12 +356,13 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         padding_args[padding_arg::kSlotSourceAddress] = io[kSlotSource].address;
         padding_args[padding_arg::kCapacity] = s.capacity;
         padding_args[padding_arg::kNumTokens] = s.tokens();
+        padding_args[padding_arg::kFirstRowWriters] = num_gather_cores;
         for (uint32_t other = num_senders; writer == 0 && other < num_padding_writers; ++other) {
-            const CoreCoord noc = limits.noc_core(kOpName, {other, 0});
+            const CoreCoord noc = limits.noc_core(kOpName, padding_writer_core(other, limits.grid.x));
             padding_args.push_back(noc.x);
             padding_args.push_back(noc.y);
         }
-        padding.runtime_args.emplace_back(CoreCoord{writer, 0}, std::move(padding_args));
+        padding.runtime_args.emplace_back(padding_writer_core(writer, limits.grid.x), std::move(padding_args));
     }
 
     CachedProgram cached;

@@ -158,8 +158,8 @@ inline constexpr uint32_t sender_first_token(uint32_t s, uint32_t tokens, uint32
 }
 
 // Runtime args of a padding writer (write_padding.cpp, the other data-movement RISC and NOC of each
-// core of the grid's first row): its share of the zero padding rows of this device's blocks, once
-// the plan is laid out.
+// core of the grid's first two rows): its share of the zero padding rows of this device's blocks,
+// once the plan is laid out.
 namespace padding_arg {
 enum : uint32_t {
     kTokensAddress,
@@ -168,16 +168,17 @@ enum : uint32_t {
     kLocalExperts,  // E_l
     kLineSize,      // D
     kPosition,      // this device's position on the line
-    kWriter,        // w: this writer's index, on core (w, 0)
-    kNumWriters,    // W: the grid's width
+    kWriter,        // w: this writer's index, on core (w, 0) of the first row, else (w - W, 1)
+    kNumWriters,    // P: the first row's W, then the second row's (none on a one-row grid)
     kNumSenders,    // C: writers 1 .. C - 1 start on their row sender's sem_go, the others on sem_padding_go
     kMainNocX,      // NOC coordinates of the main core, whose plan tables writers w > 0 copy
     kMainNocY,
     kSlotSourceAddress,  // slot_source, whose pages from slot_pages(...) on the writers zero first
     kCapacity,           // rows of `tokens`: slot_source pages
     kNumTokens,          // T
+    kFirstRowWriters,    // W, the grid's width: writers 0 .. W - 1 also zero slot_source pages and copy rows
     kCount,
-    kWriterNocCores = kCount,  // writer 0 only: NOC x, y of writers C .. W - 1, which it starts
+    kWriterNocCores = kCount,  // writer 0 only: NOC x, y of writers C .. P - 1, which it starts
 };
 }  // namespace padding_arg
 

@@ -1,18 +1,22 @@
 // all_to_all_dispatch_dense's padding writers: the second data-movement RISC (on the other NOC) of
-// each core of the worker grid's first row, the main core and the row senders' cores first. Once
-// dispatch_dense.cpp has laid out the line's blocks, they write a zero row to every padding row of this device's blocks (from the block's kept
-// rows up to its tile boundary), writer w of W the padding rows g with g % W == w (g counting them
-// in block order), while the dataflow kernels send and receive the token rows, which land below
-// those rows. Writer 0 (the main core) reads the plan tables in place once sem_plan rings and rings
-// sem_padding_go on the writers past the row senders. The others copy the tables from the main
-// core's L1 once their start flag rings (a row sender's sem_go: the send plan is laid out after
-// the blocks) and increment the main core's sem_tables_copied; writer 0 starts its writes only
-// after every copy: its writes leave over the NOC the copies are read on, and would hold them.
+// each core of the worker grid's first row, the main core and the row senders' cores first, then
+// of each core of its second row. Once dispatch_dense.cpp has laid out the line's blocks, they
+// write a zero row to every padding row of this device's blocks (from the block's kept rows up to
+// its tile boundary), writer w of P the padding rows g with g % P == w (g counting them in block
+// order), while the dataflow kernels send and receive the token rows, which land below those rows.
+// At decode with a large H those rows outnumber the token rows (each a whole row to one DRAM bank,
+// at a bank's share of the DRAM rate): the second row's writers keep more banks busy at once. Writer
+// 0 (the main core) reads the plan tables in place once sem_plan rings and rings sem_padding_go on
+// the writers past the row senders. The others copy the tables from the main core's L1 once their
+// start flag rings (a row sender's sem_go: the send plan is laid out after the blocks) and
+// increment the main core's sem_tables_copied; writer 0 starts its writes only after every copy:
+// its writes leave over the NOC the copies are read on, and would hold them.
 //
-// Before the plan is laid out each writer zeroes every W-th slot_source page past those a slot can
-// take (slot_pages in the shared header). After its padding rows, once every row sent to this device
-// has landed (sem_go rings a third time, on the main core sem_plan a second), it does its share of
-// the fan-out copies (finish_share.hpp, copier W + w), on its own NOC beside the dataflow kernel's.
+// The first row's W writers also zero, before the plan is laid out, every W-th slot_source page
+// past those a slot can take (slot_pages in the shared header) and, after their padding rows, once
+// every row sent to this device has landed (sem_go rings a third time, on the main core sem_plan a
+// second), do their share of the fan-out copies (finish_share.hpp, copier W + w), on their own NOC
+// beside the dataflow kernel's.
 //
 // Runtime args: all_to_all_dispatch_dense_shared.hpp (padding_arg); the compile-time args are the
 // tokens and slot_source accessors (IsDram|RuntimePageSize).
@@ -46,6 +50,8 @@ void kernel_main() {
     const uint32_t writer = get_arg_val<uint32_t>(padding_arg::kWriter);
     const uint32_t num_writers = get_arg_val<uint32_t>(padding_arg::kNumWriters);
     const uint32_t num_senders = get_arg_val<uint32_t>(padding_arg::kNumSenders);
+    const uint32_t first_row_writers = get_arg_val<uint32_t>(padding_arg::kFirstRowWriters);
+    const bool first_row = writer < first_row_writers;
     const uint32_t row_bytes = hidden * 2;
     const auto tokens = TensorAccessor(tokens_args, get_arg_val<uint32_t>(padding_arg::kTokensAddress),
                                        moe_kernel::align_up(row_bytes));
@@ -59,7 +65,7 @@ void kernel_main() {
     const auto slot_source = TensorAccessor(slot_source_args, get_arg_val<uint32_t>(padding_arg::kSlotSourceAddress),
                                             moe_kernel::align_up(8));
     for (uint32_t page = slot_pages(line_size, get_arg_val<uint32_t>(padding_arg::kNumTokens), capacity) + writer;
-         page < capacity; page += num_writers) {
+         first_row && page < capacity; page += first_row_writers) {
         noc_async_write(zero_row, slot_source.get_noc_addr(page), 8);
     }
     if (writer == 0) {
@@ -97,16 +103,24 @@ void kernel_main() {
         ++local_slot;
     }
     noc_async_write_barrier();
+    if (!first_row) return;
 
     const uint32_t main_x = get_arg_val<uint32_t>(padding_arg::kMainNocX);
     const uint32_t main_y = get_arg_val<uint32_t>(padding_arg::kMainNocY);
     const uint32_t row_stride = moe_kernel::align_up(row_bytes);
     const uint32_t finish = get_write_ptr(cb_copy);
-    const finish_share::Where where{
-        writer,    num_writers, row_bytes, 0, main_x, main_y, finish, 0, finish + moe_kernel::align_up(kFinishBytes),
-        row_stride};
+    const finish_share::Where where{writer,
+                                    first_row_writers,
+                                    row_bytes,
+                                    0,
+                                    main_x,
+                                    main_y,
+                                    finish,
+                                    0,
+                                    finish + moe_kernel::align_up(kFinishBytes),
+                                    row_stride};
     const uint32_t rows_landed = writer == 0 ? get_semaphore(sem_plan) : get_semaphore(sem_go);
     noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(rows_landed), writer == 0 ? 2 : 3);
     finish_share::read_header(where, get_write_ptr(cb_finish));
-    finish_share::copy_fanout_share(where, tokens, num_writers + writer, kCopiersPerCore * num_writers);
+    finish_share::copy_fanout_share(where, tokens, first_row_writers + writer, kCopiersPerCore * first_row_writers);
 }
