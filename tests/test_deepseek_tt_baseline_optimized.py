@@ -6,17 +6,22 @@ The acceptance is tt-metal's own for the layer: PCC 0.97 over the hidden dim
 (models/demos/deepseek_v3/tests/test_moe.py); its experts are bfloat4_b (the only format moe_compute reads).
 """
 
+import dataclasses
+
 import pytest
 import torch
 from ttmetal_moe_compute_golden import bfloat4_b
+from ttnn_moe.emu.ttmetal import moe_compute_weights as mw
 from ttnn_moe.testing import assert_pcc
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.reference import moe_gate as reference_gate
 from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import input_to_mesh, output_to_torch
+from models.deepseek_v3.tt.ttnn_api import ttmetal_optimized_ops
 from models.deepseek_v3.tt_baseline import TtMoEBaseline
-from models.deepseek_v3.weights import random_moe_state_dict
+from models.deepseek_v3.tt_baseline.optimized_weights import load_optimized_weights
+from models.deepseek_v3.weights import RandomMoELayer, random_moe_state_dict
 from ttnn_moe import emu
 
 # The mini config at hidden 512: every ring reduce-scatter slice of a 1x8 row is two tiles wide, as the op
@@ -126,5 +131,34 @@ def test_a_batch_other_than_the_configured_one_is_refused(weights):
             layer(input_to_mesh(tokens(16, seed=1), mesh))
         with pytest.raises(ValueError, match="tokens_per_row must be a positive int, got 0"):
             TtMoEBaseline(weights, CONFIG, mesh, path="optimized", tokens_per_row=0)
+    finally:
+        emu.close_mesh_device(mesh)
+
+
+def test_each_device_holds_its_experts_prepared_as_the_whole_stack_would_be():
+    """The layer's experts, read expert by expert from a lazy layer, in each device's DRAM banks: the bytes of the
+    host forms of prepare_w0_w1 / prepare_w2 over the device's experts stacked at once (fp32, x @ w)."""
+    config = dataclasses.replace(CONFIG, n_routed_experts=16, n_group=4, topk_group=2, num_experts_per_tok=4)
+    layer = RandomMoELayer(config, seed=11)
+    mesh = emu.open_mesh_device(emu.MeshShape(1, 2), grid=GRID)
+    try:
+        placed = load_optimized_weights(
+            layer, config, mesh, tokens_per_row=32, place_ring_weights=ttmetal_optimized_ops().place_moe_compute_weights
+        )
+        local = placed.experts_per_device
+        for d, (chip, ring) in enumerate(zip(mesh.chips, placed.ring_weights)):
+
+            def stacked(projection, d=d):  # (1, E_l, in, out)
+                experts = range(d * local, (d + 1) * local)
+                return torch.stack([layer[f"experts.{e}.{projection}.weight"].float().T for e in experts])[None]
+
+            for address, shards in (
+                (ring.w0_w1_address, mw.shard_bytes(mw.prepare_w0_w1(stacked("gate_proj"), stacked("up_proj")))),
+                (ring.w2_address, mw.shard_bytes(mw.prepare_w2(stacked("down_proj")))),
+            ):
+                size = len(shards[0])
+                pages = chip.read(address, size, size * len(shards)).reshape(len(shards), size)  # page b: bank b
+                for position, bank in enumerate(ring.banks):
+                    assert pages[bank].tobytes() == shards[position], f"device {d}, ring position {position}"
     finally:
         emu.close_mesh_device(mesh)
