@@ -20,6 +20,7 @@ from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import input_to_mesh, output_to_torch
 from models.deepseek_v3.tt.ttnn_api import ttmetal_optimized_ops
 from models.deepseek_v3.tt_baseline import TtMoEBaseline
+from models.deepseek_v3.tt_baseline.optimized import OptimizedFlowOps, open_mesh, shared_w2_program_config
 from models.deepseek_v3.tt_baseline.optimized_weights import load_optimized_weights
 from models.deepseek_v3.weights import RandomMoELayer, random_moe_state_dict
 from ttnn_moe import emu
@@ -160,5 +161,24 @@ def test_each_device_holds_its_experts_prepared_as_the_whole_stack_would_be():
                 pages = chip.read(address, size, size * len(shards)).reshape(len(shards), size)  # page b: bank b
                 for position, bank in enumerate(ring.banks):
                     assert pages[bank].tobytes() == shards[position], f"device {d}, ring position {position}"
+    finally:
+        emu.close_mesh_device(mesh)
+
+
+def test_the_shared_experts_down_projection_at_deepseek_v3_width_runs_on_whole_rows_of_the_grid():
+    """(32, 256) x (256, 7168), a TG column's share: tt-metal's 75 cores of the 8x10 grid would leave the multicast
+    rectangle partly idle; 56 cores of 4 tiles fill seven rows. Narrower outputs keep tt-metal's choice."""
+    ops, mesh = OptimizedFlowOps(), open_mesh(1, 1)
+    try:
+        config = shared_w2_program_config(ops, mesh, 32, 256, 7168)
+        assert (config.per_core_N, config.out_subblock_w) == (4, 4)
+        assert shared_w2_program_config(ops, mesh, 32, 192, 512) is None  # 16 tiles on 16 cores: two rows
+        gen = torch.Generator().manual_seed(3)
+        a, b = torch.randn(32, 256, generator=gen).bfloat16(), torch.randn(256, 7168, generator=gen).bfloat16()
+        on_mesh = [emu.from_torch(t, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=mesh) for t in (a, b)]
+        y = emu.to_torch(ops.linear(*on_mesh, program_config=config)).float()
+        golden = a.float() @ b.float()
+        assert_pcc(golden, y, 0.9999, "shared w2")
+        assert (y - golden).abs().max() <= 2**-7 * golden.abs().max()  # bfloat16 output rounding
     finally:
         emu.close_mesh_device(mesh)
