@@ -6,17 +6,23 @@ The acceptance is tt-metal's own for the layer: PCC 0.97 over the hidden dim
 (models/demos/deepseek_v3/tests/test_moe.py); its experts are bfloat4_b (the only format moe_compute reads).
 """
 
+import dataclasses
+
 import pytest
 import torch
 from ttmetal_moe_compute_golden import bfloat4_b
+from ttnn_moe.emu.ttmetal import moe_compute_weights as mw
 from ttnn_moe.testing import assert_pcc
 
 from models.deepseek_v3.config import DeepseekV3MoEConfig
 from models.deepseek_v3.reference import moe_gate as reference_gate
 from models.deepseek_v3.reference import reference_moe
 from models.deepseek_v3.tt import input_to_mesh, output_to_torch
+from models.deepseek_v3.tt.ttnn_api import ttmetal_optimized_ops
 from models.deepseek_v3.tt_baseline import TtMoEBaseline
-from models.deepseek_v3.weights import random_moe_state_dict
+from models.deepseek_v3.tt_baseline.optimized import OptimizedFlowOps, open_mesh, shared_w2_program_config
+from models.deepseek_v3.tt_baseline.optimized_weights import load_optimized_weights
+from models.deepseek_v3.weights import RandomMoELayer, random_moe_state_dict
 from ttnn_moe import emu
 
 # The mini config at hidden 512: every ring reduce-scatter slice of a 1x8 row is two tiles wide, as the op
@@ -130,5 +136,53 @@ def test_a_batch_other_than_the_configured_one_is_refused(weights):
             layer(input_to_mesh(tokens(16, seed=1), mesh))
         with pytest.raises(ValueError, match="tokens_per_row must be a positive int, got 0"):
             TtMoEBaseline(weights, CONFIG, mesh, path="optimized", tokens_per_row=0)
+    finally:
+        emu.close_mesh_device(mesh)
+
+
+def test_each_device_holds_its_experts_prepared_as_the_whole_stack_would_be():
+    """The layer's experts, read expert by expert from a lazy layer, in each device's DRAM banks: the bytes of the
+    host forms of prepare_w0_w1 / prepare_w2 over the device's experts stacked at once (fp32, x @ w)."""
+    config = dataclasses.replace(CONFIG, n_routed_experts=16, n_group=4, topk_group=2, num_experts_per_tok=4)
+    layer = RandomMoELayer(config, seed=11)
+    mesh = emu.open_mesh_device(emu.MeshShape(1, 2), grid=GRID)
+    try:
+        placed = load_optimized_weights(
+            layer, config, mesh, tokens_per_row=32, place_ring_weights=ttmetal_optimized_ops().place_moe_compute_weights
+        )
+        local = placed.experts_per_device
+        for d, (chip, ring) in enumerate(zip(mesh.chips, placed.ring_weights)):
+
+            def stacked(projection, d=d):  # (1, E_l, in, out)
+                experts = range(d * local, (d + 1) * local)
+                return torch.stack([layer[f"experts.{e}.{projection}.weight"].float().T for e in experts])[None]
+
+            for address, shards in (
+                (ring.w0_w1_address, mw.shard_bytes(mw.prepare_w0_w1(stacked("gate_proj"), stacked("up_proj")))),
+                (ring.w2_address, mw.shard_bytes(mw.prepare_w2(stacked("down_proj")))),
+            ):
+                size = len(shards[0])
+                pages = chip.read(address, size, size * len(shards)).reshape(len(shards), size)  # page b: bank b
+                for position, bank in enumerate(ring.banks):
+                    assert pages[bank].tobytes() == shards[position], f"device {d}, ring position {position}"
+    finally:
+        emu.close_mesh_device(mesh)
+
+
+def test_the_shared_experts_down_projection_at_deepseek_v3_width_runs_on_whole_rows_of_the_grid():
+    """(32, 256) x (256, 7168), a TG column's share: tt-metal's 75 cores of the 8x10 grid would leave the multicast
+    rectangle partly idle; 56 cores of 4 tiles fill seven rows. Narrower outputs keep tt-metal's choice."""
+    ops, mesh = OptimizedFlowOps(), open_mesh(1, 1)
+    try:
+        config = shared_w2_program_config(ops, mesh, 32, 256, 7168)
+        assert (config.per_core_N, config.out_subblock_w) == (4, 4)
+        assert shared_w2_program_config(ops, mesh, 32, 192, 512) is None  # 16 tiles on 16 cores: two rows
+        gen = torch.Generator().manual_seed(3)
+        a, b = torch.randn(32, 256, generator=gen).bfloat16(), torch.randn(256, 7168, generator=gen).bfloat16()
+        on_mesh = [emu.from_torch(t, dtype=emu.bfloat16, layout=emu.TILE_LAYOUT, device=mesh) for t in (a, b)]
+        y = emu.to_torch(ops.linear(*on_mesh, program_config=config)).float()
+        golden = a.float() @ b.float()
+        assert_pcc(golden, y, 0.9999, "shared w2")
+        assert (y - golden).abs().max() <= 2**-7 * golden.abs().max()  # bfloat16 output rounding
     finally:
         emu.close_mesh_device(mesh)

@@ -203,3 +203,16 @@ def test_random_layer_generates_each_tensor_alone_and_in_any_order():
         lazy["experts.16.gate_proj.weight"]
     with pytest.raises(ValueError, match="seed must be an integer in \\[0, 2\\*\\*31\\), got -1"):
         RandomMoELayer(small, seed=-1)
+
+
+def test_a_random_layer_of_the_config_is_normalized_as_it_is():
+    small = DeepseekV3MoEConfig.mini(n_routed_experts=16, n_group=4, topk_group=2, num_experts_per_tok=4)
+    layer = RandomMoELayer(small, seed=3)
+    assert load_moe_layer(layer, small) is layer  # its tensors still generated one at a time, when looked up
+    copied = load_moe_layer(layer, small, dtype=torch.float32)  # anything else is read and checked key by key
+    assert torch.equal(copied["experts.3.up_proj.weight"], layer["experts.3.up_proj.weight"].float())
+    other = DeepseekV3MoEConfig.mini(
+        n_routed_experts=16, n_group=4, topk_group=2, num_experts_per_tok=4, hidden_size=512
+    )
+    with pytest.raises(ValueError, match=r"gate\.weight.*\(16, 512\)"):
+        load_moe_layer(layer, other)

@@ -147,3 +147,26 @@ def test_dm0_streams_the_prepared_weights_in_the_order_compute_consumes_them(hid
                               for p in range(geom.tiles_per_block)]  # fmt: skip
         want = bfp4_bytes(tiles)
         assert np.array_equal(got[pos].reshape(-1)[: want.size], want), f"ring position {pos}"
+
+
+@pytest.mark.parametrize("hidden, intermediate", [(448, 640), (512, 384), (512, 2048)])
+def test_experts_prepared_one_at_a_time_give_the_shards_of_the_whole_layer(hidden, intermediate):
+    """The per-expert path (what a full-size layer is placed with) against the host forms over all experts at once,
+    converted to bfloat4_b in one piece: the same bytes in every W0/W1 and W2 shard."""
+    gen = torch.Generator().manual_seed(hidden + intermediate)
+    experts = 3
+    w0, w1 = (torch.randn(1, experts, hidden, intermediate, generator=gen).bfloat16() for _ in range(2))
+    w2 = torch.randn(1, experts, intermediate, hidden, generator=gen).bfloat16()
+    prepared = mw.prepare_experts(((w0[0, e], w1[0, e], w2[0, e]) for e in range(experts)), 12)
+    assert prepared.experts == experts
+    assert prepared.geometry == mw.RingGeometry(hidden // 32, intermediate // 32)
+    assert prepared.w0_w1_shards == mw.shard_bytes(mw.prepare_w0_w1(w0.float(), w1.float()))
+    assert prepared.w2_shards == mw.shard_bytes(mw.prepare_w2(w2.float()))
+
+
+def test_a_misshapen_expert_is_refused_naming_it():
+    w = torch.zeros(512, 384)
+    with pytest.raises(ValueError, match=r"expert 1's w2 is \[512, 384\], expected \[384, 512\]"):
+        mw.prepare_experts([(w, w, w.T), (w, w, w)], 12)
+    with pytest.raises(ValueError, match="no experts to prepare"):
+        mw.prepare_experts([], 12)

@@ -84,13 +84,18 @@ def load_moe_layer(
     *,
     prefix: str = "",
     dtype: torch.dtype | None = None,
-) -> dict[str, torch.Tensor]:
-    """Normalized weights of the MoE layer whose keys start with `prefix`.
+) -> Mapping[str, torch.Tensor]:
+    """Normalized weights of the MoE layer whose keys start with `prefix` (a `RandomMoELayer` of `config`, without
+    prefix or dtype, is already normalized: itself).
 
     Shapes are checked against `config`; a missing, misshapen or unexpected key raises
     ValueError naming it. fp8 weights come out as fp32; `dtype`, if given, converts every
     weight except the score-correction bias (always fp32).
     """
+    if isinstance(state_dict, RandomMoELayer) and not prefix and dtype is None and state_dict.config == config:
+        # Already normalized, with this config's shapes; returned as is, so that its tensors are still generated
+        # one at a time when looked up (a full-size layer is tens of GB).
+        return state_dict
     E, H, I = config.n_routed_experts, config.hidden_size, config.moe_intermediate_size
     reader = _LayerReader(state_dict, prefix)
     layer = {

@@ -83,9 +83,10 @@ def ttmetal_optimized_ops():
     """The ttnn.experimental ops of tt-metal's optimized MoE decode flow, as attributes, from the emulator's
     descriptions of their factories (`ttnn_moe.emu.ttmetal`; moe_compute by its path: LocalOutput for a dispatch
     axis of one device, FullCcl else), plus the host placement of moe_compute's ring weights
-    (`place_moe_compute_weights(mesh, w0, w1, w2)`) and its refusal of an intermediate size
-    (`check_moe_compute_intermediate_size`). Not on hardware: moe_compute's weights are placed by the emulator's
-    preparation, and tt-metal's own model runs that flow there."""
+    (`place_moe_compute_weights(mesh, device_experts)`, device d's experts taken one at a time from
+    `device_experts(d)`) and its refusal of an intermediate size (`check_moe_compute_intermediate_size`). Not on
+    hardware: moe_compute's weights are placed by the emulator's preparation, and tt-metal's own model runs that
+    flow there."""
     if BACKEND == "hardware":
         raise NotImplementedError(
             "the optimized tt-metal flow is described for the emulator only (moe_compute's ring weights are placed by "
@@ -108,7 +109,7 @@ def ttmetal_optimized_ops():
         DispatchAlgorithm=all_to_all_dispatch_metadata.DispatchAlgorithm,
         moe_compute_local_output=moe_compute.moe_compute_local_output,
         moe_compute_full_ccl=moe_compute.moe_compute_full_ccl,
-        place_moe_compute_weights=moe_compute.place_weights,
+        place_moe_compute_weights=moe_compute.place_expert_weights,
         check_moe_compute_intermediate_size=moe_compute.check_intermediate_size,
         deepseek_moe_fast_reduce_nc=deepseek_moe_fast_reduce_nc.deepseek_moe_fast_reduce_nc,
         deepseek_moe_reduce_scatter=deepseek_moe_reduce_scatter.deepseek_moe_reduce_scatter,

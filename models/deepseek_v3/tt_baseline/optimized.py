@@ -96,6 +96,7 @@ class OptimizedFlowOps:
     def __init__(self):
         classic, optimized = ttmetal_ops(), ttmetal_optimized_ops()
         self.linear, self.mul, self.add = classic.linear, classic.mul, classic.add
+        self.matmul_1d_config = classic.MatmulMultiCoreReuseMultiCast1DProgramConfig
         self.repeat, self.permute, self.sum = classic.repeat, classic.permute, classic.sum
         self.deepseek_grouped_gate = optimized.deepseek_grouped_gate
         self.all_to_all_dispatch_metadata = optimized.all_to_all_dispatch_metadata
@@ -109,6 +110,36 @@ class OptimizedFlowOps:
         self.input_shards = optimized.ReduceScatterInputShards
         self.on_device = set(ON_DEVICE)
         self.host_steps: list[str] = []  # no op of this flow runs as a host stand-in
+
+
+def shared_w2_program_config(ops: OptimizedFlowOps, mesh_device, tokens: int, k: int, n: int):
+    """The program config of the shared expert's (tokens, k) x (k, n) linear: tt-metal's own choice (None) where its
+    cores fill whole rows of the grid. Else (DeepSeek-V3's n = 7168 on the 8x10 grid: 224 output tiles over 80
+    cores, 3 each, 75 cores) the same 1D config with the fewest tiles per core whose cores do: tt-metal's program
+    gives the idle cores of the multicast rectangle a part that is not described here (the emulator's refuses them)."""
+    grid = mesh_device.compute_with_storage_grid_size()
+    m_tiles, k_tiles, n_tiles = -(-tokens // TILE), k // TILE, n // TILE
+    per_core_n = -(-n_tiles // (grid.x * grid.y))
+
+    def fills_rows(width: int) -> bool:
+        cores = -(-n_tiles // width)
+        return cores <= grid.x or cores % grid.x == 0
+
+    if fills_rows(per_core_n):
+        return None
+    while not fills_rows(per_core_n):
+        per_core_n += 1
+    return ops.matmul_1d_config(
+        compute_with_storage_grid_size=(grid.x, grid.y),
+        in0_block_w=2 if k_tiles % 2 == 0 else 1,
+        out_subblock_h=1,
+        out_subblock_w=max(w for w in range(1, 9) if per_core_n % w == 0),  # DST: 8 bfloat16 tiles
+        out_block_h=m_tiles,
+        out_block_w=per_core_n,
+        per_core_M=m_tiles,
+        per_core_N=per_core_n,
+        fuse_batch=True,
+    )
 
 
 class OptimizedMoEFlow:
@@ -136,6 +167,10 @@ class OptimizedMoEFlow:
             layer, config, mesh_device, tokens_per_row=tokens_per_row, place_ring_weights=self.ops.place_ring_weights
         )
         self.reduce_path = self._reduce_path()
+        _, cols = tuple(mesh_device.shape)
+        self.shared_w2_config = shared_w2_program_config(
+            self.ops, mesh_device, tokens_per_row, config.shared_intermediate_size // cols, config.hidden_size
+        )
 
     def _reduce_path(self) -> str:
         """tt-metal's choice of the decode's expert sum and reduce-scatter, and where this mesh takes it."""
@@ -246,7 +281,9 @@ class OptimizedMoEFlow:
         shared_hidden = step(
             "ttnn.mul shared silu(w1) * w3", ops.mul(shared_gate, shared_up, input_tensor_a_activations=[SILU])
         )
-        shared = step("ttnn.linear shared w2", ops.linear(shared_hidden, w.shared_w2))  # (B, H) partial
+        shared = step(
+            "ttnn.linear shared w2", ops.linear(shared_hidden, w.shared_w2, program_config=self.shared_w2_config)
+        )  # (B, H) partial
         shared = step("ttnn.reduce_scatter shared", ttnn.reduce_scatter(shared, dim=1, cluster_axis=TP_AXIS))
         return step("ttnn.add routed + shared", ops.add(ttnn.reshape(routed, (B, H // cols)), shared))
 

@@ -45,9 +45,11 @@ def load_optimized_weights(
     tokens_per_row: int,
     place_ring_weights,
 ) -> OptimizedMoEWeights:
-    """Device tensors of a normalized layer (`weights.load_moe_layer`) on `mesh_device`, for `tokens_per_row`
-    tokens per mesh row (the gate bias is one row per token). `place_ring_weights(mesh, w0, w1, w2)` places
-    per-device expert stacks (w0, w1 (D, 1, E_l, H, I), w2 (D, 1, E_l, I, H)) for moe_compute."""
+    """Device tensors of a normalized layer (`weights.load_moe_layer`, or a lazy mapping with its keys such as
+    `weights.RandomMoELayer`) on `mesh_device`, for `tokens_per_row` tokens per mesh row (the gate bias is one row
+    per token). `place_ring_weights(mesh, device_experts)` places each device's experts for moe_compute, taking
+    `device_experts(d)`'s (w0 (H, I), w1 (H, I), w2 (I, H)) one at a time: the layer is read expert by expert,
+    device by device, and never held whole on the host."""
     import torch  # noqa: PLC0415  (host-side weights)
 
     mesh_shape = tuple(mesh_device.shape)
@@ -56,9 +58,9 @@ def load_optimized_weights(
     E = config.n_routed_experts
     E_l = E // D
 
-    def stacked(projection: str) -> torch.Tensor:  # (D, 1, E_l, in, out): x @ w
-        per_expert = [layer[f"experts.{e}.{projection}.weight"].float().T for e in range(E)]
-        return torch.stack(per_expert).reshape(D, 1, E_l, *per_expert[0].shape)
+    def device_experts(d: int):  # device d's experts in slot order, each as x @ w
+        for e in range(d * E_l, (d + 1) * E_l):
+            yield tuple(layer[f"experts.{e}.{p}.weight"].T for p in ("gate_proj", "up_proj", "down_proj"))
 
     def replicated(t: torch.Tensor, dtype, layout) -> ttnn.Tensor:
         return ttnn.from_torch(t.contiguous(), dtype=dtype, layout=layout, device=mesh_device)
@@ -76,7 +78,7 @@ def load_optimized_weights(
     bias = layer["gate.e_score_correction_bias"].float().reshape(1, 1, 1, E).expand(1, 1, tokens_per_row, E)
     return OptimizedMoEWeights(
         expert_mapping=replicated(mapping, ttnn.uint16, ttnn.ROW_MAJOR_LAYOUT),
-        ring_weights=place_ring_weights(mesh_device, stacked("gate_proj"), stacked("up_proj"), stacked("down_proj")),
+        ring_weights=place_ring_weights(mesh_device, device_experts),
         experts_per_device=E_l,
         gate_weight=replicated(layer["gate.weight"].float().T, ttnn.bfloat16, ttnn.TILE_LAYOUT),
         gate_bias=replicated(bias, ttnn.bfloat16, ttnn.TILE_LAYOUT),

@@ -44,7 +44,7 @@ same program (moe_compute_combine: the CB, semaphore and argument facts of that 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 import torch
 
@@ -586,9 +586,21 @@ def device_rows(tensor: Tensor) -> list[torch.Tensor]:
 def place_weights(mesh, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> list[mw.RingWeights]:
     """Each device's prepared bfloat4_b weights, placed for its ring: w0, w1 `[D, 1, E, H, N]`, w2 `[D, 1, E, N, H]`
     (device d's E local experts of one layer)."""
+    return place_expert_weights(mesh, lambda d: zip(w0[d, 0], w1[d, 0], w2[d, 0]))
+
+
+def place_expert_weights(
+    mesh, device_experts: Callable[[int], Iterable[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]]
+) -> list[mw.RingWeights]:
+    """Each device's prepared bfloat4_b weights, placed for its ring device by device: `device_experts(d)` yields
+    device d's local experts of one layer in slot order as (w0 `[H, N]`, w1 `[H, N]`, w2 `[N, H]`), taken one at a
+    time (`moe_compute_weights.prepare_experts`), so the host holds one expert and one device's prepared bytes."""
     device = mesh.get_devices()[0]
     banks = ring_banks(device, dram_bank_worker_cores(device))
-    return [mw.place_ring_weights(chip, w0[d], w1[d], w2[d], banks) for d, chip in enumerate(mesh.chips)]
+    return [
+        mw.place_prepared(chip, mw.prepare_experts(device_experts(d), len(banks)), banks)
+        for d, chip in enumerate(mesh.chips)
+    ]
 
 
 def place_same_weights(mesh, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> list[mw.RingWeights]:

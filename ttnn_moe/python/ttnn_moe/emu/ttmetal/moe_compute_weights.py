@@ -19,6 +19,7 @@ Bias rows are not described (has_bias is refused).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 import torch
@@ -171,6 +172,16 @@ def w0_w1_core_blocks(w0_t: torch.Tensor, w1_t: torch.Tensor, geom: RingGeometry
     return torch.cat(blocks) if blocks else torch.zeros(0, geom.tiles_per_block, TILE, TILE, dtype=w0_t.dtype)
 
 
+def w0_w1_expert_blocks(w0_t: torch.Tensor, w1_t: torch.Tensor, geom: RingGeometry, banks: int) -> torch.Tensor:
+    """One (layer, expert)'s W0/W1 bank pieces `[banks, bank_blocks, tiles_per_block, 32, 32]`: the cores' blocks
+    back to back, zero blocks padding the stream to equal pieces. w0_t, w1_t: `[Ht, Nt, 32, 32]` tiles."""
+    per_bank = geom.w0_w1_bank_blocks(banks)
+    stream = torch.cat([w0_w1_core_blocks(w0_t, w1_t, geom, c) for c in range(geom.cores)])
+    padded = torch.zeros(banks * per_bank, *stream.shape[1:], dtype=stream.dtype)
+    padded[: len(stream)] = stream
+    return padded.reshape(banks, per_bank, *stream.shape[1:])
+
+
 def prepare_w0_w1(w0: torch.Tensor, w1: torch.Tensor, cores: int = 12, banks: int = 12) -> torch.Tensor:
     """w0, w1: `[L, E, K, N]` -> the bank pieces `[banks, L, E, bank_blocks, tiles_per_block, 32, 32]`."""
     layers, experts, k, n = w0.shape
@@ -179,11 +190,7 @@ def prepare_w0_w1(w0: torch.Tensor, w1: torch.Tensor, cores: int = 12, banks: in
     out = torch.zeros(banks, layers, experts, per_bank, geom.tiles_per_block, TILE, TILE, dtype=w0.dtype)
     for layer in range(layers):
         for e in range(experts):
-            w0_t, w1_t = _tiles(w0[layer, e]), _tiles(w1[layer, e])
-            stream = torch.cat([w0_w1_core_blocks(w0_t, w1_t, geom, c) for c in range(cores)])
-            padded = torch.zeros(banks * per_bank, *stream.shape[1:], dtype=w0.dtype)
-            padded[: len(stream)] = stream
-            out[:, layer, e] = padded.reshape(banks, per_bank, *stream.shape[1:])
+            out[:, layer, e] = w0_w1_expert_blocks(_tiles(w0[layer, e]), _tiles(w1[layer, e]), geom, banks)
     return out
 
 
@@ -207,15 +214,20 @@ def w2_core_blocks(w2_t: torch.Tensor, geom: RingGeometry, core: int) -> torch.T
     return torch.cat(blocks)
 
 
+def w2_expert_blocks(w2_t: torch.Tensor, geom: RingGeometry) -> torch.Tensor:
+    """One (layer, expert)'s W2 blocks of every ring core `[cores, w2_blocks_per_expert, tiles_per_block, 32, 32]`.
+    w2_t: `[Nt, Ht, 32, 32]` tiles."""
+    return torch.stack([w2_core_blocks(w2_t, geom, c) for c in range(geom.cores)])
+
+
 def prepare_w2(w2: torch.Tensor, cores: int = 12) -> torch.Tensor:
     """w2: `[L, E, N, K]` -> each ring core's blocks `[cores, L, E, w2_blocks_per_expert, tiles_per_block, 32, 32]`."""
     layers, experts, n, k = w2.shape
     geom = _geometry(k, n, cores)
-    return torch.stack([
-        torch.stack([torch.stack([w2_core_blocks(_tiles(w2[layer, e]), geom, c) for e in range(experts)])
-                     for layer in range(layers)])
-        for c in range(cores)
-    ])  # fmt: skip
+    per_expert = [[w2_expert_blocks(_tiles(w2[layer, e]), geom) for e in range(experts)] for layer in range(layers)]
+    return torch.stack([torch.stack(blocks) for blocks in per_expert]).movedim(
+        2, 0
+    )  # [L, E, cores, ...] -> cores first
 
 
 def _geometry(hidden: int, intermediate: int, cores: int) -> RingGeometry:
@@ -231,6 +243,11 @@ def shard_bytes(blocks: torch.Tensor, dtype=emu_types.bfloat4_b) -> list[bytes]:
         tiles = shard.reshape(-1, TILE, TILE).float()
         shards.append(to_pages(tiles.reshape(-1, TILE), dtype, emu_types.TILE_LAYOUT).tobytes())
     return shards
+
+
+def _tile_bytes(blocks: torch.Tensor) -> np.ndarray:
+    """The bfloat4_b bytes of `[..., 32, 32]` tiles, in order (bfloat16 or float32 tiles read in place)."""
+    return to_pages(blocks.reshape(-1, TILE), emu_types.bfloat4_b, emu_types.TILE_LAYOUT)
 
 
 def place_shards(chip, shards: list[bytes], bank_of_shard: list[int]) -> int:
@@ -273,21 +290,41 @@ class PreparedWeights:
     geometry: RingGeometry
 
 
+def prepare_experts(experts: Iterable[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], cores: int) -> PreparedWeights:
+    """Prepares one layer's experts for a ring of `cores` cores (one DRAM bank each), one expert at a time:
+    `experts` yields (W0 `[H, N]`, W1 `[H, N]`, W2 `[N, H]`) in local-slot order. Each expert's blocks are
+    converted to bfloat4_b as it comes and appended to its shards (bfloat4_b tiles are self-contained, so the
+    shards are the bytes of `shard_bytes` over the whole layer's blocks): the host holds one expert in torch form
+    and the prepared bytes, never the layer in fp32."""
+    geom, count = None, 0
+    w0_w1_pieces: list[list[np.ndarray]] = [[] for _ in range(cores)]
+    w2_pieces: list[list[np.ndarray]] = [[] for _ in range(cores)]
+    for w0, w1, w2 in experts:
+        geom = geom or _geometry(int(w0.shape[0]), int(w0.shape[-1]), cores)
+        hidden, intermediate = geom.ht * TILE, geom.nt * TILE
+        for name, w, shape in (("w0", w0, (hidden, intermediate)), ("w1", w1, (hidden, intermediate)),
+                               ("w2", w2, (intermediate, hidden))):  # fmt: skip
+            if tuple(w.shape) != shape:
+                raise ValueError(
+                    f"moe_compute weights: expert {count}'s {name} is {list(w.shape)}, expected {list(shape)}"
+                )
+        for pieces, blocks in (
+            (w0_w1_pieces, w0_w1_expert_blocks(_tiles(w0), _tiles(w1), geom, cores)),
+            (w2_pieces, w2_expert_blocks(_tiles(w2), geom)),
+        ):
+            for shard, piece in zip(pieces, _tile_bytes(blocks).reshape(cores, -1)):
+                shard.append(piece)
+        count += 1
+    if geom is None:
+        raise ValueError("moe_compute weights: no experts to prepare")
+    return PreparedWeights([b"".join(p) for p in w0_w1_pieces], [b"".join(p) for p in w2_pieces], count, geom)
+
+
 def prepare_ring_weights(w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, cores: int) -> PreparedWeights:
     """Prepares one layer's `[1, E, H, N]` W0, W1 and `[1, E, N, H]` W2 for a ring of `cores` cores."""
-    _, experts, hidden, intermediate = w0.shape
-    return PreparedWeights(
-        shard_bytes(prepare_w0_w1(w0, w1, cores)),
-        shard_bytes(prepare_w2(w2, cores)),
-        experts,
-        _geometry(hidden, intermediate, cores),
-    )
-
-
-def place_ring_weights(chip, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, banks) -> RingWeights:
-    """Prepares one layer's `[1, E, H, N]` W0, W1 and `[1, E, N, H]` W2 of a device and places them in bfloat4_b,
-    shard (ring position) i on DRAM bank banks[i]."""
-    return place_prepared(chip, prepare_ring_weights(w0, w1, w2, len(banks)), banks)
+    if w0.shape[0] != 1:
+        raise ValueError(f"moe_compute weights: one layer at a time, got {w0.shape[0]} layers")
+    return prepare_experts(zip(w0[0], w1[0], w2[0]), cores)
 
 
 def place_prepared(chip, prepared: PreparedWeights, banks) -> RingWeights:
