@@ -341,7 +341,7 @@ void ComputeEngine::multiply(const MatmulJobShape& shape, uint32_t dst, const ui
         queued_jobs_.push_back(worker_->submit(shape, a_tiles, b_tiles));
         return;
     }
-    run_matmul_job(shape, a_tiles, b_tiles, matmul_scratch_);
+    run_matmul_job(shape, a_tiles, b_tiles, MatmulScratch::of_this_thread());
 }
 
 void ComputeEngine::matmul_tiles(uint32_t cb_a, uint32_t cb_b, uint32_t ia, uint32_t ib, uint32_t dst,

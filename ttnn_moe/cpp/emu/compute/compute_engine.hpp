@@ -184,10 +184,10 @@ private:
     Tile operand_a_{};
     Tile operand_b_{};
     Tile scratch_{};
-    // Matmuls run on the worker thread when there is one, else here with these operand buffers.
+    // Matmuls run on the worker thread when there is one, else here with the calling thread's
+    // operand buffers (MatmulScratch::of_this_thread).
     MatmulWorker* worker_;
     std::vector<uint64_t> queued_jobs_;  // in submission order
-    MatmulScratch matmul_scratch_;
     // Next sequential back slot of each CB for pack_tile without an index.
     std::unordered_map<uint32_t, uint32_t> pack_position_;
     uint64_t tile_matmuls_ = 0;

@@ -83,10 +83,16 @@ MatmulWorker::~MatmulWorker() {
 }
 
 void MatmulWorker::wake_worker() {
-    if (worker_sleeping_.load(std::memory_order_seq_cst)) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        work_ready_.notify_one();
-    }
+    if (worker_sleeping_.load(std::memory_order_seq_cst)) wake(work_ready_);
+}
+
+void MatmulWorker::wake(std::condition_variable& sleeper) {
+    // Taking the mutex orders this after the sleeper's last look at its condition (made under it,
+    // just before it waits). The notify follows the unlock: notified under the lock, the woken
+    // thread would block at once on the mutex still held here (a second futex call each way).
+    std::unique_lock<std::mutex> lock(mutex_);
+    lock.unlock();
+    sleeper.notify_one();
 }
 
 void MatmulWorker::wait_for_room(uint64_t job_end, uint64_t bytes_end) {
@@ -205,14 +211,16 @@ void MatmulWorker::run() {
         }
         data_released_.store(job.data_end, std::memory_order_release);
         completed_.store(++next, std::memory_order_seq_cst);
-        if (submitter_sleeping_.load(std::memory_order_seq_cst)) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            work_done_.notify_one();
-        }
+        if (submitter_sleeping_.load(std::memory_order_seq_cst)) wake(work_done_);
     }
 }
 
 MatmulScratch::MatmulScratch() : a(1), b(kMaxBlockSide) {}
+
+MatmulScratch& MatmulScratch::of_this_thread() {
+    thread_local MatmulScratch scratch;
+    return scratch;
+}
 
 // Each B tile is loaded once and reused for every A tile; each DST tile gets its one product and
 // then its rounding. The operand tiles stay in place until the job is done (a bf16 operand's values

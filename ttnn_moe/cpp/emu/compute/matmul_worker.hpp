@@ -45,6 +45,10 @@ struct MatmulJobShape {
 struct MatmulScratch {
     static constexpr uint32_t kMaxBlockSide = 16;  // a block has at most DST's 16 tiles, so at most 16 rows or columns
     MatmulScratch();
+    // The calling thread's, for jobs run where they are issued (no worker thread). One per thread,
+    // not per compute engine: a run creates an engine per core, and ~100 KiB of fresh operand
+    // buffers each cost page faults at every run.
+    static MatmulScratch& of_this_thread();
     std::vector<numerics::MatmulOperand> a, b;  // one, kMaxBlockSide
 };
 
@@ -89,6 +93,8 @@ private:
     // Takes a pending job and runs it on this thread, or waits until the thread that took it is done.
     void take_or_await(Job& job, MatmulScratch& scratch);
     void wake_worker();
+    // Wakes the thread sleeping on `sleeper` (work_ready_ or work_done_).
+    void wake(std::condition_variable& sleeper);
     void wait_for_room(uint64_t job_end, uint64_t bytes_end);
     void rethrow_failure();
     static constexpr uint64_t kJobs = 512;
