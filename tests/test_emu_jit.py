@@ -1,4 +1,4 @@
-"""Kernel builds: disk cache, build counting, compile errors."""
+"""Kernel builds: disk cache, build counting, compile errors, precompiled standard headers."""
 
 import json
 import os
@@ -214,3 +214,72 @@ def test_a_kernel_rebuilds_only_when_a_header_it_read_changes(tmp_path):
         ["shadowed by an emulator header", 1, 8],  # <shadow_value.hpp> now resolves to the emulator's copy
         ["shadow removed", 0, 7],
     ]
+
+
+_MATMUL_IN_A_FRESH_CACHE = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {tests!r})
+    import torch
+    from emu_programs import TILE_BYTES, matmul_program, tilize, untilize
+    from ttnn_moe._C import emu
+    gen = torch.Generator().manual_seed(5)
+    A = torch.randn(64, 64, generator=gen).to(torch.bfloat16)
+    B = torch.randn(64, 32, generator=gen).to(torch.bfloat16)
+    dev = emu.open_device()
+    a, b, c = (dev.allocate(n * TILE_BYTES, TILE_BYTES) for n in (4, 2, 2))
+    dev.write(a, TILE_BYTES, tilize(A))
+    dev.write(b, TILE_BYTES, tilize(B))
+    builds = emu.run_program(dev, matmul_program(a, b, c, 2, 2, 1, [(0, 0)]))["kernel_builds"]
+    got = untilize(dev.read(c, TILE_BYTES, 2 * TILE_BYTES), 64, 32)
+    want = A.float() @ B.float()
+    # fp32 sums in DST, one rounding to bf16 at pack: the error relative to the largest output.
+    print(builds, float((got - want).abs().max() / want.abs().max()))
+    """
+)
+
+
+def test_kernel_builds_precompile_the_standard_headers_once_per_kind(tmp_path):
+    # A fresh cache: the reader and writer (data movement) and the compute kernel each start from the
+    # precompiled standard headers of their kind, built once beside the kernel builds.
+    env = dict(os.environ, TTNN_MOE_CACHE=str(tmp_path / "cache"))
+    script = _MATMUL_IN_A_FRESH_CACHE.format(tests=str(TESTS))
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    builds, relative_error = run.stdout.split()
+    assert int(builds) == 3
+    assert float(relative_error) <= 0.01
+    precompiled = sorted((tmp_path / "cache" / "emu_kernels" / "std_pch").glob("*/ttnn_moe_emu_kernel_std.h.gch"))
+    assert len(precompiled) == 2  # data movement, compute
+    # Beside each, the header GCC reads instead when it cannot use the precompiled one; only the compute
+    # kernels' (whose SFPU headers include it) has <functional>.
+    with_functional = sorted("#include <functional>" in p.with_suffix("").read_text() for p in precompiled)
+    assert with_functional == [False, True]
+
+
+def test_a_define_named_like_a_precompiled_identifier_still_builds():
+    # GCC refuses a precompiled header when a macro defined for the build names an identifier in it
+    # (here `tuple`, defined as itself: the code means the same) and reads the header text instead.
+    dev = emu.open_device()
+    out = dev.allocate(32, 32)
+    code = textwrap.dedent(
+        """
+        #include <tuple>
+        #include "api/dataflow/dataflow_api.h"
+        void kernel_main() {
+            const uint32_t scratch = get_semaphore(0);
+            reinterpret_cast<volatile uint32_t*>(scratch)[0] = std::get<1>(std::tuple<int, int>(4, MAGIC));
+            noc_async_write(scratch, get_noc_addr_from_bank_id<true>(0, get_arg_val<uint32_t>(0)), 4);
+        }
+        """
+    )
+    k = pd.KernelDescriptor(
+        kernel_source=code,
+        source_type=pd.KernelDescriptor.SourceType.SOURCE_CODE,
+        core_ranges=core_set(0, 0),
+        defines=[("tuple", "tuple"), ("MAGIC", "77")],
+        runtime_args=[(pd.CoreCoord(0, 0), [out])],
+        config=pd.WriterConfigDescriptor(),
+    )
+    emu.run_program(dev, pd.ProgramDescriptor(kernels=[k]))
+    assert dev.read(out, 32, 32).view(np.uint32)[0] == 77

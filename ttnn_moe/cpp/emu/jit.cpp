@@ -16,6 +16,7 @@
 #include "emu/build_dependencies.hpp"
 #include "emu/build_hash.hpp"
 #include "emu/error.hpp"
+#include "emu/kernel_pch.hpp"
 #include "emu/process.hpp"
 
 namespace fs = std::filesystem;
@@ -40,6 +41,18 @@ namespace {
 constexpr const char* kSanitizerFlags[] = {"-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
                                            "-fno-omit-frame-pointer"};
 #endif
+
+// The code generation flags of every kernel build, which its precompiled headers are built with too.
+std::vector<std::string> code_flags() {
+    // tt-metal kernels cast L1 pointers to uint32_t (exact on the 32-bit device, and here, where emulated L1
+    // lives below 4 GiB); GCC accepts that narrowing cast only as a permissive extension.
+    std::vector<std::string> flags = {"-std=c++20", "-O2", "-fPIC", "-fvisibility=hidden", "-w", "-fpermissive"};
+#ifdef TTNN_MOE_SANITIZE
+    // Kernels run inside the sanitized emulator: instrument them too.
+    for (const char* flag : kSanitizerFlags) flags.push_back(flag);
+#endif
+    return flags;
+}
 
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -255,6 +268,7 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
         for (const char* flag : kSanitizerFlags) h.str(flag);
 #endif
         h.str(version);
+        h.str(kernel_std_header_text(s.kind == KernelKind::COMPUTE));
         h.str(s.source_is_code ? "<code>" : fs::absolute(s.source).string());
         h.str(s.source_is_code ? s.source : read_file(s.source));
         h.str(include_dir_);
@@ -278,6 +292,17 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
         auto [it, fresh] = job_of_key.emplace(key, to_build.size());
         if (fresh) to_build.push_back({i, key_dir, std::move(later_dirs), {}});
         job_of_spec[i] = it->second;
+    }
+
+    // The precompiled standard headers of the kinds to build (data movement, compute).
+    const std::vector<std::string> flags = code_flags();
+    fs::path std_header_dir[2];
+    for (const Job& job : to_build) {
+        const bool compute = specs[job.spec].kind == KernelKind::COMPUTE;
+        if (std_header_dir[compute].empty()) {
+            std_header_dir[compute] =
+                precompiled_kernel_std_header(cache, kernel_std_header_text(compute), compiler(), version, flags);
+        }
     }
 
     // Compile the misses, two at a time (the machine is shared).
@@ -308,6 +333,7 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                 }
                 std::ofstream(dir / "kernel_wrapper.cpp")
                     << "// Generated: the emulator's entry point around one kernel source.\n"
+                    << "#include \"" << kKernelStdHeader << "\"  // first: precompiled\n"
                     << "#include \"emu_kernel_config.h\"\n"
                     << "#include \"ttnn_moe_emu/kernel_prelude.h\"\n"
                     << binding_includes << "#include \"" << source_path
@@ -322,27 +348,15 @@ std::vector<KernelEntry> KernelJit::load(const std::vector<KernelBuildSpec>& spe
                     << "    ttnn_moe_emu::services = services;\n"
                     << "    kernel_main();\n"
                     << "}\n";
-                std::vector<std::string> argv = {compiler(),
-                                                 "-std=c++20",
-                                                 "-O2",
-                                                 "-fPIC",
-                                                 "-shared",
-                                                 "-fvisibility=hidden",
-                                                 "-w",
-                                                 "-MMD",
-                                                 "-MF",
-                                                 (dir / "deps.d").string(),
-                                                 "-I" + dir.string(),
-                                                 "-I" + include_dir_};
+                std::vector<std::string> argv = {compiler()};
+                argv.insert(argv.end(), flags.begin(), flags.end());
+                argv.insert(argv.end(), {"-shared", "-MMD", "-MF", (dir / "deps.d").string(), "-I" + dir.string(),
+                                         "-I" + include_dir_});
                 if (!s.source_is_code) argv.push_back("-I" + fs::absolute(s.source).parent_path().string());
                 for (const auto& d : extra_include_dirs_) argv.push_back("-I" + d);
-#ifdef TTNN_MOE_SANITIZE
-                // Kernels run inside the sanitized emulator: instrument them too.
-                for (const char* flag : kSanitizerFlags) argv.push_back(flag);
-#endif
-                // tt-metal kernels cast L1 pointers to uint32_t (exact on the 32-bit device, and here, where
-                // emulated L1 lives below 4 GiB); GCC accepts that narrowing cast only as a permissive extension.
-                argv.push_back("-fpermissive");
+                // Searched after every -I directory, as a system header (so not in the dependency list).
+                argv.push_back("-isystem");
+                argv.push_back(std_header_dir[s.kind == KernelKind::COMPUTE].string());
                 argv.push_back("-DKERNEL_BUILD");
                 argv.push_back("-DTTNN_MOE_EMU_RUNTIME_ABI=" + std::to_string(ttnn_moe_emu::ABI_VERSION));
                 argv.push_back("-DARCH_WORMHOLE");
