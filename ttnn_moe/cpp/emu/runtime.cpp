@@ -77,6 +77,33 @@ void check_in_grid(const Device& dev, const program::CoreRangeSet& set, const st
     }
 }
 
+// The cores of a device that take part in its program, each holding an L1 slot while it runs: those of a kernel,
+// a circular buffer or a semaphore, and those holding L1 buffers (kernels reach those buffers over the NOC); in
+// (y, x) order.
+std::vector<CoreCoord> cores_taking_part(const DeviceProgram& program) {
+    const Device& dev = *program.device;
+    const ProgramDescriptor& p = *program.program;
+    std::map<std::pair<uint32_t, uint32_t>, bool> used;
+    for (size_t i = 0; i < p.kernels.size(); ++i) {
+        check_in_grid(dev, p.kernels[i].core_ranges, "kernel " + kernel_name_of(p.kernels[i], i));
+        for (const auto& c : p.kernels[i].core_ranges.cores()) used[{c.y, c.x}] = true;
+    }
+    for (size_t i = 0; i < p.cbs.size(); ++i) {
+        check_in_grid(dev, p.cbs[i].core_ranges, "circular buffer descriptor " + std::to_string(i));
+        for (const auto& c : p.cbs[i].core_ranges.cores()) used[{c.y, c.x}] = true;
+    }
+    for (const auto& s : p.semaphores) {
+        check_in_grid(dev, s.core_ranges, "semaphore " + std::to_string(s.id));
+        for (const auto& c : s.core_ranges.cores()) used[{c.y, c.x}] = true;
+    }
+    for (const auto& [address, buffer] : program.device->l1_buffers().buffers()) {
+        for (const auto& [x, y] : buffer.cores) used[{y, x}] = true;
+    }
+    std::vector<CoreCoord> cores;
+    for (const auto& [yx, _] : used) cores.push_back({yx.second, yx.first});
+    return cores;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- setup
@@ -97,26 +124,7 @@ Run::Run(const std::vector<DeviceProgram>& programs) {
     std::vector<std::vector<CoreCoord>> device_cores(programs.size());
     size_t total = 0;
     for (size_t d = 0; d < programs.size(); ++d) {
-        const Device& dev = *programs[d].device;
-        const ProgramDescriptor& p = *programs[d].program;
-        std::map<std::pair<uint32_t, uint32_t>, bool> used;
-        for (size_t i = 0; i < p.kernels.size(); ++i) {
-            check_in_grid(dev, p.kernels[i].core_ranges, "kernel " + kernel_name_of(p.kernels[i], i));
-            for (const auto& c : p.kernels[i].core_ranges.cores()) used[{c.y, c.x}] = true;
-        }
-        for (size_t i = 0; i < p.cbs.size(); ++i) {
-            check_in_grid(dev, p.cbs[i].core_ranges, "circular buffer descriptor " + std::to_string(i));
-            for (const auto& c : p.cbs[i].core_ranges.cores()) used[{c.y, c.x}] = true;
-        }
-        for (const auto& s : p.semaphores) {
-            check_in_grid(dev, s.core_ranges, "semaphore " + std::to_string(s.id));
-            for (const auto& c : s.core_ranges.cores()) used[{c.y, c.x}] = true;
-        }
-        // Cores holding L1 buffers take part too: kernels reach those buffers over the NOC.
-        for (const auto& [address, buffer] : programs[d].device->l1_buffers().buffers()) {
-            for (const auto& [x, y] : buffer.cores) used[{y, x}] = true;
-        }
-        for (const auto& [yx, _] : used) device_cores[d].push_back({yx.second, yx.first});
+        device_cores[d] = cores_taking_part(programs[d]);
         total += device_cores[d].size();
     }
     slots_ = L1Pool::instance().acquire(static_cast<uint32_t>(total));
@@ -554,14 +562,7 @@ std::vector<std::pair<uint32_t, Counters>> run_mesh_program(Mesh& mesh, const pr
         }
     }
     uint64_t cores = 0;
-    for (const auto& p : programs) {
-        std::map<std::pair<uint32_t, uint32_t>, bool> used;
-        for (const auto& k : p.program->kernels)
-            for (const auto& c : k.core_ranges.cores()) used[{c.x, c.y}] = true;
-        for (const auto& b : p.program->cbs)
-            for (const auto& c : b.core_ranges.cores()) used[{c.x, c.y}] = true;
-        cores += used.size();
-    }
+    for (const auto& p : programs) cores += cores_taking_part(p).size();
     std::vector<std::pair<uint32_t, Counters>> out;
     if (cores <= L1Pool::instance().num_free()) {
         const std::vector<Counters> counters = run_programs(programs);
