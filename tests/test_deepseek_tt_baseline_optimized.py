@@ -128,6 +128,26 @@ def test_an_intermediate_size_below_one_tile_per_ring_core_is_refused():
         emu.close_mesh_device(mesh)
 
 
+def test_a_prefill_batch_and_a_mesh_past_the_emulators_l1_slots_are_refused_before_any_weight_is_placed():
+    """moe_compute's FullCcl staging holds token_expert_row_offset rows of an expert per combine core (128 at hidden
+    512 with 4 token-parallel cores): 2 x 512 tokens put up to 256 there. A QUAD's 128 devices x 80 cores do not fit
+    the emulator's L1 slots at once."""
+    layer = RandomMoELayer(CONFIG, seed=3)
+    mesh = emu.open_mesh_device(emu.MeshShape(2, 2), grid=GRID)
+    try:
+        with pytest.raises(ValueError, match=r"tokens_per_row=512 on a 2x2 mesh: .*1024 tokens put up to 256 rows .* "
+                                             r"more than the 128 of a staging half"):  # fmt: skip
+            TtMoEBaseline(layer, CONFIG, mesh, path="optimized", tokens_per_row=512)
+    finally:
+        emu.close_mesh_device(mesh)
+    quad = emu.open_mesh_device(emu.MeshShape(16, 8), grid=GRID)
+    try:
+        with pytest.raises(NotImplementedError, match=r"128-device mesh takes 10240 cores at once; the emulator holds"):
+            TtMoEBaseline(layer, CONFIG, quad, path="optimized", tokens_per_row=32)
+    finally:
+        emu.close_mesh_device(quad)
+
+
 def test_a_batch_other_than_the_configured_one_is_refused(weights):
     mesh = emu.open_mesh_device(emu.MeshShape(1, 2), grid=GRID)
     try:

@@ -84,9 +84,10 @@ def ttmetal_optimized_ops():
     descriptions of their factories (`ttnn_moe.emu.ttmetal`; moe_compute by its path: LocalOutput for a dispatch
     axis of one device, FullCcl else), plus the host placement of moe_compute's ring weights
     (`place_moe_compute_weights(mesh, device_experts)`, device d's experts taken one at a time from
-    `device_experts(d)`) and its refusal of an intermediate size (`check_moe_compute_intermediate_size`). Not on
-    hardware: moe_compute's weights are placed by the emulator's preparation, and tt-metal's own model runs that
-    flow there."""
+    `device_experts(d)`) and its refusals before any weight is placed: of an intermediate size
+    (`check_moe_compute_intermediate_size`) and of a FullCcl mesh and token count (`check_moe_compute_full_ccl`).
+    Not on hardware: moe_compute's weights are placed by the emulator's preparation, and tt-metal's own model runs
+    that flow there."""
     if BACKEND == "hardware":
         raise NotImplementedError(
             "the optimized tt-metal flow is described for the emulator only (moe_compute's ring weights are placed by "
@@ -111,6 +112,7 @@ def ttmetal_optimized_ops():
         moe_compute_full_ccl=moe_compute.moe_compute_full_ccl,
         place_moe_compute_weights=moe_compute.place_expert_weights,
         check_moe_compute_intermediate_size=moe_compute.check_intermediate_size,
+        check_moe_compute_full_ccl=moe_compute.check_full_ccl_mesh,
         deepseek_moe_fast_reduce_nc=deepseek_moe_fast_reduce_nc.deepseek_moe_fast_reduce_nc,
         deepseek_moe_reduce_scatter=deepseek_moe_reduce_scatter.deepseek_moe_reduce_scatter,
         # The shard layout of deepseek_moe_reduce_scatter's inputs (the emulator holds them interleaved).

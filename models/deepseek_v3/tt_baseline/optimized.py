@@ -105,6 +105,7 @@ class OptimizedFlowOps:
         self.moe_compute_full_ccl = optimized.moe_compute_full_ccl
         self.place_ring_weights = optimized.place_moe_compute_weights
         self.check_moe_compute_intermediate_size = optimized.check_moe_compute_intermediate_size
+        self.check_moe_compute_full_ccl = optimized.check_moe_compute_full_ccl
         self.fast_reduce_nc = optimized.deepseek_moe_fast_reduce_nc
         self.moe_reduce_scatter = optimized.deepseek_moe_reduce_scatter
         self.input_shards = optimized.ReduceScatterInputShards
@@ -160,6 +161,16 @@ class OptimizedMoEFlow:
             self.ops.check_moe_compute_intermediate_size(config.moe_intermediate_size)
         except ValueError as refusal:
             raise ValueError(f"moe_intermediate_size={config.moe_intermediate_size}: {refusal}") from None
+        rows, cols = tuple(mesh_device.shape)
+        if rows > 1:  # moe_compute's FullCcl path: refused here before any weight is placed
+            local_experts = config.n_routed_experts // (rows * cols)
+            try:
+                self.ops.check_moe_compute_full_ccl(
+                    mesh_device, rows * tokens_per_row, local_experts, config.num_experts_per_tok, config.hidden_size,
+                    OUTPUT_HEIGHT_SHARD_DIM,
+                )  # fmt: skip
+            except ValueError as refusal:
+                raise ValueError(f"tokens_per_row={tokens_per_row} on a {rows}x{cols} mesh: {refusal}") from None
         self.config = config
         self.mesh_device = mesh_device
         self.tokens_per_row = tokens_per_row

@@ -703,6 +703,35 @@ def moe_compute_local_output(
     return output, activation, e_t
 
 
+def full_ccl_combine_shape(
+    tokens: int, local_experts: int, k: int, hidden: int, output_height_shard_dim: int
+) -> fused.FusedCombineShape:
+    """The fused combine's staging for `tokens` tokens of a dispatch group, checked against its limits (ValueError
+    naming the one it breaks)."""
+    data_parallel = next(d for d in (4, 3, 2, 1) if (hidden // TILE) % d == 0 and RING_CORES % d == 0)
+    shared_cb_bytes = 2 * (hidden // TILE) * TILE_BYTES
+    shape = fused.FusedCombineShape(tokens, local_experts, k, hidden, output_height_shard_dim, data_parallel,
+                                    shared_cb_bytes)  # fmt: skip
+    fused.check_shape(shape)
+    return shape
+
+
+def check_full_ccl_mesh(mesh, tokens: int, local_experts: int, k: int, hidden: int, output_height_shard_dim: int):
+    """Before any weight is placed: what moe_compute_full_ccl would refuse for this dispatch group's `tokens`, and
+    whether the emulator can hold its program. Its devices exchange rows within the program, so every core of every
+    device's grid needs an emulated L1 slot at once (the slots lie below 4 GiB, where the kernels' 32-bit L1
+    pointers must land)."""
+    full_ccl_combine_shape(tokens, local_experts, k, hidden, output_height_shard_dim)
+    grid = mesh.get_devices()[0].compute_with_storage_grid_size()
+    cores = mesh.get_num_devices() * grid.x * grid.y
+    slots = int(_emu.runtime_state()["l1_slots"])
+    if cores > slots:
+        raise NotImplementedError(
+            f"{_OP}: its FullCcl program on this {mesh.get_num_devices()}-device mesh takes {cores} cores at once; the "
+            f"emulator holds {slots} emulated L1 slots"
+        )
+
+
 def moe_compute_full_ccl(
     tokens: Tensor,
     indices: Tensor,
@@ -746,13 +775,10 @@ def moe_compute_full_ccl(
     if t % group:
         raise ValueError(f"{_OP}: {t} tokens do not split over the {group} devices of cluster_axis {axis}")
     device = mesh.get_devices()[0]
-    data_parallel = next(d for d in (4, 3, 2, 1) if (hidden // TILE) % d == 0 and RING_CORES % d == 0)
+    combine_shape = full_ccl_combine_shape(t, w.experts, k, hidden, output_height_shard_dim)
+    data_parallel = combine_shape.data_parallel
     layout = core_layout(device, hidden, output_height_shard_dim, data_parallel)
     shape = TilizeShape(t, hidden, k, int(mapping.shape[-1]), w.experts, int(mapping.shape[0]))
-    shared_cb_bytes = 2 * shape.hidden_tiles * TILE_BYTES
-    combine_shape = fused.FusedCombineShape(t, w.experts, k, hidden, output_height_shard_dim, data_parallel,
-                                            shared_cb_bytes)  # fmt: skip
-    fused.check_shape(combine_shape)
     mux = _cores_of("mux_core_range_set", mux_core_range_set)
     need_mux = num_links * max(len(ccl.neighbors(view, r, c, usable, axis)[0]) for r in range(rows)
                                for c in range(cols))  # fmt: skip
@@ -787,7 +813,7 @@ def moe_compute_full_ccl(
     w2_widths = [mw.w2_shard_tiles(geometry.ht, p, geometry.nt, RING_CORES) for p in range(RING_CORES)]
     (x0, y0), (x1, y1) = WORMHOLE_COMBINE_RANGE
     combine_range = [pd.CoreCoord(x, y) for y in range(y0, y1 + 1) for x in range(x0, x1 + 1)]
-    counts_address = int(_emu.cb_l1_addresses([shared_cb_bytes, shape.counts_page_bytes])[1])
+    counts_address = int(_emu.cb_l1_addresses([combine_shape.shared_cb_bytes, shape.counts_page_bytes])[1])
 
     def build(r, c):
         lin = r * cols + c
