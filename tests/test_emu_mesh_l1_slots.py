@@ -2,9 +2,9 @@
 L1 buffers included; when the mesh's cores outnumber the free slots, its devices run one at a time."""
 
 import torch
+from ttnn_moe._C import emu as emulator
 
 from ttnn_moe import emu
-from ttnn_moe._C import emu as emulator
 
 
 def test_a_mesh_program_past_the_free_l1_slots_through_its_l1_buffers_runs_device_by_device():
