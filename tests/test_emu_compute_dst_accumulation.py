@@ -4,6 +4,8 @@
   standard path clears nothing before the multiply), so mul_tiles into a DST tile holding a value adds to it;
 - ELWADD / ELWSUB are `Dst = SrcA op SrcB`, or `Dst += SrcA op SrcB` when the binary init asked for
   acc_to_dest (the instruction's AddDst bit), with or without a broadcast of SrcB;
+- unary_bcast<COL|ROW|SCALAR> is a datacopy (MOVB2D): DST = the tile's column 0, row 0 or element (0, 0)
+  spread over the tile, overwriting what DST held;
 - the packer clears the DST half it releases (ZEROACC), so a tile reads zero again after release and
   re-acquire.
 
@@ -209,3 +211,14 @@ def test_a_kernel_that_forgets_to_release_dst_is_an_error_naming_the_rule():
     forgot = "tile_regs_acquire(); mul_tiles(0, 0, 0, 1, 0); tile_regs_commit(); tile_regs_wait(); pack_tile(0, 16);"
     with pytest.raises(emu.EmulatorError, match="tile_regs_acquire: DST must be released"):
         run([a, b], forgot + section("mul_tiles(0, 0, 0, 1, 0);", pack=0), 1)
+
+
+@pytest.mark.parametrize("kind, bcast", [("COL", COL), ("ROW", ROW), ("SCALAR", SCALAR)])
+def test_unary_bcast_overwrites_dst_with_the_broadcast_tile(kind, bcast):
+    x, b = operands(2, 5)
+    ops = (
+        f"copy_init(0); copy_tile(0, 0, 0); unary_bcast_init<BroadcastType::{kind}>(0); "
+        f"unary_bcast<BroadcastType::{kind}>(0, 1, 0);"
+    )
+    (got,) = run([x, b], section(ops), 1)
+    assert torch.equal(got, packed(bcast(b)))

@@ -98,11 +98,45 @@ def test_a_relu_after_the_op_is_the_packers_relu(wheel, op):
     assert (got == 0).float().mean() > 0.3
 
 
+def column_broadcast_inputs(shape, seed, grid=(8, 8)):
+    """a of `shape` and weights b of `shape` with its last dim 1, both bf16 tiles on a device."""
+    gen = torch.Generator().manual_seed(seed)
+    a = (torch.randn(shape, generator=gen) * 3).bfloat16()
+    b = torch.randn((*shape[:-1], 1), generator=gen).bfloat16()
+    device = ttnn.open_device(grid=grid)
+    to_device = lambda t: ttnn.from_torch(t, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)  # noqa: E731
+    return a, b, to_device(a), to_device(b)
+
+
+# (K, 1, B, H): moe_compute's outputs times the top-k weights (K, 1, B, 1); B=20 pads to one tile row,
+# 3x2x2 and the 5x3 grid give cores a start mid-row of tiles (start % Wt != 0).
+@pytest.mark.parametrize(
+    "shape,grid",
+    [((8, 1, 32, 256), (8, 8)), ((8, 1, 20, 256), (8, 8)), ((3, 2, 64, 96), (5, 3)), ((1, 1, 32, 32), (1, 1))],
+)
+def test_mul_broadcasts_a_column_of_b_bit_exactly(wheel, shape, grid):
+    """ttnn.mul(expert_out, topk_weights) with the weights' last dim 1: binary_ng's column broadcast of b.
+    The SFPU product of two bf16 values is exact in fp32 and rounded once, as torch's bf16 product is."""
+    a, b, ta, tb = column_broadcast_inputs(shape, 7, grid)
+    got = ttnn.to_torch(eltwise_binary.mul(ta, tb)).float()
+    assert got.shape == a.shape
+    assert torch.equal(got, (a.float() * b.float()).bfloat16().float())
+    counters = ttnn.last_run_counters()
+    tiles = a.numel() // a.shape[-2] * -(-a.shape[-2] // 32) // 32
+    rows = tiles // (a.shape[-1] // 32)
+    # Each b tile is read once per row of a's tiles a core handles; one extra pack per such row (into c_6).
+    assert counters["tiles_packed"] >= tiles + rows
+    assert counters["noc_bytes_read_dram"] >= (tiles + rows) * TILE_BYTES
+    assert counters["noc_bytes_written_dram"] == tiles * TILE_BYTES
+
+
 def test_bad_arguments_are_named(wheel):
     _, _, ta, tb = device_inputs((64, 64), 6)
     _, _, _, other = device_inputs((64, 96), 6)
     with pytest.raises(ValueError, match="same shape"):
         eltwise_binary.mul(ta, other)
+    with pytest.raises(ValueError, match="column broadcast of b is emulated for mul without activations only"):
+        eltwise_binary.binary_ng_program("add", 0, 0, 0, (1, 1, 1, 2), b_column_broadcast=True)
     with pytest.raises(ValueError, match="'gelu'"):
         eltwise_binary.mul(ta, tb, input_tensor_a_activations=["gelu"])
     with pytest.raises(ValueError, match="'div'"):
@@ -117,7 +151,7 @@ def test_the_programs_build_against_the_real_headers(wheel):
         eltwise_binary.binary_ng_program(op, 0, 0, 0, (1, 1, 2, 2), lhs_activation=act, post_relu=relu)
         for op in ("mul", "add")
         for act, relu in ((None, False), ("silu", False), (None, True))
-    ]
+    ] + [eltwise_binary.binary_ng_program("mul", 0, 0, 0, (1, 1, 2, 2), b_column_broadcast=True)]
     checked, failures = set(), []
     for program in programs:
         formats = {f.buffer_index: f.data_format.name for c in program.cbs for f in c.format_descriptors}
@@ -143,8 +177,9 @@ def test_the_programs_build_against_the_real_headers(wheel):
             result = conformance.check_kernel(k.kernel_source, kind, wheel_root=wheel, **spec)
             if [d for d in result.problems() if not is_host_clang_artifact(d)]:
                 failures.append(result.report())
-    # Readers and writers with and without the activation CB c_3 in the CB formats, six compute configurations.
-    assert len(checked) == 4 + 6
+    # Readers and writers with and without the activation CB c_3 in the CB formats, six compute configurations;
+    # then the column broadcast's reader, writer (CB c_6 among the formats) and compute kernel.
+    assert len(checked) == 4 + 6 + 3
     assert not failures, "\n".join(failures)
 
 

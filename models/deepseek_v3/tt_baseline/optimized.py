@@ -10,9 +10,7 @@ Mesh (R, C) as `TtMoE`: axis 1 is tensor parallel, axis 0 the dispatch axis; B t
     -> top-k weights and indices (1, 1, B, K), TILE
  3. the indices and weights to ROW_MAJOR in L1, (B, 1, 1, K) (tt-metal's permute (2, 0, 1, 3) moves only
     unit dims: a reshape here), for the dispatch
- 4. the top-k weights broadcast over the hidden dim, one (1, B, H) plane per choice: to ROW_MAJOR, repeat
-    (H, 1, 1, 1), permute (3, 1, 2, 0), to TILE -> (K, 1, B, H) (tt-metal multiplies by (K, 1, B, 1) with
-    binary_ng's broadcast, which is not described here: the repeat is its stand-in)
+ 4. the top-k weights one column per choice: to ROW_MAJOR, permute (3, 1, 2, 0), to TILE -> (K, 1, B, 1)
  5. ttnn.experimental.all_to_all_dispatch_metadata (axis 0, drain core (6, 9), SPARSE_MCAST_SHORTEST_PATH):
     x (B, 1, 1, H) ROW_MAJOR and the top-k rows -> the dispatch group's T = R*B tokens (1, T, H) in DRAM,
     their indices and scores (1, T, K) in L1 of the drain core
@@ -21,7 +19,8 @@ Mesh (R, C) as `TtMoE`: axis 1 is tensor parallel, axis 0 the dispatch axis; B t
     else its FullCcl path (output_height_shard_dim 4, mux cores (3, 0) - (3, 7)), whose combine,
     selective_reduce_combine's kernels in the same program, sends each row back to its token's device
  7. unsqueeze to (K, 1, B, H), tilize (tt-metal's deepseek_moe_post_combine_tilize for 32 tokens, which is not
-    described here: ttnn.to_layout), ttnn.mul by the top-k weights
+    described here: ttnn.to_layout), ttnn.mul by the top-k weights (K, 1, B, 1): binary_ng's column broadcast
+    of b, each weight spread across the hidden dim inside the op
  8. the sum over K and the reduce-scatter over the row: ttnn.experimental.deepseek_moe_fast_reduce_nc (dim 0,
     split into C slices) + deepseek_moe_reduce_scatter on a Ring row of 8 with 32 tokens (tt-metal's decode
     condition; the slices must shard into even tile counts), else ttnn.sum + ttnn.reduce_scatter
@@ -65,7 +64,6 @@ ON_DEVICE = (
     "linear",
     "mul",
     "add",
-    "repeat",
     "permute",
     "sum",
     "deepseek_grouped_gate",
@@ -97,7 +95,7 @@ class OptimizedFlowOps:
         classic, optimized = ttmetal_ops(), ttmetal_optimized_ops()
         self.linear, self.mul, self.add = classic.linear, classic.mul, classic.add
         self.matmul_1d_config = classic.MatmulMultiCoreReuseMultiCast1DProgramConfig
-        self.repeat, self.permute, self.sum = classic.repeat, classic.permute, classic.sum
+        self.permute, self.sum = classic.permute, classic.sum
         self.deepseek_grouped_gate = optimized.deepseek_grouped_gate
         self.all_to_all_dispatch_metadata = optimized.all_to_all_dispatch_metadata
         self.dispatch_algorithm = optimized.DispatchAlgorithm.SPARSE_MCAST_SHORTEST_PATH
@@ -239,10 +237,9 @@ class OptimizedMoEFlow:
         )
         indices, scores = ttnn.reshape(indices, (B, 1, 1, K)), ttnn.reshape(scores, (B, 1, 1, K))
 
-        # 4. The top-k weights over the hidden dim, for the scaling after moe_compute.
+        # 4. The top-k weights one column per choice, for the scaling after moe_compute.
         scale = step("ttnn.to_layout topk weights -> ROW_MAJOR", ttnn.to_layout(weights, ttnn.ROW_MAJOR_LAYOUT))
-        scale = step("ttnn.repeat topk weights", ops.repeat(scale, ttnn.Shape([H, 1, 1, 1])))  # (H, 1, B, K)
-        scale = step("ttnn.permute topk weights", ops.permute(scale, (3, 1, 2, 0)))  # (K, 1, B, H)
+        scale = step("ttnn.permute topk weights", ops.permute(scale, (3, 1, 2, 0)))  # (K, 1, B, 1)
         scale = step("ttnn.to_layout topk weights -> TILE", ttnn.to_layout(scale, ttnn.TILE_LAYOUT))
 
         # 5. Dispatch down the column: tokens and their routing to the devices of their experts.
@@ -281,7 +278,7 @@ class OptimizedMoEFlow:
         # 7. Weigh each choice.
         expert_out = ttnn.reshape(expert_out, (K, 1, B, H))
         expert_out = step("ttnn.to_layout expert outputs -> TILE", ttnn.to_layout(expert_out, ttnn.TILE_LAYOUT))
-        weighted = step("ttnn.mul by topk weights", ops.mul(expert_out, scale))  # (K, 1, B, H)
+        weighted = step("ttnn.mul by topk weights", ops.mul(expert_out, scale))  # (K, 1, B, H) x (K, 1, B, 1)
 
         # 8. Sum the K choices and the row's partials; column c keeps slice c.
         routed = self._sum_and_reduce_scatter(weighted, step)  # (1, 1, B, H/C)

@@ -204,6 +204,11 @@ void c_transpose(uint32_t cb, uint32_t tile, uint32_t dst) {
     // The unpacker transposes within faces on the way to DST and the A2D move swaps faces: a datacopy.
     time().unpack_math(instance(), tile_bytes(cb), time().arch().datacopy_tile_cycles);
 }
+// unary_bcast: the unpacker broadcasts into SrcB and a B2D datacopy moves it to DST.
+void c_unary_bcast(ttnn_moe_emu::Broadcast bcast, uint32_t cb, uint32_t tile, uint32_t dst) {
+    engine().unary_bcast_tile(static_cast<numerics::Broadcast>(bcast), cb, tile, dst);
+    time().unpack_math(instance(), tile_bytes(cb), time().arch().datacopy_tile_cycles);
+}
 void c_binary_acc_to_dest(uint32_t enable) {
     engine();
     instance().binary_acc_to_dest = enable != 0;
@@ -310,6 +315,7 @@ void fill_compute_services(ttnn_moe_emu::Services& t) {
     t.pack_relu_config = &c_pack_relu_config;
     t.pack_l1_acc = &c_pack_l1_acc;
     t.transpose_tile = &c_transpose;
+    t.unary_bcast_tile = &c_unary_bcast;
     t.binary_acc_to_dest = &c_binary_acc_to_dest;
     t.reduce_tile = &c_reduce;
     t.topk = &c_topk;

@@ -502,6 +502,24 @@ const uint8_t* ComputeEngine::broadcast_operand(DataFormat format, numerics::Bro
     return cbs_.front_tile_bytes(cb, tile_index, ranges.data(), count);
 }
 
+void ComputeEngine::unary_bcast_tile(numerics::Broadcast bcast, uint32_t cb, uint32_t tile_index, uint32_t dst) {
+    require_phase(Phase::Math, "unary_bcast", "math ops run between tile_regs_acquire and tile_regs_commit");
+    float* out = dst_slot(dst, "unary_bcast");
+    const DataFormat format = float_tile_format(cb, "unary_bcast");
+    numerics::unpack_tile(format, broadcast_operand(format, bcast, cb, tile_index), operand_b_.data());
+    // The broadcast datacopy (MOVB2D) moves the broadcast source register as is, sign of zero included.
+    const float* b = operand_b_.data();
+    for (uint32_t r = 0; r < TILE_DIM; ++r)
+        for (uint32_t c = 0; c < TILE_DIM; ++c) {
+            const uint32_t from = bcast == numerics::Broadcast::None  ? r * TILE_DIM + c
+                                  : bcast == numerics::Broadcast::Row ? c
+                                  : bcast == numerics::Broadcast::Col ? r * TILE_DIM
+                                                                      : 0;
+            out[r * TILE_DIM + c] = b[from];
+        }
+    finish_math(dst);
+}
+
 void ComputeEngine::unary_tile(numerics::UnaryOp op, uint32_t dst) {
     require_phase(Phase::Math, "unary op", "math ops run between tile_regs_acquire and tile_regs_commit");
     float* inout = dst_slot(dst, "unary op");

@@ -85,6 +85,8 @@ public:
     // The bitonic top-k stages on the slab at DST idst..idst+3 (topk_slab.hpp).
     enum class TopkStage : uint8_t { LocalSort, Merge, Rebuild };
     void topk(TopkStage stage, uint32_t idst, int idir, int p0, int p1, int p2, int p3);
+    // unary_bcast: the tile's broadcast part (row 0, column 0 or element (0, 0)) spread over a DST tile.
+    void unary_bcast_tile(numerics::Broadcast bcast, uint32_t cb, uint32_t tile_index, uint32_t dst);
     void unary_tile(numerics::UnaryOp op, uint32_t dst);
     // Every element of DST tile `dst` set to `value` (the SFPU fill).
     void fill_tile(uint32_t dst, float value);

@@ -12,7 +12,7 @@ namespace ttnn_moe_emu {
 
 struct FabricServices;  // ttnn_moe_emu/fabric_abi.h
 
-inline constexpr uint32_t ABI_VERSION = 16;
+inline constexpr uint32_t ABI_VERSION = 17;
 
 // L1 layout shared by runtime and kernels: semaphore i lives at
 // L1_SEMAPHORE_BASE + i * L1_SEMAPHORE_STRIDE (one L1 alignment unit each).
@@ -192,6 +192,8 @@ struct Services {
 
     // transpose_wh_tile: DST[dst] = cb[tile_index] transposed.
     void (*transpose_tile)(uint32_t cb, uint32_t tile_index, uint32_t dst);
+    // unary_bcast<bcast>: DST[dst] = cb[tile_index] with its row 0, column 0 or element (0, 0) broadcast.
+    void (*unary_bcast_tile)(Broadcast bcast, uint32_t cb, uint32_t tile_index, uint32_t dst);
     // The FPU binary init's acc_to_dest: later add_tiles / sub_tiles add their result to DST.
     void (*binary_acc_to_dest)(uint32_t enable);
     // reduce_tile (SUM / AVG) along `dim` (0 row, 1 col, 2 scalar, tt-metal's ReduceDim), accumulating into DST.

@@ -308,6 +308,14 @@ template <EltwiseBinaryReuseDestType reuse_dest>
 ALWI void add_reuse_dest_tiles(uint32_t icb, uint32_t in_tile_index, uint32_t dst_tile_index) {
     ttnn_moe_emu::fail("add_reuse_dest_tiles: the FPU add with an operand from DST is not emulated");
 }
+// unary_bcast: one tile through the unpacker's broadcast (row 0, column 0 or element (0, 0)) into DST.
+template <BroadcastType bcast_type, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void unary_bcast_init(uint32_t icb) {}
+template <BroadcastType bcast_type, bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void unary_bcast(uint32_t icb, uint32_t in_tile_index, uint32_t dst_tile_index) {
+    emu_detail::svc().unary_bcast_tile(emu_detail::bcast_of(bcast_type), icb, in_tile_index, dst_tile_index);
+}
+
 #define EMU_NOOP_INIT(name)                                                               \
     ALWI void name(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) { \
         emu_detail::svc().binary_acc_to_dest(0);                                          \
