@@ -28,7 +28,12 @@ def test_emulator_speed_benchmark_prints_a_row_per_format_and_the_host_rate():
         [f, m] for f in ("bf16", "bfloat8_b", "bfloat4_b") for m in ("thread", "inline")
     ]
     assert [r[1] for r in rows[6:]] == ["torch"]
-    assert all(float(v.replace(",", "")) > 0 for r in rows[:6] for v in r[3:])
+    for row in rows[:6]:
+        figures = row[3:]
+        if row[2] == "inline":  # no matmul thread: its CPU column is "-"
+            assert figures[-1] == "-", row
+            figures = figures[:-1]
+        assert all(float(v.replace(",", "")) > 0 for v in figures), row
 
 
 def test_tile_math_benchmark_runs():
