@@ -19,7 +19,9 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
     const uint32_t x_pages = (dims.row_major_x ? 1 : 2) * x_block_pages;
     const uint32_t w_pages = 2 * dims.weight_halves * dims.inner_block;
     // Partial sums of a segment's output tiles between k blocks (both products in SwiGLU), in the
-    // DST format so that spilling and reloading them changes no bit.
+    // DST format so that spilling and reloading them changes no bit. With all of Kt in one block no
+    // sum is spilled, and the ring would be most of the op's L1 (64 fp32 SwiGLU tiles: 512 KB).
+    const bool spills = dims.inner_tiles > dims.inner_block;
     const uint32_t partial_pages = dims.output_block * dims.weight_halves;
     const DataFormat partial_format = dims.fp32_partials ? DataFormat::Float32 : DataFormat::Float16_b;
     std::vector<CircularBuffer> cbs{
@@ -31,8 +33,8 @@ std::vector<CircularBuffer> circular_buffers(const Dims& dims, program::DataForm
         {kCbZero, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 1},
         {kCbStatus, DataFormat::UInt32, ttnn_moe::moe_bmm_shared::kStatusWords * 4, 1},
         {kCbOut, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), 2},
-        {kCbPartial, partial_format, tile_size_bytes(partial_format), partial_pages},
     };
+    if (spills) cbs.push_back({kCbPartial, partial_format, tile_size_bytes(partial_format), partial_pages});
     if (dims.row_major_x) {
         cbs.push_back({kCbXRows, DataFormat::Float16_b, tile_size_bytes(DataFormat::Float16_b), x_block_pages});
     }
