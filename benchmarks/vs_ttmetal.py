@@ -143,9 +143,10 @@ class OpRecorder:
     """Observer of a forward pass: the runs, L1 peaks and host events since the previous op belong to
     the op just notified."""
 
-    def __init__(self, runs: list[dict], watch: L1Watch, host_traffic, names: dict[str, str]):
+    def __init__(self, runs: list[dict], watch: L1Watch, host_traffic, names: dict[str, str], label: str):
         self._runs, self._watch, self._host_traffic, self._names = runs, watch, host_traffic, names
         self._seen_runs, self._seen_peaks, self._seen_host = 0, 0, host_traffic()
+        self._label, self._start = label, time.perf_counter()
         self.ops: list[OpRow] = []
 
     def __call__(self, stage: str, tensor) -> None:
@@ -154,7 +155,11 @@ class OpRecorder:
         events = host - self._seen_host
         self._seen_runs, self._seen_peaks, self._seen_host = len(self._runs), len(self._watch.peaks), host
         if runs or events.total or stage in self._names or stage.startswith("ttnn."):
-            self.ops.append(op_row(self._names.get(stage, stage), runs, peaks, events.total, events.host_computations))
+            row = op_row(self._names.get(stage, stage), runs, peaks, events.total, events.host_computations)
+            self.ops.append(row)
+            # Progress on stderr (a full-size case emulates for tens of minutes); stdout carries the result.
+            elapsed = time.perf_counter() - self._start
+            print(f"  [{self._label}] {row.name}: {row.device_us:.2f} us modeled ({elapsed:.0f} s)", file=sys.stderr)
 
 
 def run_case(implementation: str, mesh: str, mode: str, hidden: str, expert_dtype: str, seed: int) -> dict:
@@ -200,10 +205,13 @@ def run_case(implementation: str, mesh: str, mode: str, hidden: str, expert_dtyp
                 )
             except (NotImplementedError, ValueError) as refused:  # a mesh or size the flow cannot run
                 return {"ops": [], "wall_s": 0.0, "host_steps": [], "refused": str(refused)}
+        print(f"  [{implementation}, {mesh.upper()} {mode}, {hidden}] layer built; forward pass:", file=sys.stderr)
         x_mesh = input_to_mesh(x.bfloat16().float(), mesh_device)
         start = time.perf_counter()
         with emu.record_runs() as runs:
-            recorder = OpRecorder(runs, watch, emu.host_traffic, OP_OF_STAGE if implementation == "ours" else {})
+            label = f"{implementation}, {mesh.upper()} {mode}, {hidden}"
+            names = OP_OF_STAGE if implementation == "ours" else {}
+            recorder = OpRecorder(runs, watch, emu.host_traffic, names, label)
             recorder("input", x_mesh)
             layer(x_mesh, observer=recorder)
         wall = time.perf_counter() - start
