@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
+from ttnn_moe._C import emu as _emu
 from ttnn_moe._C import program as _program
 from ttnn_moe.emu import pages as _pages
 from ttnn_moe.emu.device import MeshDevice, _DeviceGroup
@@ -318,8 +319,26 @@ def full(
     without torch."""
     shape = _pages.check_shape(shape)
     dtype = bfloat16 if dtype is None else check_dtype(dtype)
+    if layout is None:  # ttnn's default; block floats exist only as tiles
+        layout = Layout.TILE if dtype.is_block_float else Layout.ROW_MAJOR
+    if fill_value == 0 and _fresh_dram_is_zeros(device, dtype, layout, memory_config):
+        # The emulator's DRAM buffers start zeroed: a full-size layer's (capacity, H) buffers per device
+        # are written by nobody instead of by the host (tens of GB of a QUAD's file-backed DRAM).
+        return allocate_tensor_on_device(shape, dtype, layout, device, memory_config)
     values = torch.full(tuple(shape), fill_value, dtype=torch.int64 if dtype.is_integer else torch.float32)
     return from_torch(values, dtype, layout=layout, device=device, memory_config=memory_config)
+
+
+def _fresh_dram_is_zeros(device, dtype: DataType, layout: Layout, memory_config) -> bool:
+    """Whether a new DRAM buffer of `dtype` already reads as a tensor of zeros: DRAM (not L1, whose
+    allocations reuse memory), poison mode off (it fills new buffers with its pattern), and zero encoded
+    as zero bytes in the format."""
+    if not isinstance(device, _DeviceGroup) or _emu.poison():
+        return False
+    if memory_config is not None and memory_config.buffer_type is not BufferType.DRAM:
+        return False
+    zero_page = _pages.to_pages(torch.zeros(32, 32), dtype, check_layout(layout))
+    return not zero_page.any()
 
 
 # --- conversion back ----------------------------------------------------------------------------
