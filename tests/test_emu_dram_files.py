@@ -1,7 +1,8 @@
 """File-backed emulated DRAM (ttnn_moe/cpp/emu/README.md, "DRAM"): large buffers are shared mappings
 of unnamed files, their resident pages are dropped past a budget of accessed bytes, the data and
-an op's results and modeled time stay bitwise the same, and a directory that cannot take the file
-is named with the bytes."""
+an op's results and modeled time stay bitwise the same, disk blocks are reserved as bytes are first
+written (within an optional budget), and a directory that cannot take the file is named with the
+bytes."""
 
 import math
 import os
@@ -190,22 +191,57 @@ def test_a_directory_that_cannot_be_used_or_cannot_hold_the_file_is_named_with_t
         limit_file_size,
     )
     assert done.returncode == 0, done.stderr
-    expected = f"'{dram_files}' cannot hold a {mapped_bytes(size, PAGE)}-byte backing file: File too large"
+    expected = f"cannot size a {mapped_bytes(size, PAGE)}-byte backing file in '{dram_files}': File too large"
     assert expected in done.stdout, done.stdout
     assert os.listdir(dram_files) == []
 
 
-def test_the_environment_switches_file_backing_and_rejects_other_values(tmp_path):
-    code = f"""
-        from ttnn_moe._C import emu
-        device = emu.open_device()
-        device.allocate({32 * MiB}, {PAGE})
-        print(emu.dram_files()["buffers"], emu.dram_files()["directory"])
-        """
-    on = run_python(code, {"TTNN_MOE_DRAM_DIR": str(tmp_path)})
-    assert on.stdout.split() == ["1", str(tmp_path)], on.stderr
-    off = run_python(code, {"TTNN_MOE_DRAM_DIR": str(tmp_path), "TTNN_MOE_DRAM_FILES": "0"})
-    assert off.stdout.split() == ["0", str(tmp_path)], off.stderr
-    bad = run_python(code, {"TTNN_MOE_DRAM_FILES": "yes"})
-    assert bad.returncode != 0
-    assert "TTNN_MOE_DRAM_FILES must be 0 or 1, got 'yes'" in bad.stderr, bad.stderr
+def disk_blocks(dram_files) -> int:
+    """Bytes of disk the process's backing files in `dram_files` hold (their allocated blocks)."""
+    total = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith(str(dram_files)):
+            total += os.fstat(int(fd)).st_blocks * 512
+    return total
+
+
+def test_disk_blocks_are_reserved_as_bytes_are_first_written(dram_files):
+    """A large buffer takes no disk until written; each first write reserves its 1 MiB chunks, before
+    the bytes land; unwritten bytes read as zeros."""
+    dev = emu.open_device()
+    size = 64 * MiB
+    addr = dev.allocate(size, PAGE)
+    assert emu.dram_files()["reserved_bytes"] == 0 and disk_blocks(dram_files) == 0
+    page = np.full(PAGE, 7, dtype=np.uint8)
+    dev.write(addr, PAGE, page)  # page 0, in bank 0
+    assert emu.dram_files()["reserved_bytes"] == MiB
+    assert disk_blocks(dram_files) >= MiB
+    read = dev.read(addr, PAGE, 4 * PAGE)
+    np.testing.assert_array_equal(read[:PAGE], page)
+    assert not read[PAGE:].any()
+    dev.deallocate(addr)
+    assert emu.dram_files()["reserved_bytes"] == 0
+
+
+def test_a_write_past_the_disk_budget_fails_naming_the_budget(dram_files):
+    """The disk budget stands in for a full disk: a host write or a kernel's NOC write that would need
+    a chunk past it is an error naming the budget and the directory."""
+    emu.set_dram_files(threshold_bytes=MiB, disk_budget_bytes=3 * MiB // 2)
+    try:
+        device = ttnn.open_device(grid=(2, 2))
+        rows = torch.ones(512, 1024)  # 1 MiB of bfloat16, 1 MiB + 8 KiB over the banks: two chunks
+        big = ttnn.from_torch(rows, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+        assert emu.dram_files()["reserved_bytes"] == mapped_bytes(rows.numel() * 2, PAGE)
+        with pytest.raises(emu.EmulatorError, match=r"past their disk budget of 1572864 bytes") as err:
+            ttnn.from_torch(rows, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+        assert str(dram_files) in str(err.value) and "TTNN_MOE_DRAM_DISK_BUDGET" in str(err.value)
+        # A kernel's write: to_layout's untilize program writes the ROW_MAJOR output through the NOC.
+        with pytest.raises(Exception, match=r"past their disk budget"):
+            ttnn.to_layout(big, ttnn.ROW_MAJOR_LAYOUT)
+        ttnn.close_device(device)
+    finally:
+        emu.set_dram_files(disk_budget_bytes=0)

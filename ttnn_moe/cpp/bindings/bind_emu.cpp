@@ -378,20 +378,24 @@ void bind_emu(py::module_& parent) {
     m.def(
         "set_dram_files",
         [](std::optional<bool> enabled, std::optional<uint64_t> threshold_bytes,
-           std::optional<uint64_t> resident_budget_bytes, std::optional<std::string> directory) {
+           std::optional<uint64_t> resident_budget_bytes, std::optional<std::string> directory,
+           std::optional<uint64_t> disk_budget_bytes) {
             DramFileSettings s = dram_file_settings();
             if (enabled) s.enabled = *enabled;
             if (threshold_bytes) s.threshold_bytes = *threshold_bytes;
             if (resident_budget_bytes) s.resident_budget_bytes = *resident_budget_bytes;
             if (directory) s.directory = *directory;
+            if (disk_budget_bytes) s.disk_budget_bytes = *disk_budget_bytes;
             set_dram_file_settings(s);
         },
         py::arg("enabled") = py::none(), py::arg("threshold_bytes") = py::none(),
         py::arg("resident_budget_bytes") = py::none(), py::arg("directory") = py::none(),
-        "File-backed DRAM (TTNN_MOE_DRAM_FILES=0 / 1 and TTNN_MOE_DRAM_DIR at start-up; None keeps a setting): "
-        "buffers allocated from now on of at least threshold_bytes are memory-mapped unnamed files in directory, "
-        "and their resident pages are dropped whenever resident_budget_bytes have been accessed since the last "
-        "drop.");
+        py::arg("disk_budget_bytes") = py::none(),
+        "File-backed DRAM (TTNN_MOE_DRAM_FILES=0 / 1, TTNN_MOE_DRAM_DIR and TTNN_MOE_DRAM_DISK_BUDGET at start-up; "
+        "None keeps a setting): buffers allocated from now on of at least threshold_bytes are memory-mapped "
+        "unnamed files in directory, their disk blocks reserved a chunk at a time as they are first written (at "
+        "most disk_budget_bytes reserved at once over all files, 0: no budget), and their resident pages are "
+        "dropped whenever resident_budget_bytes have been accessed since the last drop.");
     m.def(
         "dram_files",
         []() {
@@ -402,6 +406,8 @@ void bind_emu(py::module_& parent) {
             d["threshold_bytes"] = s.threshold_bytes;
             d["resident_budget_bytes"] = s.resident_budget_bytes;
             d["directory"] = s.directory;
+            d["disk_budget_bytes"] = s.disk_budget_bytes;
+            d["reserved_bytes"] = stats.reserved_bytes;
             d["buffers"] = stats.buffers;
             d["bytes"] = stats.bytes;
             d["releases"] = stats.releases;

@@ -53,6 +53,7 @@ uint32_t Dram::allocate(uint64_t size_bytes, uint32_t page_size) {
     buf->memory = std::make_unique<DramStorage>(bytes);
     buf->storage = buf->memory->data();
     if (poison::enabled()) {
+        buf->reserve_for_write(buf->storage, bytes);
         // In pieces, each noted: a file-backed buffer's fill stays within the resident budget.
         constexpr size_t kFillPiece = size_t{64} << 20;
         for (size_t at = 0; at < bytes; at += kFillPiece) {
@@ -125,6 +126,7 @@ void Dram::write_pages(uint32_t address, uint32_t page_size, const uint8_t* data
     DramBuffer& buf = buffer_at(address);
     const size_t pages = checked_pages(buf, page_size, nbytes, "device write");
     for_each_page(buf, address, page_size, pages, [&](size_t i, uint8_t* page) {
+        buf.reserve_for_write(page, page_size);
         std::memcpy(page, data + i * page_size, page_size);
         poison::mark(buf.shadow_of(page), page_size);
         buf.note_access(page_size);

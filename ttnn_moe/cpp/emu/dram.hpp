@@ -38,6 +38,8 @@ struct DramBuffer {
     }
     // Counts bytes a transfer moves to or from this buffer (bounds the resident pages of large buffers).
     void note_access(size_t bytes) const { memory->note_access(bytes); }
+    // Before `bytes` at storage pointer `p` are written (reserves a backing file's blocks).
+    void reserve_for_write(const uint8_t* p, size_t bytes) const { memory->reserve_for_write(p - storage, bytes); }
     // The shadow of a storage pointer, or nullptr when the buffer is not tracked.
     uint8_t* shadow_of(const uint8_t* p) const { return shadow ? shadow + (p - storage) : nullptr; }
 };

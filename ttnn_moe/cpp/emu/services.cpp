@@ -472,7 +472,10 @@ void svc_noc_write(uint32_t src_local, uint64_t dst, uint32_t size) {
     if (poison::enabled()) services::check_written_l1(self, src_offset, size, "noc write from L1 " + hex(src_local));
     const uint8_t* src = self.l1 + src_offset;
     const Endpoint ep = resolve(dst, size, "noc write");
-    if (ep.dram) services::stage_pending_reads(*t_inst);  // a pending read of these bytes saw them before
+    if (ep.dram) {
+        services::stage_pending_reads(*t_inst);  // a pending read of these bytes saw them before
+        ep.buffer->reserve_for_write(ep.ptr, size);
+    }
     check_alignment(ep, src_local, false, "noc write");
     // A small write into L1 may be a semaphore (noc_semaphore_set_remote): its words get arrival times.
     uint32_t before[kTimedWordWrite / 4] = {};
@@ -605,7 +608,10 @@ void svc_noc_atomic_inc_multicast(uint64_t mcast, uint32_t incr, uint32_t num_de
 void svc_noc_inline_write(uint64_t dst, uint32_t value, uint32_t byte_enable) {
     services::count_call();
     const Endpoint ep = resolve(dst, 4, "noc_inline_dw_write");
-    if (ep.dram) services::stage_pending_reads(*t_inst);
+    if (ep.dram) {
+        services::stage_pending_reads(*t_inst);
+        ep.buffer->reserve_for_write(ep.ptr, 4);
+    }
     uint32_t before = 0;
     std::memcpy(&before, ep.ptr, 4);
     uint8_t bytes[4];

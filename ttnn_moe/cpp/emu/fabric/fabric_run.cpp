@@ -454,6 +454,7 @@ void FabricRun::deliver_to(const Connection& c, const Packet& p, size_t dst_devi
                 error("DRAM address " + hex(local) + " is not " + std::to_string(params::NOC_DRAM_WRITE_ALIGNMENT) +
                       "-byte aligned");
             uint8_t* at = buf->at(static_cast<uint32_t>(bank), static_cast<uint32_t>(local));
+            buf->reserve_for_write(at, size);
             buf->note_access(size);
             poison::mark(buf->shadow_of(at), written);
             return at;
