@@ -135,19 +135,27 @@ def words(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.int64) & 0xFFFFFFFF
 
 
+def used_rows(w) -> int:
+    """Rows of a device's blocks (the end of its last one) in the golden's output."""
+    return int(w.expert_offsets[-1, 0]) + -(-int(w.num_routed_tokens[-1, 0]) // 32) * 32
+
+
 def check_outputs(out, want):
-    """Every output exact on every device: the whole tokens tensor (rows after the last block are
-    compared only if the golden wrote them), the tables and the status record."""
+    """Every output exact on every device where the op writes it: the rows of the blocks (tokens,
+    token_idx_map, weights), the used slots' slot_source entries, the counts and the status record."""
     got = {name: device_shards(getattr(out, name)) for name in out._fields if name != "handle"}
     got["slot_source"] = device_shards(out.handle.slot_source)
     got["num_slots"] = device_shards(out.handle.num_slots)
     status = device_shards(out.handle.dispatch_status)
     for d, w in enumerate(want):
-        for name in ("num_routed_tokens", "expert_offsets", "token_idx_map", "slot_source", "num_slots"):
+        for name in ("num_routed_tokens", "expert_offsets", "num_slots"):
             expected = getattr(w, name)
             assert torch.equal(words(got[name][d]).reshape(expected.shape), expected.to(torch.int64)), f"{d}: {name}"
-        assert torch.equal(got["routed_token_weights"][d].reshape(-1), w.routed_token_weights), f"{d}: weights"
-        end = int(w.expert_offsets[-1, 0]) + -(-int(w.num_routed_tokens[-1, 0]) // 32) * 32
+        end, slots = used_rows(w), int(w.num_slots[0])
+        assert torch.equal(words(got["token_idx_map"][d]).reshape(-1)[:end], w.token_idx_map[:end].to(torch.int64))
+        assert torch.equal(got["routed_token_weights"][d].reshape(-1)[:end], w.routed_token_weights[:end]), f"{d}"
+        slot_source = words(got["slot_source"][d]).reshape(-1, 2)[:slots]
+        assert torch.equal(slot_source, w.slot_source[:slots].to(torch.int64)), f"device {d}: slot_source"
         assert torch.equal(got["tokens"][d][:end], w.tokens[:end]), f"device {d}: tokens"
         assert words(status[d])[0, 0] == 0 and words(status[d])[0, 2] == 0, f"device {d}: status"
 
@@ -167,9 +175,10 @@ def traffic(tensor) -> dict:
     return emu.last_run_counters()["dram_buffers"][tensor.to_arg().address]
 
 
-def routing_lists_bytes_read(ids, experts, line, tokens, top_k, image_windows, own_copied) -> int:
+def routing_lists_bytes_read(ids, experts, line, tokens, top_k, walks, own_copied) -> int:
     """Reads of routing_lists, summed over the devices. Each device reads every peer's list once
-    per walk of its assignments (one walk per image window). With more ids and weights than one
+    per walk of its assignments (walks[d]: one per image window of its used rows). With more ids and
+    weights than one
     window, it also reads them back from their copy there (6 B an assignment) in each pass:
     counting, the send plan, one per peer it sends a list to and one per walk; and its row senders
     read the ids once (4 B)."""
@@ -177,18 +186,23 @@ def routing_lists_bytes_read(ids, experts, line, tokens, top_k, image_windows, o
     total = 0
     for d in range(line):
         received = sum(n[q][d] for q in range(line) if q != d)
-        total += image_windows * 8 * received
+        total += walks[d] * 8 * received
         if own_copied:
             peers = sum(1 for q in range(line) if q != d and n[d][q])
-            total += (2 + peers + image_windows) * tokens * top_k * 6 + tokens * top_k * 4
+            total += (2 + peers + walks[d]) * tokens * top_k * 6 + tokens * top_k * 4
     return total
 
 
-def run_and_check(line, tokens, top_k, experts, hidden, capacity, seed, image_windows, count_list_reads=True):
-    """Dispatch on a 1 x line mesh against the golden, and its DRAM traffic against the windows
-    (the reads of routing_lists only where every batch of ids the row senders read starts
-    DRAM-aligned in the copy: K a multiple of 8)."""
-    xs, ids, ws = routing(line, tokens, top_k, experts, hidden, seed)
+def run_and_check(line, tokens, top_k, experts, hidden, capacity, seed, most_walks, count_list_reads=True, ids=None):
+    """Dispatch on a 1 x line mesh against the golden, and its DRAM traffic against the windows:
+    streamed, each device walks its assignments once per 64 Ki of its used rows (once when it has
+    none) and writes each image once per window, whole, once when it has rows; every used slot's
+    slot_source page is written once and nothing past the used rows and slots. `most_walks`: the
+    busiest device's walks. The reads of routing_lists are counted only where every batch of ids the
+    row senders read starts DRAM-aligned in the copy (K a multiple of 8). `ids`: the routing (else
+    uniform)."""
+    xs, uniform_ids, ws = routing(line, tokens, top_k, experts, hidden, seed)
+    ids = uniform_ids if ids is None else ids
     mapping = expert_mapping(experts, line)
     out, lists = dispatch(open_line(line), xs, ids, ws, mapping, capacity)
     written = {
@@ -200,17 +214,22 @@ def run_and_check(line, tokens, top_k, experts, hidden, capacity, seed, image_wi
         )
     }
     lists_read = traffic(lists)["bytes_read"]
-    check_outputs(out, golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, (1, line), 1, capacity=capacity))
-    # Each image window is one write of each image; every slot_source page is written once.
+    want = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, (1, line), 1, capacity=capacity)
+    check_outputs(out, want)
+    streamed = not whole_tables(tokens, top_k, experts, line, hidden, capacity)
+    rows = [used_rows(w) for w in want]
+    windows = [math.ceil(r / IMAGE_WINDOW_ROWS) if streamed else int(r > 0) for r in rows]
+    walks = [max(1, math.ceil(r / IMAGE_WINDOW_ROWS)) if streamed else 1 for r in rows]
+    assert max(walks) == most_walks
     assert written == {
-        "token_idx_map": line * image_windows,
-        "routed_token_weights": line * image_windows,
-        "slot_source": line * capacity,
+        "token_idx_map": sum(windows),
+        "routed_token_weights": sum(windows),
+        "slot_source": sum(int(w.num_slots[0]) for w in want),
     }
     if not count_list_reads:
         return
-    own_copied = not whole_tables(tokens, top_k, experts, line, hidden, capacity) and tokens > own_window_tokens(top_k)
-    assert lists_read == routing_lists_bytes_read(ids, experts, line, tokens, top_k, image_windows, own_copied)
+    own_copied = streamed and tokens > own_window_tokens(top_k)
+    assert lists_read == routing_lists_bytes_read(ids, experts, line, tokens, top_k, walks, own_copied)
 
 
 @pytest.mark.parametrize("offset", [-1, 0, 1], ids=["below", "at", "above"])
@@ -227,31 +246,32 @@ def test_dispatch_at_the_whole_tables_limit(offset):
     if streamed:
         own = program_cbs(tokens, top_k, experts, line, hidden)[CB_OWN]
         assert own == 6 * top_k * own_window_tokens(top_k) < 6 * top_k * tokens
-    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=offset + 5, image_windows=1)
+    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=offset + 5, most_walks=1)
 
 
-@pytest.mark.parametrize("capacity", [IMAGE_WINDOW_ROWS - 32, IMAGE_WINDOW_ROWS, IMAGE_WINDOW_ROWS + 32])
-def test_dispatch_at_the_image_window_limit(capacity):
-    """A capacity past the whole tables (22 B a row) streams; its images take one walk of the
-    assignments per 64 Ki rows."""
-    line, tokens, top_k, experts, hidden = 2, 64, 4, 16, 16
+@pytest.mark.parametrize("step", [-1, 0, 1], ids=["below", "at", "above"])
+def test_dispatch_at_the_image_window_limit(step):
+    """Every token of both devices picks experts 0..3 (all on device 0): device 0's four blocks of
+    2T rows end just below, at and just above 64 Ki rows, one walk of the assignments and one write
+    of each image per 64 Ki used rows; device 1 receives nothing (one walk, no image write). The
+    tables stream (the default capacity, 8T + 256 rows, is past what L1 holds whole)."""
+    line, top_k, experts, hidden = 2, 4, 16, 16
+    tokens = IMAGE_WINDOW_ROWS // 8 + 16 * step  # 4 blocks of 2T rows: 64 Ki + 128 x step
+    capacity = default_capacity(tokens, top_k, experts, line)
     assert not whole_tables(tokens, top_k, experts, line, hidden, capacity)
-    assert program_cbs(tokens, top_k, experts, line, hidden, capacity)[CB_IDX_IMAGE] == 4 * min(
-        capacity, IMAGE_WINDOW_ROWS
-    )
-    windows = math.ceil(capacity / IMAGE_WINDOW_ROWS)
-    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=capacity, image_windows=windows)
+    assert program_cbs(tokens, top_k, experts, line, hidden, capacity)[CB_IDX_IMAGE] == 4 * IMAGE_WINDOW_ROWS
+    ids = [torch.arange(top_k, dtype=torch.int32).expand(tokens, top_k).reshape(1, tokens, top_k)] * line
+    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=7, most_walks=2 if step > 0 else 1, ids=ids)
 
 
 def test_dispatch_16k_prefill_on_a_1x8_line():
     """T = 16384 tokens per device, top-8 of 256 experts, a 1x8 line: 131072 assignments a device on
-    average, a capacity of 1.25 times that (three image windows)."""
+    average (with the blocks' padding, three image windows of used rows), a capacity of 1.25 times
+    that."""
     line, top_k, experts, hidden = 8, 8, 256, 32
     capacity = 163840 + 32 * (experts // line)
     assert not whole_tables(PREFILL, top_k, experts, line, hidden, capacity)
-    windows = math.ceil(capacity / IMAGE_WINDOW_ROWS)
-    assert windows == 3
-    run_and_check(line, PREFILL, top_k, experts, hidden, capacity, seed=16, image_windows=windows)
+    run_and_check(line, PREFILL, top_k, experts, hidden, capacity, seed=16, most_walks=3)
 
 
 def test_dispatch_streamed_with_an_odd_top_k_on_three_devices():
@@ -260,4 +280,4 @@ def test_dispatch_streamed_with_an_odd_top_k_on_three_devices():
     line, tokens, top_k, experts, hidden = 3, 4000, 3, 48, 16
     capacity = 40000
     assert not whole_tables(tokens, top_k, experts, line, hidden, capacity) and tokens > own_window_tokens(top_k)
-    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=3, image_windows=1, count_list_reads=False)
+    run_and_check(line, tokens, top_k, experts, hidden, capacity, seed=3, most_walks=1, count_list_reads=False)

@@ -15,6 +15,7 @@ from test_op_dispatch_combine import (
     make_inputs,
     to_mesh,
     unique_remote_pairs,
+    words,
 )
 from ttnn_moe.emu.tensor import device_shards, from_shards
 
@@ -140,7 +141,8 @@ def test_devices_that_receive_nothing_beside_one_that_receives_every_token():
     # list entry or slot, the first gets a slot for every (position, token) pair of the line (all the
     # slot_source pages a slot can take) and three fan-out copies per remote token. Eight cores: two
     # row senders, six gather-only cores, eight padding writers; stale values in the preallocated
-    # slot_source and token_idx_map must all be overwritten.
+    # slot_source and token_idx_map must be overwritten on every used slot and every row of the
+    # blocks, and are left past them (nothing reads there).
     shape, axis, batch, seq = (4, 2), 0, 1, 12
     xs, ids, ws, mapping = make_inputs(shape, axis, "one_device", batch, seq, seed=24)
     mesh = open_mesh(shape, 8)
@@ -151,7 +153,7 @@ def test_devices_that_receive_nothing_beside_one_that_receives_every_token():
     for d, exp in enumerate(expected):
         receives_all = d // shape[1] == 0  # line position 0 on axis 0
         assert int(exp.num_slots) == (line_size * tokens if receives_all else 0), f"device {d}"
-    assert capacity > line_size * tokens  # pages past D_line x T exist: the padding writers zero them
+    assert capacity > line_size * tokens  # pages past D_line x T exist, which no slot can take
 
     stale_slots = from_shards(
         [torch.full((capacity, 2), 7, dtype=torch.int32) for _ in xs], emu.uint32, emu.ROW_MAJOR_LAYOUT, mesh
@@ -167,6 +169,11 @@ def test_devices_that_receive_nothing_beside_one_that_receives_every_token():
     )
     assert out.handle.slot_source is stale_slots
     check_dispatch(out, expected)
+    for d, exp in enumerate(expected):  # past the used slots and rows: untouched
+        slots = words(device_shards(stale_slots)[d]).reshape(-1, 2)[int(exp.num_slots[0]) :]
+        assert bool((slots == 7).all()), f"device {d}: slot_source past num_slots"
+        rows_end = int(exp.expert_offsets[-1, 0]) + -(-int(exp.num_routed_tokens[-1, 0]) // 32) * 32
+        assert bool((words(device_shards(stale_map)[d]).reshape(-1)[rows_end:] == 9).all()), f"device {d}"
 
 
 def test_padding_rows_written_by_the_first_two_rows_over_stale_tokens():

@@ -117,7 +117,6 @@ KernelDescriptor sender_kernel(const std::vector<TensorArg>& io, const std::stri
         args[sender_arg::kSlotSourceAddress] = io[kSlotSource].address;
         args[sender_arg::kMappingAddress] = io[kMapping].address;
         args[sender_arg::kWeightsAddress] = io[kWeights].address;
-        args[sender_arg::kCapacity] = s.capacity;
         args[sender_arg::kNumDevices] = attrs.mesh.num_devices();
         args[sender_arg::kMappingElementBytes] = s.mapping_element_bytes;
         args[sender_arg::kSender] = index;
@@ -180,7 +179,6 @@ KernelDescriptor gather_kernel(const std::vector<TensorArg>& io, const std::stri
         args[gather_arg::kMainNocY] = main_noc.y;
         args[gather_arg::kHidden] = s.hidden;
         args[gather_arg::kLineSize] = attrs.mesh.line_size();
-        args[gather_arg::kCapacity] = s.capacity;
         gather.runtime_args.emplace_back(CoreCoord{core, 0}, std::move(args));
     }
     return gather;
@@ -329,7 +327,6 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     padding.kernel_source = kernels_root + "/all_to_all_dispatch_dense/dataflow/write_padding.cpp";
     padding.core_ranges = padding_cores;
     append_runtime_page_size_accessor_args(io[kTokens], padding.compile_time_args);
-    append_runtime_page_size_accessor_args(io[kSlotSource], padding.compile_time_args);
     padding.named_compile_time_args = {{named_arg::kCbTables, kCbTables},
                                        {named_arg::kCbZeroRow, kCbZeroRow},
                                        {named_arg::kSemPlan, kSemPlan},
@@ -353,9 +350,6 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
         padding_args[padding_arg::kNumSenders] = num_senders;
         padding_args[padding_arg::kMainNocX] = main_noc.x;
         padding_args[padding_arg::kMainNocY] = main_noc.y;
-        padding_args[padding_arg::kSlotSourceAddress] = io[kSlotSource].address;
-        padding_args[padding_arg::kCapacity] = s.capacity;
-        padding_args[padding_arg::kNumTokens] = s.tokens();
         padding_args[padding_arg::kFirstRowWriters] = num_gather_cores;
         for (uint32_t other = num_senders; writer == 0 && other < num_padding_writers; ++other) {
             const CoreCoord noc = limits.noc_core(kOpName, padding_writer_core(other, limits.grid.x));
@@ -400,7 +394,6 @@ CachedProgram create_program(const std::vector<TensorArg>& io, const std::string
     program.kernels.push_back(std::move(kernel));
     for (uint32_t writer = 0; writer < num_padding_writers; ++writer) {
         cached.address_slots.push_back({kPaddingKernel, writer, padding_arg::kTokensAddress, kTokens});
-        cached.address_slots.push_back({kPaddingKernel, writer, padding_arg::kSlotSourceAddress, kSlotSource});
     }
     program.kernels.push_back(std::move(padding));
     if (num_senders > 1) {

@@ -98,7 +98,6 @@ enum : uint32_t {
     kLineSize,    // D
     kPosition,    // this device's position on the line
     kMaxPacketPayload,
-    kCapacity,    // rows of `tokens`: slot_source pages
     kNumDevices,  // N, devices of the mesh (width of an expert_mapping row)
     kMappingElementBytes,
     kMainNocX,  // NOC coordinates of the main kernel's core: its send plan, its peers' sem_payload
@@ -134,7 +133,6 @@ enum : uint32_t {
     kMainNocY,
     kHidden,    // H: the fan-out copies' row bytes
     kLineSize,  // D
-    kCapacity,  // rows of `tokens`: slot_source pages
     kCount,
 };
 }  // namespace gather_arg
@@ -173,21 +171,11 @@ enum : uint32_t {
     kNumSenders,    // C: writers 1 .. C - 1 start on their row sender's sem_go, the others on sem_padding_go
     kMainNocX,      // NOC coordinates of the main core, whose plan tables writers w > 0 copy
     kMainNocY,
-    kSlotSourceAddress,  // slot_source, whose pages from slot_pages(...) on the writers zero first
-    kCapacity,           // rows of `tokens`: slot_source pages
-    kNumTokens,          // T
-    kFirstRowWriters,    // W, the grid's width: writers 0 .. W - 1 also zero slot_source pages and copy rows
+    kFirstRowWriters,  // W, the grid's width: writers 0 .. W - 1 also do fan-out copies
     kCount,
     kWriterNocCores = kCount,  // writer 0 only: NOC x, y of writers C .. P - 1, which it starts
 };
 }  // namespace padding_arg
-
-// slot_source pages a slot can take: one per (line position, token) pair at most. The pages past
-// them are zeros whatever the routing: the padding writers write them before the plan is known,
-// the row senders the pages from num_slots up to here once the line's assignments are walked.
-inline constexpr uint32_t slot_pages(uint32_t line_size, uint32_t tokens, uint32_t capacity) {
-    return line_size * tokens < capacity ? line_size * tokens : capacity;
-}
 
 // Names of the named compile-time args: the scratch CBs and the semaphores.
 namespace named_arg {

@@ -607,10 +607,12 @@ void take_list_of(const Args& a, const Scratch& s, const PlanTables& plan, uint3
 // to token_idx_map and routed_token_weights after its walk (whole, write_metadata writes them).
 // Fills the finish header: the used slots, the fan-out copies left to the row senders, where both
 // lie in this core's L1 and the slot_source pages written here. Returns the number of slots.
-uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) {
+uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan, uint32_t used_rows) {
     uint32_t num_slots = 0, num_fanout = 0;
-    for (uint32_t first_row = 0; first_row < a.capacity; first_row += a.row_window) {
-        const uint32_t rows = a.capacity - first_row < a.row_window ? a.capacity - first_row : a.row_window;
+    // One walk at least: the first one counts the slots and records them.
+    for (uint32_t first_row = 0; first_row == 0 || first_row < used_rows; first_row += a.row_window) {
+        const uint32_t left = used_rows > first_row ? used_rows - first_row : 0;
+        const uint32_t rows = left < a.row_window ? left : a.row_window;
         moe_kernel::fill_words(s.idx_image, rows, 0);
         moe_kernel::fill_halves(s.weight_image, rows, 0);
         for (uint32_t e = 0; e < a.num_experts; ++e) plan.running[e] = 0;
@@ -627,7 +629,7 @@ uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) 
             num_slots = slots.count();
             num_fanout = slots.fanout_count();
         }
-        if (a.streamed) {
+        if (a.streamed && rows) {
             noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0, first_row * 4), rows * 4);
             noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0, first_row * 2), rows * 2);
             noc_async_write_barrier();
@@ -644,28 +646,20 @@ uint32_t receive_assignments(const Args& a, const Scratch& s, PlanTables& plan) 
 
 // Where the main core's share of the last writes lies (its finish block is the header).
 finish_share::Where finish_where(const Args& a, const Scratch& s) {
-    return {0,
-            a.num_gather_cores,
-            a.row_bytes(),
-            slot_pages(a.line_size, a.num_tokens, a.capacity),
-            my_x[noc_index],
-            my_y[noc_index],
-            s.finish,
-            s.stage,
-            s.row,
-            s.row_stride};
+    return {0,     a.num_gather_cores, a.row_bytes(), my_x[noc_index], my_y[noc_index], s.finish, s.stage,
+            s.row, s.row_stride};
 }
 
 // Metadata outputs: whole, the token_idx_map and routed_token_weights images; per local expert its
 // count and offset, then num_slots (the padding writers write the blocks' zero padding rows, the row
 // senders slot_source and the fan-out copies).
-void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t num_slots) {
+void write_metadata(const Args& a, const Scratch& s, const PlanTables& plan, uint32_t num_slots, uint32_t used_rows) {
     const auto counts_out = tensor<kCounts>(a);
     const auto offsets_out = tensor<kOffsets>(a);
     volatile uint32_t* stage = s.stage_words();
-    if (!a.streamed) {
-        noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0), a.capacity * 4);
-        noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0), a.capacity * 2);
+    if (!a.streamed && used_rows) {
+        noc_async_write(s.idx_image, tensor<kIdxMap>(a).get_noc_addr(0), used_rows * 4);
+        noc_async_write(s.weight_image, tensor<kRowWeights>(a).get_noc_addr(0), used_rows * 2);
     }
     // Count and offset of local slot l staged in stage slots 2 (l % kTokenBatch) and + 1, a batch
     // of kTokenBatch experts behind one barrier.
@@ -728,11 +722,12 @@ void kernel_main() {
     // does the fan-out copies, which need the rows.
     wait_for_lists(args, scratch, plan, line);
     if (args.streamed) wait_for_rows(args, line);
-    const uint32_t num_slots = receive_assignments(args, scratch, plan);
+    const uint32_t used_rows = dispatch_plan::rows_in_blocks(plan, args.num_experts, args.position);
+    const uint32_t num_slots = receive_assignments(args, scratch, plan, used_rows);
     ring_first_row(args, 2);
     const finish_share::Where finish = finish_where(args, scratch);
     finish_share::write_slot_pages(finish, tensor<kSlotSource>(args));
-    write_metadata(args, scratch, plan, num_slots);
+    write_metadata(args, scratch, plan, num_slots, used_rows);
     write_status(args, scratch, status);
     if (!args.streamed) wait_for_rows(args, line);
     ring_first_row(args, 3);

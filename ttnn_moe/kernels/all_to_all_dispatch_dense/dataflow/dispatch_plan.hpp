@@ -89,4 +89,16 @@ inline void lay_out_blocks(PlanTables& plan, uint32_t num_experts, uint32_t line
     }
 }
 
+// Rows of this device's blocks (the end of its last one): every row past them is unused, and neither
+// dispatch nor its consumers touch it, so no part of the op scales with the capacity.
+inline uint32_t rows_in_blocks(const PlanTables& plan, uint32_t num_experts, uint32_t position) {
+    uint32_t end = 0;
+    for (uint32_t e = 0; e < num_experts; ++e) {
+        if (plan.owner[e] != position) continue;
+        const uint32_t block_end = plan.offset[e] + round_up_tile(plan.kept[e]);
+        if (block_end > end) end = block_end;
+    }
+    return end;
+}
+
 }  // namespace dispatch_plan

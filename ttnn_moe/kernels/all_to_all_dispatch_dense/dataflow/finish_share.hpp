@@ -1,6 +1,6 @@
 // The last writes of all_to_all_dispatch_dense, shared by the G cores of the grid's first row (the
 // main core, the row senders, the gather-only cores; core c of G does share c):
-// the slot_source pages a slot can take (one NOC write each; the padding writers zero the rest) and the fan-out copies of
+// the used slots' slot_source pages (one NOC write each) and the fan-out copies of
 // remote token rows from their first row on this device to their other rows. The main kernel
 // (dispatch_dense.cpp) walks the line's assignments, leaves the slot_source entries of the used
 // slots (packed (position, token) pairs) and the fan-out copies ((from row, to row) pairs) in its
@@ -67,7 +67,6 @@ void copy_rows(uint32_t pairs, uint32_t n, const Tokens& tokens, uint32_t rows, 
 
 struct Where {
     uint32_t core, num_cores, row_bytes;
-    uint32_t slot_pages;  // slot_source pages written here: the padding writers zero the ones past them
     uint32_t main_x, main_y;
     uint32_t finish;      // cb_finish on this core (the header at the same address on the main core)
     uint32_t page_stage;  // kFinishChunk DRAM-aligned slots for single slot_source pages
@@ -86,8 +85,9 @@ inline void read_header(const Where& w) {
     read_header(w, w.finish);
 }
 
-// Share `core` of the slot_source pages from kFinishFirstPage up to slot_pages (the used slots'
-// entries, zeros past num_slots). The finish block must hold the header.
+// Share `core` of the used slots' slot_source pages, from kFinishFirstPage up to num_slots (the
+// pages past num_slots are never written: no consumer reads them). The finish block must hold the
+// header.
 template <typename SlotSource>
 void write_slot_pages(const Where& w, const SlotSource& slot_source) {
     volatile uint32_t* header = moe_kernel::words(w.finish);
@@ -96,18 +96,16 @@ void write_slot_pages(const Where& w, const SlotSource& slot_source) {
     const uint32_t written = header[kFinishFirstPage];
     const uint32_t packed = w.finish + kFinishHeaderBytes;  // kFinishChunk + 1 packed pairs
 
-    const uint32_t first_page = written + share_start(w.core, w.slot_pages - written, w.num_cores);
-    const uint32_t end_page = written + share_start(w.core + 1, w.slot_pages - written, w.num_cores);
+    const uint32_t unwritten = num_slots > written ? num_slots - written : 0;
+    const uint32_t first_page = written + share_start(w.core, unwritten, w.num_cores);
+    const uint32_t end_page = written + share_start(w.core + 1, unwritten, w.num_cores);
     for (uint32_t page = first_page; page < end_page; page += kFinishChunk) {
         const uint32_t n = end_page - page < kFinishChunk ? end_page - page : kFinishChunk;
-        const uint32_t used_end = num_slots < page + n ? num_slots : page + n;
-        const uint32_t pairs =
-            used_end > page ? read_pairs(w.main_x, w.main_y, slot_image, page, used_end - page, packed) : packed;
+        const uint32_t pairs = read_pairs(w.main_x, w.main_y, slot_image, page, n, packed);
         for (uint32_t i = 0; i < n; ++i) {
             volatile uint32_t* entry = moe_kernel::words(w.page_stage + i * moe_kernel::kDramAlign);
-            const bool used = page + i < num_slots;
-            entry[0] = used ? moe_kernel::words(pairs)[2 * i] : 0;
-            entry[1] = used ? moe_kernel::words(pairs)[2 * i + 1] : 0;
+            entry[0] = moe_kernel::words(pairs)[2 * i];
+            entry[1] = moe_kernel::words(pairs)[2 * i + 1];
             noc_async_write(w.page_stage + i * moe_kernel::kDramAlign, slot_source.get_noc_addr(page + i), 8);
         }
         noc_async_write_barrier();

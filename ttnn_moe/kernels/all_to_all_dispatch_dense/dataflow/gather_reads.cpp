@@ -90,16 +90,10 @@ void kernel_main() {
     // the line's assignments, of the fan-out copies once every row sent to this device has landed.
     const uint32_t row_bytes = get_arg_val<uint32_t>(gather_arg::kHidden) * 2;
     const uint32_t row_stride = align_up(row_bytes);
-    const finish_share::Where where{core,
-                                    num_cores,
-                                    row_bytes,
-                                    slot_pages(get_arg_val<uint32_t>(gather_arg::kLineSize), num_tokens,
-                                               get_arg_val<uint32_t>(gather_arg::kCapacity)),
-                                    main_x,
-                                    main_y,
-                                    moe_scratch::reserve(cb_finish, kFinishBytes),
-                                    stage,
-                                    moe_scratch::reserve(cb_row, 2 * row_stride),
+    const finish_share::Where where{core,      num_cores,
+                                    row_bytes, main_x,
+                                    main_y,    moe_scratch::reserve(cb_finish, kFinishBytes),
+                                    stage,     moe_scratch::reserve(cb_row, 2 * row_stride),
                                     row_stride};
     noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 2);
     finish_share::read_header(where);

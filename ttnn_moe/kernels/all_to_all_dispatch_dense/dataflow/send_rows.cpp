@@ -139,16 +139,10 @@ void kernel_main() {
 
     // The main kernel has walked the line's assignments: this sender's share of the slot_source
     // pages, then, once every row sent to this device has landed, of the fan-out copies.
-    const finish_share::Where where{sender,
-                                    get_arg_val<uint32_t>(sender_arg::kNumGatherCores),
-                                    share.row_bytes(),
-                                    slot_pages(line_size, num_tokens, get_arg_val<uint32_t>(sender_arg::kCapacity)),
-                                    main_x,
-                                    main_y,
-                                    moe_scratch::reserve(cb_finish, kFinishBytes),
-                                    buffers.ids,
-                                    buffers.rows,
-                                    row_stride};
+    const finish_share::Where where{
+        sender,    get_arg_val<uint32_t>(sender_arg::kNumGatherCores), share.row_bytes(), main_x,
+        main_y,    moe_scratch::reserve(cb_finish, kFinishBytes),      buffers.ids,       buffers.rows,
+        row_stride};
     noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_go)), 2);
     finish_share::read_header(where);
     finish_share::write_slot_pages(where, slot_source);

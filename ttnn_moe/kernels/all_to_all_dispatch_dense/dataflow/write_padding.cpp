@@ -12,15 +12,14 @@
 // increment the main core's sem_tables_copied; writer 0 starts its writes only after every copy:
 // its writes leave over the NOC the copies are read on, and would hold them.
 //
-// The first row's W writers also zero, before the plan is laid out, every W-th slot_source page
-// past those a slot can take (slot_pages in the shared header) and, after their padding rows, once
-// every row sent to this device has landed (sem_go rings a third time, on the main core sem_plan a
+// The first row's W writers also, after their padding rows, once every row sent to this device has
+// landed (sem_go rings a third time, on the main core sem_plan a
 // second), do their share of the fan-out copies (finish_share.hpp, copier W + w), on their own NOC
 // beside the dataflow kernel's.
 //
 // Runtime args: all_to_all_dispatch_dense_shared.hpp (padding_arg); the compile-time args are the
-// tokens and slot_source accessors (IsDram|RuntimePageSize).
-// conformance: kind=dataflow ct_args=130,130 named=cb_tables:5,cb_zero_row:10,sem_plan:0,sem_go:0,sem_padding_go:1,sem_tables_copied:5,cb_copy:16,cb_finish:12
+// tokens accessor (IsDram|RuntimePageSize).
+// conformance: kind=dataflow ct_args=130 named=cb_tables:5,cb_zero_row:10,sem_plan:0,sem_go:0,sem_padding_go:1,sem_tables_copied:5,cb_copy:16,cb_finish:12
 #include <cstdint>
 
 #include "../../../cpp/ops/all_to_all_dispatch_dense/all_to_all_dispatch_dense_shared.hpp"
@@ -41,7 +40,6 @@ void kernel_main() {
     constexpr uint32_t cb_copy = get_named_compile_time_arg_val(named_arg::kCbCopy);
     constexpr uint32_t cb_finish = get_named_compile_time_arg_val(named_arg::kCbFinish);
     constexpr auto tokens_args = TensorAccessorArgs<0>();
-    constexpr auto slot_source_args = TensorAccessorArgs<tokens_args.next_compile_time_args_offset()>();
     const uint32_t hidden = get_arg_val<uint32_t>(padding_arg::kHidden);
     const uint32_t num_experts = get_arg_val<uint32_t>(padding_arg::kNumExperts);
     const uint32_t local_experts = get_arg_val<uint32_t>(padding_arg::kLocalExperts);
@@ -60,14 +58,6 @@ void kernel_main() {
     const uint32_t zero_row = get_write_ptr(cb_zero_row);
     const uint32_t tables = get_write_ptr(cb_tables);
     moe_kernel::fill_words(zero_row, row_bytes / 4, 0);
-    // Until the plan is laid out: the slot_source pages no slot can take, every W-th one here.
-    const uint32_t capacity = get_arg_val<uint32_t>(padding_arg::kCapacity);
-    const auto slot_source = TensorAccessor(slot_source_args, get_arg_val<uint32_t>(padding_arg::kSlotSourceAddress),
-                                            moe_kernel::align_up(8));
-    for (uint32_t page = slot_pages(line_size, get_arg_val<uint32_t>(padding_arg::kNumTokens), capacity) + writer;
-         first_row && page < capacity; page += first_row_writers) {
-        noc_async_write(zero_row, slot_source.get_noc_addr(page), 8);
-    }
     if (writer == 0) {
         noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem_plan)), 1);
         // The padding-only writers are rung once the row senders' writers hold the plan (hardware
@@ -109,16 +99,9 @@ void kernel_main() {
     const uint32_t main_y = get_arg_val<uint32_t>(padding_arg::kMainNocY);
     const uint32_t row_stride = moe_kernel::align_up(row_bytes);
     const uint32_t finish = get_write_ptr(cb_copy);
-    const finish_share::Where where{writer,
-                                    first_row_writers,
-                                    row_bytes,
-                                    0,
-                                    main_x,
-                                    main_y,
-                                    finish,
-                                    0,
-                                    finish + moe_kernel::align_up(kFinishBytes),
-                                    row_stride};
+    const finish_share::Where where{
+        writer,    first_row_writers, row_bytes, main_x, main_y, finish, 0, finish + moe_kernel::align_up(kFinishBytes),
+        row_stride};
     const uint32_t rows_landed = writer == 0 ? get_semaphore(sem_plan) : get_semaphore(sem_go);
     noc_semaphore_wait_min(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(rows_landed), writer == 0 ? 2 : 3);
     finish_share::read_header(where, get_write_ptr(cb_finish));
