@@ -130,8 +130,8 @@ def test_an_intermediate_size_below_one_tile_per_ring_core_is_refused():
 
 def test_a_prefill_batch_and_a_mesh_past_the_emulators_l1_slots_are_refused_before_any_weight_is_placed():
     """moe_compute's FullCcl staging holds token_expert_row_offset rows of an expert per combine core (128 at hidden
-    512 with 4 token-parallel cores): 2 x 512 tokens put up to 256 there. A QUAD's 128 devices x 80 cores do not fit
-    the emulator's L1 slots at once."""
+    512 with 4 token-parallel cores): 2 x 512 tokens put up to 256 there. A dispatch line of 64 devices x 80 cores
+    does not fit the emulator's L1 slots at once (a QUAD's lines of 16 do: they run one at a time)."""
     layer = RandomMoELayer(CONFIG, seed=3)
     mesh = emu.open_mesh_device(emu.MeshShape(2, 2), grid=GRID)
     try:
@@ -140,12 +140,14 @@ def test_a_prefill_batch_and_a_mesh_past_the_emulators_l1_slots_are_refused_befo
             TtMoEBaseline(layer, CONFIG, mesh, path="optimized", tokens_per_row=512)
     finally:
         emu.close_mesh_device(mesh)
-    quad = emu.open_mesh_device(emu.MeshShape(16, 8), grid=GRID)
+    long_line = emu.open_mesh_device(emu.MeshShape(64, 1), grid=GRID)
     try:
-        with pytest.raises(NotImplementedError, match=r"128-device mesh takes 10240 cores at once; the emulator holds"):
-            TtMoEBaseline(layer, CONFIG, quad, path="optimized", tokens_per_row=32)
+        with pytest.raises(
+            NotImplementedError, match=r"line of 64 devices takes 5120 cores at once; the emulator holds"
+        ):
+            TtMoEBaseline(layer, CONFIG, long_line, path="optimized", tokens_per_row=2)
     finally:
-        emu.close_mesh_device(quad)
+        emu.close_mesh_device(long_line)
 
 
 def test_a_batch_other_than_the_configured_one_is_refused(weights):

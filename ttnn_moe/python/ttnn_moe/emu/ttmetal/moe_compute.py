@@ -718,17 +718,19 @@ def full_ccl_combine_shape(
 
 def check_full_ccl_mesh(mesh, tokens: int, local_experts: int, k: int, hidden: int, output_height_shard_dim: int):
     """Before any weight is placed: what moe_compute_full_ccl would refuse for this dispatch group's `tokens`, and
-    whether the emulator can hold its program. Its devices exchange rows within the program, so every core of every
-    device's grid needs an emulated L1 slot at once (the slots lie below 4 GiB, where the kernels' 32-bit L1
-    pointers must land)."""
+    whether the emulator can hold its program. The devices of a dispatch line (mesh axis 0) exchange rows within the
+    program, so every core of each of their grids needs an emulated L1 slot at once (the slots lie below 4 GiB,
+    where the kernels' 32-bit L1 pointers must land); the emulator runs the lines one at a time when the whole mesh
+    does not fit (a QUAD: 8 lines of 16 devices x 80 cores)."""
     full_ccl_combine_shape(tokens, local_experts, k, hidden, output_height_shard_dim)
     grid = mesh.get_devices()[0].compute_with_storage_grid_size()
-    cores = mesh.get_num_devices() * grid.x * grid.y
+    line_devices = tuple(mesh.shape)[0]
+    cores = line_devices * grid.x * grid.y
     slots = int(_emu.runtime_state()["l1_slots"])
     if cores > slots:
         raise NotImplementedError(
-            f"{_OP}: its FullCcl program on this {mesh.get_num_devices()}-device mesh takes {cores} cores at once; the "
-            f"emulator holds {slots} emulated L1 slots"
+            f"{_OP}: its FullCcl program on a dispatch line of {line_devices} devices takes {cores} cores at once; "
+            f"the emulator holds {slots} emulated L1 slots"
         )
 
 
