@@ -19,6 +19,7 @@ from ttnn_moe._C import emu
 import ttnn_moe
 
 MiB = 1 << 20
+CHUNK = 64 << 10  # the disk a backing file reserves at once
 PAGE = 2048
 
 
@@ -210,7 +211,7 @@ def disk_blocks(dram_files) -> int:
 
 
 def test_disk_blocks_are_reserved_as_bytes_are_first_written(dram_files):
-    """A large buffer takes no disk until written; each first write reserves its 1 MiB chunks, before
+    """A large buffer takes no disk until written; each first write reserves its 64 KiB chunks, before
     the bytes land; unwritten bytes read as zeros."""
     dev = emu.open_device()
     size = 64 * MiB
@@ -218,8 +219,8 @@ def test_disk_blocks_are_reserved_as_bytes_are_first_written(dram_files):
     assert emu.dram_files()["reserved_bytes"] == 0 and disk_blocks(dram_files) == 0
     page = np.full(PAGE, 7, dtype=np.uint8)
     dev.write(addr, PAGE, page)  # page 0, in bank 0
-    assert emu.dram_files()["reserved_bytes"] == MiB
-    assert disk_blocks(dram_files) >= MiB
+    assert emu.dram_files()["reserved_bytes"] == CHUNK
+    assert disk_blocks(dram_files) >= CHUNK
     read = dev.read(addr, PAGE, 4 * PAGE)
     np.testing.assert_array_equal(read[:PAGE], page)
     assert not read[PAGE:].any()
@@ -233,7 +234,7 @@ def test_a_write_past_the_disk_budget_fails_naming_the_budget(dram_files):
     emu.set_dram_files(threshold_bytes=MiB, disk_budget_bytes=3 * MiB // 2)
     try:
         device = ttnn.open_device(grid=(2, 2))
-        rows = torch.ones(512, 1024)  # 1 MiB of bfloat16, 1 MiB + 8 KiB over the banks: two chunks
+        rows = torch.ones(512, 1024)  # 1 MiB of bfloat16, 1 MiB + 8 KiB over the banks: 17 chunks
         big = ttnn.from_torch(rows, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
         assert emu.dram_files()["reserved_bytes"] == mapped_bytes(rows.numel() * 2, PAGE)
         with pytest.raises(emu.EmulatorError, match=r"past their disk budget of 1572864 bytes") as err:

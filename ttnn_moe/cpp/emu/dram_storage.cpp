@@ -84,8 +84,10 @@ int open_unnamed_file(const std::string& dir) {
     return fd;
 }
 
-// Bytes of a backing file reserved at once, on the first write into them.
-constexpr size_t kReserveChunk = size_t{1} << 20;
+// Bytes of a backing file reserved at once, on the first write into them. Small: a buffer's pages lie bank by bank
+// (bank-major), so the few rows written into a worst-case (capacity, H) buffer touch a chunk in each of the 12
+// banks' spans; a full layer's 10 GB of weights, written once, take 160k reservations of this size.
+constexpr size_t kReserveChunk = size_t{64} << 10;
 constexpr size_t kChunksPerWord = 64;
 
 // Each backing file keeps its descriptor (to reserve its blocks), and a QUAD holds a thousand of

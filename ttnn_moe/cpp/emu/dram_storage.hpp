@@ -7,7 +7,7 @@
 // has a name (O_TMPFILE), so nothing is left behind when the buffer goes away, on an error path or
 // when the process dies.
 //
-// A file's disk blocks are reserved as its bytes are first written, a chunk at a time: a full-size
+// A file's disk blocks are reserved as its bytes are first written, 64 KiB at a time: a full-size
 // layer's worst-case buffers (a QUAD prefill's (capacity, H) rows: 60 GB over 128 devices) hold a
 // few percent of data, and a file mapped whole but reserved on write stays sparse elsewhere (its
 // unwritten bytes read as zeros). A disk that fills up fails that write with an error naming the
