@@ -11,6 +11,7 @@ import math
 
 import pytest
 import torch
+from test_op_dispatch_combine import rows_in_blocks
 from ttnn_moe.emu.tensor import device_shards, from_shards
 from ttnn_moe.paths import kernels_dir
 
@@ -135,11 +136,6 @@ def words(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.int64) & 0xFFFFFFFF
 
 
-def used_rows(w) -> int:
-    """Rows of a device's blocks (the end of its last one) in the golden's output."""
-    return int(w.expert_offsets[-1, 0]) + -(-int(w.num_routed_tokens[-1, 0]) // 32) * 32
-
-
 def check_outputs(out, want):
     """Every output exact on every device where the op writes it: the rows of the blocks (tokens,
     token_idx_map, weights), the used slots' slot_source entries, the counts and the status record."""
@@ -151,7 +147,7 @@ def check_outputs(out, want):
         for name in ("num_routed_tokens", "expert_offsets", "num_slots"):
             expected = getattr(w, name)
             assert torch.equal(words(got[name][d]).reshape(expected.shape), expected.to(torch.int64)), f"{d}: {name}"
-        end, slots = used_rows(w), int(w.num_slots[0])
+        end, slots = rows_in_blocks(w), int(w.num_slots[0])
         assert torch.equal(words(got["token_idx_map"][d]).reshape(-1)[:end], w.token_idx_map[:end].to(torch.int64))
         assert torch.equal(got["routed_token_weights"][d].reshape(-1)[:end], w.routed_token_weights[:end]), f"{d}"
         slot_source = words(got["slot_source"][d]).reshape(-1, 2)[:slots]
@@ -217,7 +213,7 @@ def run_and_check(line, tokens, top_k, experts, hidden, capacity, seed, most_wal
     want = golden.all_to_all_dispatch_dense(xs, ids, ws, mapping, (1, line), 1, capacity=capacity)
     check_outputs(out, want)
     streamed = not whole_tables(tokens, top_k, experts, line, hidden, capacity)
-    rows = [used_rows(w) for w in want]
+    rows = [rows_in_blocks(w) for w in want]
     windows = [math.ceil(r / IMAGE_WINDOW_ROWS) if streamed else int(r > 0) for r in rows]
     walks = [max(1, math.ceil(r / IMAGE_WINDOW_ROWS)) if streamed else 1 for r in rows]
     assert max(walks) == most_walks

@@ -468,6 +468,12 @@ def dispatch_shards(out):
     return {name: device_shards(t) for name, t in tensors.items()}
 
 
+def rows_in_blocks(exp) -> int:
+    """Rows of a device's blocks in the golden's dispatch output (the end of its last one): the op writes
+    token_idx_map and routed_token_weights up to here and nothing past."""
+    return int(exp.expert_offsets[-1, 0]) + -(-int(exp.num_routed_tokens[-1, 0]) // 32) * 32
+
+
 def check_dispatch(out, expected):
     """Every metadata tensor exact where the op writes it (token_idx_map and the weights on the rows
     of the blocks, slot_source on the used slots); tokens exact on every block row, block padding
@@ -478,13 +484,7 @@ def check_dispatch(out, expected):
             assert torch.equal(
                 words(got[name][d]).reshape(exp_shape := getattr(exp, name).shape), getattr(exp, name).to(torch.int64)
             ), f"device {d}: {name} {exp_shape}"
-        blocks_end = max(
-            (
-                o + -(-c // 32) * 32
-                for o, c in zip(exp.expert_offsets.reshape(-1).tolist(), exp.num_routed_tokens.reshape(-1).tolist())
-            ),
-            default=0,
-        )
+        blocks_end = rows_in_blocks(exp)
         slots = int(exp.num_slots[0])
         idx_map = words(got["token_idx_map"][d]).reshape(-1)[:blocks_end]
         assert torch.equal(idx_map, exp.token_idx_map[:blocks_end].to(torch.int64)), f"device {d}: token_idx_map"

@@ -13,6 +13,7 @@ from test_op_dispatch_combine import (
     check_dispatch,
     fabric_bytes_by_type,
     make_inputs,
+    rows_in_blocks,
     to_mesh,
     unique_remote_pairs,
     words,
@@ -172,7 +173,7 @@ def test_devices_that_receive_nothing_beside_one_that_receives_every_token():
     for d, exp in enumerate(expected):  # past the used slots and rows: untouched
         slots = words(device_shards(stale_slots)[d]).reshape(-1, 2)[int(exp.num_slots[0]) :]
         assert bool((slots == 7).all()), f"device {d}: slot_source past num_slots"
-        rows_end = int(exp.expert_offsets[-1, 0]) + -(-int(exp.num_routed_tokens[-1, 0]) // 32) * 32
+        rows_end = rows_in_blocks(exp)
         assert bool((words(device_shards(stale_map)[d]).reshape(-1)[rows_end:] == 9).all()), f"device {d}"
 
 

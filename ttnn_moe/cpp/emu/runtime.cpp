@@ -598,8 +598,9 @@ std::vector<std::pair<uint32_t, Counters>> run_mesh_program(Mesh& mesh, const pr
             }
         }
     }
+    std::vector<uint64_t> cores_of(programs.size());
     uint64_t cores = 0;
-    for (const auto& p : programs) cores += cores_taking_part(p).size();
+    for (size_t i = 0; i < programs.size(); ++i) cores += cores_of[i] = cores_taking_part(programs[i]).size();
     std::vector<std::pair<uint32_t, Counters>> out;
     if (cores <= L1Pool::instance().num_free()) {
         const std::vector<Counters> counters = run_programs(programs);
@@ -619,7 +620,7 @@ std::vector<std::pair<uint32_t, Counters>> run_mesh_program(Mesh& mesh, const pr
                 uint64_t group_cores = 0;
                 for (size_t i : group) {
                     members.push_back(programs[i]);
-                    group_cores += cores_taking_part(programs[i]).size();
+                    group_cores += cores_of[i];
                 }
                 largest = std::max(largest, group_cores);
                 const std::vector<Counters> group_counters = run_programs(members);

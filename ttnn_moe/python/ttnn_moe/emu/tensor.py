@@ -330,9 +330,9 @@ def full(
 
 
 def _fresh_dram_is_zeros(device, dtype: DataType, layout: Layout, memory_config) -> bool:
-    """Whether a new DRAM buffer of `dtype` already reads as a tensor of zeros: DRAM (not L1, whose
-    allocations reuse memory), poison mode off (it fills new buffers with its pattern), and zero encoded
-    as zero bytes in the format."""
+    """Whether a new DRAM buffer of `dtype` already reads as a tensor of zeros: an interleaved DRAM tensor
+    (L1 tensors, a few pages, take the host's zeros as before), poison mode off (it fills new buffers with
+    its pattern), and zero encoded as zero bytes in the format."""
     if not isinstance(device, _DeviceGroup) or _emu.poison():
         return False
     if memory_config is not None and memory_config.buffer_type is not BufferType.DRAM:
