@@ -1,5 +1,6 @@
 """Emulated dataflow: multi-core copies over CB rings, semaphores, and the diagnostics."""
 
+import gc
 import time
 
 import numpy as np
@@ -393,3 +394,42 @@ def test_popping_pages_a_write_still_reads_is_an_error():
         r"while 1 NOC write\(s\) from those pages are still in flight",
     ):
         _write_then_pop(dev, dst, 1)
+
+
+def _containers(value) -> int:
+    """The dicts, lists and tuples in a counters value (what Python's cyclic collector tracks)."""
+    if isinstance(value, dict):
+        return 1 + sum(_containers(k) + _containers(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return 1 + sum(_containers(v) for v in value)
+    return 0
+
+
+@pytest.mark.parametrize("collector_on", [True, False])
+def test_a_runs_counters_start_no_garbage_collection_and_leave_the_collector_as_it_was(collector_on):
+    # Every 700 new containers start a collection (gc.get_threshold()); the counters of a 64-core run
+    # are well past that, made with the collector paused.
+    dev = emu.open_device()
+    page, pages = 2048, 64 * 16
+    _, src, dst = _filled(dev, pages, page)
+    cores = [(x, y) for y in range(8) for x in range(8)]
+    program = copy_program(src, dst, page, pages, cores)
+    collections = []
+
+    def note(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    was_on = gc.isenabled()
+    gc.enable() if collector_on else gc.disable()
+    gc.callbacks.append(note)
+    try:
+        counters = emu.run_program(dev, program)
+        during = len(collections)  # nothing here makes a container
+        on_after = gc.isenabled()
+    finally:
+        gc.callbacks.remove(note)
+        gc.enable() if was_on else gc.disable()
+    assert on_after == collector_on
+    assert during == 0
+    assert _containers(counters) > 2 * gc.get_threshold()[0]
