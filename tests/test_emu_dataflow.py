@@ -396,6 +396,39 @@ def test_popping_pages_a_write_still_reads_is_an_error():
         _write_then_pop(dev, dst, 1)
 
 
+def test_the_next_run_on_every_core_starts_with_zeroed_l1():
+    # A run's L1 slots go back to the pool, which drops their pages (in runs of neighbouring slots);
+    # the next run on them reads zeros, not what the last one left.
+    dev = emu.open_device()
+    page = 64
+    coords = [pd.CoreCoord(x, y) for y in range(8) for x in range(8)]
+    cores = core_set(0, 0, 7, 7)
+    pattern = np.arange(1, page + 1, dtype=np.uint8)
+    src = dev.allocate(12 * page, page)  # bank 0's first page at `src`
+    dev.write(src, page, np.tile(pattern, 12))
+    out = dev.allocate(12 * len(coords) * page, page)  # bank 0 holds pages 0, 12, 24, ... at out + j * page
+
+    def program(fill: bool, dump: bool):
+        kernels = []
+        if fill:  # CB 0's page <- the pattern
+            runtime = [(c, [src, page, 0]) for c in coords]
+            kernels.append(kernel("read_raw.cpp", cores, pd.ReaderConfigDescriptor(), runtime_args=runtime))
+        if dump:  # DRAM <- CB 0's page, core j at page 12 j
+            runtime = [(c, [out + j * page, page, 0]) for j, c in enumerate(coords)]
+            kernels.append(kernel("write_raw.cpp", cores, pd.WriterConfigDescriptor(), runtime_args=runtime))
+        return pd.ProgramDescriptor(kernels=kernels, cbs=[cb(0, 1, page, cores)])
+
+    def dumped() -> np.ndarray:
+        pages = dev.read(out, page, 12 * len(coords) * page).reshape(-1, page)
+        return pages[::12]
+
+    emu.run_program(dev, program(fill=True, dump=True))  # the reader runs first: the dump sees the fill
+    assert (dumped() == pattern).all()
+    emu.run_program(dev, program(fill=True, dump=False))
+    emu.run_program(dev, program(fill=False, dump=True))
+    assert not dumped().any()
+
+
 def _containers(value) -> int:
     """The dicts, lists and tuples in a counters value (what Python's cyclic collector tracks)."""
     if isinstance(value, dict):

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <string>
 
 #include "emu/device_params.hpp"
@@ -81,12 +82,20 @@ std::vector<uint32_t> L1Pool::acquire(uint32_t count) {
 }
 
 void L1Pool::release(const std::vector<uint32_t>& slots) {
-    for (auto it = slots.rbegin(); it != slots.rend(); ++it) {
-        // Drops the pages: untouched memory costs nothing, the next user reads zeros.
-        madvise(slot_base(*it), params::L1_SIZE, MADV_DONTNEED);
-        if (shadows_) madvise(shadow(*it), params::L1_SIZE, MADV_DONTNEED);
-        free_.push_back(*it);
+    // Drops the pages: untouched memory costs nothing, the next user reads zeros. One call per run
+    // of neighbouring slots (a run's slots mostly are; the inaccessible gaps between them hold no pages):
+    // each call stops the other threads of the process to flush their TLBs.
+    std::vector<uint32_t> sorted(slots);
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t first = 0; first < sorted.size();) {
+        size_t last = first;
+        while (last + 1 < sorted.size() && sorted[last + 1] == sorted[last] + 1) ++last;
+        const size_t count = last - first + 1;
+        madvise(slot_base(sorted[first]), (count - 1) * stride_ + params::L1_SIZE, MADV_DONTNEED);
+        if (shadows_) madvise(shadow(sorted[first]), count * params::L1_SIZE, MADV_DONTNEED);  // no gaps
+        first = last + 1;
     }
+    for (auto it = slots.rbegin(); it != slots.rend(); ++it) free_.push_back(*it);
 }
 
 uint8_t* L1Pool::shadow(uint32_t slot) {
