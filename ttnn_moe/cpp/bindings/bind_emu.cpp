@@ -1,7 +1,10 @@
 // Python bindings of the emulator: ttnn_moe._C.emu. The ttnn-shaped Python
 // API (ttnn_moe.emu) is built on exactly this surface; keep it stable.
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -33,33 +36,63 @@ namespace {
 
 using GridArg = std::pair<uint32_t, uint32_t>;
 
+// Python strings that every RISC record repeats, made once: its keys and the wait kinds' names
+// (a mesh run has tens of thousands of records; building and hashing each key anew was a good
+// part of turning a run's counters into Python objects). Never freed: the module keeps them.
+struct RiscRecordStrings {
+    py::str core = intern("core"), risc = intern("risc"), kernel = intern("kernel"), start = intern("start"),
+            end = intern("end"), wait_cycles = intern("wait_cycles"), waits = intern("waits"),
+            waits_not_listed = intern("waits_not_listed");
+    std::array<py::str, timing::kWaitKinds> wait_kinds;
+    RiscRecordStrings() {
+        for (size_t k = 0; k < wait_kinds.size(); ++k)
+            wait_kinds[k] = intern(timing::wait_kind_name(static_cast<timing::WaitKind>(k)));
+    }
+    static py::str intern(const char* text) { return py::reinterpret_steal<py::str>(PyUnicode_InternFromString(text)); }
+};
+
+const RiscRecordStrings& risc_record_strings() {
+    static const RiscRecordStrings* strings = new RiscRecordStrings();
+    return *strings;
+}
+
 // The modeled device time of a run (emu/timing/device_timing.hpp); cycles of the arch's AI clock.
 py::dict device_timing_to_dict(const timing::DeviceTiming& t) {
+    const RiscRecordStrings& keys = risc_record_strings();
+    // A run's records name a few kernels and RISCs many times over: one Python string each.
+    std::unordered_map<std::string_view, py::str> names;
+    const auto name = [&names](const std::string& text) -> const py::str& {
+        auto it = names.find(text);
+        if (it == names.end()) it = names.emplace(text, py::str(text)).first;
+        return it->second;
+    };
     py::dict d;
     d["arch"] = t.arch;
     d["clock_ghz"] = t.clock_ghz;
     d["duration_cycles"] = t.duration_cycles;
     d["total_cycles"] = t.total_cycles;
-    py::list riscs;
-    for (const auto& r : t.riscs) {
+    py::list riscs(t.riscs.size());
+    for (size_t i = 0; i < t.riscs.size(); ++i) {
+        const auto& r = t.riscs[i];
         py::dict s;
-        s["core"] = py::make_tuple(r.core_x, r.core_y);
-        s["risc"] = r.risc;
-        s["kernel"] = r.kernel;
-        s["start"] = r.start;
-        s["end"] = r.end;
+        s[keys.core] = py::make_tuple(r.core_x, r.core_y);
+        s[keys.risc] = name(r.risc);
+        s[keys.kernel] = name(r.kernel);
+        s[keys.start] = r.start;
+        s[keys.end] = r.end;
         py::dict waits_by_kind;
-        for (size_t k = 0; k < 7; ++k) {
-            if (r.wait_cycles[k] > 0) {
-                waits_by_kind[timing::wait_kind_name(static_cast<timing::WaitKind>(k))] = r.wait_cycles[k];
-            }
+        for (size_t k = 0; k < keys.wait_kinds.size(); ++k) {
+            if (r.wait_cycles[k] > 0) waits_by_kind[keys.wait_kinds[k]] = r.wait_cycles[k];
         }
-        s["wait_cycles"] = waits_by_kind;
-        py::list waits;
-        for (const auto& w : r.waits) waits.append(py::make_tuple(w.start, w.end, timing::wait_kind_name(w.kind)));
-        s["waits"] = waits;
-        s["waits_not_listed"] = r.waits_not_listed;
-        riscs.append(s);
+        s[keys.wait_cycles] = waits_by_kind;
+        py::list waits(r.waits.size());
+        for (size_t w = 0; w < r.waits.size(); ++w) {
+            const auto& span = r.waits[w];
+            waits[w] = py::make_tuple(span.start, span.end, keys.wait_kinds[static_cast<size_t>(span.kind)]);
+        }
+        s[keys.waits] = waits;
+        s[keys.waits_not_listed] = r.waits_not_listed;
+        riscs[i] = s;
     }
     d["riscs"] = riscs;
     py::list links;

@@ -10,6 +10,7 @@
 namespace ttnn_moe::emu::timing {
 
 enum class WaitKind : uint8_t { CbWaitFront, CbReserveBack, Semaphore, ReadBarrier, WriteBarrier, FabricSlot, Dst };
+constexpr size_t kWaitKinds = 7;
 const char* wait_kind_name(WaitKind kind);
 
 struct WaitSpan {
@@ -26,8 +27,8 @@ struct RiscSpan {
     std::string kernel;
     uint64_t start = 0;
     uint64_t end = 0;
-    uint64_t wait_cycles[7] = {};  // by WaitKind
-    std::vector<WaitSpan> waits;   // the first kMaxWaitSpans waits of at least one cycle
+    uint64_t wait_cycles[kWaitKinds] = {};  // by WaitKind
+    std::vector<WaitSpan> waits;            // the first kMaxWaitSpans waits of at least one cycle
     uint64_t waits_not_listed = 0;
     static constexpr size_t kMaxWaitSpans = 32;
 };
