@@ -157,11 +157,11 @@ py::dict arch_params_to_dict(const timing::ArchParams& a) {
     return d;
 }
 
-// Python's cyclic garbage collector paused while a run's counters become Python objects. A run
-// on 64 cores makes some 14,000 dicts, lists and tuples (its timing records), a mesh run that
-// times its devices; each 700 new containers would start a collection, and every tenth of those
-// a deeper one over everything the process holds (torch's modules included): a third of a small
-// run's wall time. Paused, the new objects are looked at once, by the next collection.
+// Python's cyclic garbage collector paused while a run's counters become Python objects. A 64-core
+// matmul's counters are some 3,000 dicts, lists and tuples (its timing records), a mesh run's that
+// times its devices; each 700 new containers would start a collection, every tenth of those a
+// deeper one, and now and then one over everything the process holds (torch's modules included).
+// Paused, the new objects are looked at once, by the next collection.
 class GcPause {
 public:
     GcPause() : was_enabled_(PyGC_Disable() != 0) {}
