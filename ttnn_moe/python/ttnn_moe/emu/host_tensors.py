@@ -137,7 +137,11 @@ def load_tensor(file_name, device=None) -> Tensor:
     expected = len(line) + header["shards"] * shard_bytes
     if path.stat().st_size != expected:
         raise ValueError(f"{path} holds {path.stat().st_size} bytes, its header describes {expected}")
-    # Copy-on-write: the pages stay backed by the file (nothing read up front) yet are writable.
+    # Copy-on-write: the pages stay backed by the file yet are writable. The file is read ahead
+    # whole: page faults alone read a cold file 128 KiB at a time, ~60 MB/s on a disk that streams
+    # 400 MB/s (a full-size layer's converted experts are 6-12 GB).
+    with open(path, "rb") as f:
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_WILLNEED)
     pages = np.memmap(path, dtype=np.uint8, mode="c", offset=len(line), shape=(header["shards"], shard_bytes))
     host = list(pages)
     return _place(host, shape, dtype, layout, check_memory_config(None), device)
